@@ -1,0 +1,107 @@
+"""`irboard evaluate`: a run file from any toolkit, or a model on a dataset, into one result file."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from evaluator.assemble import RunMetadata, assemble_result
+from evaluator.errors import IrboardError, OutputExistsError
+from evaluator.metrics import DEFAULT_MEASURES, parse_measures
+from evaluator.progress import set_quiet, step
+from evaluator.result import MODEL_TYPES, check_id, write_result
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_argument_group("what to evaluate (either --run and --qrels, or --model and --dataset)")
+    source.add_argument("--run", type=Path, help="TREC run file: qid Q0 docid rank score tag")
+    source.add_argument("--qrels", type=Path, help="TREC qrels (qid 0 docid rel) or BEIR qrels TSV with header")
+    source.add_argument("--model", help="model spec: bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>")
+    source.add_argument("--dataset", help="dataset id, e.g. beir/scifact, miracl/sw, mmarco/fr, local:<dir>")
+    source.add_argument("--data-dir", type=Path, help="read the dataset from this BEIR-layout folder")
+    parser.add_argument("--out", type=Path, required=True, help="result file to write (JSON)")
+    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    parser.add_argument("--metrics", help="comma-separated metrics (default: the standard set)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    meta = parser.add_argument_group("result metadata for --run")
+    meta.add_argument("--model-id", help="model id, e.g. org/model-name")
+    meta.add_argument("--dataset-id", help="dataset id, e.g. beir/scifact")
+    meta.add_argument("--model-type", default="other", choices=MODEL_TYPES)
+    meta.add_argument("--model-revision", default="")
+    meta.add_argument("--model-url", default="")
+    meta.add_argument("--license", default="")
+    meta.add_argument("--parameters", type=int)
+    meta.add_argument("--dim", type=int)
+    meta.add_argument("--closed-weights", action="store_true", help="the model's weights are not public")
+    meta.add_argument("--training-datasets", default="", help="comma-separated datasets the model was trained on")
+    meta.add_argument("--split", default="test")
+    meta.add_argument("--relevance-level", type=int, default=1)
+    meta.add_argument("--ignore-identical-ids", action="store_true", help="drop documents whose id is the query id")
+    model = parser.add_argument_group("model and retrieval options for --model")
+    model.add_argument("--top-k", type=int, default=1000)
+    model.add_argument("--batch-size", type=int)
+    model.add_argument("--engine", choices=["local", "ray"], default="local")
+    model.add_argument("--address", help="Ray cluster address for --engine ray")
+    model.add_argument("--cache-dir", type=Path, help="cache for datasets and encodings (default $IRBOARD_CACHE)")
+
+
+def run(args: argparse.Namespace) -> int:
+    set_quiet(args.quiet)
+    measures = parse_measures(args.metrics) if args.metrics else list(DEFAULT_MEASURES)
+    if args.out.exists() and not args.force:
+        raise OutputExistsError(f"{args.out}: already exists; pass --force to overwrite it")
+    if args.run or args.qrels:
+        result = _evaluate_run_file(args, measures)
+    elif args.model or args.dataset:
+        if not (args.model and args.dataset):
+            raise IrboardError("evaluate: --model and --dataset go together; give both")
+        from evaluator.pipeline import evaluate_model
+
+        result = evaluate_model(args, measures)
+    else:
+        raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
+    write_result(result, args.out, force=args.force)
+    if not args.quiet:
+        main_metric = next(iter(m for m in result.metrics if m == "nDCG@10"), next(iter(result.metrics)))
+        print(f"irboard: wrote {args.out} ({main_metric} = {result.metrics[main_metric]:.4f})")
+    return 0
+
+
+def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
+    from evaluator.trec import rank_trec_run, read_qrels
+
+    missing = [flag for flag, value in [("--run", args.run), ("--qrels", args.qrels), ("--model-id", args.model_id),
+                                         ("--dataset-id", args.dataset_id)] if not value]
+    if missing:
+        raise IrboardError(f"evaluate --run: missing {', '.join(missing)}; all of --run, --qrels, --model-id, "
+                           "--dataset-id are needed")
+    for flag, value in [("--model-id", args.model_id), ("--dataset-id", args.dataset_id)]:
+        try:
+            check_id(value, flag)
+        except ValueError as error:
+            raise IrboardError(str(error)) from None
+    timings: dict[str, float] = {}
+    with step(f"reading qrels {args.qrels}", timings, "read_qrels_s"):
+        qrels = read_qrels(args.qrels)
+    size_mb = args.run.stat().st_size / 1e6 if args.run.exists() else 0
+    with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
+        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=args.ignore_identical_ids)
+    meta = RunMetadata(
+        model={
+            "id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,
+            "license": args.license, "parameters": args.parameters, "dim": args.dim,
+            "open_weights": not args.closed_weights,
+            "training_datasets": [d.strip() for d in args.training_datasets.split(",") if d.strip()],
+        },
+        dataset_id=args.dataset_id,
+        split=args.split,
+        top_k=max(int(ranked.lengths.max(initial=0)), 1),
+        ignore_identical_ids=args.ignore_identical_ids,
+        relevance_level=args.relevance_level,
+        timings=timings,
+    )
+    with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
+        return assemble_result(ranked, qrels, measures, top, meta)

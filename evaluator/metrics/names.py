@@ -1,0 +1,126 @@
+"""Measure names in ir_measures spelling (`nDCG@10`, `R@100`, `nDCG(dcg='exp-log2')@10`), parsed and printed."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from evaluator.errors import UnknownNameError
+
+
+@dataclass(frozen=True)
+class MeasureKind:
+    """How one family of measures may be written."""
+
+    name: str
+    cutoff: str  # "required", "optional" or "none"
+    bounded: bool = True  # value always in [0, 1]
+    description: str = ""
+
+
+KINDS: dict[str, MeasureKind] = {
+    kind.name: kind
+    for kind in (
+        MeasureKind("nDCG", "optional", description="normalised discounted cumulative gain, linear gain"),
+        MeasureKind("R", "required", description="recall: relevant retrieved in the top k / all relevant"),
+        MeasureKind("P", "required", description="precision: relevant in the top k / k"),
+        MeasureKind("AP", "optional", description="average precision"),
+        MeasureKind("RR", "optional", description="reciprocal rank of the first relevant document"),
+        MeasureKind("Rprec", "none", description="precision at rank R, R = number of relevant documents"),
+        MeasureKind("Bpref", "none", description="binary preference"),
+        MeasureKind("Success", "required", description="1 if a relevant document is in the top k"),
+        MeasureKind("Judged", "required", description="fraction of the top k that is judged"),
+        MeasureKind("ARP", "none", bounded=False, description="average rank of the retrieved relevant documents"),
+    )
+}
+
+# The only parameter form accepted: nDCG's exponential gain (2^rel - 1) as ir_measures writes it.
+EXP_GAIN = "dcg='exp-log2'"
+_PATTERN = re.compile(r"^(?P<kind>[A-Za-z]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+))?$")
+
+
+@dataclass(frozen=True, order=True)
+class Measure:
+    kind: str
+    cutoff: int | None = None
+    exp_gain: bool = False
+
+    def __str__(self) -> str:
+        params = f"({EXP_GAIN})" if self.exp_gain else ""
+        cutoff = f"@{self.cutoff}" if self.cutoff is not None else ""
+        return f"{self.kind}{params}{cutoff}"
+
+    @property
+    def bounded(self) -> bool:
+        return KINDS[self.kind].bounded
+
+
+def valid_forms() -> str:
+    forms = []
+    for kind in KINDS.values():
+        forms.append({"required": f"{kind.name}@k", "optional": f"{kind.name}[@k]", "none": kind.name}[kind.cutoff])
+    forms.append(f"nDCG({EXP_GAIN})[@k]")
+    return ", ".join(forms)
+
+
+# Spellings of other tools, used only to suggest the irboard name.
+_ALIASES = {"recall": "R", "precision": "P", "map": "AP", "mrr": "RR", "ndcg_cut": "nDCG", "recip_rank": "RR",
+            "success": "Success", "judged": "Judged", "r-prec": "Rprec", "r_prec": "Rprec"}
+
+
+def _suggest(name: str) -> str | None:
+    """The closest valid spelling: same letters in another case first, then the nearest kind name."""
+    head, sep, tail = name.partition("@")
+    by_case = {kind.lower(): kind for kind in KINDS} | _ALIASES
+    if head.lower() in by_case:
+        return by_case[head.lower()] + sep + tail
+    guess = difflib.get_close_matches(head, list(KINDS), n=1, cutoff=0.5)
+    return guess[0] + sep + tail if guess else None
+
+
+def parse_measure(name: str) -> Measure:
+    """Parse one measure name; unknown or malformed names raise UnknownNameError with the valid forms."""
+    match = _PATTERN.match(name.strip()) if isinstance(name, str) else None
+    kind = KINDS.get(match["kind"]) if match else None
+    if match is None or kind is None:
+        hint = f" Did you mean '{_suggest(str(name))}'?" if _suggest(str(name)) else ""
+        raise UnknownNameError(f"unknown metric {name!r}; valid forms: {valid_forms()}.{hint}")
+    params, cutoff = match["params"], match["cutoff"]
+    if params is not None and (kind.name != "nDCG" or params.replace('"', "'").replace(" ", "") != EXP_GAIN):
+        raise UnknownNameError(f"metric {name!r}: the only parameter supported is nDCG({EXP_GAIN})")
+    if cutoff is None and kind.cutoff == "required":
+        raise UnknownNameError(f"metric {name!r} needs a cutoff, e.g. '{kind.name}@10'")
+    if cutoff is not None and kind.cutoff == "none":
+        raise UnknownNameError(f"metric {name!r} takes no cutoff; write '{kind.name}'")
+    if cutoff is not None and not 1 <= int(cutoff) <= 1_000_000:
+        raise UnknownNameError(f"metric {name!r}: the cutoff must be between 1 and 1,000,000")
+    return Measure(kind.name, int(cutoff) if cutoff is not None else None, params is not None)
+
+
+def parse_measures(names: str | list[str]) -> list[Measure]:
+    """Parse a comma-separated list (CLI) or a list of names, keeping order and dropping repeats."""
+    items = names.split(",") if isinstance(names, str) else names
+    measures: list[Measure] = []
+    for item in items:
+        if item.strip() and (measure := parse_measure(item)) not in measures:
+            measures.append(measure)
+    if not measures:
+        raise UnknownNameError(f"no metric given; valid forms: {valid_forms()}")
+    return measures
+
+
+_CUTOFFS = (1, 3, 5, 10, 20, 100, 1000)
+DEFAULT_MEASURES: tuple[Measure, ...] = (
+    *(Measure("nDCG", k) for k in _CUTOFFS),
+    *(Measure("R", k) for k in _CUTOFFS),
+    *(Measure("P", k) for k in _CUTOFFS),
+    *(Measure("AP", k) for k in _CUTOFFS),
+    Measure("AP"),
+    Measure("RR"),
+    Measure("RR", 10),
+    Measure("Rprec"),
+    Measure("Bpref"),
+    *(Measure("Success", k) for k in (1, 5, 10)),
+    Measure("Judged", 10),
+)

@@ -1,0 +1,141 @@
+"""Runs and qrels as arrays: the ranked label matrix every metric is computed from.
+
+trec_eval order: score descending, scores compared as float32, ties broken by doc id descending in byte order.
+Every qrels query gets a row (an empty ranking when the run lacks it); run queries without qrels are dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+UNJUDGED = -1_000_000  # label of a retrieved document that is not in the qrels
+PAD = -2_000_000  # label of a position past the end of a ranking
+MIN_LABEL, MAX_LABEL = -1000, 1000  # qrels labels outside this range are refused as input errors
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """Judgments in arrays, one row per query; `query_ids` sorted in byte order so outputs are deterministic."""
+
+    query_ids: list[str]
+    judgments: list[dict[str, int]]  # per query: doc_id -> label
+
+    @classmethod
+    def from_dict(cls, qrels: Mapping[str, Mapping[str, int]]) -> Qrels:
+        query_ids = sorted(qrels, key=lambda q: q.encode("utf-8"))
+        return cls(query_ids, [dict(qrels[q]) for q in query_ids])
+
+    def sha256(self) -> str:
+        """A fingerprint of the judgments, independent of file format and line order."""
+        digest = hashlib.sha256()
+        for query_id, judged in zip(self.query_ids, self.judgments, strict=True):
+            for doc_id in sorted(judged, key=lambda d: d.encode("utf-8")):
+                digest.update(f"{query_id}\t{doc_id}\t{judged[doc_id]}\n".encode())
+        return digest.hexdigest()
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        return dict(zip(self.query_ids, self.judgments, strict=True))
+
+    def label_stats(self, relevance_level: int) -> QrelsStats:
+        """Per-query counts and ideal gains, the qrels side of every metric."""
+        n = len(self.query_ids)
+        width = max((sum(1 for v in j.values() if v > 0) for j in self.judgments), default=0)
+        ideal = np.zeros((n, max(width, 1)), dtype=np.int64)
+        n_relevant = np.zeros(n, dtype=np.int64)
+        n_nonrelevant = np.zeros(n, dtype=np.int64)
+        for row, judged in enumerate(self.judgments):
+            labels = np.fromiter(judged.values(), dtype=np.int64, count=len(judged))
+            positive = np.sort(labels[labels > 0])[::-1]
+            ideal[row, : len(positive)] = positive
+            n_relevant[row] = np.count_nonzero(labels >= relevance_level)
+            n_nonrelevant[row] = np.count_nonzero((labels >= 0) & (labels < relevance_level))
+        return QrelsStats(ideal, n_relevant, n_nonrelevant)
+
+
+@dataclass(frozen=True)
+class QrelsStats:
+    ideal_labels: np.ndarray  # (queries, width) positive labels sorted descending, 0-padded
+    n_relevant: np.ndarray  # (queries,) labels >= relevance_level
+    n_nonrelevant: np.ndarray  # (queries,) judged labels in [0, relevance_level): Bpref's denominator side
+
+
+@dataclass(frozen=True)
+class RankedRun:
+    """`labels[i, j]` is the qrels label of query i's document at rank j+1 (UNJUDGED, or PAD past the end)."""
+
+    query_ids: list[str]
+    labels: np.ndarray  # (queries, depth) int32
+    lengths: np.ndarray  # (queries,) number of ranked documents
+
+    @property
+    def depth(self) -> int:
+        return self.labels.shape[1]
+
+
+def byte_order_keys(doc_ids: np.ndarray) -> np.ndarray:
+    """Integer keys that sort like the doc ids' UTF-8 bytes (C strcmp), for tie-breaking."""
+    encoded = np.array([d.encode("utf-8") for d in doc_ids], dtype=object)
+    order = np.argsort(encoded, kind="stable")
+    keys = np.empty(len(doc_ids), dtype=np.int64)
+    keys[order] = np.arange(len(doc_ids))
+    return keys
+
+
+def rank_arrays(
+    query_index: np.ndarray,
+    doc_keys: np.ndarray,
+    scores: np.ndarray,
+    labels: np.ndarray,
+    n_queries: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sort rows into trec_eval order and scatter their labels into a (queries, depth) matrix.
+
+    `doc_keys` sort like the doc ids in byte order; returns (label matrix, lengths, row order).
+    """
+    score32 = np.asarray(scores, dtype=np.float32)
+    order = np.lexsort((-doc_keys, -score32.astype(np.float64), query_index))
+    sorted_queries = query_index[order]
+    lengths = np.bincount(sorted_queries, minlength=n_queries)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    positions = np.arange(len(order)) - starts[sorted_queries]
+    depth = int(lengths.max(initial=0))
+    matrix = np.full((n_queries, max(depth, 1)), PAD, dtype=np.int32)
+    matrix[sorted_queries, positions] = labels[order]
+    return matrix, lengths, order
+
+
+def rank_run(
+    run: Mapping[str, Mapping[str, float]],
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    ignore_identical_ids: bool = False,
+) -> RankedRun:
+    """Rank a run given as {query_id: {doc_id: score}} (the general, dict-based path)."""
+    if not isinstance(qrels, Qrels):
+        qrels = Qrels.from_dict(qrels)
+    row_of = {q: i for i, q in enumerate(qrels.query_ids)}
+    query_index, doc_ids, scores, labels = [], [], [], []
+    for query_id, ranking in run.items():
+        row = row_of.get(query_id)
+        if row is None:
+            continue
+        judged = qrels.judgments[row]
+        for doc_id, score in ranking.items():
+            if ignore_identical_ids and doc_id == query_id:
+                continue
+            query_index.append(row)
+            doc_ids.append(doc_id)
+            scores.append(score)
+            labels.append(judged.get(doc_id, UNJUDGED))
+    doc_array = np.array(doc_ids, dtype=object)
+    matrix, lengths, _ = rank_arrays(
+        np.array(query_index, dtype=np.int64),
+        byte_order_keys(doc_array),
+        np.array(scores, dtype=np.float64),
+        np.array(labels, dtype=np.int32),
+        len(qrels.query_ids),
+    )
+    return RankedRun(qrels.query_ids, matrix, lengths)

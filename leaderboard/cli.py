@@ -1,0 +1,83 @@
+"""The `irboard` command: evaluate (evaluator), validate, build and serve (leaderboard)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from evaluator import __version__
+from evaluator.errors import IrboardError
+
+
+def _parser() -> argparse.ArgumentParser:
+    from evaluator import cli as evaluate_cli
+
+    parser = argparse.ArgumentParser(prog="irboard", description="Reproducible IR leaderboard.")
+    parser.add_argument("--version", action="version", version=f"irboard {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    evaluate = commands.add_parser("evaluate", help="write a result file from a run file or a model")
+    evaluate_cli.add_arguments(evaluate)
+    evaluate.set_defaults(handler=evaluate_cli.run)
+
+    validate = commands.add_parser("validate", help="check result files; exit 1 listing every problem")
+    validate.add_argument("paths", nargs="*", type=Path, help="files or folders (default: results/)")
+    validate.add_argument("--results", type=Path, default=Path("results"), help="the results folder")
+    validate.add_argument("--data-dir", type=Path, action="append", default=[],
+                          help="dataset folders for re-scoring submitted runs (DATASET_ID=DIR or a BEIR folder)")
+    validate.add_argument("--base", help="git revision to compare existing results against (e.g. origin/main)")
+    validate.set_defaults(handler=_validate)
+
+    build = commands.add_parser("build", help="render the static site from results/")
+    build.add_argument("--results", type=Path, default=Path("results"))
+    build.add_argument("--out", type=Path, default=Path("_site"))
+    build.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    build.set_defaults(handler=_build)
+
+    serve = commands.add_parser("serve", help="preview the built site on http://127.0.0.1:PORT")
+    serve.add_argument("--out", type=Path, default=Path("_site"))
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(handler=_serve)
+    return parser
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from leaderboard.validate import run_validate
+
+    return run_validate(args)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from leaderboard.build import build_site
+
+    report = build_site(args.results, args.out, strict=args.strict)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"irboard: built {args.out} from {report.num_results} results")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from leaderboard.build import serve_site
+
+    serve_site(args.out, args.port)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="irboard: %(message)s")
+    args = _parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except IrboardError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
