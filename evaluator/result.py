@@ -61,7 +61,7 @@ def _finite(value: float, where: str) -> float:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
 class ModelBlock(_Strict):
@@ -208,6 +208,8 @@ class ResultFile(_Strict):
 
 def _describe_error(error: ValidationError) -> str:
     first = error.errors()[0]
+    if first["type"] == "json_invalid":
+        return f"invalid JSON ({first['msg'].removeprefix('Invalid JSON: ')}); fix or regenerate the file"
     where = ".".join(str(part) for part in first["loc"]) or "(top level)"
     message = first["msg"].removeprefix("Value error, ")
     more = f" (and {error.error_count() - 1} more problems)" if error.error_count() > 1 else ""
@@ -217,7 +219,17 @@ def _describe_error(error: ValidationError) -> str:
 def parse_result(data: object, source: str = "<result>") -> ResultFile:
     """Validate a decoded JSON object; raise ResultValidationError naming the file and the field."""
     try:
-        return ResultFile.model_validate(data)
+        text = json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        problem = "a number is NaN or infinite; every number must be finite" if isinstance(error, ValueError) else error
+        raise ResultValidationError(f"{source}: not JSON data: {problem}") from None
+    return parse_result_text(text, source)
+
+
+def parse_result_text(text: str, source: str = "<result>") -> ResultFile:
+    """Validate JSON text in strict JSON mode (arrays read as tuples, no NaN/Infinity)."""
+    try:
+        return ResultFile.model_validate_json(text)
     except ValidationError as error:
         raise ResultValidationError(f"{source}: {_describe_error(error)}") from None
 
@@ -238,40 +250,7 @@ def read_result(path: Path | str) -> ResultFile:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
         raise ResultValidationError(f"{path}: not UTF-8 text (byte {error.start}); save the file as UTF-8") from None
-    return parse_result(load_json_text(text, str(path)), str(path))
-
-
-def load_json_text(text: str, source: str, max_depth: int = 20) -> object:
-    """json.loads with a nesting limit (checked before parsing) and NaN/Infinity refused."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > max_depth:
-                raise ResultValidationError(f"{source}: JSON nested deeper than {max_depth} levels; flatten it")
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-
-    def refuse_constant(name: str) -> float:
-        raise ResultValidationError(f"{source}: JSON contains {name}; every number must be finite")
-
-    try:
-        return json.loads(text, parse_constant=refuse_constant)
-    except json.JSONDecodeError as error:
-        raise ResultValidationError(
-            f"{source}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}; fix or regenerate it"
-        ) from None
+    return parse_result_text(text, str(path))
 
 
 def _rounded(value: object) -> object:
@@ -314,7 +293,7 @@ def write_result(result: ResultFile, path: Path | str, force: bool = False) -> P
     if path.exists() and not force:
         raise OutputExistsError(f"{path}: already exists; pass --force to overwrite it")
     text = dump_result(result)
-    parse_result(json.loads(text), str(path))  # what we write must read back
+    parse_result_text(text, str(path))  # what we write must read back
     write_atomic(path, text)
     return path
 

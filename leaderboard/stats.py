@@ -1,0 +1,344 @@
+"""Paired significance tests, bootstrap intervals, multiple-testing correction and tie groups.
+
+Every paired test here is a function of the per-query differences only, so one implementation
+serves both a single pair (`paired_test`) and all pairs of a dataset (`pairwise_pvalues`), and the
+two always agree. Inputs are per-query metric values aligned on the same queries.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from evaluator.errors import IrboardError, UnknownNameError
+
+# Element budget of one temporary array (float64: 2**22 elements = 32 MiB).
+_CHUNK_ELEMENTS = 2**22
+_EPS = np.finfo(np.float64).eps
+
+DifferenceTest = Callable[[np.ndarray, int, int], np.ndarray]
+
+
+def _check_name(kind: str, name: str, registry: dict) -> None:
+    if name in registry:
+        return
+    valid = sorted(registry)
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise UnknownNameError(f"unknown {kind} {name!r}; valid names: {', '.join(valid)}{hint}")
+
+
+def _paired_differences(a, b) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape or a.size == 0:
+        raise ValueError(
+            f"paired tests need two non-empty 1-D arrays of equal length, got shapes {a.shape} and {b.shape}"
+        )
+    d = a - b
+    if not np.all(np.isfinite(d)):
+        raise ValueError("paired tests need finite per-query values (found NaN or infinity)")
+    return d
+
+
+# --- tests on a (pairs, queries) matrix of differences -------------------------------------------------
+
+
+def _t_test_pvalues(d: np.ndarray, resamples: int = 0, seed: int = 0) -> np.ndarray:
+    """Two-sided one-sample t-test of mean 0 on each row (= scipy.stats.ttest_rel)."""
+    n = d.shape[1]
+    mean = d.mean(axis=1)
+    if n < 2:  # no variance estimate: nothing can be rejected
+        return np.ones(d.shape[0])
+    centered = d - mean[:, None]
+    var = np.einsum("ij,ij->i", centered, centered) / (n - 1)
+    p = np.empty(d.shape[0])
+    constant = var == 0.0
+    # Zero variance: identical systems cannot differ (p = 1); a constant shift is certain (p = 0).
+    p[constant] = np.where(mean[constant] == 0.0, 1.0, 0.0)
+    varying = ~constant
+    t = mean[varying] / np.sqrt(var[varying] / n)
+    p[varying] = 2.0 * stats.t.sf(np.abs(t), n - 1)
+    return np.minimum(p, 1.0)
+
+
+def _sign_flip_counts(d: np.ndarray, bits: np.ndarray, observed: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """How many rows of `bits` (1 keeps, 0 flips a difference) give |sum| >= observed, per pair."""
+    total = d.sum(axis=1)
+    counts = np.zeros(d.shape[0], dtype=np.int64)
+    rows = max(1, _CHUNK_ELEMENTS // max(d.shape[0], d.shape[1]))
+    for start in range(0, bits.shape[0], rows):
+        kept = bits[start : start + rows].astype(np.float64) @ d.T  # sum of the kept differences
+        flipped_sums = np.abs(2.0 * kept - total)
+        counts += np.count_nonzero(flipped_sums >= observed - tol, axis=0)
+    return counts
+
+
+def _randomization_pvalues(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Two-sided sign-flip test of |mean difference|: exact when 2**n <= resamples, else Monte Carlo."""
+    n = d.shape[1]
+    observed = np.abs(d.sum(axis=1))
+    # Rounding bound of a sum of n terms, so that exact ties are never lost to summation order.
+    tol = (n + 4) * _EPS * np.abs(d).sum(axis=1)
+    counts = np.zeros(d.shape[0], dtype=np.int64)
+    if n < 63 and 2**n <= resamples:
+        assignments = 2**n
+        block = max(1, _CHUNK_ELEMENTS // n)
+        shifts = np.arange(n, dtype=np.int64)
+        for start in range(0, assignments, block):
+            codes = np.arange(start, min(start + block, assignments), dtype=np.int64)
+            bits = ((codes[:, None] >> shifts) & 1).astype(np.uint8)
+            counts += _sign_flip_counts(d, bits, observed, tol)
+        return counts / assignments
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    rng = np.random.default_rng(seed)
+    # The block size depends on n only, so the random stream (and p) does not depend on the pair count.
+    block = max(1, (_CHUNK_ELEMENTS // 4) // n)
+    n_bytes = (n + 7) // 8
+    for start in range(0, resamples, block):
+        size = min(block, resamples - start)
+        raw = rng.integers(0, 256, size=(size, n_bytes), dtype=np.uint8)
+        bits = np.unpackbits(raw, axis=1, count=n)
+        counts += _sign_flip_counts(d, bits, observed, tol)
+    return (counts + 1) / (resamples + 1)
+
+
+def _wilcoxon_pvalues(d: np.ndarray, resamples: int = 0, seed: int = 0, method: str = "auto") -> np.ndarray:
+    """scipy.stats.wilcoxon with its defaults on each row; all-zero differences give p = 1."""
+    p = np.ones(d.shape[0])
+    for row in range(d.shape[0]):
+        if np.any(d[row] != 0.0):
+            p[row] = stats.wilcoxon(d[row], method=method).pvalue
+    return p
+
+
+@dataclass(frozen=True)
+class _TestSpec:
+    run: DifferenceTest
+    text: str
+
+
+PAIRED_TESTS: dict[str, _TestSpec] = {
+    "t": _TestSpec(_t_test_pvalues, "Paired two-sided t-test"),
+    "randomization": _TestSpec(_randomization_pvalues, "Paired two-sided randomization (sign-flip) test"),
+    "wilcoxon": _TestSpec(_wilcoxon_pvalues, "Wilcoxon signed-rank test"),
+}
+
+
+# --- single pair -------------------------------------------------------------------------------------
+
+
+def paired_t_test(a, b) -> float:
+    """Two-sided paired t-test p-value (scipy.stats.ttest_rel); 1.0 for identical vectors."""
+    return float(_t_test_pvalues(_paired_differences(a, b)[None, :])[0])
+
+
+def paired_randomization_test(a, b, resamples: int = 100_000, seed: int = 0) -> float:
+    """Sign-flip test of the mean difference: exact over all 2**n flips when 2**n <= resamples,
+    otherwise Monte Carlo with p = (count + 1) / (resamples + 1), seeded."""
+    return float(_randomization_pvalues(_paired_differences(a, b)[None, :], resamples, seed)[0])
+
+
+def wilcoxon_test(a, b, method: str = "auto") -> float:
+    """Wilcoxon signed-rank p-value with scipy's defaults (`method="approx"`: normal approximation)."""
+    return float(_wilcoxon_pvalues(_paired_differences(a, b)[None, :], method=method)[0])
+
+
+def paired_test(a, b, method: str = "t", resamples: int = 100_000, seed: int = 0) -> float:
+    """Two-sided p-value of the paired test named `method` (one of PAIRED_TESTS)."""
+    _check_name("significance test", method, PAIRED_TESTS)
+    d = _paired_differences(a, b)
+    return float(PAIRED_TESTS[method].run(d[None, :], resamples, seed)[0])
+
+
+# --- multiple testing ---------------------------------------------------------------------------------
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm–Bonferroni step-down adjusted p-values: sorted p_(k) -> max_{j<=k} min(1, (m-j+1) p_(j))."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    if np.any(np.isnan(p)):
+        raise ValueError("holm() got NaN p-values")
+    flat = p.ravel()
+    m = flat.size
+    order = np.argsort(flat, kind="stable")
+    scaled = flat[order] * (m - np.arange(m))
+    adjusted_sorted = np.minimum(np.maximum.accumulate(scaled), 1.0)
+    adjusted = np.empty(m)
+    adjusted[order] = adjusted_sorted
+    return adjusted.reshape(p.shape)
+
+
+CORRECTIONS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], str]] = {
+    "holm": (holm, "Holm–Bonferroni correction over all pairs"),
+    "none": (lambda p: np.asarray(p, dtype=np.float64), "no multiple-testing correction"),
+}
+
+
+def pairwise_pvalues(
+    scores, method: str = "t", correction: str = "holm", resamples: int = 100_000, seed: int = 0
+) -> np.ndarray:
+    """Symmetric (models, models) matrix of corrected p-values from a (models, queries) score matrix.
+
+    The correction runs over the m(m-1)/2 unique pairs; the diagonal is 1. Differences are formed for
+    blocks of pairs at once, so the t-test is vectorised over all pairs."""
+    _check_name("significance test", method, PAIRED_TESTS)
+    _check_name("multiple-testing correction", correction, CORRECTIONS)
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[1] == 0:
+        raise ValueError(
+            f"scores must be a (models, queries) matrix with queries > 0, got shape {scores.shape}"
+        )
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("scores contain NaN or infinity")
+    m, n = scores.shape
+    first, second = np.triu_indices(m, k=1)
+    raw = np.empty(first.size)
+    run = PAIRED_TESTS[method].run
+    block = max(1, _CHUNK_ELEMENTS // n)
+    for start in range(0, first.size, block):
+        stop = start + block
+        d = scores[first[start:stop]] - scores[second[start:stop]]
+        raw[start:stop] = run(d, resamples, seed)
+    adjusted = CORRECTIONS[correction][0](raw)
+    matrix = np.ones((m, m))
+    matrix[first, second] = adjusted
+    matrix[second, first] = adjusted
+    return matrix
+
+
+def best_group(means, pvalues, alpha: float = 0.05) -> np.ndarray:
+    """Models not significantly worse than the best: the best mean(s), plus every model whose adjusted
+    p-value against a best-mean model is >= alpha. Higher means are better."""
+    means = np.asarray(means, dtype=np.float64)
+    pvalues = np.asarray(pvalues, dtype=np.float64)
+    if means.ndim != 1 or pvalues.shape != (means.size, means.size):
+        raise ValueError(
+            f"best_group needs m means and an (m, m) p-value matrix, got {means.shape} and {pvalues.shape}"
+        )
+    if means.size == 0:
+        return np.zeros(0, dtype=bool)
+    if np.any(np.isnan(means)):
+        raise ValueError("best_group got NaN means")
+    is_best = means == means.max()
+    not_worse = np.any(pvalues[is_best] >= alpha, axis=0)
+    return is_best | not_worse
+
+
+def wins_ties_losses(a, b, tol: float = 1e-9) -> tuple[int, int, int]:
+    """Per-query comparison of a against b: (queries where a > b + tol, |a - b| <= tol, a < b - tol)."""
+    d = _paired_differences(a, b)
+    wins = int(np.count_nonzero(d > tol))
+    losses = int(np.count_nonzero(d < -tol))
+    return wins, d.size - wins - losses, losses
+
+
+# --- bootstrap confidence interval of the mean --------------------------------------------------------
+
+
+def _bootstrap_means(x: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = x.size
+    block = max(1, _CHUNK_ELEMENTS // n)
+    means = np.empty(resamples)
+    for start in range(0, resamples, block):
+        size = min(block, resamples - start)
+        means[start : start + size] = x[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    return means
+
+
+def _percentile_bounds(x: np.ndarray, means: np.ndarray, alpha: float) -> tuple[float, float]:
+    low, high = np.percentile(means, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(low), float(high)
+
+
+def _bca_bounds(x: np.ndarray, means: np.ndarray, alpha: float) -> tuple[float, float]:
+    """Efron's bias-corrected and accelerated interval (An Introduction to the Bootstrap, 14.3)."""
+    theta = x.mean()
+    b = means.size
+    # Bias correction: normal quantile of the share of bootstrap means below the estimate (ties half).
+    share = (np.count_nonzero(means < theta) + np.count_nonzero(means <= theta)) / (2 * b)
+    z0 = special.ndtri(np.clip(share, 0.5 / b, 1 - 0.5 / b))
+    # Acceleration from the jackknife (leave-one-out means).
+    jack = (x.sum() - x) / (x.size - 1)
+    dev = jack.mean() - jack
+    largest = np.abs(dev).max()
+    if largest > 0:
+        dev = dev / largest  # the acceleration is scale-free; rescaling avoids underflow of dev**3
+        accel = np.sum(dev**3) / (6.0 * np.sum(dev**2) ** 1.5)
+    else:
+        accel = 0.0
+    levels = []
+    for z in (special.ndtri(alpha / 2), special.ndtri(1 - alpha / 2)):
+        levels.append(special.ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z))))
+    low, high = np.percentile(means, [100 * levels[0], 100 * levels[1]])
+    return float(low), float(high)
+
+
+CI_METHODS: dict[str, tuple[Callable[[np.ndarray, np.ndarray, float], tuple[float, float]], str]] = {
+    "percentile": (_percentile_bounds, "percentile"),
+    "bca": (_bca_bounds, "BCa"),
+}
+
+
+def bootstrap_ci(
+    x, method: str = "percentile", resamples: int = 10_000, seed: int = 0, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Bootstrap confidence interval of the mean of x (resampling queries with replacement, seeded)."""
+    _check_name("bootstrap CI method", method, CI_METHODS)
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)):
+        raise ValueError(f"bootstrap_ci needs a non-empty 1-D array of finite values, got shape {x.shape}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if np.all(x == x[0]):
+        return float(x[0]), float(x[0])
+    means = _bootstrap_means(x, resamples, seed)
+    return CI_METHODS[method][0](x, means, 1 - confidence)
+
+
+# --- settings shown on the page -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TestSettings:
+    """Significance settings of a leaderboard build; `describe()` is the sentence the page shows."""
+
+    __test__ = False  # not a pytest test class despite its name
+
+    method: str = "t"
+    alpha: float = 0.05
+    correction: str = "holm"
+    resamples: int = 100_000
+    seed: int = 0
+    ci_method: str = "percentile"
+    ci_resamples: int = 10_000
+
+    def __post_init__(self) -> None:
+        _check_name("significance test", self.method, PAIRED_TESTS)
+        _check_name("multiple-testing correction", self.correction, CORRECTIONS)
+        _check_name("bootstrap CI method", self.ci_method, CI_METHODS)
+        if not 0 < self.alpha < 1:
+            raise IrboardError(f"significance alpha must be in (0, 1), got {self.alpha}; use e.g. 0.05")
+        if self.resamples < 1 or self.ci_resamples < 1:
+            raise IrboardError(
+                f"resamples must be >= 1, got resamples={self.resamples}, ci_resamples={self.ci_resamples}"
+            )
+
+    def describe(self) -> str:
+        test = PAIRED_TESTS[self.method].text
+        if self.method == "randomization":
+            test += f" ({self.resamples:,} resamples, exact when all sign flips fit)"
+        correction = CORRECTIONS[self.correction][1]
+        ci = CI_METHODS[self.ci_method][1]
+        return (
+            f"{test}, {correction}, α = {self.alpha:g}; "
+            f"95% {ci} bootstrap CI, {self.ci_resamples:,} resamples, seed {self.seed}."
+        )
