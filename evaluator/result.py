@@ -178,10 +178,14 @@ class ResultFile(_Strict):
             raise ValueError("metrics is empty; a result needs at least one metric")
         query_sets = set()
         for name, values in self.per_query.items():
-            parse_measure(name)
+            bounded = parse_measure(name).bounded
             query_sets.add(frozenset(values))
             for query_id, value in values.items():
                 _finite(value, f"per_query[{name!r}][{query_id!r}]")
+                if bounded and not 0.0 <= value <= 1.0:
+                    raise ValueError(f"per_query[{name!r}][{query_id!r}] = {value} is outside [0, 1]")
+                if value < 0.0:
+                    raise ValueError(f"per_query[{name!r}][{query_id!r}] = {value} is negative")
             mean = self.metrics[name]
             _finite(mean, f"metrics[{name!r}]")
             expected = math.fsum(values.values()) / max(len(values), 1)

@@ -25,10 +25,18 @@ def _parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check result files; exit 1 listing every problem")
     validate.add_argument("paths", nargs="*", type=Path, help="files or folders (default: results/)")
     validate.add_argument("--results", type=Path, default=Path("results"), help="the results folder")
-    validate.add_argument("--data-dir", type=Path, action="append", default=[],
-                          help="dataset folders for re-scoring submitted runs (DATASET_ID=DIR or a BEIR folder)")
+    validate.add_argument("--data-dir", action="append", default=[],
+                          help="local datasets for re-scoring submitted runs: ID=DIR for one dataset, or a DIR "
+                               "holding <dataset id>/ folders (e.g. ../shared/data); repeatable")
     validate.add_argument("--base", help="git revision to compare existing results against (e.g. origin/main)")
     validate.set_defaults(handler=_validate)
+
+    compare = commands.add_parser("compare", help="Markdown comparison of result files with baseline and best")
+    compare.add_argument("paths", nargs="*", type=Path, help="the new or changed result files")
+    compare.add_argument("--results", type=Path, default=Path("results"))
+    compare.add_argument("--baseline", default="bm25", help="model id of the baseline")
+    compare.add_argument("--out", type=Path, help="write the Markdown here instead of stdout")
+    compare.set_defaults(handler=_compare)
 
     build = commands.add_parser("build", help="render the static site from results/")
     build.add_argument("--results", type=Path, default=Path("results"))
@@ -47,6 +55,12 @@ def _validate(args: argparse.Namespace) -> int:
     from leaderboard.validate import run_validate
 
     return run_validate(args)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from leaderboard.compare import run_compare
+
+    return run_compare(args)
 
 
 def _build(args: argparse.Namespace) -> int:

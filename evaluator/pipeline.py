@@ -1,0 +1,136 @@
+"""`irboard evaluate --model SPEC --dataset ID`: encode, index, search, score, and assemble the result."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from evaluator.assemble import RunMetadata, assemble_result
+from evaluator.errors import IrboardError
+from evaluator.metrics import Qrels
+from evaluator.metrics.ranking import UNJUDGED, byte_order_keys, rank_arrays
+from evaluator.progress import step
+
+
+def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, float], cache=None):
+    """Encode and search; returns (scores (q, k), doc positions (q, k), index) with -1 for empty slots."""
+    from evaluator.index.dense import DenseIndex
+    from evaluator.index.sparse import SparseIndex
+
+    dense = model.info.type == "dense"
+    with step(f"encoding {len(corpus_docs)} documents", timings, "index_s"):
+        encoded = _encode_corpus(model, corpus_docs, cache)
+        index = DenseIndex(encoded) if dense else SparseIndex.from_documents(encoded)
+    timings["encode_docs_per_s"] = len(corpus_docs) / max(timings["index_s"], 1e-9)
+    start = time.perf_counter()
+    with step(f"encoding and searching {len(query_texts)} queries", timings, "search_s"):
+        queries = model.encode_queries(query_texts) if dense else model.encode_queries(query_texts, encoded)
+        scores, positions = index.search(queries, top_k)
+    timings["queries_per_s"] = len(query_texts) / max(time.perf_counter() - start, 1e-9)
+    return scores, positions, index, queries
+
+
+def _encode_corpus(model, docs, cache):
+    if cache is None:
+        return model.encode_corpus(docs)
+    from evaluator.index.cache import encode_cached
+
+    return encode_cached(model.encode_corpus, docs, cache=cache)
+
+
+def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qrels, ignore_identical_ids: bool):
+    """Put search output into trec_eval order and join it with the qrels (vectorised)."""
+    n_queries, k = positions.shape
+    row_of = {q: i for i, q in enumerate(qrels.query_ids)}
+    rows = np.array([row_of[q] for q in query_ids], dtype=np.int64)
+    query_index = np.repeat(rows, k)
+    flat_positions = positions.ravel()
+    flat_scores = scores.ravel().astype(np.float64)
+    keep = flat_positions >= 0
+    if ignore_identical_ids:
+        identical = np.array([doc_ids[p] == query_ids[i // k] if p >= 0 else False
+                              for i, p in enumerate(flat_positions.tolist())])
+        keep &= ~identical
+    query_index, flat_positions, flat_scores = query_index[keep], flat_positions[keep], flat_scores[keep]
+
+    # judged (query row, doc position) pairs as sorted int64 keys; a search hit's label is one lookup away
+    n_docs = len(doc_ids)
+    position_of = {d: i for i, d in enumerate(doc_ids)}
+    judged_keys, judged_labels = [], []
+    for row, judgments in enumerate(qrels.judgments):
+        for doc_id, label in judgments.items():
+            if (p := position_of.get(doc_id)) is not None:
+                judged_keys.append(row * n_docs + p)
+                judged_labels.append(label)
+    order = np.argsort(np.array(judged_keys, dtype=np.int64))
+    judged_keys = np.array(judged_keys, dtype=np.int64)[order]
+    judged_labels = np.array(judged_labels, dtype=np.int32)[order]
+    hit_keys = query_index * n_docs + flat_positions
+    at = np.searchsorted(judged_keys, hit_keys)
+    found = at < len(judged_keys)
+    found[found] = judged_keys[at[found]] == hit_keys[found]
+    labels = np.where(found, judged_labels[np.minimum(at, max(len(judged_keys) - 1, 0))] if len(judged_keys) else 0,
+                      UNJUDGED).astype(np.int32)
+
+    matrix, lengths, row_order = rank_arrays(query_index, doc_keys[flat_positions], flat_scores, labels,
+                                             len(qrels.query_ids))
+    from evaluator.metrics import RankedRun
+
+    top: dict[str, list[tuple[str, float]]] = {}
+    sorted_positions = flat_positions[row_order]
+    sorted_scores = flat_scores[row_order]
+    starts = np.concatenate(([0], np.cumsum(lengths)))
+    for row, query_id in enumerate(qrels.query_ids):
+        lo, hi = starts[row], min(starts[row + 1], starts[row] + 100)
+        if hi > lo:
+            top[query_id] = [(doc_ids[p], float(s)) for p, s in zip(sorted_positions[lo:hi].tolist(),
+                                                                    sorted_scores[lo:hi].tolist(), strict=True)]
+    return RankedRun(qrels.query_ids, matrix, lengths), top
+
+
+def evaluate_model(args: argparse.Namespace, measures):
+    from evaluator.datasets import load_dataset
+    from evaluator.models import load_model
+
+    if args.engine == "ray":
+        raise IrboardError("evaluate: --engine ray is not available in this version; use --engine local")
+    timings: dict[str, float] = {}
+    with step(f"loading dataset {args.dataset}", timings, "load_dataset_s"):
+        dataset = load_dataset(args.dataset, data_dir=args.data_dir, cache_dir=args.cache_dir)
+    overrides = {"batch_size": str(args.batch_size)} if args.batch_size else {}
+    with step(f"loading model {args.model}", timings, "load_model_s"):
+        model = load_model(args.model, **overrides)
+    spec, corpus = dataset.spec, dataset.corpus
+    qrels = Qrels.from_dict(dataset.qrels)
+    query_ids = list(dataset.queries)
+    docs = list(zip(corpus.titles, corpus.texts, strict=True))
+    top_k = min(args.top_k, len(docs))
+    extra = 1 if spec.ignore_identical_ids else 0  # one slot may be dropped as the query itself
+    cache = _encoding_cache(model, spec, args) if model.info.type != "lexical" else None
+    scores, positions, index, queries = retrieve(model, docs, [dataset.queries[q] for q in query_ids],
+                                                  min(top_k + extra, len(docs)), timings, cache)
+    with step("ranking and scoring", timings, "metrics_s"):
+        doc_keys = byte_order_keys(np.array(corpus.ids, dtype=object))
+        ranked, top = ranked_from_topk(scores, positions, query_ids, corpus.ids, doc_keys, qrels,
+                                       spec.ignore_identical_ids)
+    info = model.info
+    meta = RunMetadata(
+        model={"id": info.id, "type": info.type, "revision": info.revision, "parameters": info.parameters,
+               "dim": info.dim, "license": info.license, "open_weights": info.open_weights,
+               "training_datasets": list(info.training_datasets), "url": info.url},
+        dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
+        ignore_identical_ids=spec.ignore_identical_ids, timings=timings,
+    )
+    return assemble_result(ranked, qrels, measures, top, meta)
+
+
+def _encoding_cache(model, spec, args):
+    from evaluator.index.cache import EncodingCache, default_cache_dir
+
+    key = {"model": model.info.id, "revision": model.info.revision, "dataset": spec.id, "split": spec.split,
+           "settings": asdict(model.info).get("settings", {})}
+    root = args.cache_dir / "encodings" if args.cache_dir else default_cache_dir()
+    return EncodingCache(root, key)

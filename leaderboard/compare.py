@@ -1,0 +1,90 @@
+"""`irboard compare`: a Markdown comparison of new result files against the baseline and the current best.
+
+Used by the pull-request workflow to write the job summary. Each new result is compared on its dataset's main
+metric with a paired two-sided t-test over the per-query values, Holm-corrected over the two comparisons.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from evaluator.errors import IrboardError
+from evaluator.result import ResultFile, read_result
+from leaderboard.stats import holm, paired_t_test, wins_ties_losses
+from leaderboard.validate import result_files
+
+ALPHA = 0.05
+DEFAULT_BASELINE = "bm25"
+
+
+def _main_metric(result: ResultFile) -> str:
+    try:
+        from evaluator.datasets import get_spec
+
+        wanted = get_spec(result.dataset.id).main_metric
+    except IrboardError:
+        wanted = "nDCG@10"
+    return wanted if wanted in result.metrics else next(iter(sorted(result.metrics)))
+
+
+def _aligned(a: ResultFile, b: ResultFile, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+    if metric not in b.per_query or set(a.per_query[metric]) != set(b.per_query[metric]):
+        return None
+    query_ids = sorted(a.per_query[metric])
+    return (np.array([a.per_query[metric][q] for q in query_ids]),
+            np.array([b.per_query[metric][q] for q in query_ids]))
+
+
+def _cell(text: str) -> str:
+    """Markdown table cell: no pipes or markup from submitted text."""
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+
+
+def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str = DEFAULT_BASELINE) -> str:
+    everything = {path.resolve(): read_result(path) for path in result_files([], results_root)}
+    new = {path.resolve(): read_result(path) for path in new_files}
+    lines = ["## irboard: comparison of the submitted results", "",
+             f"Paired two-sided t-test on per-query values, Holm correction over the two comparisons per row, "
+             f"α = {ALPHA}. ▲/▼: significantly better/worse; = not significant.", "",
+             "| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline |",
+             "|---|---|---|---|---|---|---|"]
+    if not new:
+        lines.append("| (no result files changed) | | | | | | |")
+    for path, result in sorted(new.items()):
+        metric = _main_metric(result)
+        peers = [r for p, r in everything.items() if p != path and r.dataset.id == result.dataset.id
+                 and r.model.id != result.model.id and metric in r.metrics]
+        base = next((r for r in peers if r.model.id == baseline), None)
+        best = max(peers, key=lambda r: r.metrics[metric], default=None)
+        pairs = [(other, _aligned(result, other, metric)) for other in (base, best) if other is not None]
+        pvalues = holm([paired_t_test(*aligned) for _, aligned in pairs if aligned is not None]) if pairs else []
+        cells, p_iter = [], iter(pvalues)
+        for other in (base, best):
+            aligned = _aligned(result, other, metric) if other is not None else None
+            if other is None or aligned is None:
+                cells.append("—")
+                continue
+            p = next(p_iter)
+            diff = result.metrics[metric] - other.metrics[metric]
+            mark = "=" if p >= ALPHA else ("▲" if diff > 0 else "▼")
+            cells.append(f"{mark} {diff:+.4f} vs {_cell(other.model.id)} (p = {p:.3g})")
+        wtl = "—"
+        if base is not None and (aligned := _aligned(result, base, metric)) is not None:
+            wtl = "/".join(str(n) for n in wins_ties_losses(*aligned))
+        lines.append(f"| {_cell(result.model.id)} | {_cell(result.dataset.id)} | {metric} | "
+                     f"{result.metrics[metric]:.4f} | {cells[0]} | {cells[1]} | {wtl} |")
+    return "\n".join(lines) + "\n"
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    text = comparison_markdown(list(args.paths), args.results, args.baseline)
+    if args.out:
+        from evaluator.result import write_atomic
+
+        write_atomic(args.out, text)
+    else:
+        print(text, end="")
+    return 0

@@ -1,0 +1,166 @@
+"""`irboard validate`: every problem with submitted result files, one line each, before anything merges."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evaluator.errors import IrboardError, ResultValidationError, UnknownNameError
+from evaluator.result import ResultFile, parse_result_text, read_result, slugify
+from leaderboard.verify import qrels_for, rescore_problems
+
+log = logging.getLogger(__name__)
+CHANGE_TOLERANCE = 0.001
+# Free text in a submission may not carry markup or control characters (pages escape it anyway).
+_UNSAFE_TEXT = re.compile(r"[<>\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass
+class ValidationReport:
+    results: dict[Path, ResultFile] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    verified: set[Path] = field(default_factory=set)
+
+    def add(self, path: Path, message: str) -> None:
+        self.problems.append(f"{path}: {message}")
+
+
+def result_files(paths: list[Path], results_root: Path) -> list[Path]:
+    """Expand folders to their result files; schema.json and hidden files are not results."""
+    targets = paths or [results_root]
+    files: list[Path] = []
+    for target in targets:
+        if target.is_dir():
+            files.extend(p for p in sorted(target.rglob("*.json")) if p.name != "schema.json"
+                         and not any(part.startswith(".") for part in p.relative_to(target).parts))
+        else:
+            files.append(target)
+    return files
+
+
+def _text_fields(result: ResultFile) -> list[tuple[str, str]]:
+    model, provenance = result.model, result.provenance
+    fields = [("model.revision", model.revision), ("model.license", model.license), ("model.url", model.url),
+              ("provenance.command", provenance.command), ("provenance.hardware", provenance.hardware),
+              ("provenance.irboard_version", provenance.irboard_version),
+              ("provenance.created_at", provenance.created_at)]
+    fields += [(f"model.training_datasets[{i}]", t) for i, t in enumerate(model.training_datasets)]
+    return fields
+
+
+def check_result(path: Path, result: ResultFile, report: ValidationReport) -> None:
+    """Checks beyond the schema: location, dataset spec, query set, text policy."""
+    expected = (slugify(result.model.id), f"{slugify(result.dataset.id)}.json")
+    if (path.parent.name, path.name) != expected:
+        report.add(path, f"path does not match the ids inside; move it to results/{expected[0]}/{expected[1]}")
+    for name, text in _text_fields(result):
+        if _UNSAFE_TEXT.search(text):
+            report.add(path, f"{name} contains '<', '>' or control characters; submit plain text")
+    try:
+        from evaluator.datasets import get_spec, query_ids_sha256
+
+        spec = get_spec(result.dataset.id)
+    except UnknownNameError as error:
+        report.add(path, f"dataset.id: {error}")
+        return
+    if result.dataset.split != spec.split:
+        report.add(path, f"dataset.split is {result.dataset.split!r}; {spec.id} is scored on {spec.split!r}")
+    queries = next(iter(result.per_query.values()))
+    if spec.num_queries is not None and len(queries) != spec.num_queries:
+        report.add(path, f"per_query has {len(queries)} queries, expected {spec.num_queries} "
+                         f"(the {spec.split} qrels of {spec.id})")
+    elif spec.query_ids_sha256 and query_ids_sha256(queries) != spec.query_ids_sha256:
+        report.add(path, f"per_query's query ids differ from the official {spec.split} queries of {spec.id}")
+
+
+def _file_at(revision: str, path: Path) -> str | None:
+    """The text of `path` at a git revision, or None when it did not exist there."""
+    try:
+        return subprocess.run(["git", "show", f"{revision}:{path.as_posix()}"], capture_output=True, text=True,
+                              check=True, timeout=60).stdout
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return None
+
+
+def check_against_base(path: Path, result: ResultFile, base: str, report: ValidationReport) -> None:
+    """An existing result may not move by more than 0.001 or lose queries unless its model revision changes."""
+    old_text = _file_at(base, path)
+    if old_text is None:
+        return
+    try:
+        old = parse_result_text(old_text, f"{path} at {base}")
+    except ResultValidationError:
+        return  # the old file no longer validates (e.g. older schema): nothing to protect
+    if old.model.revision != result.model.revision:
+        return
+    lost = set(next(iter(old.per_query.values()))) - set(next(iter(result.per_query.values())))
+    if lost:
+        report.add(path, f"loses {len(lost)} queries compared with {base} (e.g. {sorted(lost)[0]!r}) although "
+                         "model.revision is unchanged; bump the revision for a new model version")
+    for name, value in old.metrics.items():
+        if name in result.metrics and abs(result.metrics[name] - value) > CHANGE_TOLERANCE:
+            report.add(path, f"metrics[{name!r}] changes from {value:.5f} to {result.metrics[name]:.5f} compared "
+                             f"with {base} although model.revision is unchanged; bump the revision")
+            break
+
+
+def validate_paths(
+    paths: list[Path],
+    results_root: Path = Path("results"),
+    data_dirs: dict[str, Path] | None = None,
+    data_root: Path | None = None,
+    base: str | None = None,
+) -> ValidationReport:
+    report = ValidationReport()
+    seen: dict[tuple[str, str], Path] = {}
+    for path in result_files(paths, results_root):
+        try:
+            result = read_result(path)
+        except ResultValidationError as error:
+            report.problems.append(str(error))
+            continue
+        check_result(path, result, report)
+        key = (slugify(result.model.id), slugify(result.dataset.id))
+        if key in seen:
+            report.add(path, f"a second result for {result.model.id} on {result.dataset.id} (first: {seen[key]})")
+        seen[key] = path
+        if base:
+            check_against_base(path, result, base, report)
+        if result.run is not None:
+            qrels = qrels_for(result.dataset.id, result.dataset.split, data_dirs or {}, data_root)
+            if qrels is not None:
+                problems = rescore_problems(result, qrels)
+                for problem in problems:
+                    report.add(path, problem)
+                if not problems:
+                    report.verified.add(path)
+        report.results[path] = result
+    return report
+
+
+def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
+    """`--data-dir ID=DIR` names one dataset's folder; a bare `--data-dir DIR` is a root holding `<dataset id>/`."""
+    explicit, root = {}, None
+    for value in values:
+        if "=" in str(value):
+            dataset_id, _, folder = str(value).partition("=")
+            explicit[dataset_id] = Path(folder)
+        else:
+            root = Path(value)
+    return explicit, root
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
+    report = validate_paths(list(args.paths), args.results, data_dirs, data_root, args.base)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    if report.problems:
+        raise IrboardError(f"{len(report.problems)} problem(s) found; fix each line above")
+    print(f"irboard: {len(report.results)} result file(s) valid, {len(report.verified)} verified by re-scoring")
+    return 0

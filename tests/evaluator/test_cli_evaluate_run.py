@@ -1,0 +1,111 @@
+"""`irboard evaluate --run`: a run file from any toolkit becomes a result file; bad input never leaves output."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from leaderboard.cli import main
+
+CASES = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "cases"
+QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq3 0 d9 1\n"
+RUN = "q1 Q0 d3 1 2.5 t\nq1 Q0 d1 2 2.0 t\nq1 Q0 d7 3 1.0 t\nq2 Q0 d2 1 0.5 t\nq9 Q0 d1 1 9.0 t\n"
+
+
+def _evaluate(tmp_path, run_text, qrels_text, *extra):
+    (tmp_path / "run.txt").write_text(run_text)
+    (tmp_path / "qrels.txt").write_text(qrels_text)
+    out = tmp_path / "out.json"
+    code = main(["evaluate", "--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt"),
+                 "--model-id", "org/model", "--dataset-id", "test/data", "--out", str(out), "--quiet", *extra])
+    return code, out
+
+
+def test_result_matches_pytrec_eval_for_every_qrels_query(tmp_path):
+    code, out = _evaluate(tmp_path, RUN, QRELS)
+    assert code == 0
+    result = json.loads(out.read_text())
+    qrels = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d1": 1}, "q3": {"d9": 1}}
+    run = {"q1": {"d3": 2.5, "d1": 2.0, "d7": 1.0}, "q2": {"d2": 0.5}}
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map", "recall.100"}).evaluate(run)
+    assert set(result["per_query"]["nDCG@10"]) == {"q1", "q2", "q3"}  # q3 not in the run: scored 0
+    assert result["per_query"]["nDCG@10"]["q1"] == pytest.approx(oracle["q1"]["ndcg_cut_10"], abs=1e-9)
+    assert result["per_query"]["AP"]["q2"] == pytest.approx(oracle["q2"]["map"], abs=1e-9)
+    assert result["per_query"]["R@100"]["q3"] == 0.0
+    expected_mean = (oracle["q1"]["ndcg_cut_10"] + oracle["q2"]["ndcg_cut_10"] + 0.0) / 3
+    assert result["metrics"]["nDCG@10"] == pytest.approx(expected_mean, abs=1e-9)
+    assert result["run"]["rankings"]["q1"] == [["d3", 2.5], ["d1", 2.0], ["d7", 1.0]]
+    assert "q9" not in result["run"]["rankings"]
+    assert result["provenance"]["command"].startswith("irboard ")
+    assert len(result["metrics"]) == 37
+
+
+def test_conformance_case_end_to_end(tmp_path):
+    case = CASES / "04_ties"
+    code, out = _evaluate(tmp_path, (case / "run.txt").read_text(), (case / "qrels.txt").read_text(),
+                          "--metrics", "nDCG@10,RR,P@5")
+    expected = json.loads((case / "expected.json").read_text())["trec_eval"]["aggregate_c"]
+    metrics = json.loads(out.read_text())["metrics"]
+    assert code == 0
+    assert metrics["nDCG@10"] == pytest.approx(expected["ndcg_cut_10"], abs=1e-9)
+    assert metrics["RR"] == pytest.approx(expected["recip_rank"], abs=1e-9)
+    assert metrics["P@5"] == pytest.approx(expected["P_5"], abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("run_text", "qrels_text", "message"),
+    [
+        ("", QRELS, "empty"),
+        (RUN, "", "empty"),
+        ("q1 Q0 d1 1 2.0\n", QRELS, "line 1"),
+        ("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 abc t\n", QRELS, "line 2"),
+        ("q1 Q0 d1 1 nan t\n", QRELS, "line 1"),
+        ("q1 Q0 d1 1 inf t\n", QRELS, "line 1"),
+        (RUN, "q1 0 d1 1.5\n", "line 1"),
+        (RUN, "q1 0 d1\n", "line 1"),
+        ("q1 Q0 d1 1 2.0 t\nq1 Q0 d1 2 1.0 t\n", QRELS, "line 2"),
+        ("zz Q0 d1 1 2.0 t\n", QRELS, "no query"),
+    ],
+)
+def test_bad_input_one_clear_error_no_output(tmp_path, capsys, run_text, qrels_text, message):
+    code, out = _evaluate(tmp_path, run_text, qrels_text)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert not out.exists()
+    error_lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 1 and message in error_lines[0].lower(), err
+    assert "Traceback" not in err
+
+
+def test_unknown_metric_and_bad_ids(tmp_path, capsys):
+    code, out = _evaluate(tmp_path, RUN, QRELS, "--metrics", "ndcg@10")
+    assert code == 1 and "Did you mean 'nDCG@10'" in capsys.readouterr().err and not out.exists()
+    (tmp_path / "run.txt").write_text(RUN)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    code = main(["evaluate", "--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt"),
+                 "--model-id", "../evil", "--dataset-id", "test/data", "--out", str(tmp_path / "x.json")])
+    assert code == 1 and "not a valid id" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
+
+
+def test_existing_output_kept_without_force(tmp_path, capsys):
+    code, out = _evaluate(tmp_path, RUN, QRELS)
+    before = out.read_text()
+    code, out = _evaluate(tmp_path, RUN.replace("2.5", "0.1"), QRELS)
+    assert code == 1 and "--force" in capsys.readouterr().err and out.read_text() == before
+    code, out = _evaluate(tmp_path, RUN.replace("2.5", "0.1"), QRELS, "--force")
+    assert code == 0 and out.read_text() != before
+
+
+def test_console_script_prints_no_traceback(tmp_path):
+    (tmp_path / "run.txt").write_text("garbage\n")
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    done = subprocess.run(
+        [sys.executable, "-m", "leaderboard.cli", "evaluate", "--run", str(tmp_path / "run.txt"), "--qrels",
+         str(tmp_path / "qrels.txt"), "--model-id", "m", "--dataset-id", "d", "--out", str(tmp_path / "o.json")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "run.txt line 1" in done.stderr
