@@ -1,0 +1,65 @@
+"""Datasets: the spec registry and one loader per family (beir, miracl, mmarco, classic, local).
+
+    >>> from evaluator.datasets import load_dataset
+    >>> scifact = load_dataset("beir/scifact")                     # downloaded once, then cached
+    >>> cran = load_dataset("classic/cranfield", data_dir="path/to/cranfield")
+    >>> mine = load_dataset("local:path/to/folder")                # any BEIR-layout folder
+
+The cache is ``$IRBOARD_CACHE`` (default ``$XDG_CACHE_HOME/irboard`` or ``~/.cache/irboard``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from evaluator.datasets import beir, classic, local, miracl, mmarco
+from evaluator.datasets.dataset import Corpus, Dataset, spec_for_split
+from evaluator.datasets.hub import HubLoader
+from evaluator.datasets.spec import LOCAL_PREFIX, DatasetSpec, all_specs, get_spec, query_ids_sha256
+
+__all__ = [
+    "Corpus",
+    "Dataset",
+    "DatasetSpec",
+    "all_specs",
+    "get_spec",
+    "load_dataset",
+    "query_ids_sha256",
+]
+
+_PathLike = str | Path
+# family -> loader(spec, data_dir, cache_dir, **hub options)
+_LOADERS: dict[str, Callable[..., Dataset]] = {
+    beir.FAMILY: beir.load,
+    classic.FAMILY: classic.load,
+    local.FAMILY: local.load,
+    miracl.FAMILY: miracl.load,
+    mmarco.FAMILY: mmarco.load,
+}
+_HUB_FAMILIES = {miracl.FAMILY, mmarco.FAMILY}
+
+
+def load_dataset(
+    dataset: str | DatasetSpec,
+    data_dir: _PathLike | None = None,
+    cache_dir: _PathLike | None = None,
+    split: str | None = None,
+    hub_loader: HubLoader | None = None,
+) -> Dataset:
+    """Load one split (default: the spec's official split) of a dataset id or spec.
+
+    ``data_dir``: a local copy instead of the download (BEIR-layout folder for beir, classic and
+    local; a ``save_to_disk`` mirror ``DIR/<hub id>/<config>`` for miracl and mmarco).
+    ``cache_dir``: overrides ``$IRBOARD_CACHE``. ``hub_loader``: replaces ``datasets.load_dataset``
+    for hub families.
+    """
+    if isinstance(dataset, DatasetSpec):
+        spec = dataset
+    elif dataset.startswith(LOCAL_PREFIX):
+        spec = local.local_spec(dataset, data_dir)
+    else:
+        spec = get_spec(dataset)
+    spec = spec_for_split(spec, split)
+    options = {"hub_loader": hub_loader} if spec.family in _HUB_FAMILIES else {}
+    return _LOADERS[spec.family](spec, data_dir=data_dir, cache_dir=cache_dir, **options)

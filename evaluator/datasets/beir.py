@@ -1,0 +1,143 @@
+"""BEIR: the public datasets, downloaded as BEIR's official zips (md5-checked) into the cache.
+
+Counts and md5s are BEIR's published ones (README dataset table, Thakur et al. 2021). Each
+CQADupStack subforum is its own dataset inside ``cqadupstack.zip``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+from evaluator.datasets.dataset import Dataset, check_against_spec
+from evaluator.datasets.download import cache_root, fetch_archive
+from evaluator.datasets.layout import find_file, read_beir_folder
+from evaluator.datasets.spec import DatasetSpec
+
+FAMILY = "beir"
+BASE_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
+HOMEPAGE = "https://github.com/beir-cellar/beir"
+
+# name: (split, md5 of <name>.zip, test queries, documents, licence, description)
+# fmt: off
+_DATASETS: dict[str, tuple[str, str, int, int, str, str]] = {
+    "msmarco":          ("dev",  "444067daf65d982533ea17ebd59501e4", 6980, 8841823,
+                         "MS MARCO terms (non-commercial research)", "Bing questions, web passages"),
+    "trec-covid":       ("test", "ce62140cb23feb9becf6270d0d1fe6d1", 50, 171332,
+                         "CORD-19 terms (upstream)", "COVID-19 questions, scientific articles"),
+    "nfcorpus":         ("test", "a89dba18a62ef92f7d323ec890a0d38d", 323, 3633,
+                         "research use (NFCorpus terms)", "nutrition questions, medical articles"),
+    "nq":               ("test", "d4d3d2e48787a744b6f6e691ff534307", 3452, 2681468,
+                         "CC BY-SA 3.0", "Google questions, Wikipedia passages"),
+    "hotpotqa":         ("test", "f412724f78b0d91183a0e86805e16114", 7405, 5233329,
+                         "CC BY-SA 4.0", "multi-hop questions, Wikipedia abstracts"),
+    "fiqa":             ("test", "17918ed23cd04fb15047f73e6c3bd9d9", 648, 57638,
+                         "research use (FiQA 2018, upstream terms)", "financial questions, StackExchange answers"),
+    "arguana":          ("test", "8ad3e3c2a5867cdced806d6503f29b99", 1406, 8674,
+                         "CC BY 4.0", "arguments, counter-arguments"),
+    "webis-touche2020": ("test", "46f650ba5a527fc69e0a6521c5a23563", 49, 382545,
+                         "CC BY 4.0", "controversial questions, args.me arguments"),
+    "quora":            ("test", "18fb154900ba42a600f84b839c173167", 10000, 522931,
+                         "Quora terms (non-commercial)", "duplicate question retrieval"),
+    "dbpedia-entity":   ("test", "c2a39eb420a3164af735795df012ac2c", 400, 4635922,
+                         "CC BY-SA 3.0", "entity queries, DBpedia abstracts"),
+    "scidocs":          ("test", "38121350fc3a4d2f48850f6aff52e4a9", 1000, 25657,
+                         "GPL-3.0", "citation prediction, paper abstracts"),
+    "fever":            ("test", "5a818580227bfb4b35bb6fa46d9b6c03", 6666, 5416568,
+                         "CC BY-SA 3.0", "claims, Wikipedia abstracts"),
+    "climate-fever":    ("test", "8b66f0a9126c521bae2bde127b4dc99d", 1535, 5416593,
+                         "upstream terms (Climate-FEVER)", "climate claims, Wikipedia abstracts"),
+    "scifact":          ("test", "5f7d1de60b170fc8027bb7898e2efca1", 300, 5183,
+                         "CC BY-NC 2.0", "scientific claims, paper abstracts"),
+}
+# fmt: on
+
+CQADUPSTACK_MD5 = "4e41456d7df8ee7760a7f866133bda78"
+# subforum: (test queries, documents); they sum to BEIR's 13,145 queries and 457,199 documents.
+_CQADUPSTACK: dict[str, tuple[int, int]] = {
+    "android": (699, 22998),
+    "english": (1570, 40221),
+    "gaming": (1595, 45301),
+    "gis": (885, 37637),
+    "mathematica": (804, 16705),
+    "physics": (1039, 38316),
+    "programmers": (876, 32176),
+    "stats": (652, 42269),
+    "tex": (2906, 68184),
+    "unix": (1072, 47382),
+    "webmasters": (506, 17405),
+    "wordpress": (541, 48605),
+}
+
+# sha256 of the sorted test query ids, computed from verified copies of the official files.
+_QUERY_IDS_SHA256 = {
+    "scifact": "26cc483d5ed08c9559e5f99948281accbb9aac17b8c2ea6e1e857286d9ebd684",
+    "nfcorpus": "f3950f7914eaf889ccceeaa0c7d53c787e674db1e442f8fa07ff8d2aec991d44",
+}
+
+# Queries of ArguAna and Quora are also documents; BEIR drops a hit on the query's own id.
+_IGNORE_IDENTICAL_IDS = {"arguana", "quora"}
+# ArguAna's official qrels name a few documents missing from its corpus (beir-cellar/beir#101).
+_UNKNOWN_QRELS_DOCS = {"arguana"}
+
+
+def _spec(
+    name: str, split: str, md5: str, num_queries: int, num_docs: int, license: str, about: str
+) -> DatasetSpec:
+    archive = name.split("/", 1)[0]
+    return DatasetSpec(
+        id=f"{FAMILY}/{name}",
+        family=FAMILY,
+        name=name,
+        split=split,
+        language="en",
+        source=f"{BASE_URL}/{archive}.zip",
+        group="BEIR",
+        ignore_identical_ids=archive in _IGNORE_IDENTICAL_IDS,
+        allow_unknown_qrels_docs=archive in _UNKNOWN_QRELS_DOCS,
+        license=license,
+        md5=md5,
+        num_queries=num_queries,
+        num_docs=num_docs,
+        query_ids_sha256=_QUERY_IDS_SHA256.get(name),
+        homepage=HOMEPAGE,
+        description=about,
+    )
+
+
+SPECS: list[DatasetSpec] = [_spec(name, *row) for name, row in _DATASETS.items()] + [
+    _spec(
+        f"cqadupstack/{forum}",
+        "test",
+        CQADUPSTACK_MD5,
+        queries,
+        docs,
+        "CC BY-SA (StackExchange)",
+        f"duplicate questions, {forum} StackExchange",
+    )
+    for forum, (queries, docs) in _CQADUPSTACK.items()
+]
+
+
+def dataset_folder(spec: DatasetSpec, data_dir: str | Path | None, cache_dir: str | Path | None) -> Path:
+    """The BEIR-layout folder of ``spec``: under ``data_dir`` when given, else in the cache
+    (downloaded and verified on first use)."""
+    sub = spec.name.split("/")[1:]  # subforum inside cqadupstack
+    if data_dir is not None:
+        folder = Path(data_dir)
+        # --data-dir may name the subforum folder itself or the extracted cqadupstack folder
+        if sub and find_file(folder, "corpus.jsonl") is None and (folder / sub[0]).is_dir():
+            folder = folder / sub[0]
+        return folder
+    archive = Path(urlparse(spec.source).path).name.removesuffix(".zip")
+    root = fetch_archive(spec.source, spec.md5, cache_root(cache_dir) / FAMILY / archive)
+    return root.joinpath(*sub)
+
+
+def load(
+    spec: DatasetSpec, data_dir: str | Path | None = None, cache_dir: str | Path | None = None
+) -> Dataset:
+    folder = dataset_folder(spec, data_dir, cache_dir)
+    dataset = read_beir_folder(folder, spec)
+    check_against_spec(dataset, str(folder))
+    return dataset

@@ -1,0 +1,133 @@
+"""The dataset cache and verified, all-or-nothing downloads of zip archives.
+
+An archive is downloaded to a temporary file, its md5 checked, extracted to a temporary folder
+and only then renamed into place, so a cache entry exists only when it is complete: an
+interrupted or corrupt download leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import IO
+
+from evaluator.errors import DatasetLoadError
+
+logger = logging.getLogger(__name__)
+
+CACHE_ENV = "IRBOARD_CACHE"
+CHUNK_BYTES = 1 << 20
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``cache_dir``, else ``$IRBOARD_CACHE``, else ``$XDG_CACHE_HOME/irboard``, else ``~/.cache/irboard``."""
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "irboard"
+
+
+def fetch_archive(url: str, md5: str | None, dest: Path, timeout: float = DEFAULT_TIMEOUT_S) -> Path:
+    """The extracted contents of the zip at ``url`` in folder ``dest``, downloaded if not there yet.
+
+    A zip holding a single top folder (as BEIR's do) has that folder's contents placed in ``dest``.
+    """
+    if dest.is_dir():
+        logger.debug("using cached %s", dest)
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".zip.part", dir=dest.parent)
+    archive = Path(tmp_name)
+    staging: Path | None = None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            digest = _download(url, out, timeout)
+        if md5 is None:
+            logger.warning("%s: no published md5 to check the download against", url)
+        elif digest != md5.lower():
+            raise DatasetLoadError(
+                f"{url}: md5 of the download is {digest}, expected the published {md5}; the file is "
+                "damaged or changed upstream: retry, or pass --data-dir with a verified copy"
+            )
+        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".extract", dir=dest.parent))
+        content = _extract(archive, staging, url)
+        try:
+            os.replace(content, dest)
+        except OSError:
+            if not dest.is_dir():  # not a concurrent download that finished first
+                raise
+        logger.info("cached %s in %s", url, dest)
+        return dest
+    finally:
+        archive.unlink(missing_ok=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _download(url: str, out: IO[bytes], timeout: float) -> str:
+    """Stream ``url`` into ``out``; returns the md5 hex digest. Short reads raise."""
+    from tqdm.auto import tqdm
+
+    request = urllib.request.Request(url, headers={"User-Agent": "irboard"})
+    md5 = hashlib.md5()
+    received = 0
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            length = response.headers.get("Content-Length")
+            total = int(length) if length and length.isdigit() else None
+            name = url.rsplit("/", 1)[-1]
+            with tqdm(
+                total=total, unit="B", unit_scale=True, desc=name, disable=not sys.stderr.isatty()
+            ) as bar:
+                while chunk := response.read(CHUNK_BYTES):
+                    out.write(chunk)
+                    md5.update(chunk)
+                    received += len(chunk)
+                    bar.update(len(chunk))
+    except urllib.error.HTTPError as err:
+        raise DatasetLoadError(
+            f"{url}: server answered HTTP {err.code} {err.reason}; check the URL or retry later"
+        ) from None
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise DatasetLoadError(
+            f"{url}: download failed after {received} bytes ({reason}); check the network and retry, "
+            "or pass --data-dir with a local copy"
+        ) from None
+    if total is not None and received != total:
+        raise DatasetLoadError(
+            f"{url}: download stopped at {received} of {total} bytes; retry, or pass --data-dir with a local copy"
+        )
+    return md5.hexdigest()
+
+
+def _extract(archive: Path, staging: Path, url: str) -> Path:
+    """Extract into ``staging``; returns the folder holding the contents."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            root = staging.resolve()
+            for member in zf.namelist():
+                if not (root / member).resolve().is_relative_to(root):
+                    raise DatasetLoadError(
+                        f"{url}: archive member {member!r} points outside the archive; refusing it"
+                    )
+            zf.extractall(staging)
+    except zipfile.BadZipFile as err:
+        raise DatasetLoadError(f"{url}: not a valid zip archive ({err}); retry the download") from None
+    entries = [p for p in staging.iterdir() if not p.name.startswith(("__MACOSX", "."))]
+    if len(entries) == 1 and entries[0].is_dir():
+        return entries[0]
+    return staging

@@ -1,0 +1,230 @@
+"""Reading a BEIR-layout folder: ``corpus.jsonl[.gz]``, ``queries.jsonl[.gz]``, ``qrels/<split>.tsv``.
+
+Records are JSON lines with ``_id`` and ``text`` (and ``title`` for documents); qrels are a TSV
+with the header ``query-id corpus-id score``. Every problem is reported with file and line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from evaluator.datasets.dataset import Corpus, Dataset
+from evaluator.datasets.spec import DatasetSpec
+from evaluator.errors import DatasetLoadError, InputFormatError
+
+try:  # orjson parses JSON lines several times faster; json is the fallback
+    import orjson
+
+    _parse_json = orjson.loads
+    _JSONError: type[Exception] = orjson.JSONDecodeError
+except ImportError:  # pragma: no cover - depends on the environment
+    import json
+
+    _parse_json = json.loads
+    _JSONError = ValueError
+
+logger = logging.getLogger(__name__)
+
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+LAYOUT_HINT = "a BEIR-layout folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv"
+
+
+def find_file(folder: Path, name: str) -> Path | None:
+    """``folder/name`` or its gzipped twin ``name.gz``, whichever exists."""
+    for candidate in (folder / name, folder / f"{name}.gz"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def qrels_splits(folder: Path) -> list[str]:
+    """Split names that have a qrels file in ``folder/qrels``."""
+    qrels_dir = folder / "qrels"
+    if not qrels_dir.is_dir():
+        return []
+    return sorted(
+        p.name.split(".tsv")[0] for p in qrels_dir.iterdir() if p.name.endswith((".tsv", ".tsv.gz"))
+    )
+
+
+def locate_files(folder: Path, split: str) -> tuple[Path, Path, Path]:
+    """Paths of the corpus, queries and qrels files, or an error naming the first one missing."""
+    if not folder.is_dir():
+        raise DatasetLoadError(f"{folder}: folder not found; {LAYOUT_HINT}")
+    found = []
+    for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
+        path = find_file(folder, name)
+        if path is None:
+            extra = ""
+            if name.startswith("qrels/"):
+                splits = qrels_splits(folder)
+                extra = f" (splits with qrels: {', '.join(splits)})" if splits else ""
+            raise DatasetLoadError(f"{folder / name}: file not found (nor {name}.gz){extra}; {LAYOUT_HINT}")
+        found.append(path)
+    return found[0], found[1], found[2]
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; malformed lines raise with their number."""
+    try:
+        with _open_binary(path) as f:
+            for lineno, raw in enumerate(f, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    obj = _parse_json(raw)
+                except _JSONError as err:
+                    raise InputFormatError(
+                        f"{path}:{lineno}: malformed JSON ({err}); fix or remove the line"
+                    ) from None
+                if not isinstance(obj, dict):
+                    raise InputFormatError(
+                        f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}"
+                    )
+                yield lineno, obj
+    except (OSError, EOFError, zlib.error) as err:  # unreadable file or damaged gzip
+        raise DatasetLoadError(f"{path}: cannot read ({err}); download or copy the file again") from None
+
+
+def _field(obj: dict[str, Any], key: str, path: Path, lineno: int, required: bool = True) -> str:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise InputFormatError(f"{path}:{lineno}: missing field {key!r}; every line needs _id and text")
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and key == "_id":  # some exports write numeric ids
+        return str(value)
+    raise InputFormatError(f"{path}:{lineno}: field {key!r} must be a string, got {type(value).__name__}")
+
+
+def read_corpus(path: Path) -> Corpus:
+    """Documents in file order; a repeated ``_id`` is an error."""
+    corpus = Corpus()
+    lines: list[int] = []  # line of each document, for duplicate reports
+    for lineno, obj in iter_json_lines(path):
+        doc_id = _field(obj, "_id", path, lineno)
+        earlier = corpus.add(
+            doc_id, _field(obj, "title", path, lineno, required=False), _field(obj, "text", path, lineno)
+        )
+        if earlier is not None:
+            raise InputFormatError(
+                f"{path}:{lineno}: document id {doc_id!r} repeats line {lines[earlier]}; ids must be unique"
+            )
+        lines.append(lineno)
+    return corpus
+
+
+def read_queries(path: Path, keep: set[str] | None = None) -> tuple[dict[str, str], dict[str, int]]:
+    """Query texts (only ids in ``keep`` when given) and the line of each query read."""
+    queries: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for lineno, obj in iter_json_lines(path):
+        query_id = _field(obj, "_id", path, lineno)
+        if query_id in lines:
+            raise InputFormatError(
+                f"{path}:{lineno}: query id {query_id!r} repeats line {lines[query_id]}; ids must be unique"
+            )
+        lines[query_id] = lineno
+        text = _field(obj, "text", path, lineno)
+        if keep is None or query_id in keep:
+            queries[query_id] = text
+    return queries, lines
+
+
+def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]:
+    """Qrels ``{query_id: {doc_id: score}}`` and the line of each (query, doc) pair.
+
+    The header line is skipped when present. A pair given twice with different scores is an error.
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    lines: dict[tuple[str, str], int] = {}
+    try:
+        with _open_binary(path) as f:
+            for lineno, raw in enumerate(f, 1):
+                line = raw.decode("utf-8").rstrip("\r\n")
+                if not line.strip():
+                    continue
+                fields = line.split("\t")
+                if lineno == 1 and tuple(fields[:3]) == QRELS_HEADER:
+                    continue
+                if len(fields) != 3:
+                    raise InputFormatError(
+                        f"{path}:{lineno}: expected 3 tab-separated fields (query-id, corpus-id, score), "
+                        f"got {len(fields)}"
+                    )
+                query_id, doc_id, score_text = fields
+                try:
+                    score = int(score_text)
+                except ValueError:
+                    raise InputFormatError(
+                        f"{path}:{lineno}: score {score_text!r} is not an integer relevance grade"
+                    ) from None
+                judged = qrels.setdefault(query_id, {})
+                if doc_id in judged and judged[doc_id] != score:
+                    raise InputFormatError(
+                        f"{path}:{lineno}: ({query_id}, {doc_id}) is judged {score} here and "
+                        f"{judged[doc_id]} on line {lines[query_id, doc_id]}; keep one judgment"
+                    )
+                judged[doc_id] = score
+                lines.setdefault((query_id, doc_id), lineno)
+    except UnicodeDecodeError as err:
+        raise InputFormatError(f"{path}: not UTF-8 text ({err})") from None
+    except (OSError, EOFError, zlib.error) as err:
+        raise DatasetLoadError(f"{path}: cannot read ({err}); download or copy the file again") from None
+    return qrels, lines
+
+
+def read_beir_folder(folder: Path, spec: DatasetSpec) -> Dataset:
+    """Load ``spec.split`` from a BEIR-layout folder and check that qrels name known ids."""
+    corpus_path, queries_path, qrels_path = locate_files(folder, spec.split)
+    qrels, qrels_lines = read_qrels(qrels_path)
+    queries, _ = read_queries(queries_path, keep=set(qrels))
+    for (query_id, _doc), lineno in qrels_lines.items():
+        if query_id not in queries:
+            raise InputFormatError(
+                f"{qrels_path}:{lineno}: query {query_id!r} is not in {queries_path.name}; "
+                "add the query or remove its qrels"
+            )
+    corpus = read_corpus(corpus_path)
+    check_qrels_docs(qrels_lines, corpus, spec, where=f"{qrels_path}:{{line}}", corpus_name=corpus_path.name)
+    queries = {query_id: queries[query_id] for query_id in qrels}  # qrels order
+    return Dataset(spec=spec, corpus=corpus, queries=queries, qrels=qrels)
+
+
+def check_qrels_docs(
+    qrels_lines: dict[tuple[str, str], int], corpus: Corpus, spec: DatasetSpec, where: str, corpus_name: str
+) -> None:
+    """Qrels naming documents absent from the corpus are an error, unless the spec records it as a
+    known quirk of the official data (then they are kept, as BEIR does, and logged).
+
+    ``where`` names the qrels source with a ``{line}`` placeholder, e.g. ``"qrels/test.tsv:{line}"``.
+    """
+    missing = [(lineno, doc) for (_q, doc), lineno in qrels_lines.items() if doc not in corpus]
+    if not missing:
+        return
+    if spec.allow_unknown_qrels_docs:
+        logger.warning(
+            "%s: %d qrels name documents missing from the corpus (a known quirk of %s); kept as unretrievable",
+            where.replace("{line}", str(min(missing)[0])),
+            len(missing),
+            spec.id,
+        )
+        return
+    lineno, doc_id = min(missing)
+    location = where.replace("{line}", str(lineno))
+    count = f" ({len(missing)} such qrels)" if len(missing) > 1 else ""
+    raise InputFormatError(
+        f"{location}: document {doc_id!r} is not in {corpus_name}{count}; "
+        "add the document or remove the qrels"
+    )

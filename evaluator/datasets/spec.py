@@ -1,0 +1,119 @@
+"""Dataset specs and the one registry of dataset ids.
+
+Each family module (beir, miracl, mmarco, classic) declares its specs as data in a ``SPECS`` list;
+the registry collects them on first use and refuses duplicate ids. ``local:<dir>`` ids are not
+registered: their spec is built from the folder on demand.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from evaluator.errors import UnknownNameError
+
+LOCAL_PREFIX = "local:"
+
+# Family modules whose SPECS make up the registry, in display order.
+_FAMILY_MODULES = ("beir", "miracl", "mmarco", "classic")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatasetSpec:
+    """What is needed to fetch, check and score one dataset split.
+
+    ``num_queries``, ``num_docs`` and ``query_ids_sha256`` describe the official ``split``; a loaded
+    copy that disagrees with them is refused, so a result under this id is always on the same data.
+    """
+
+    id: str
+    family: str
+    name: str
+    split: str
+    language: str  # ISO 639-1 code; "fr-en" style (query-doc) when the two differ
+    source: str  # download URL, hub id, or folder for local datasets
+    group: str  # leaderboard display group: "BEIR", "MIRACL", "mMARCO", "Classic", "Local"
+    main_metric: str = "nDCG@10"
+    ignore_identical_ids: bool = False  # drop a retrieved doc whose id equals the query id
+    allow_unknown_qrels_docs: bool = False  # official qrels name documents missing from the corpus
+    license: str = ""
+    md5: str | None = None  # published md5 of the downloaded archive
+    revision: str | None = None  # hub revision, None for the default branch
+    num_queries: int | None = None  # queries with qrels in the official split
+    num_docs: int | None = None
+    query_ids_sha256: str | None = None  # see query_ids_sha256()
+    homepage: str = ""
+    description: str = ""
+
+
+def query_ids_sha256(query_ids: Iterable[str]) -> str:
+    """sha256 of the sorted query ids joined by newlines: a fingerprint of which queries count."""
+    return hashlib.sha256("\n".join(sorted(query_ids)).encode("utf-8")).hexdigest()
+
+
+class DatasetRegistry:
+    """Specs by id; registering an id twice is a bug and raises."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, DatasetSpec] = {}
+
+    def register(self, spec: DatasetSpec) -> None:
+        if spec.id in self._specs:
+            raise ValueError(f"dataset id {spec.id!r} is registered twice")
+        if spec.id.startswith(LOCAL_PREFIX):
+            raise ValueError(f"dataset id {spec.id!r}: the {LOCAL_PREFIX} prefix is reserved for folders")
+        self._specs[spec.id] = spec
+
+    def get(self, dataset_id: str) -> DatasetSpec:
+        spec = self._specs.get(dataset_id)
+        if spec is None:
+            raise UnknownNameError(self._unknown_message(dataset_id))
+        return spec
+
+    def all(self) -> list[DatasetSpec]:
+        return list(self._specs.values())
+
+    def _unknown_message(self, dataset_id: str) -> str:
+        ids = list(self._specs)
+        close = difflib.get_close_matches(dataset_id.lower(), ids, n=3, cutoff=0.6)
+        if not close:  # a bare name such as "scifact" matches on the part after the family
+            close = [i for i in ids if i.split("/", 1)[-1] == dataset_id.lower()][:3]
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        families = sorted({i.split("/", 1)[0] for i in ids})
+        return (
+            f"unknown dataset id {dataset_id!r}; {hint}ids look like <family>/<name> with family one of "
+            f"{', '.join(families)}, or {LOCAL_PREFIX}<dir> for a BEIR-layout folder"
+        )
+
+
+_REGISTRY: DatasetRegistry | None = None
+
+
+def registry() -> DatasetRegistry:
+    """The registry, filled from the family modules on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        built = DatasetRegistry()
+        for module_name in _FAMILY_MODULES:
+            module = importlib.import_module(f"{__package__}.{module_name}")
+            for spec in module.SPECS:
+                built.register(spec)
+        _REGISTRY = built
+    return _REGISTRY
+
+
+def get_spec(dataset_id: str) -> DatasetSpec:
+    """The spec of a registered id, or one built for ``local:<dir>``."""
+    if dataset_id.startswith(LOCAL_PREFIX):
+        from evaluator.datasets.local import local_spec
+
+        return local_spec(dataset_id)
+    return registry().get(dataset_id)
+
+
+def all_specs() -> list[DatasetSpec]:
+    """Every registered spec, grouped by family in display order."""
+    return registry().all()
