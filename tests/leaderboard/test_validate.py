@@ -5,42 +5,19 @@ import json
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluator.assemble import RunMetadata, assemble_result
-from evaluator.metrics import parse_measures
-from evaluator.result import dump_result, result_path
-from evaluator.trec import read_qrels
+from evaluator.result import result_path
 from leaderboard.cli import main
 from leaderboard.validate import validate_paths
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-SCIFACT = SHARED / "data" / "beir" / "scifact"
+from tests.conftest import SHARED, make_scifact_result
 
 
 @pytest.fixture(scope="module")
 def scifact_result_text() -> str:
-    """A real-shaped result on beir/scifact: judged documents ranked by label, then two unjudged ones."""
-    from evaluator.metrics.ranking import rank_run
-
-    qrels = read_qrels(SCIFACT / "qrels" / "test.tsv")
-    rng = np.random.default_rng(0)
-    run = {}
-    for query_id, judged in zip(qrels.query_ids, qrels.judgments, strict=True):
-        if rng.random() < 0.1:
-            continue  # some queries missing from the run
-        ranking = {doc: float(label) + float(rng.random()) for doc, label in judged.items()}
-        ranking.update({f"x{query_id}a": 0.5, f"x{query_id}b": 0.25})
-        run[query_id] = ranking
-    ranked = rank_run(run, qrels)
-    top = {q: sorted(r.items(), key=lambda item: -item[1]) for q, r in run.items()}
-    meta = RunMetadata(model={"id": "org/model", "type": "dense", "license": "mit"}, dataset_id="beir/scifact",
-                       num_docs=5183, command="irboard evaluate --run x")
-    result = assemble_result(ranked, qrels, parse_measures("nDCG@10,R@100,AP,RR@10,P@5"), top, meta)
-    return dump_result(result)
+    return make_scifact_result("org/model", 0)
 
 
 def _write(root: Path, text: str, model="org/model", dataset="beir/scifact") -> Path:

@@ -1,0 +1,50 @@
+"""Shared fixtures: paths to ../shared and result files shaped like real SciFact results."""
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = (ROOT / ".." / "shared").resolve()
+SCIFACT = SHARED / "data" / "beir" / "scifact"
+
+
+@lru_cache(maxsize=8)
+def make_scifact_result(model_id: str, seed: int, model_type: str = "dense") -> str:
+    """Result text for beir/scifact from a synthetic ranking: judged documents by label plus noise, some
+    queries missing, two unjudged documents per query. Real query ids, so it validates against the spec."""
+    from evaluator.assemble import RunMetadata, assemble_result
+    from evaluator.metrics import parse_measures, rank_run
+    from evaluator.result import dump_result
+    from evaluator.trec import read_qrels
+
+    qrels = read_qrels(SCIFACT / "qrels" / "test.tsv")
+    rng = np.random.default_rng(seed)
+    run = {}
+    for query_id, judged in zip(qrels.query_ids, qrels.judgments, strict=True):
+        if rng.random() < 0.1:
+            continue
+        ranking = {doc: float(label) * rng.random() + float(rng.random()) for doc, label in judged.items()}
+        ranking.update({f"x{query_id}a": 0.5, f"x{query_id}b": 0.25})
+        run[query_id] = ranking
+    top = {q: sorted(r.items(), key=lambda item: -item[1]) for q, r in run.items()}
+    meta = RunMetadata(model={"id": model_id, "type": model_type, "license": "mit"}, dataset_id="beir/scifact",
+                       num_docs=5183, command="irboard evaluate --run x")
+    result = assemble_result(rank_run(run, qrels), qrels, parse_measures("nDCG@10,R@100,AP,RR@10,P@5"), top, meta)
+    return dump_result(result)
+
+
+@pytest.fixture
+def scifact_like_results(tmp_path) -> tuple[Path, Path]:
+    """(baseline result, new model's result), written under tmp_path/results."""
+    from evaluator.result import result_path
+
+    paths = []
+    for model_id, seed, kind in [("bm25", 1, "lexical"), ("org/new-model", 2, "dense")]:
+        path = result_path(model_id, "beir/scifact", tmp_path / "fixture-results")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(make_scifact_result(model_id, seed, kind))
+        paths.append(path)
+    return paths[0], paths[1]
