@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 from evaluator import __version__
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate
-from evaluator.result import parse_result
+from evaluator.result import SCHEMA_VERSION, parse_result
 
 RUN_DEPTH = 100  # rankings stored per query so that anyone can re-score the result
 
@@ -75,7 +75,7 @@ def assemble_result(
         for query_id, ranking in top_rankings.items()
     }
     data = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "model": meta.model,
         "dataset": {
             "id": meta.dataset_id,

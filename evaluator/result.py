@@ -1,4 +1,8 @@
-"""The result file: one JSON per (model, dataset), schema version 1 (see docs in architecture.md).
+"""The result file: one JSON per (model, dataset) (see architecture.md), schema version 2.
+
+Version 2 adds two optional fields to version 1: `score_samples` (score distributions for recall-at-scale
+prediction, format in evaluator/score_samples.py) and `provenance.index_bytes`. Version 1 files are migrated
+on reading; nothing else changed.
 
 Everything a result holds comes from strangers as often as from us, so the model is strict: unknown fields are
 rejected, numbers must be finite, ids use a small ASCII alphabet, and URLs are http(s) only.
@@ -17,8 +21,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evaluator.errors import OutputExistsError, ResultValidationError
+from evaluator.score_samples import ScoreSamplesModel
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_RESULT_BYTES = 10 * 1024 * 1024
 FLOAT_DECIMALS = 10  # metric values; enough that a mean and the mean of its rounded parts agree to 1e-9
 
@@ -146,6 +151,7 @@ class Provenance(_Strict):
     hardware: str = Field("", max_length=300)
     timings: dict[str, float] = Field(default_factory=dict)
     peak_rss_bytes: int | None = Field(None, ge=0)
+    index_bytes: int | None = Field(None, ge=0)  # size of the search index (since version 2)
 
     @field_validator("timings")
     @classmethod
@@ -158,7 +164,7 @@ class Provenance(_Strict):
 
 
 class ResultFile(_Strict):
-    schema_version: Literal[1]
+    schema_version: Literal[2]
     model: ModelBlock
     dataset: DatasetBlock
     settings: Settings
@@ -166,6 +172,7 @@ class ResultFile(_Strict):
     per_query: dict[str, dict[str, float]]
     run: RunBlock | None = None
     provenance: Provenance
+    score_samples: ScoreSamplesModel | None = None  # since version 2
 
     @model_validator(mode="after")
     def _invariants(self) -> ResultFile:
@@ -230,8 +237,23 @@ def parse_result(data: object, source: str = "<result>") -> ResultFile:
     return parse_result_text(text, source)
 
 
+_VERSION_1 = re.compile(r'"schema_version"\s*:\s*1\s*[,}]')
+
+
+def migrate(data: dict) -> dict:
+    """Bring an older result up to the current schema version (1 -> 2: the new fields are optional)."""
+    if isinstance(data, dict) and data.get("schema_version") == 1:
+        data = {**data, "schema_version": 2}
+    return data
+
+
 def parse_result_text(text: str, source: str = "<result>") -> ResultFile:
     """Validate JSON text in strict JSON mode (arrays read as tuples, no NaN/Infinity)."""
+    if _VERSION_1.search(text):
+        try:
+            text = json.dumps(migrate(json.loads(text)))
+        except ValueError:
+            pass  # invalid JSON: the validation below reports it
     try:
         return ResultFile.model_validate_json(text)
     except ValidationError as error:

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def valid_data() -> dict:
     per_query = {"q1": 0.5, "q2": 1.0, "q3": 0.0}
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "model": {"id": "org/Model-1", "type": "dense", "revision": "abc", "parameters": 10, "dim": 4,
                   "license": "mit", "open_weights": True, "training_datasets": ["msmarco"],
                   "url": "https://example.org/m"},
@@ -69,7 +69,7 @@ def test_output_sorted_and_rounded():
         (lambda d: d["per_query"]["nDCG@10"].update(q1=float("nan")), "finite"),
         (lambda d: d["run"]["rankings"]["q1"].append(["d1", 0.5]), "more than depth"),
         (lambda d: d["dataset"].update(qrels_sha256="xyz"), "qrels_sha256"),
-        (lambda d: d.update(schema_version=2), "schema_version"),
+        (lambda d: d.update(schema_version=3), "schema_version"),
     ],
 )
 def test_invalid_results_name_the_field(mutate, message):
@@ -132,3 +132,12 @@ def test_paths_from_ids():
 def test_committed_schema_is_current():
     committed = (ROOT / "results" / "schema.json").read_text()
     assert committed == schema_json(), "results/schema.json is stale: run `make schema`"
+
+
+def test_version_1_files_are_migrated(tmp_path):
+    data = valid_data()
+    data["schema_version"] = 1
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    result = read_result(path)
+    assert result.schema_version == 2 and result.score_samples is None and result.provenance.index_bytes is None
