@@ -187,15 +187,20 @@ class ResultFile(_Strict):
         for name, values in self.per_query.items():
             bounded = parse_measure(name).bounded
             query_sets.add(frozenset(values))
-            for query_id, value in values.items():
-                _finite(value, f"per_query[{name!r}][{query_id!r}]")
-                if bounded and not 0.0 <= value <= 1.0:
-                    raise ValueError(f"per_query[{name!r}][{query_id!r}] = {value} is outside [0, 1]")
-                if value < 0.0:
-                    raise ValueError(f"per_query[{name!r}][{query_id!r}] = {value} is negative")
+            numbers = list(values.values())
+            # checked in bulk; the message is worded only when something is wrong
+            if not all(map(math.isfinite, numbers)) or (numbers and min(numbers) < 0.0) or (
+                bounded and numbers and max(numbers) > 1.0
+            ):
+                query_id, value = next((q, v) for q, v in values.items()
+                                       if not math.isfinite(v) or v < 0.0 or (bounded and v > 1.0))
+                where = f"per_query[{name!r}][{query_id!r}] = {value}"
+                if not math.isfinite(value):
+                    raise ValueError(f"{where}, expected a finite number")
+                raise ValueError(f"{where} is outside [0, 1]" if bounded else f"{where} is negative")
             mean = self.metrics[name]
             _finite(mean, f"metrics[{name!r}]")
-            expected = math.fsum(values.values()) / max(len(values), 1)
+            expected = math.fsum(numbers) / max(len(numbers), 1)
             if abs(mean - expected) > 1e-6:
                 raise ValueError(
                     f"metrics[{name!r}] = {mean} but the mean of its per_query values is {expected:.10f}"
@@ -303,6 +308,9 @@ def write_atomic(path: Path | str, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
             stream.flush()

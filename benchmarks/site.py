@@ -1,0 +1,154 @@
+"""Benchmark: `irboard build` on a synthetic leaderboard of 200 models x 30 datasets x 1,000 queries.
+
+Usage: python benchmarks/site.py                      (200 models, 30 datasets, 1,000 queries, 3 metrics)
+       python benchmarks/site.py --small              (40 x 8 x 200, a quick check)
+       python benchmarks/site.py --models 200 --datasets 30 --queries 1000
+
+Results (per-query values for nDCG@10, R@100, RR@10; about 1 model in 10 misses some datasets) are written
+once to benchmarks/_work/ by tests/data/make_synthetic_results.py. Each measurement runs in its own fresh
+process, so its wall time and peak RSS (resource.getrusage, ru_maxrss) are its own:
+
+- full build: `leaderboard.build.build_site` end to end (load + validate every file, all-pairs paired t-tests
+  with Holm per dataset, 10,000-resample bootstrap CIs, render, write), the issue's targets being <= 60 s and
+  <= 2 GiB, and a home page of at most 300 KB (plotly.js is a separate file the home page does not load);
+- the build's stages, timed inside one process;
+- reading a sample of the same files: `json.loads` alone (a lower bound for any loader of these JSON files)
+  against `leaderboard.load.read_loaded` (the build's reader: json + the full schema validation of
+  `evaluator.result.read_result` + per-query arrays), per file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "benchmarks" / "_work"
+sys.path.insert(0, str(ROOT / "tests" / "data"))
+
+FULL_BUILD = """
+import json, resource, sys, time
+from leaderboard.build import build_site
+start = time.perf_counter()
+report = build_site(sys.argv[1], sys.argv[2])
+print(json.dumps({"seconds": time.perf_counter() - start, "files": report.files, "results": report.results,
+                  "warnings": len(report.warnings), "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+STAGES = """
+import functools, json, resource, sys, time
+from pathlib import Path
+from leaderboard.aggregate import build_leaderboard, dataset_info
+from leaderboard.build import render_site
+from leaderboard.load import load_results
+from leaderboard.render import replace_folder
+lookup = functools.lru_cache(maxsize=None)(dataset_info)
+times = {}
+start = time.perf_counter()
+loaded = load_results(sys.argv[1], keep_metrics=lambda d: [lookup(d).main_metric])
+times["load + validate"] = time.perf_counter() - start
+start = time.perf_counter()
+board = build_leaderboard(loaded.results, lookup=lookup)
+times["statistics + aggregation"] = time.perf_counter() - start
+start = time.perf_counter()
+files, pages = render_site(board)
+times["render pages, charts, downloads"] = time.perf_counter() - start
+start = time.perf_counter()
+replace_folder(files, Path(sys.argv[2]))
+times["write files"] = time.perf_counter() - start
+print(json.dumps({"times": times, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+READERS = """
+import json, resource, sys, time
+from pathlib import Path
+paths = [Path(line) for line in sys.argv[2].split(",")]
+if sys.argv[1] == "json":
+    import json as _json
+    def read(path):
+        return _json.loads(path.read_bytes())
+else:
+    from leaderboard.load import read_loaded as read
+start = time.perf_counter()
+for path in paths:
+    read(path)
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def run_python(code: str, *args: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark step failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def ensure_results(models: int, datasets: int, queries: int) -> Path:
+    from make_synthetic_results import write_scaled_results
+
+    folder = WORK / f"site_{models}x{datasets}x{queries}"
+    results = folder / "results"
+    done = folder / "complete"
+    if not done.exists():
+        print(f"writing synthetic results to {results} (once) ...", flush=True)
+        start = time.perf_counter()
+        count = write_scaled_results(results, models, datasets, queries)
+        done.write_text(f"{count}\n")
+        print(f"  {count} files in {time.perf_counter() - start:.1f} s", flush=True)
+    return folder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=int, default=200)
+    parser.add_argument("--datasets", type=int, default=30)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--sample", type=int, default=300, help="files read by each reader in the peer test")
+    parser.add_argument("--small", action="store_true", help="40 models x 8 datasets x 200 queries")
+    args = parser.parse_args()
+    if args.small:
+        args.models, args.datasets, args.queries, args.sample = 40, 8, 200, 100
+    folder = ensure_results(args.models, args.datasets, args.queries)
+    results = folder / "results"
+    files = sorted(results.glob("*/*.json"))
+    data_mb = sum(path.stat().st_size for path in files) / 1e6
+
+    full = run_python(FULL_BUILD, str(results), str(folder / "site"))
+    stages = run_python(STAGES, str(results), str(folder / "site-stages"))
+    sample = ",".join(str(path) for path in files[:: max(1, len(files) // args.sample)][: args.sample])
+    reference = run_python(READERS, "json", sample)
+    fast = run_python(READERS, "read_loaded", sample)
+    site = folder / "site"
+    home_kb = (site / "index.html").stat().st_size / 1024
+    site_files = [path for path in site.rglob("*") if path.is_file()]
+    site_mb = sum(path.stat().st_size for path in site_files) / 1e6
+    count = len(sample.split(","))
+
+    print(f"\nirboard build: {args.models} models x {args.datasets} datasets x {args.queries} queries, "
+          f"{len(files)} result files ({data_mb:.0f} MB)\n")
+    print(f"| {'measure':<44} | {'value':>14} | {'target':>10} |")
+    print(f"|{'-' * 46}|{'-' * 16}|{'-' * 12}|")
+    print(f"| {'full build, wall time':<44} | {full['seconds']:>12.1f} s | {'<= 60 s':>10} |")
+    print(f"| {'full build, peak RSS':<44} | {full['rss'] / 2**30:>10.2f} GiB | {'<= 2 GiB':>10} |")
+    print(f"| {'home page HTML (index.html)':<44} | {home_kb:>11.0f} KB | {'<= 300 KB':>10} |")
+    print(f"| {'site: files / size (with plotly.min.js)':<44} | {len(site_files):>5} / {site_mb:>4.0f} MB | {'':>10} |")
+    for name, seconds in stages["times"].items():
+        print(f"| {'  stage: ' + name:<44} | {seconds:>12.1f} s | {'':>10} |")
+    print(f"| {'  stages run, peak RSS':<44} | {stages['rss'] / 2**30:>10.2f} GiB | {'':>10} |")
+    print(f"\nReading {count} of the same result files, one process each\n")
+    print(f"| {'reader':<44} | {'ms per file':>14} | {'peak RSS':>10} |")
+    print(f"|{'-' * 46}|{'-' * 16}|{'-' * 12}|")
+    for name, measured in (("json.loads only (no validation)", reference),
+                           ("leaderboard.load.read_loaded (validated)", fast)):
+        print(f"| {name:<44} | {1000 * measured['seconds'] / count:>14.2f} | "
+              f"{measured['rss'] / 2**20:>7.0f} MiB |")
+    print(f"\nFull validation costs {fast['seconds'] / reference['seconds']:.1f}x the time of parsing alone.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,418 @@
+"""From loaded results to the numbers the site shows: per-dataset statistics and group aggregates.
+
+Per dataset (main metric): mean, bootstrap CI, all-pairs paired tests with correction, the group of models
+not significantly worse than the best, rank ranges, and the comparison with the baseline. Across datasets:
+group means only for models that cover the whole group, with a stratified bootstrap CI, and mean ranks.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import rankdata
+
+from evaluator.errors import IrboardError
+from evaluator.metrics import KINDS, parse_measure
+from evaluator.result import slugify
+from leaderboard import stats
+from leaderboard.load import LoadedResult, ModelInfo
+
+logger = logging.getLogger(__name__)
+
+GROUP_ORDER = ("BEIR", "MIRACL", "mMARCO", "Classic", "Local", "Other")
+ALL_GROUP = "All datasets"
+DEFAULT_MAIN_METRIC = "nDCG@10"
+DEFAULT_BASELINE = "bm25"
+CONFIDENCE = 0.95  # stats.TestSettings describes a 95% interval
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    id: str
+    name: str
+    group: str
+    language: str
+    main_metric: str
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    tests: stats.TestSettings = field(default_factory=stats.TestSettings)
+    baseline: str = DEFAULT_BASELINE
+
+
+def dataset_info(dataset_id: str) -> DatasetInfo:
+    """The registered spec of a dataset, or group "Other" with nDCG@10 when there is none."""
+    try:
+        from evaluator.datasets import get_spec
+
+        spec = get_spec(dataset_id)
+        return DatasetInfo(
+            id=dataset_id,
+            name=str(getattr(spec, "name", "") or dataset_id),
+            group=str(getattr(spec, "group", "") or "Other"),
+            language=str(getattr(spec, "language", "") or ""),
+            main_metric=str(getattr(spec, "main_metric", "") or DEFAULT_MAIN_METRIC),
+        )
+    except (ImportError, AttributeError, LookupError, ValueError, IrboardError):
+        return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
+
+
+def metric_order(name: str) -> tuple:
+    """Display order of metrics: kind as evaluator.metrics lists them, then cutoff, then spelling."""
+    measure = parse_measure(name)
+    return (list(KINDS).index(measure.kind), measure.exp_gain, measure.cutoff or 0, name)
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[^a-z0-9/]", "", name.lower())
+
+
+def training_aliases(info: DatasetInfo) -> frozenset[str]:
+    """Names under which training on a dataset may be declared: every prefix of its id (the family,
+    e.g. "beir" or "miracl", covers all its datasets), every id path after the family, and its name."""
+    parts = info.id.split("/")
+    names = {"/".join(parts[:k]) for k in range(1, len(parts) + 1)}
+    names |= {"/".join(parts[1:k]) for k in range(2, len(parts) + 1)}
+    names.add(info.name)
+    return frozenset(_normalise(name) for name in names if name)
+
+
+def is_zero_shot(model: ModelInfo, info: DatasetInfo) -> bool:
+    trained = {_normalise(name) for name in model.training_datasets}
+    return not (trained & training_aliases(info))
+
+
+def unit_of(dataset_id: str) -> str:
+    """Datasets below a common parent (beir/cqadupstack/*) form one unit, averaged before the group mean."""
+    parts = dataset_id.split("/")
+    return "/".join(parts[:2]) if len(parts) > 2 else dataset_id
+
+
+@dataclass(frozen=True, eq=False)
+class BaselineComparison:
+    model_id: str
+    diff: np.ndarray  # model mean - baseline mean, main metric
+    wins: np.ndarray
+    ties: np.ndarray
+    losses: np.ndarray
+    pvalue: np.ndarray  # corrected p-value of the pair (model, baseline)
+
+
+@dataclass(frozen=True, eq=False)
+class DatasetBoard:
+    info: DatasetInfo
+    slug: str
+    metrics: tuple[str, ...]  # main metric first
+    query_ids: tuple[str, ...]
+    results: tuple[LoadedResult, ...]  # ranked: mean of the main metric descending, then model id
+    scores: np.ndarray  # (models, queries) main metric
+    means: np.ndarray
+    ci: np.ndarray  # (models, 2)
+    pvalues: np.ndarray  # (models, models) corrected
+    best: np.ndarray  # bool: not significantly worse than the best
+    rank_range: np.ndarray  # (models, 2): best and worst rank the tests allow
+    zero_shot: np.ndarray
+    box: dict[str, np.ndarray]  # per-query distribution: q1, median, q3, low, high (whiskers), mean
+    baseline: BaselineComparison | None
+    left_out: tuple[str, ...]  # models whose results lack the main metric
+    model_ids: tuple[str, ...] = field(init=False, default=())  # from results
+    position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
+
+    def __post_init__(self) -> None:
+        ids = tuple(result.model.id for result in self.results)
+        object.__setattr__(self, "model_ids", ids)
+        object.__setattr__(self, "position", {model_id: i for i, model_id in enumerate(ids)})
+
+    def metric_means(self, metric: str) -> list[float | None]:
+        return [result.metrics.get(metric) for result in self.results]
+
+
+@dataclass(frozen=True)
+class GroupScore:
+    mean: float
+    ci: tuple[float, float]
+    mean_rank: float
+
+
+@dataclass(frozen=True, eq=False)
+class GroupBoard:
+    name: str
+    dataset_ids: tuple[str, ...]
+    weights: tuple[float, ...]  # weight of each dataset in the mean (1 / units / datasets in its unit)
+    coverage: dict[str, int]  # model id -> datasets of the group it has results for
+    scores: dict[str, GroupScore]  # only models that cover every dataset of the group
+
+    @property
+    def units(self) -> int:
+        return len({unit_of(dataset_id) for dataset_id in self.dataset_ids})
+
+
+@dataclass(frozen=True, eq=False)
+class ModelBoard:
+    info: ModelInfo
+    slug: str
+    results: dict[str, LoadedResult]  # dataset id -> result
+    zero_shot: dict[str, bool]
+    verified: str  # "all", "some" or "none"
+
+    @property
+    def zero_shot_all(self) -> bool:
+        return all(self.zero_shot.values())
+
+
+@dataclass(frozen=True, eq=False)
+class Leaderboard:
+    settings: SiteSettings
+    baseline_id: str | None
+    models: tuple[ModelBoard, ...]  # by id
+    datasets: tuple[DatasetBoard, ...]  # by group, then id
+    groups: tuple[GroupBoard, ...]  # GROUP_ORDER, then others by name, then ALL_GROUP
+    warnings: tuple[str, ...]
+
+    def dataset(self, dataset_id: str) -> DatasetBoard:
+        return next(board for board in self.datasets if board.info.id == dataset_id)
+
+
+def bootstrap_means(scores: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """(resamples, models) bootstrap means of each row of scores, resampling queries; every model gets
+    the same draws, which are the draws of `stats.bootstrap_ci(row, seed=seed)` for each row.
+
+    A resample's means are its query counts times the score matrix: one float32 matrix product per block
+    (exact counts; means within about 1e-7 of float64, far below the two decimals shown ×100)."""
+    models, n = scores.shape
+    rng = np.random.default_rng(seed)
+    block = max(1, 2**22 // n)  # the block size stats.bootstrap_ci draws with: same random stream
+    transposed = np.ascontiguousarray(scores.T, dtype=np.float32) / np.float32(n)
+    means = np.empty((resamples, models), dtype=np.float32)
+    rows = 256  # counted together: their bins stay in cache (one big bincount is ~20x slower)
+    offsets = (np.arange(rows) * n)[:, None]
+    for start in range(0, resamples, block):
+        size = min(block, resamples - start)
+        draws = rng.integers(0, n, size=(size, n))
+        counts = np.empty((size, n), dtype=np.float32)
+        for first in range(0, size, rows):
+            last = min(first + rows, size)
+            flat = (draws[first:last] + offsets[: last - first]).ravel()
+            counts[first:last] = np.bincount(flat, minlength=(last - first) * n).reshape(last - first, n)
+        np.matmul(counts, transposed, out=means[start : start + size])
+    return means
+
+
+def percentile_ci(boot: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+    """(models, 2) percentile interval; rows of constant per-query values get a zero-width interval."""
+    alpha = 1 - CONFIDENCE
+    by_model = np.ascontiguousarray(boot.T)  # percentiles along contiguous rows are faster
+    ci = np.percentile(by_model, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=1).T.astype(np.float64)
+    if values is not None:
+        constant = np.all(values == values[:, :1], axis=1)
+        ci[constant] = values[constant, :1]
+    return ci
+
+
+def rank_ranges(means: np.ndarray, pvalues: np.ndarray, alpha: float) -> np.ndarray:
+    """Best rank = 1 + models significantly better; worst = models - those significantly worse."""
+    significant = pvalues < alpha
+    better = (means[None, :] > means[:, None]) & significant
+    worse = (means[None, :] < means[:, None]) & significant
+    return np.stack([1 + better.sum(axis=1), means.size - worse.sum(axis=1)], axis=1)
+
+
+def box_stats(scores: np.ndarray) -> dict[str, np.ndarray]:
+    q1, median, q3 = np.percentile(scores, [25, 50, 75], axis=1)
+    reach = 1.5 * (q3 - q1)
+    low = np.where(scores >= (q1 - reach)[:, None], scores, np.inf).min(axis=1)
+    high = np.where(scores <= (q3 + reach)[:, None], scores, -np.inf).max(axis=1)
+    return {"q1": q1, "median": median, "q3": q3, "low": low, "high": high, "mean": scores.mean(axis=1)}
+
+
+def find_baseline(model_ids: list[str], wanted: str) -> str | None:
+    """The model called `wanted`, or the one model whose last id segment is `wanted` (any case)."""
+    if wanted in model_ids:
+        return wanted
+    matches = [model_id for model_id in model_ids if model_id.rsplit("/", 1)[-1].lower() == wanted.lower()]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: SiteSettings,
+                   baseline_id: str | None) -> tuple[DatasetBoard, np.ndarray]:
+    tests = settings.tests
+    metric = info.main_metric
+    ranked = [result for result in results if metric in result.per_query]
+    left_out = tuple(sorted(result.model.id for result in results if metric not in result.per_query))
+    means_by_result = np.array([result.per_query[metric].mean() for result in ranked])
+    order = sorted(range(len(ranked)), key=lambda i: (-means_by_result[i], ranked[i].model.id))
+    ranked = [ranked[i] for i in order]
+    scores = np.stack([result.per_query[metric] for result in ranked])
+    means = scores.mean(axis=1)
+    boot = None
+    if tests.ci_method == "percentile":
+        boot = bootstrap_means(scores, tests.ci_resamples, tests.seed)
+        ci = percentile_ci(boot, scores)
+    else:
+        ci = np.array([stats.bootstrap_ci(row, tests.ci_method, tests.ci_resamples, tests.seed) for row in scores])
+    pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
+    best = stats.best_group(means, pvalues, tests.alpha)
+    model_ids = [result.model.id for result in ranked]
+    comparison = None
+    if baseline_id in model_ids:
+        b = model_ids.index(baseline_id)
+        diff = scores - scores[b]
+        tol = 1e-9  # as stats.wins_ties_losses
+        wins, losses = (diff > tol).sum(axis=1), (diff < -tol).sum(axis=1)
+        comparison = BaselineComparison(baseline_id, means - means[b], wins, scores.shape[1] - wins - losses,
+                                        losses, pvalues[:, b].copy())
+    metrics = sorted({name for result in results for name in result.metrics}, key=metric_order)
+    board = DatasetBoard(
+        info=info,
+        slug=slugify(info.id),
+        metrics=(metric, *[name for name in metrics if name != metric]),
+        query_ids=ranked[0].query_ids,
+        results=tuple(ranked),
+        scores=scores,
+        means=means,
+        ci=ci,
+        pvalues=pvalues,
+        best=best,
+        rank_range=rank_ranges(means, pvalues, tests.alpha),
+        zero_shot=np.array([is_zero_shot(result.model, info) for result in ranked]),
+        box=box_stats(scores),
+        baseline=comparison,
+        left_out=left_out,
+    )
+    if boot is None:  # group intervals need resampled means: percentile draws of the same seed
+        boot = bootstrap_means(scores, tests.ci_resamples, tests.seed)
+    return board, boot
+
+
+def _group_names(infos: list[DatasetInfo]) -> list[str]:
+    present = {info.group for info in infos}
+    known = [name for name in GROUP_ORDER if name in present]
+    return known + sorted(present - set(GROUP_ORDER))
+
+
+def _weights(dataset_ids: list[str]) -> list[float]:
+    units: dict[str, int] = {}
+    for dataset_id in dataset_ids:
+        units[unit_of(dataset_id)] = units.get(unit_of(dataset_id), 0) + 1
+    return [1.0 / len(units) / units[unit_of(dataset_id)] for dataset_id in dataset_ids]
+
+
+class _GroupAccumulator:
+    """Sums weighted per-dataset means and bootstrap means of one group, for all models at once."""
+
+    def __init__(self, name: str, dataset_ids: list[str], model_index: dict[str, int], resamples: int):
+        self.name = name
+        self.dataset_ids = dataset_ids
+        self.weights = dict(zip(dataset_ids, _weights(dataset_ids), strict=True))
+        self.model_index = model_index
+        self.boot = np.zeros((resamples, len(model_index)), dtype=np.float32)
+        self.coverage = np.zeros(len(model_index), dtype=np.int64)
+
+    def add(self, board: DatasetBoard, boot: np.ndarray) -> None:
+        columns = [self.model_index[model_id] for model_id in board.model_ids]
+        self.boot[:, columns] += self.weights[board.info.id] * boot
+        self.coverage[columns] += 1
+
+    def finish(self, boards: dict[str, DatasetBoard]) -> GroupBoard:
+        ids = list(self.model_index)
+        complete = [i for i in range(len(ids)) if self.coverage[i] == len(self.dataset_ids)]
+        complete_ids = [ids[i] for i in complete]
+        means = np.zeros(len(complete))
+        ranks = np.zeros(len(complete))
+        for dataset_id in self.dataset_ids:
+            board = boards[dataset_id]
+            dataset_means = board.means[[board.position[model_id] for model_id in complete_ids]]
+            means += self.weights[dataset_id] * dataset_means
+            if complete:
+                ranks += self.weights[dataset_id] * rankdata(-dataset_means, method="average")
+        ci = percentile_ci(self.boot[:, complete]) if complete else np.zeros((0, 2))
+        scores = {
+            model_id: GroupScore(float(means[k]), (float(ci[k, 0]), float(ci[k, 1])), float(ranks[k]))
+            for k, model_id in enumerate(complete_ids)
+        }
+        return GroupBoard(
+            name=self.name,
+            dataset_ids=tuple(self.dataset_ids),
+            weights=tuple(self.weights[dataset_id] for dataset_id in self.dataset_ids),
+            coverage={ids[i]: int(self.coverage[i]) for i in range(len(ids)) if self.coverage[i]},
+            scores=scores,
+        )
+
+
+def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None = None,
+                      lookup=dataset_info, warnings: list[str] | None = None) -> Leaderboard:
+    """Aggregate validated results; `warnings` (if given) receives what the site user should know."""
+    settings = settings or SiteSettings()
+    warnings = warnings if warnings is not None else []
+    by_dataset: dict[str, list[LoadedResult]] = {}
+    by_model: dict[str, dict[str, LoadedResult]] = {}
+    for result in results:
+        by_dataset.setdefault(result.dataset_id, []).append(result)
+        by_model.setdefault(result.model.id, {})[result.dataset_id] = result
+    model_ids = sorted(by_model)
+    baseline_id = find_baseline(model_ids, settings.baseline)
+    if baseline_id is None and model_ids:
+        warnings.append(f"baseline {settings.baseline!r}: no model has this id; comparisons with a baseline "
+                        "are left out; add its results or choose another baseline")
+    infos = {dataset_id: lookup(dataset_id) for dataset_id in sorted(by_dataset)}
+    groups = _group_names(list(infos.values()))
+    dataset_order = sorted(infos, key=lambda d: (groups.index(infos[d].group), d))
+    for dataset_id in dataset_order:
+        metric = infos[dataset_id].main_metric
+        for result in by_dataset[dataset_id]:
+            if metric not in result.per_query:
+                warnings.append(f"{result.path}: no {metric} (the main metric of {dataset_id}); the model is left "
+                                "out of this dataset's ranking and means; evaluate it with that metric")
+    ranked_datasets = [d for d in dataset_order if any(infos[d].main_metric in r.per_query for r in by_dataset[d])]
+    model_index = {model_id: i for i, model_id in enumerate(model_ids)}
+    resamples = settings.tests.ci_resamples
+    accumulators = [
+        _GroupAccumulator(name, [d for d in ranked_datasets if infos[d].group == name], model_index, resamples)
+        for name in groups
+    ]
+    if len(groups) > 1:
+        accumulators.append(_GroupAccumulator(ALL_GROUP, ranked_datasets, model_index, resamples))
+    boards: dict[str, DatasetBoard] = {}
+    for dataset_id in ranked_datasets:
+        board, boot = _dataset_board(infos[dataset_id], by_dataset[dataset_id], settings, baseline_id)
+        boards[dataset_id] = board
+        for accumulator in accumulators:
+            if dataset_id in accumulator.weights:
+                accumulator.add(board, boot)
+        logger.debug("aggregated %s (%d models)", dataset_id, len(board.results))
+    models = tuple(
+        ModelBoard(
+            info=_shown_metadata(by_model[model_id]),
+            slug=slugify(model_id),
+            results=dict(sorted(by_model[model_id].items(), key=lambda item: dataset_order.index(item[0]))),
+            zero_shot={d: is_zero_shot(r.model, infos[d]) for d, r in by_model[model_id].items()},
+            verified=_verified(by_model[model_id].values()),
+        )
+        for model_id in model_ids
+    )
+    return Leaderboard(
+        settings=settings,
+        baseline_id=baseline_id,
+        models=models,
+        datasets=tuple(boards[d] for d in ranked_datasets),
+        groups=tuple(accumulator.finish(boards) for accumulator in accumulators if accumulator.dataset_ids),
+        warnings=tuple(warnings),
+    )
+
+
+def _shown_metadata(results: dict[str, LoadedResult]) -> ModelInfo:
+    """The metadata most files of the model agree on (ties: the first file by path), as load.py reports."""
+    items = sorted(results.values(), key=lambda r: r.path)
+    counts: dict[ModelInfo, int] = {}
+    for item in items:
+        counts[item.model] = counts.get(item.model, 0) + 1
+    return max(counts, key=lambda info: counts[info])  # max keeps the first of equal counts
+
+
+def _verified(results) -> str:
+    flags = [result.verified for result in results]
+    return "all" if all(flags) else "some" if any(flags) else "none"

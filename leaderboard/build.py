@@ -1,0 +1,167 @@
+"""`irboard build`: read and validate every result, aggregate, render, then swap the finished site in.
+
+Nothing is written unless every file is valid (and, with strict, nothing was worth a warning); every problem
+is reported at once. The same input gives a byte-identical site.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import plotly
+
+from evaluator.errors import IrboardError
+from evaluator.result import ResultFile
+from leaderboard import downloads, pages
+from leaderboard.aggregate import Leaderboard, SiteSettings, build_leaderboard, dataset_info
+from leaderboard.load import load_results
+from leaderboard.render import MARKER, STATIC_DIR, SiteFiles, json_text, make_environment, replace_folder
+from leaderboard.stats import TestSettings
+
+logger = logging.getLogger(__name__)
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+PLOTLY_TARGET = "js/plotly.min.js"
+
+
+class BuildError(IrboardError):
+    """The site cannot be built; `problems` lists every reason, one line each."""
+
+    def __init__(self, problems: list[str], what: str = "problems"):
+        self.problems = list(problems)
+        lines = "\n".join(f"  {problem}" for problem in self.problems)
+        super().__init__(f"build stopped: {len(self.problems)} {what}; fix them and build again:\n{lines}")
+
+
+@dataclass
+class BuildReport:
+    out_dir: Path
+    results: int = 0
+    models: int = 0
+    datasets: int = 0
+    pages: int = 0
+    files: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def _settings(settings: SiteSettings | TestSettings | None) -> SiteSettings:
+    if settings is None:
+        return SiteSettings()
+    if isinstance(settings, TestSettings):
+        return SiteSettings(tests=settings)
+    return settings
+
+
+def _check_output(results_dir: Path, out_dir: Path) -> list[str]:
+    """Refuse to replace a folder the build did not make, or one that holds the results."""
+    out, results = out_dir.resolve(), results_dir.resolve()
+    if out == results or out in results.parents:
+        return [f"{out_dir}: the output folder contains the results folder {results_dir}; choose another --out"]
+    if out_dir.exists() and (not out_dir.is_dir() or (any(out_dir.iterdir()) and not (out_dir / MARKER).exists())):
+        return [f"{out_dir}: exists and is not an irboard build (no {MARKER} file); choose a new or empty --out "
+                "folder, or remove it"]
+    return []
+
+
+def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = False,
+               settings: SiteSettings | TestSettings | None = None,
+               is_verified: Callable[[ResultFile], bool] | None = None,
+               lookup: Callable = dataset_info) -> BuildReport:
+    """Build the static site from `results_dir` into `out_dir`; raise BuildError listing every problem.
+
+    `settings` chooses the tests and the baseline; `is_verified(result)` marks results whose run re-scores
+    to the same metrics (no result is verified without it); `lookup(dataset_id)` gives a DatasetInfo."""
+    results_dir, out_dir = Path(results_dir), Path(out_dir)
+    settings = _settings(settings)
+    lookup = functools.lru_cache(maxsize=None)(lookup)
+    loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified)
+    problems = loaded.problems + _check_output(results_dir, out_dir)
+    if problems:
+        raise BuildError(problems)
+    warnings = list(loaded.warnings)
+    board = build_leaderboard(loaded.results, settings, lookup, warnings)
+    if strict and warnings:
+        raise BuildError(warnings, "warnings (--strict)")
+    for warning in warnings:
+        logger.warning("%s", warning)
+    files, page_count = render_site(board)
+    replace_folder(files, out_dir)
+    logger.info("built %d pages into %s", page_count, out_dir)
+    return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
+                       datasets=len(board.datasets), pages=page_count,
+                       files=len(files.files) + len(files.copies) + 1, warnings=warnings)
+
+
+def render_site(board: Leaderboard) -> tuple[SiteFiles, int]:
+    """Every page, download, data file and asset of the site, in memory."""
+    env = make_environment()
+    files = SiteFiles()
+    rendered = 0
+
+    def render(template: str, context) -> None:
+        nonlocal rendered
+        files.add(context.page.path, env.get_template(template).render(ctx=context))
+        rendered += 1
+
+    home = pages.build_home(board)
+    render("home.html", home)
+    for path, text in downloads.home_downloads(home).items():
+        files.add(path, text)
+    for dataset in board.datasets:
+        context = pages.build_dataset(board, dataset)
+        render("dataset.html", context)
+        for path, text in downloads.dataset_downloads(context, dataset.slug).items():
+            files.add(path, text)
+    for model in board.models:
+        context = pages.build_model(board, model)
+        render("model.html", context)
+        for path, text in downloads.model_downloads(context, model.slug).items():
+            files.add(path, text)
+        files.add(f"data/models/{model.slug}.js", _data_script("models", model.info.id,
+                                                              pages.compare_data(board, model)))
+    files.add("data/datasets.js", _data_script("datasets", None, pages.datasets_data(board)))
+    render("compare.html", pages.build_compare(board))
+    render("submit.html", pages.build_submit(board))
+    for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):
+        files.copy(source.relative_to(STATIC_DIR).as_posix(), source)
+    files.copy(PLOTLY_TARGET, PLOTLY_JS)
+    return files, rendered
+
+
+def _data_script(name: str, key: str | None, data: object) -> str:
+    """A script storing data in window.irboardData[name] (or [name][key]); <script src> works from file://."""
+    target = f"d[{json_text(name)}]"
+    if key is None:
+        assign = f"{target} = {json_text(data)};"
+    else:
+        assign = f"{target} = {target} || {{}};\n  {target}[{json_text(key)}] = {json_text(data)};"
+    return f"(function (d) {{\n  {assign}\n}})(window.irboardData = window.irboardData || {{}});\n"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the stdlib's signature
+        logger.debug("%s " + format, self.address_string(), *args)
+
+
+def make_server(out_dir: Path | str, port: int = 8000, host: str = "127.0.0.1") -> http.server.ThreadingHTTPServer:
+    """An HTTP server for the built site on 127.0.0.1 (port 0 picks a free one)."""
+    out_dir = Path(out_dir)
+    if not (out_dir / "index.html").is_file():
+        raise BuildError([f"{out_dir}: no index.html; run `irboard build` first or pass --out"])
+    handler = functools.partial(_QuietHandler, directory=str(out_dir))
+    return http.server.ThreadingHTTPServer((host, port), handler)
+
+
+def serve_site(out_dir: Path | str, port: int = 8000) -> None:
+    """Preview the site at http://127.0.0.1:<port>/ until interrupted."""
+    server = make_server(out_dir, port)
+    logger.info("serving %s at http://127.0.0.1:%d/", out_dir, server.server_address[1])
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

@@ -1,0 +1,205 @@
+"""Pure functions from numbers to Plotly figure dicts ({"data": [...], "layout": {...}}).
+
+Figures are plain dicts so that their JSON is deterministic (no random ids); values are rounded to what
+the eye can see, which also keeps pages small. Scores arrive as shown in the tables (×100).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 13, "color": "#1f2328"}
+BLUE, ORANGE, GREY, GREEN, RED = "#1f5fa8", "#b35806", "#8c959f", "#1a7f37", "#c62828"
+ROW_PX = 22  # height per model in horizontal charts
+
+
+def _round(values, digits: int = 3) -> list:
+    return [None if value is None or not np.isfinite(value) else round(float(value), digits) for value in values]
+
+
+def _layout(title: str, height: int, **extra) -> dict:
+    layout = {
+        "title": {"text": title, "x": 0, "font": {"size": 15}},
+        "font": FONT,
+        "height": height,
+        "margin": {"l": 10, "r": 20, "t": 50, "b": 50},
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "hovermode": "closest",
+    }
+    layout.update(extra)
+    return layout
+
+
+def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, baseline_mean: float | None) -> dict:
+    """Horizontal dot-and-whisker chart: each model's mean with its bootstrap CI; best group highlighted."""
+    models = list(models)[::-1]  # Plotly draws the first category at the bottom
+    means, low, high, best = (list(values)[::-1] for values in (means, low, high, best))
+    colors = [BLUE if flag else GREY for flag in best]
+    trace = {
+        "type": "scatter",
+        "mode": "markers",
+        "x": _round(means),
+        "y": models,
+        "marker": {"color": colors, "size": 8},
+        "error_x": {
+            "type": "data",
+            "symmetric": False,
+            "array": _round(np.asarray(high) - np.asarray(means)),
+            "arrayminus": _round(np.asarray(means) - np.asarray(low)),
+            "color": "#57606a",
+            "thickness": 1.5,
+            "width": 3,
+        },
+        "customdata": [[lo, hi] for lo, hi in zip(_round(low), _round(high), strict=True)],
+        "hovertemplate": "%{y}<br>" + metric + " %{x:.2f}<br>95% CI %{customdata[0]:.2f} to %{customdata[1]:.2f}"
+        "<extra></extra>",
+        "name": metric,
+        "showlegend": False,
+    }
+    shapes = []
+    if baseline_mean is not None:
+        shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": round(baseline_mean, 3),
+                       "x1": round(baseline_mean, 3), "y0": 0, "y1": 1,
+                       "line": {"color": ORANGE, "dash": "dash", "width": 1.5}})
+    return {
+        "data": [trace],
+        "layout": _layout(
+            f"{metric} ×100: mean and 95% bootstrap CI (blue: not significantly worse than the best; "
+            "dashed: baseline)",
+            120 + ROW_PX * len(models),
+            xaxis={"title": {"text": f"{metric} ×100"}, "zeroline": False, "gridcolor": "#eaeef2"},
+            yaxis={"automargin": True, "type": "category"},
+            shapes=shapes,
+        ),
+    }
+
+
+def pvalue_heatmap(models: Sequence[str], pvalues: np.ndarray, alpha: float, correction: str) -> dict:
+    """Corrected p-values of every pair; cells below alpha are dark (the pair differs significantly)."""
+    models = list(models)
+    z = np.round(np.asarray(pvalues, dtype=np.float64), 4).tolist()
+    scale = [[0.0, "#08306b"], [alpha, "#4a90c8"], [alpha, "#f6f8fa"], [1.0, "#ffffff"]]
+    trace = {
+        "type": "heatmap",
+        "x": models,
+        "y": models,
+        "z": z,
+        "zmin": 0,
+        "zmax": 1,
+        "colorscale": scale,
+        "colorbar": {"title": {"text": "p"}, "tickvals": [alpha, 1], "ticktext": [f"α = {alpha:g}", "1"]},
+        "hovertemplate": "%{y} vs %{x}<br>p = %{z}<extra></extra>",
+        "xgap": 1,
+        "ygap": 1,
+    }
+    cell = max(6, min(30, 1400 // max(len(models), 1)))  # pixels per cell: readable, bounded page height
+    every = {"dtick": 1} if cell >= 14 else {}  # small cells: let Plotly thin out the labels
+    return {
+        "data": [trace],
+        "layout": _layout(
+            f"p-values of all pairs ({correction}); dark: p < {alpha:g}",
+            340 + cell * len(models),
+            xaxis={"automargin": True, "type": "category", "tickangle": -45, "constrain": "domain", **every},
+            yaxis={"automargin": True, "type": "category", "autorange": "reversed", "scaleanchor": "x",
+                   "constrain": "domain", **every},
+        ),
+    }
+
+
+def per_query_boxes(models: Sequence[str], box: dict[str, np.ndarray], metric: str) -> dict:
+    """Per-query score distribution of each model as box plots from precomputed quartiles."""
+    models = list(models)[::-1]
+    picked = {name: _round(list(values)[::-1]) for name, values in box.items()}
+    trace = {
+        "type": "box",
+        "orientation": "h",
+        "y": models,
+        "q1": picked["q1"],
+        "median": picked["median"],
+        "q3": picked["q3"],
+        "lowerfence": picked["low"],
+        "upperfence": picked["high"],
+        "mean": picked["mean"],
+        "marker": {"color": BLUE},
+        "line": {"color": BLUE},
+        "fillcolor": "rgba(31,95,168,0.15)",
+        "showlegend": False,
+        "name": metric,
+    }
+    return {
+        "data": [trace],
+        "layout": _layout(
+            f"Per-query {metric} ×100: quartiles, whiskers at 1.5 IQR, dashed line at the mean",
+            120 + ROW_PX * len(models),
+            xaxis={"title": {"text": f"{metric} ×100"}, "gridcolor": "#eaeef2"},
+            yaxis={"automargin": True, "type": "category"},
+        ),
+    }
+
+
+def wins_ties_losses(models: Sequence[str], wins, ties, losses, baseline: str) -> dict:
+    """Stacked bars: queries where each model beats, ties or loses to the baseline."""
+    models = list(models)[::-1]
+    traces = []
+    for name, values, color in (("wins", wins, GREEN), ("ties", ties, GREY), ("losses", losses, RED)):
+        traces.append({
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": models,
+            "x": [int(value) for value in list(values)[::-1]],
+            "marker": {"color": color},
+            "hovertemplate": "%{y}: %{x} " + name + "<extra></extra>",
+        })
+    return {
+        "data": traces,
+        "layout": _layout(
+            f"Per-query wins, ties and losses against {baseline}",
+            140 + ROW_PX * len(models),
+            barmode="stack",
+            xaxis={"title": {"text": "queries"}, "gridcolor": "#eaeef2"},
+            yaxis={"automargin": True, "type": "category"},
+            legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right",
+                    "traceorder": "normal"},
+        ),
+    }
+
+
+def model_vs_baseline(datasets: Sequence[str], means, low, high, baseline_means, model: str,
+                      baseline: str | None) -> dict:
+    """Grouped bars per dataset: the model (with its CI) and the baseline, main metric of each dataset."""
+    datasets = list(datasets)
+    traces = [{
+        "type": "bar",
+        "name": model,
+        "x": datasets,
+        "y": _round(means),
+        "marker": {"color": BLUE},
+        "error_y": {"type": "data", "symmetric": False, "color": "#1f2328",
+                    "array": _round(np.asarray(high, dtype=float) - np.asarray(means, dtype=float)),
+                    "arrayminus": _round(np.asarray(means, dtype=float) - np.asarray(low, dtype=float))},
+        "hovertemplate": "%{x}: %{y:.2f}<extra>" + model + "</extra>",
+    }]
+    if baseline is not None and baseline != model:
+        traces.append({
+            "type": "bar",
+            "name": baseline,
+            "x": datasets,
+            "y": _round([np.nan if value is None else value for value in baseline_means]),
+            "marker": {"color": ORANGE},
+            "hovertemplate": "%{x}: %{y:.2f}<extra>" + baseline + "</extra>",
+        })
+    return {
+        "data": traces,
+        "layout": _layout(
+            "Main metric of each dataset ×100, with 95% bootstrap CI",
+            420,
+            barmode="group",
+            xaxis={"automargin": True, "type": "category", "tickangle": -30},
+            yaxis={"title": {"text": "main metric ×100"}, "gridcolor": "#eaeef2", "rangemode": "tozero"},
+            legend={"orientation": "h", "y": 1.08},
+        ),
+    }

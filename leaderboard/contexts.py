@@ -1,0 +1,229 @@
+"""The template contexts: typed, frozen records that templates only format (see pages.py for the builders)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from leaderboard.load import ModelInfo
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str  # relative to the site root
+    title: str
+    root: str  # relative link prefix back to the site root ("" or "../")
+    nav: str  # which navigation entry is current
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    title: str
+    json: str  # figure as script-safe JSON text
+
+
+@dataclass(frozen=True)
+class Download:
+    label: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    dataset_id: str
+    label: str
+    title: str
+    href: str
+    metric: str
+
+
+@dataclass(frozen=True)
+class GroupHeader:
+    name: str
+    key: str
+    columns: tuple[Column, ...]  # datasets of the group, in table order
+    size: int
+
+
+@dataclass(frozen=True)
+class GroupCell:
+    mean: float | None
+    ci: tuple[float, float] | None
+    mean_rank: float | None
+    covered: int
+    total: int
+
+
+@dataclass(frozen=True)
+class DatasetCell:
+    value: float | None
+    best: bool
+    trained: bool
+
+
+@dataclass(frozen=True)
+class HomeRow:
+    model_id: str
+    href: str
+    type: str
+    parameters: int | None
+    license: str
+    open_weights: bool
+    zero_shot: bool
+    verified: str
+    is_baseline: bool
+    groups: tuple[GroupCell, ...]
+    cells: tuple[DatasetCell, ...]
+
+
+@dataclass(frozen=True)
+class HomeContext:
+    page: Page
+    groups: tuple[GroupHeader, ...]  # mean columns (the last may be "All datasets")
+    dataset_groups: tuple[GroupHeader, ...]  # dataset columns grouped
+    rows: tuple[HomeRow, ...]
+    types: tuple[str, ...]
+    licenses: tuple[str, ...]
+    parameter_bounds: tuple[int, ...]
+    baseline_id: str | None
+    baseline_href: str
+    dataset_count: int
+    tests: str
+    methods: tuple[str, ...]
+    order: str
+    warnings: tuple[str, ...]
+    downloads: tuple[Download, ...]
+
+
+@dataclass(frozen=True)
+class DatasetRow:
+    model_id: str
+    href: str
+    rank_low: int
+    rank_high: int
+    best: bool
+    mean: float
+    ci: tuple[float, float]
+    whisker: tuple[float, float, float]  # low, mean, high as 0-100 positions on the page's common scale
+    values: tuple[float | None, ...]  # in DatasetContext.other_metrics order
+    diff: float | None
+    wins: int | None
+    ties: int | None
+    losses: int | None
+    pvalue: float | None
+    mark: str  # "better", "worse" or "" (significance against the baseline)
+    zero_shot: bool
+    verified: bool
+    is_baseline: bool
+
+
+@dataclass(frozen=True)
+class DatasetContext:
+    page: Page
+    id: str
+    name: str
+    group: str
+    language: str
+    main_metric: str
+    other_metrics: tuple[str, ...]
+    other_scales: tuple[float, ...]  # display factor of each other metric
+    queries: int
+    rows: tuple[DatasetRow, ...]
+    baseline_id: str | None
+    left_out: tuple[str, ...]
+    tests: str
+    methods: tuple[str, ...]
+    figures: tuple[Figure, ...]
+    downloads: tuple[Download, ...]
+
+
+@dataclass(frozen=True)
+class ModelDatasetRow:
+    dataset_id: str
+    name: str
+    href: str | None  # None when the dataset could not be ranked (no main metric anywhere)
+    group: str
+    metric: str
+    mean: float | None
+    ci: tuple[float, float] | None
+    rank_low: int | None
+    rank_high: int | None
+    models: int
+    best: bool
+    baseline_mean: float | None
+    diff: float | None
+    wins: int | None
+    ties: int | None
+    losses: int | None
+    pvalue: float | None
+    mark: str
+    zero_shot: bool
+    verified: bool
+
+
+@dataclass(frozen=True)
+class ModelGroupRow:
+    name: str
+    mean: float | None
+    ci: tuple[float, float] | None
+    mean_rank: float | None
+    covered: int
+    total: int
+    method: str
+
+
+@dataclass(frozen=True)
+class EfficiencyRow:
+    dataset_id: str
+    timings: tuple[tuple[str, float], ...]
+    peak_rss_bytes: int | None
+    index_bytes: int | None
+    hardware: str
+
+
+@dataclass(frozen=True)
+class ReproduceRow:
+    dataset_id: str
+    command: str
+    irboard_version: str
+    created_at: str
+    settings: str
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    page: Page
+    model: ModelInfo
+    group_means: str
+    verified: str
+    zero_shot: bool
+    is_baseline: bool
+    baseline_id: str | None
+    rows: tuple[ModelDatasetRow, ...]
+    groups: tuple[ModelGroupRow, ...]
+    metrics: tuple[str, ...]
+    metric_scales: tuple[float, ...]
+    metric_rows: tuple[tuple[str, tuple[float | None, ...]], ...]
+    efficiency: tuple[EfficiencyRow, ...]
+    reproduce: tuple[ReproduceRow, ...]
+    tests: str
+    figures: tuple[Figure, ...]
+    downloads: tuple[Download, ...]
+
+
+@dataclass(frozen=True)
+class CompareContext:
+    page: Page
+    models: tuple[tuple[str, str], ...]  # (id, slug)
+    first: str
+    second: str
+    datasets: int
+    tests: str
+
+
+@dataclass(frozen=True)
+class SubmitContext:
+    page: Page
+    schema_version: int
+    baseline_id: str | None

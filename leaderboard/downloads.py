@@ -1,0 +1,76 @@
+"""CSV and JSON downloads of every table on the site; values on the metric's own scale (not ×100)."""
+
+from __future__ import annotations
+
+import json
+
+from leaderboard.contexts import DatasetContext, HomeContext, ModelContext
+from leaderboard.render import csv_text, rounded
+
+
+def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
+    records = [dict(zip(header, row, strict=True)) for row in rows]
+    document = {**meta, "columns": header, "rows": rounded(records)}
+    return {
+        f"{stem}.csv": csv_text(header, rows),
+        f"{stem}.json": json.dumps(document, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+    }
+
+
+def home_downloads(home: HomeContext) -> dict[str, str]:
+    header = ["model_id", "type", "parameters", "license", "open_weights", "zero_shot", "verified"]
+    for group in home.groups:
+        header += [f"{group.name} mean", f"{group.name} ci_low", f"{group.name} ci_high",
+                   f"{group.name} mean_rank", f"{group.name} datasets_covered"]
+    columns = [column for group in home.dataset_groups for column in group.columns]
+    header += [f"{column.title} ({column.metric})" for column in columns]
+    rows = []
+    for row in home.rows:
+        values = [row.model_id, row.type, row.parameters, row.license, row.open_weights, row.zero_shot, row.verified]
+        for cell in row.groups:
+            values += [cell.mean, cell.ci[0] if cell.ci else None, cell.ci[1] if cell.ci else None, cell.mean_rank,
+                       cell.covered]
+        values += [cell.value for cell in row.cells]
+        rows.append(values)
+    meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods)}
+    return _both("downloads/leaderboard", header, rows, meta)
+
+
+def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
+    header = ["model_id", "rank_best", "rank_worst", "top_group", page.main_metric, "ci_low", "ci_high",
+              *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot",
+              "verified"]
+    rows = [
+        [row.model_id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
+         row.diff, row.wins, row.ties, row.losses, row.pvalue, row.zero_shot, row.verified]
+        for row in page.rows
+    ]
+    meta = {"table": f"dataset {page.id}", "dataset_id": page.id, "main_metric": page.main_metric,
+            "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods)}
+    return _both(f"downloads/datasets/{slug}", header, rows, meta)
+
+
+def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
+    """The model's dataset table, with every metric and the efficiency figures as extra columns."""
+    timing_keys = sorted({key for row in page.efficiency for key, _ in row.timings})
+    header = ["dataset_id", "main_metric", "score", "ci_low", "ci_high", "rank_best", "rank_worst", "top_group",
+              "baseline_score", "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot", "verified",
+              *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware"]
+    values = dict(page.metric_rows)
+    efficiency = {row.dataset_id: row for row in page.efficiency}
+    rows = []
+    for row in page.rows:
+        cost = efficiency[row.dataset_id]
+        timings = dict(cost.timings)
+        rows.append([
+            row.dataset_id, row.metric, row.mean, row.ci[0] if row.ci else None, row.ci[1] if row.ci else None,
+            row.rank_low, row.rank_high, row.best, row.baseline_mean, row.diff, row.wins, row.ties, row.losses,
+            row.pvalue, row.zero_shot, row.verified, *values[row.dataset_id],
+            *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
+        ])
+    groups = {group.name: {"mean": group.mean, "ci": list(group.ci) if group.ci else None,
+                           "mean_rank": group.mean_rank, "datasets_covered": group.covered,
+                           "datasets_in_group": group.total} for group in page.groups}
+    meta = {"table": f"model {page.model.id}", "model_id": page.model.id, "baseline": page.baseline_id,
+            "significance": page.tests, "group_means": rounded(groups)}
+    return _both(f"downloads/models/{slug}", header, rows, meta)

@@ -1,0 +1,243 @@
+"""Read and validate every result file under results/, collecting every problem before anyone renders.
+
+Each file is validated by `evaluator.result.read_result` (the schema's own reader, migrations included), then
+reduced to what the site needs: metadata and per-query arrays aligned on sorted query ids. Files are then
+checked against each other (same queries and qrels per dataset, consistent model metadata).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from evaluator.errors import IrboardError
+from evaluator.result import ResultFile, read_result, result_path, slugify
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_FILE = "schema.json"  # results/schema.json sits next to the model folders
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    type: str
+    revision: str
+    parameters: int | None
+    dim: int | None
+    license: str
+    open_weights: bool
+    training_datasets: tuple[str, ...]
+    url: str
+
+
+@dataclass(frozen=True)
+class Provenance:
+    irboard_version: str
+    command: str
+    created_at: str
+    hardware: str
+    timings: tuple[tuple[str, float], ...]
+    peak_rss_bytes: int | None
+    index_bytes: int | None
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedResult:
+    """What the site needs from one result file; per-query values are arrays aligned on `query_ids`."""
+
+    path: str
+    model: ModelInfo
+    dataset_id: str
+    split: str
+    num_docs: int | None
+    qrels_sha256: str
+    settings: tuple[tuple[str, object], ...]
+    metrics: dict[str, float]
+    query_ids: tuple[str, ...]
+    per_query: dict[str, np.ndarray]
+    has_run: bool
+    verified: bool
+    provenance: Provenance
+
+
+@dataclass
+class LoadReport:
+    results: list[LoadedResult] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # make the build fail
+    warnings: list[str] = field(default_factory=list)  # shown; fail the build only with --strict
+
+
+def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,
+                is_verified: Callable[[ResultFile], bool] | None = None) -> LoadedResult:
+    """Read and validate one result file (ResultValidationError names the file and field).
+
+    `keep_metrics(dataset_id)` names the metrics whose per-query values are kept (None: all of them), so
+    that memory holds only what the site shows; `is_verified(result)` is asked about results with a run."""
+    result = read_result(path)
+    first = next(iter(result.per_query.values()))
+    query_ids = tuple(sorted(first))
+    kept = keep_metrics(result.dataset.id) if keep_metrics else None
+    names = sorted(result.per_query if kept is None else set(kept) & set(result.per_query))
+    per_query = {}
+    for name in names:
+        values = result.per_query[name]
+        ordered = values.values() if tuple(values) == query_ids else (values[q] for q in query_ids)
+        per_query[name] = np.fromiter(ordered, dtype=np.float64, count=len(query_ids))
+    verified = bool(is_verified(result)) if is_verified is not None and result.run is not None else False
+    return _to_loaded(str(path), result, query_ids, per_query, verified)
+
+
+def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
+               verified: bool) -> LoadedResult:
+    model, dataset, prov = result.model, result.dataset, result.provenance
+    return LoadedResult(
+        path=path,
+        model=ModelInfo(
+            id=model.id, type=model.type, revision=model.revision, parameters=model.parameters, dim=model.dim,
+            license=model.license, open_weights=model.open_weights,
+            training_datasets=tuple(model.training_datasets), url=model.url,
+        ),
+        dataset_id=dataset.id,
+        split=dataset.split,
+        num_docs=dataset.num_docs,
+        qrels_sha256=dataset.qrels_sha256,
+        settings=tuple(sorted(result.settings.model_dump().items())),
+        metrics=dict(sorted(result.metrics.items())),
+        query_ids=query_ids,
+        per_query=per_query,
+        has_run=result.run is not None,
+        verified=verified,
+        provenance=Provenance(
+            irboard_version=prov.irboard_version, command=prov.command, created_at=prov.created_at,
+            hardware=prov.hardware, timings=tuple(sorted(prov.timings.items())), peak_rss_bytes=prov.peak_rss_bytes,
+            index_bytes=prov.index_bytes,
+        ),
+    )
+
+
+def find_result_files(results_dir: Path, report: LoadReport) -> list[Path]:
+    """`<results_dir>/<model_slug>/<dataset_slug>.json`, sorted; anything else is named in a warning."""
+    files = []
+    for path in sorted(results_dir.rglob("*")):
+        relative = path.relative_to(results_dir)
+        if path.is_dir() or relative.parts[0].startswith("."):
+            continue
+        if len(relative.parts) == 2 and path.suffix == ".json":
+            files.append(path)
+        elif relative != Path(SCHEMA_FILE):
+            report.warnings.append(
+                f"{path}: ignored; result files live at <results>/<model_slug>/<dataset_slug>.json"
+            )
+    return files
+
+
+def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,
+                 is_verified: Callable[[ResultFile], bool] | None = None) -> LoadReport:
+    """Read every result file under `results_dir` and check them against each other; never raises for
+    problems in the files: every problem and warning is collected in the returned report."""
+    results_dir = Path(results_dir)
+    report = LoadReport()
+    if not results_dir.is_dir():
+        report.problems.append(f"{results_dir}: no such folder; pass --results with the folder of result files")
+        return report
+    files = find_result_files(results_dir, report)
+    if not files:
+        report.problems.append(f"{results_dir}: no result files found; add <model_slug>/<dataset_slug>.json files")
+    for path in files:
+        try:
+            loaded = read_loaded(path, keep_metrics, is_verified)
+        except (IrboardError, OSError) as error:
+            report.problems.append(str(error) if isinstance(error, IrboardError) else f"{path}: cannot read ({error})")
+            continue
+        expected = result_path(loaded.model.id, loaded.dataset_id, results_dir)
+        if path != expected:
+            report.problems.append(
+                f"{path}: a result for model {loaded.model.id!r} on {loaded.dataset_id!r} belongs at {expected}; "
+                "move it there"
+            )
+            continue
+        report.results.append(loaded)
+    _check_slugs(report)
+    _check_datasets(report)
+    _check_models(report)
+    logger.info("loaded %d result files from %s", len(report.results), results_dir)
+    return report
+
+
+def _check_slugs(report: LoadReport) -> None:
+    """Ids that differ only in case share a file name, so they would share a page: refuse them."""
+    for kind, key in (("model", lambda r: r.model.id), ("dataset", lambda r: r.dataset_id)):
+        spellings: dict[str, dict[str, str]] = {}
+        for result in report.results:
+            spellings.setdefault(slugify(key(result)), {}).setdefault(key(result), result.path)
+        for variants in spellings.values():
+            if len(variants) > 1:
+                names = ", ".join(f"{name!r} ({path})" for name, path in sorted(variants.items()))
+                report.problems.append(f"{kind} ids {names} differ only in case; use one spelling")
+
+
+def _majority(items: list[LoadedResult], key: Callable[[LoadedResult], object]) -> object:
+    """The most common value of key; ties go to the value of the first file in path order."""
+    counts = Counter(key(item) for item in items)
+    best = max(counts.values())
+    return next(key(item) for item in items if counts[key(item)] == best)
+
+
+def _check_datasets(report: LoadReport) -> None:
+    """All results on a dataset must score the same queries against the same qrels."""
+    by_dataset: dict[str, list[LoadedResult]] = {}
+    for result in report.results:
+        by_dataset.setdefault(result.dataset_id, []).append(result)
+    kept: list[LoadedResult] = []
+    for dataset_id, items in sorted(by_dataset.items()):
+        reference = _majority(items, lambda r: (r.split, r.qrels_sha256, r.query_ids))
+        example = next(r for r in items if (r.split, r.qrels_sha256, r.query_ids) == reference)
+        for item in items:
+            if item.split != example.split or item.qrels_sha256 != example.qrels_sha256:
+                report.problems.append(
+                    f"{item.path}: dataset {dataset_id!r} split {item.split!r} with qrels sha256 "
+                    f"{item.qrels_sha256[:12]}… differs from {example.path} (split {example.split!r}, "
+                    f"{example.qrels_sha256[:12]}…); evaluate against the same qrels"
+                )
+                continue
+            if item.query_ids != example.query_ids:
+                extra = sorted(set(item.query_ids) - set(example.query_ids))
+                missing = sorted(set(example.query_ids) - set(item.query_ids))
+                report.problems.append(
+                    f"{item.path}: per_query covers {len(item.query_ids)} queries, not the same "
+                    f"{len(example.query_ids)} as {example.path} (extra: {extra[:3]}, missing: {missing[:3]}); "
+                    f"evaluate on every query of {dataset_id!r}'s qrels"
+                )
+                continue
+            if item.settings != example.settings:
+                report.warnings.append(
+                    f"{item.path}: settings {dict(item.settings)} differ from {example.path} "
+                    f"({dict(example.settings)}); scores on {dataset_id!r} may not be comparable"
+                )
+            # Equal query ids become one shared tuple, so memory holds one per dataset.
+            kept.append(replace(item, query_ids=example.query_ids))
+    report.results = sorted(kept, key=lambda r: r.path)
+
+
+def _check_models(report: LoadReport) -> None:
+    """A model's metadata should agree across its files; the most common version is the one shown."""
+    by_model: dict[str, list[LoadedResult]] = {}
+    for result in report.results:
+        by_model.setdefault(result.model.id, []).append(result)
+    for model_id, items in sorted(by_model.items()):
+        reference = _majority(items, lambda r: r.model)
+        example = next(r for r in items if r.model == reference)
+        for item in items:
+            if item.model != reference:
+                fields = [name for name in ModelInfo.__dataclass_fields__
+                          if getattr(item.model, name) != getattr(reference, name)]
+                report.warnings.append(
+                    f"{item.path}: model fields {', '.join(fields)} of {model_id!r} differ from {example.path}; "
+                    f"the site shows the metadata of {example.path}"
+                )

@@ -1,0 +1,357 @@
+"""One entry per page: the function that builds its typed context (leaderboard/contexts.py).
+
+Contexts hold raw numbers and ready-made text; templates only format them (filters in render.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluator.metrics import parse_measure
+from evaluator.result import SCHEMA_VERSION, slugify
+from leaderboard import charts
+from leaderboard.aggregate import (
+    ALL_GROUP,
+    DatasetBoard,
+    GroupBoard,
+    Leaderboard,
+    ModelBoard,
+    metric_order,
+    unit_of,
+)
+from leaderboard.contexts import (
+    Column,
+    CompareContext,
+    DatasetCell,
+    DatasetContext,
+    DatasetRow,
+    Download,
+    EfficiencyRow,
+    Figure,
+    GroupCell,
+    GroupHeader,
+    HomeContext,
+    HomeRow,
+    ModelContext,
+    ModelDatasetRow,
+    ModelGroupRow,
+    Page,
+    ReproduceRow,
+    SubmitContext,
+)
+from leaderboard.render import json_text
+
+MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
+SCALE = 100.0  # scores are shown ×100 in tables and charts
+PARAMETER_BOUNDS = (50_000_000, 150_000_000, 500_000_000, 1_000_000_000, 10_000_000_000)
+
+
+def metric_scale(name: str) -> float:
+    """Scores in [0, 1] are shown ×100; unbounded ones (ARP, an average rank) as they are."""
+    return SCALE if parse_measure(name).bounded else 1.0
+
+
+def _figure(figure_id: str, title: str, figure: dict) -> Figure:
+    return Figure(figure_id, title, json_text(figure))
+
+
+def group_key(name: str) -> str:
+    return "all" if name == ALL_GROUP else "".join(c for c in name.lower() if c.isalnum()) or "group"
+
+
+def describe_tests(board: Leaderboard) -> str:
+    return board.settings.tests.describe()
+
+
+GROUP_MEANS = ("Group means: the mean of the main metric over every dataset of the group, only for models with a "
+               "result on every one of them; a model with partial coverage shows k/n (datasets covered / datasets "
+               "in the group) instead of a mean, never an average over fewer datasets.")
+
+
+def group_method(group: GroupBoard) -> str:
+    count = len(group.dataset_ids)
+    if group.units != count:
+        return (f"{count} datasets; those below a common parent (such as beir/cqadupstack/*) are averaged first, "
+                f"so the mean weighs {group.units} units equally.")
+    return f"{count} dataset{'s' if count != 1 else ''}, equally weighted."
+
+
+# --- home ---------------------------------------------------------------------------------------------
+
+
+def _dataset_column(board: DatasetBoard, root: str) -> Column:
+    return Column(key=f"d-{board.slug}", dataset_id=board.info.id, label=board.info.id.split("/", 1)[-1],
+                  title=board.info.name,
+                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric)
+
+
+def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
+    return [group for group in board.groups if group.name != ALL_GROUP] + [
+        group for group in board.groups if group.name == ALL_GROUP]
+
+
+def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
+    """Models with a mean over every dataset first, best first; then the others by id."""
+    overall = next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
+    if overall is None:
+        return list(board.models), "Models are listed by id."
+    ranked = sorted((m for m in board.models if m.info.id in overall.scores),
+                    key=lambda m: (-overall.scores[m.info.id].mean, m.info.id))
+    rest = [m for m in board.models if m.info.id not in overall.scores]
+    text = (f"Default order: models with a result on all {len(overall.dataset_ids)} datasets, by their "
+            f"{overall.name} mean (best first), then the other models by id.")
+    return ranked + rest, text
+
+
+def build_home(board: Leaderboard) -> HomeContext:
+    page = Page("index.html", "Leaderboard", "", "home")
+    boards = {d.info.id: d for d in board.datasets}
+    best = {(d.info.id, model_id): bool(flag) for d in board.datasets for model_id, flag in zip(d.model_ids, d.best,
+                                                                                               strict=True)}
+    means = {(d.info.id, model_id): float(mean) for d in board.datasets for model_id, mean in zip(d.model_ids, d.means,
+                                                                                                 strict=True)}
+    groups = _ordered_groups(board)
+    headers = tuple(GroupHeader(g.name, group_key(g.name), (), len(g.dataset_ids)) for g in groups)
+    dataset_groups = tuple(
+        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "") for d in g.dataset_ids),
+                    len(g.dataset_ids))
+        for g in groups if g.name != ALL_GROUP
+    )
+    ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
+    models, order_text = home_order(board)
+    rows = []
+    for model in models:
+        model_id = model.info.id
+        group_cells = []
+        for group in groups:
+            score = group.scores.get(model_id)
+            group_cells.append(GroupCell(
+                mean=score.mean if score else None, ci=score.ci if score else None,
+                mean_rank=score.mean_rank if score else None,
+                covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids)))
+        cells = tuple(
+            DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
+                        d in model.zero_shot and not model.zero_shot[d])
+            for d in ordered_ids
+        )
+        rows.append(HomeRow(model_id=model_id, href=f"models/{model.slug}.html", type=model.info.type,
+                            parameters=model.info.parameters, license=model.info.license,
+                            open_weights=model.info.open_weights, zero_shot=model.zero_shot_all,
+                            verified=model.verified, is_baseline=model_id == board.baseline_id,
+                            groups=tuple(group_cells), cells=cells))
+    tests = board.settings.tests
+    methods = [
+        "Each dataset column shows the dataset's main metric (named in its header), the mean over all of its "
+        "queries, ×100. – : no result.",
+        GROUP_MEANS,
+        *(f"{g.name}: {group_method(g)}" for g in groups),
+        f"95% confidence intervals [low, high] of group means: percentile bootstrap over queries, "
+        f"{tests.ci_resamples:,} resamples, seed {tests.seed}: the queries of each dataset are resampled and the "
+        "dataset means combined with the group's weights. Dataset pages give each dataset's interval.",
+        "Mean rank (rank view): each model's rank on every dataset of the group among the models that cover "
+        "the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
+        f"Bold scores: the model is not significantly worse than the best model on that dataset ({describe_tests(board)})",
+        "† the model's training data includes this dataset (model.training_datasets), so it is not zero-shot "
+        "there; the zero-shot filter keeps models that are zero-shot on every dataset.",
+    ]
+    licenses = tuple(sorted({m.info.license for m in board.models if m.info.license}))
+    return HomeContext(
+        page=page, groups=headers, dataset_groups=dataset_groups, rows=tuple(rows),
+        types=tuple(t for t in MODEL_TYPES if any(m.info.type == t for m in board.models)),
+        licenses=licenses, parameter_bounds=PARAMETER_BOUNDS, baseline_id=board.baseline_id,
+        baseline_href=f"models/{slugify(board.baseline_id)}.html" if board.baseline_id else "",
+        dataset_count=len(board.datasets),
+        tests=describe_tests(board), methods=tuple(methods), order=order_text, warnings=board.warnings,
+        downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
+    )
+
+
+# --- dataset ------------------------------------------------------------------------------------------
+
+
+def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
+    root = "../"
+    alpha = board.settings.tests.alpha
+    lowest, highest = float(dataset.ci[:, 0].min()), float(dataset.ci[:, 1].max())
+    span = (highest - lowest) or 1.0
+    comparison = dataset.baseline
+    others = dataset.metrics[1:]
+    rows = []
+    for i, result in enumerate(dataset.results):
+        model_id = result.model.id
+        position = tuple(round(100 * (float(v) - lowest) / span, 1) for v in
+                         (dataset.ci[i, 0], dataset.means[i], dataset.ci[i, 1]))
+        mark = ""
+        if comparison is not None and model_id != comparison.model_id and comparison.pvalue[i] < alpha:
+            mark = "better" if comparison.diff[i] > 0 else "worse"
+        rows.append(DatasetRow(
+            model_id=model_id, href=f"{root}models/{slugify(model_id)}.html",
+            rank_low=int(dataset.rank_range[i, 0]), rank_high=int(dataset.rank_range[i, 1]),
+            best=bool(dataset.best[i]), mean=float(dataset.means[i]),
+            ci=(float(dataset.ci[i, 0]), float(dataset.ci[i, 1])), whisker=position,
+            values=tuple(result.metrics.get(metric) for metric in others),
+            diff=float(comparison.diff[i]) if comparison else None,
+            wins=int(comparison.wins[i]) if comparison else None,
+            ties=int(comparison.ties[i]) if comparison else None,
+            losses=int(comparison.losses[i]) if comparison else None,
+            pvalue=float(comparison.pvalue[i]) if comparison and model_id != comparison.model_id else None,
+            mark=mark, zero_shot=bool(dataset.zero_shot[i]), verified=result.verified,
+            is_baseline=model_id == board.baseline_id,
+        ))
+    metric = dataset.info.main_metric
+    models = dataset.model_ids
+    tests = board.settings.tests
+    figures = [
+        _figure("fig-scores", f"{metric} with 95% CI", charts.scores_with_ci(
+            models, SCALE * dataset.means, SCALE * dataset.ci[:, 0], SCALE * dataset.ci[:, 1], dataset.best, metric,
+            SCALE * float(dataset.means[dataset.position[comparison.model_id]]) if comparison else None)),
+        _figure("fig-pvalues", "p-values of all pairs", charts.pvalue_heatmap(
+            models, dataset.pvalues, alpha, tests.correction)),
+        _figure("fig-boxes", f"Per-query {metric}", charts.per_query_boxes(
+            models, {name: SCALE * values for name, values in dataset.box.items()}, metric)),
+    ]
+    if comparison is not None:
+        keep = [k for k, model_id in enumerate(models) if model_id != comparison.model_id]
+        figures.append(_figure("fig-wtl", f"Wins, ties and losses against {comparison.model_id}",
+                               charts.wins_ties_losses([models[k] for k in keep], comparison.wins[keep],
+                                                       comparison.ties[keep], comparison.losses[keep],
+                                                       comparison.model_id)))
+    methods = (
+        f"Score: {metric} (this dataset's main metric), the mean over its {len(dataset.query_ids):,} queries, ×100; "
+        "the other metric columns are the means stored in each result file.",
+        f"95% CI: {'BCa' if tests.ci_method == 'bca' else 'percentile'} bootstrap over queries, "
+        f"{tests.ci_resamples:,} resamples, seed {tests.seed} (the same draws for every model).",
+        f"Significance: {describe_tests(board)} The tests compare per-query {metric} of every pair of the "
+        f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs.",
+        "Rank range: best rank = 1 + the number of models significantly better; worst rank = the number of "
+        "models minus those significantly worse. ★ marks the top group: the models not significantly worse than "
+        "the best mean.",
+        (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
+         f"the model scores higher / within 1e-9 / lower; p is the corrected p-value of that pair; ▲/▼ mark "
+         f"p < {alpha:g}.") if comparison else "No baseline model has results on this dataset.",
+    )
+    return DatasetContext(
+        page=Page(f"datasets/{dataset.slug}.html", dataset.info.name, root, "datasets"),
+        id=dataset.info.id, name=dataset.info.name, group=dataset.info.group, language=dataset.info.language,
+        main_metric=metric, other_metrics=others, other_scales=tuple(metric_scale(m) for m in others),
+        queries=len(dataset.query_ids), rows=tuple(rows),
+        baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
+        tests=describe_tests(board), methods=methods, figures=tuple(figures),
+        downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
+                   Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
+    )
+
+
+# --- model --------------------------------------------------------------------------------------------
+
+
+def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
+    root = "../"
+    alpha = board.settings.tests.alpha
+    boards = {d.info.id: d for d in board.datasets}
+    rows = []
+    for dataset_id, result in model.results.items():
+        dataset = boards.get(dataset_id)
+        i = dataset.position.get(model.info.id) if dataset else None
+        comparison = dataset.baseline if dataset else None
+        b = dataset.position[comparison.model_id] if comparison else None
+        is_base = comparison is not None and comparison.model_id == model.info.id
+        mark = ""
+        if i is not None and comparison is not None and not is_base and comparison.pvalue[i] < alpha:
+            mark = "better" if comparison.diff[i] > 0 else "worse"
+        rows.append(ModelDatasetRow(
+            dataset_id=dataset_id, name=dataset.info.name if dataset else dataset_id,
+            href=f"{root}datasets/{dataset.slug}.html" if dataset else None,
+            group=dataset.info.group if dataset else "",
+            metric=dataset.info.main_metric if dataset else "",
+            mean=float(dataset.means[i]) if i is not None else None,
+            ci=(float(dataset.ci[i, 0]), float(dataset.ci[i, 1])) if i is not None else None,
+            rank_low=int(dataset.rank_range[i, 0]) if i is not None else None,
+            rank_high=int(dataset.rank_range[i, 1]) if i is not None else None,
+            models=len(dataset.results) if dataset else 0,
+            best=bool(dataset.best[i]) if i is not None else False,
+            baseline_mean=float(dataset.means[b]) if b is not None else None,
+            diff=float(comparison.diff[i]) if comparison and i is not None else None,
+            wins=int(comparison.wins[i]) if comparison and i is not None else None,
+            ties=int(comparison.ties[i]) if comparison and i is not None else None,
+            losses=int(comparison.losses[i]) if comparison and i is not None else None,
+            pvalue=float(comparison.pvalue[i]) if comparison and i is not None and not is_base else None,
+            mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
+        ))
+    groups = tuple(
+        ModelGroupRow(
+            name=g.name,
+            mean=g.scores[model.info.id].mean if model.info.id in g.scores else None,
+            ci=g.scores[model.info.id].ci if model.info.id in g.scores else None,
+            mean_rank=g.scores[model.info.id].mean_rank if model.info.id in g.scores else None,
+            covered=g.coverage.get(model.info.id, 0), total=len(g.dataset_ids), method=group_method(g),
+        )
+        for g in _ordered_groups(board)
+    )
+    metrics = tuple(sorted({name for r in model.results.values() for name in r.metrics}, key=metric_order))
+    metric_rows = tuple((d, tuple(r.metrics.get(name) for name in metrics)) for d, r in model.results.items())
+    efficiency = tuple(EfficiencyRow(d, r.provenance.timings, r.provenance.peak_rss_bytes, r.provenance.index_bytes,
+                                     r.provenance.hardware) for d, r in model.results.items())
+    reproduce = tuple(
+        ReproduceRow(d, r.provenance.command, r.provenance.irboard_version, r.provenance.created_at,
+                     ", ".join(f"{key}={value}" for key, value in r.settings))
+        for d, r in model.results.items()
+    )
+    shown = [row for row in rows if row.mean is not None]
+    figure = charts.model_vs_baseline(
+        [row.dataset_id for row in shown], [SCALE * row.mean for row in shown], [SCALE * row.ci[0] for row in shown],
+        [SCALE * row.ci[1] for row in shown],
+        [None if row.baseline_mean is None else SCALE * row.baseline_mean for row in shown],
+        model.info.id, board.baseline_id)
+    return ModelContext(
+        page=Page(f"models/{model.slug}.html", model.info.id, root, "models"),
+        model=model.info, group_means=GROUP_MEANS, verified=model.verified, zero_shot=model.zero_shot_all,
+        is_baseline=model.info.id == board.baseline_id, baseline_id=board.baseline_id, rows=tuple(rows),
+        groups=groups, metrics=metrics, metric_scales=tuple(metric_scale(m) for m in metrics), metric_rows=metric_rows, efficiency=efficiency, reproduce=reproduce,
+        tests=describe_tests(board),
+        figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
+        downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
+                   Download("JSON", f"{root}downloads/models/{model.slug}.json")),
+    )
+
+
+# --- compare and submit -------------------------------------------------------------------------------
+
+
+def build_compare(board: Leaderboard) -> CompareContext:
+    ids = [m.info.id for m in board.models]
+    ordered, _ = home_order(board)
+    first = ordered[0].info.id if ordered else ""
+    second = board.baseline_id if board.baseline_id and board.baseline_id != first else (
+        next((i for i in ids if i != first), first))
+    return CompareContext(
+        page=Page("compare.html", "Compare two models", "", "compare"),
+        models=tuple((m.info.id, m.slug) for m in board.models), first=first, second=second,
+        datasets=len(board.datasets), tests=describe_tests(board),
+    )
+
+
+def build_submit(board: Leaderboard) -> SubmitContext:
+    return SubmitContext(Page("submit.html", "Submit results", "", "submit"), SCHEMA_VERSION, board.baseline_id)
+
+
+def compare_data(board: Leaderboard, model: ModelBoard) -> dict:
+    """Per-query main-metric values and corrected p-values against every model, per dataset, for compare.js."""
+    data = {}
+    for dataset in board.datasets:
+        i = dataset.position.get(model.info.id)
+        if i is None:
+            continue
+        data[dataset.info.id] = {
+            "values": np.round(dataset.scores[i], 4).tolist(),
+            "p": np.round(dataset.pvalues[i], 4).tolist(),
+        }
+    return data
+
+
+def datasets_data(board: Leaderboard) -> dict:
+    return {
+        d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
+                    "models": list(d.model_ids), "unit": unit_of(d.info.id)}
+        for d in board.datasets
+    }

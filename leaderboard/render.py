@@ -1,0 +1,181 @@
+"""Jinja2 environment (autoescape, StrictUndefined), value formatting, safe JSON embedding, file writing.
+
+Formatting lives here as filters so that templates format and never compute. Everything written is
+deterministic: sorted keys, fixed number formats, no timestamps.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES_DIR = PROJECT_ROOT / "templates"
+STATIC_DIR = PROJECT_ROOT / "site"
+MISSING = "–"
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
+def format_score(value, scale: float = 100.0, digits: int = 2) -> str:
+    """A metric value as shown: ×100 with two decimals for metrics in [0, 1]."""
+    return MISSING if _missing(value) else f"{value * scale:.{digits}f}"
+
+
+def format_ci(interval, scale: float = 100.0, digits: int = 2) -> str:
+    if interval is None or any(_missing(value) for value in interval):
+        return MISSING
+    low, high = interval
+    return f"[{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+
+
+def format_signed(value, scale: float = 100.0, digits: int = 2) -> str:
+    if _missing(value):
+        return MISSING
+    text = f"{value * scale:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
+
+
+def format_pvalue(value) -> str:
+    if _missing(value):
+        return MISSING
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def format_parameters(value) -> str:
+    if value is None:
+        return "unknown"
+    for limit, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return str(value)
+
+
+def format_bytes(value) -> str:
+    if value is None:
+        return MISSING
+    for limit, suffix in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if value >= limit:
+            return f"{value / limit:.1f} {suffix}"
+    return f"{value} B"
+
+
+def format_number(value, digits: int = 1) -> str:
+    return MISSING if _missing(value) else f"{value:,.{digits}f}"
+
+
+def format_count(value) -> str:
+    return MISSING if value is None else f"{value:,}"
+
+
+def json_text(data) -> str:
+    """Deterministic JSON that is safe inside <script>: <, > and & are escaped as \\u003c etc."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def json_script(data) -> Markup:
+    return Markup(json_text(data))
+
+
+def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir)),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        score=format_score, ci=format_ci, signed=format_signed, pvalue=format_pvalue, params=format_parameters,
+        bytes=format_bytes, number=format_number, count=format_count, json_script=json_script,
+    )
+    return env
+
+
+def csv_text(header: list[str], rows: list[list]) -> str:
+    """CSV with a header, "\\n" line ends, floats with 6 decimals and empty cells for missing values."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(["" if _missing(v) else f"{v:.6f}" if isinstance(v, float) else v for v in row])
+    return buffer.getvalue()
+
+
+def rounded(value, digits: int = 6):
+    """Plain data for JSON downloads: floats rounded, NaN as null, numpy scalars as Python numbers."""
+    if isinstance(value, dict):
+        return {str(key): rounded(item, digits) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(item, digits) for item in value]
+    if hasattr(value, "item"):  # numpy scalar
+        value = value.item()
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else round(value, digits)
+    return value
+
+
+class SiteFiles:
+    """The whole site in memory, path -> bytes, written in one go once everything has rendered."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.copies: dict[str, Path] = {}
+
+    def add(self, path: str, content: str | bytes) -> None:
+        if path in self.files or path in self.copies:
+            raise ValueError(f"site file {path} written twice")
+        self.files[path] = content.encode("utf-8") if isinstance(content, str) else content
+
+    def copy(self, path: str, source: Path) -> None:
+        if path in self.files or path in self.copies:
+            raise ValueError(f"site file {path} written twice")
+        self.copies[path] = source
+
+    def write_to(self, folder: Path) -> None:
+        for path, content in sorted(self.files.items()):
+            target = folder / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        for path, source in sorted(self.copies.items()):
+            target = folder / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+
+
+MARKER = ".irboard-build"
+
+
+def replace_folder(files: SiteFiles, out_dir: Path) -> None:
+    """Write into a new folder next to out_dir, then swap it in, so out_dir is never half written."""
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".new", dir=out_dir.parent))
+    try:
+        files.write_to(staging)
+        (staging / MARKER).write_text("irboard static site; this folder is replaced by every build\n")
+        os.chmod(staging, 0o755)
+        old = None
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".old", dir=out_dir.parent))
+            os.rmdir(old)
+            os.replace(out_dir, old)
+        os.replace(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,268 @@
+"""Synthetic result files for the site's tests and benchmark, and the golden site built from them.
+
+    python tests/data/make_synthetic_results.py            # rewrite tests/data/site/results and .../golden
+    python tests/data/make_synthetic_results.py --scale 200 30 1000 --out DIR   # benchmark-sized set
+
+Everything is seeded, so the same command writes the same bytes. The golden set has 10 datasets in five
+groups, 12 models with gaps in coverage, and a model whose free-text fields carry HTML and script payloads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from evaluator.result import SCHEMA_VERSION, parse_result, result_path, write_atomic  # noqa: E402
+
+SITE_DATA = ROOT / "tests" / "data" / "site"
+GOLDEN_RESULTS = SITE_DATA / "results"
+GOLDEN_SITE = SITE_DATA / "golden"
+CREATED_AT = "2025-01-15T12:00:00Z"
+
+XSS = "<script>alert('xss')</script>"
+
+
+@dataclass(frozen=True)
+class SyntheticDataset:
+    id: str
+    name: str
+    group: str
+    language: str
+    main_metric: str
+    queries: int
+    difficulty: float  # added to every model's base quality
+
+
+@dataclass(frozen=True)
+class SyntheticModel:
+    id: str
+    type: str
+    quality: float
+    parameters: int | None = None
+    license: str = "apache-2.0"
+    open_weights: bool = True
+    training_datasets: tuple[str, ...] = ()
+    revision: str = "main"
+    url: str = ""
+    hardware: str = "2 vCPU, 24 GiB RAM"
+    command: str = ""
+    datasets: tuple[str, ...] | None = None  # None: every dataset
+    extra: dict = field(default_factory=dict)
+
+
+GOLDEN_DATASETS = (
+    SyntheticDataset("beir/scifact", "scifact", "BEIR", "en", "nDCG@10", 30, 0.10),
+    SyntheticDataset("beir/nfcorpus", "nfcorpus", "BEIR", "en", "nDCG@10", 24, -0.12),
+    SyntheticDataset("beir/cqadupstack/android", "cqadupstack/android", "BEIR", "en", "nDCG@10", 20, -0.02),
+    SyntheticDataset("beir/cqadupstack/english", "cqadupstack/english", "BEIR", "en", "nDCG@10", 20, -0.05),
+    SyntheticDataset("miracl/sw", "sw", "MIRACL", "sw", "nDCG@10", 20, 0.05),
+    SyntheticDataset("miracl/fi", "fi", "MIRACL", "fi", "nDCG@10", 20, 0.08),
+    SyntheticDataset("mmarco/fr", "fr", "mMARCO", "fr", "RR@10", 24, -0.10),
+    SyntheticDataset("mmarco/de-en", "de-en", "mMARCO", "de-en", "RR@10", 20, -0.14),
+    SyntheticDataset("classic/cranfield", "cranfield", "Classic", "en", "nDCG@10", 25, 0.0),
+    SyntheticDataset("custom/tiny", "custom/tiny", "Other", "", "nDCG@10", 12, 0.02),
+)
+_BEIR = ("beir/scifact", "beir/nfcorpus", "beir/cqadupstack/android", "beir/cqadupstack/english")
+GOLDEN_MODELS = (
+    SyntheticModel("bm25", "lexical", 0.36, None, command="irboard evaluate --model bm25 --dataset {dataset}"),
+    SyntheticModel("naver/splade-v3", "sparse", 0.46, 110_000_000, "cc-by-nc-sa-4.0",
+                   training_datasets=("msmarco",), url="https://huggingface.co/naver/splade-v3"),
+    SyntheticModel("BAAI/bge-small-en-v1.5", "dense", 0.47, 33_400_000, "mit",
+                   training_datasets=("msmarco", "nq", "SciFact"), url="https://huggingface.co/BAAI/bge-small-en-v1.5"),
+    SyntheticModel("sentence-transformers/all-MiniLM-L6-v2", "dense", 0.40, 22_700_000,
+                   training_datasets=("msmarco", "nq")),
+    SyntheticModel("intfloat/e5-small-v2", "dense", 0.44, 33_400_000, "mit"),
+    SyntheticModel("colbert-ir/colbertv2.0", "late-interaction", 0.48, 110_000_000, "mit",
+                   training_datasets=("msmarco",)),
+    SyntheticModel("irboard/bm25-minilm-hybrid", "hybrid", 0.45, 22_700_000),
+    SyntheticModel("acme/closed-embed-1", "dense", 0.50, None, "proprietary", open_weights=False),
+    SyntheticModel("BAAI/bge-m3", "dense", 0.52, 568_000_000, "mit", training_datasets=("miracl", "msmarco")),
+    SyntheticModel(
+        "test/markup-in-metadata", "other", 0.38, 1_000, license=XSS[:100],
+        revision="\"><img src=x onerror=alert('revision')>",
+        training_datasets=("<b>bold</b>", "</script><script>alert('training')</script>"),
+        hardware="<iframe src=\"javascript:alert('hardware')\"></iframe>",
+        command="irboard evaluate --model '" + XSS + "' --dataset {dataset} & echo </pre><h1>x</h1>",
+        datasets=("beir/scifact", "miracl/sw", "custom/tiny"),
+    ),
+    SyntheticModel("org/partial-model", "dense", 0.43, 125_000_000, "cc-by-4.0", datasets=_BEIR[:2]),
+    SyntheticModel("org/miracl-only", "dense", 0.41, 278_000_000, "mit", datasets=("miracl/sw", "miracl/fi")),
+)
+GOLDEN_METRICS = ("nDCG@10", "R@100", "RR@10")
+
+
+def dataset_table(datasets=GOLDEN_DATASETS) -> dict[str, dict]:
+    """What the dataset registry would say about each synthetic dataset (used as the build's lookup)."""
+    return {d.id: {"name": d.name, "group": d.group, "language": d.language, "main_metric": d.main_metric}
+            for d in datasets}
+
+
+def _stable_seed(*parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("\x1f".join(parts).encode()).digest()[:8], "little")
+
+
+def per_query_values(model: SyntheticModel, dataset: SyntheticDataset, metrics, query_ids) -> dict[str, list]:
+    """Plausible per-query scores: query difficulty shared by all models, plus model noise; 4 decimals."""
+    shared = np.random.default_rng(_stable_seed("queries", dataset.id))
+    difficulty = shared.normal(0.0, 0.22, len(query_ids))
+    own = np.random.default_rng(_stable_seed(model.id, dataset.id))
+    base = np.clip(model.quality + dataset.difficulty + difficulty + own.normal(0.0, 0.12, len(query_ids)), 0, 1)
+    shifts = {"nDCG": 0.0, "R": 0.3, "RR": 0.06, "AP": -0.05, "P": -0.2}
+    values = {}
+    for metric in metrics:
+        kind = metric.split("@")[0].split("(")[0]
+        noise = own.normal(0.0, 0.05, len(query_ids))
+        row = np.round(np.clip(base + shifts.get(kind, 0.0) + noise, 0.0, 1.0), 4)
+        values[metric] = [float(value) for value in row]
+    return values
+
+
+def result_dict(model: SyntheticModel, dataset: SyntheticDataset, metrics, with_run: bool = False) -> dict:
+    width = max(3, len(str(dataset.queries)))
+    prefix = dataset.id.rsplit("/", 1)[-1][:3].upper()
+    query_ids = [f"{prefix}-{i:0{width}d}" for i in range(1, dataset.queries + 1)]
+    values = per_query_values(model, dataset, metrics, query_ids)
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "model": {"id": model.id, "type": model.type, "revision": model.revision, "parameters": model.parameters,
+                  "dim": 384 if model.type == "dense" else None, "license": model.license,
+                  "open_weights": model.open_weights, "training_datasets": list(model.training_datasets),
+                  "url": model.url},
+        "dataset": {"id": dataset.id, "split": "test", "num_queries": dataset.queries,
+                    "num_docs": 1000 + 37 * dataset.queries,
+                    "qrels_sha256": hashlib.sha256(dataset.id.encode()).hexdigest()},
+        "settings": {"top_k": 1000, "ignore_identical_ids": False, "relevance_level": 1},
+        "metrics": {m: round(math.fsum(v) / len(v), 10) for m, v in values.items()},
+        "per_query": {m: dict(zip(query_ids, v, strict=True)) for m, v in values.items()},
+        "run": None,
+        "provenance": {
+            "irboard_version": "0.1.0",
+            "command": (model.command or "irboard evaluate --model {model} --dataset {dataset}").format(
+                model=model.id, dataset=dataset.id) + f" --out {result_path(model.id, dataset.id)}",
+            "created_at": CREATED_AT,
+            "hardware": model.hardware,
+            "timings": {"index_s": round(5 + 40 * model.quality, 2), "queries_per_s": round(2000 * (1 - model.quality), 1),
+                        "encode_docs_per_s": round(900 * (1 - model.quality), 1)},
+            "peak_rss_bytes": 300_000_000 + 1_000_000 * len(model.id),
+            "index_bytes": 40_000 * dataset.queries * (3 if model.type == "dense" else 1),
+        },
+    }
+    if with_run:
+        data["run"] = {"depth": 3, "rankings": {q: [[f"D{k}-{q}", float(3 - k)] for k in range(3)] for q in query_ids}}
+    return data
+
+
+def dump(data: dict) -> str:
+    """The byte format of evaluator.result.dump_result (sorted keys, indent 1, ASCII)."""
+    return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False) + "\n"
+
+
+def write_golden_results(out: Path = GOLDEN_RESULTS) -> list[Path]:
+    if out.exists():
+        shutil.rmtree(out)
+    written = []
+    datasets = {d.id: d for d in GOLDEN_DATASETS}
+    for model in GOLDEN_MODELS:
+        for dataset_id in model.datasets or tuple(datasets):
+            data = result_dict(model, datasets[dataset_id], GOLDEN_METRICS,
+                               with_run=(model.id, dataset_id) == ("bm25", "beir/scifact"))
+            parse_result(data, f"{model.id} on {dataset_id}")  # what we commit must be valid
+            path = result_path(model.id, dataset_id, out)
+            write_atomic(path, dump(data))
+            written.append(path)
+    return written
+
+
+_SCALE_IDS = (
+    *(f"beir/{name}" for name in ("trec-covid", "nfcorpus", "nq", "hotpotqa", "fiqa", "arguana", "webis-touche2020",
+                                  "quora", "dbpedia-entity", "scidocs", "fever", "climate-fever", "scifact")),
+    *(f"beir/cqadupstack/{name}" for name in ("android", "english", "gaming")),
+    *(f"miracl/{lang}" for lang in ("ar", "bn", "fi", "sw", "te", "yo")),
+    *(f"mmarco/{lang}" for lang in ("fr", "de", "de-en", "fr-en", "zh")),
+    *(f"classic/{name}" for name in ("cranfield", "cisi", "cacm")),
+)
+
+
+def scaled_sets(n_models: int, n_datasets: int, n_queries: int) -> tuple[list[SyntheticModel], list[SyntheticDataset]]:
+    """Many models and datasets for the benchmark: about 1 model in 10 misses a few datasets."""
+    ids = list(_SCALE_IDS) + [f"custom/set-{i:03d}" for i in range(max(0, n_datasets - len(_SCALE_IDS)))]
+    groups = {"beir": "BEIR", "miracl": "MIRACL", "mmarco": "mMARCO", "classic": "Classic", "custom": "Other"}
+    datasets = [SyntheticDataset(d, d, groups[d.split("/")[0]], "", "RR@10" if d.startswith("mmarco") else "nDCG@10",
+                                 n_queries, (i % 7 - 3) * 0.04) for i, d in enumerate(ids[:n_datasets])]
+    rng = np.random.default_rng(7)
+    types = ("lexical", "sparse", "dense", "dense", "hybrid", "late-interaction")
+    models = [SyntheticModel("bm25", "lexical", 0.36)]
+    for i in range(1, n_models):
+        covered = None
+        if i % 10 == 0:
+            covered = tuple(d.id for j, d in enumerate(datasets) if (i + j) % 4)
+        models.append(SyntheticModel(f"org{i % 17:02d}/model-{i:04d}", types[i % len(types)],
+                                     float(rng.uniform(0.3, 0.55)), int(rng.integers(5, 8000)) * 1_000_000,
+                                     ("mit", "apache-2.0", "cc-by-4.0")[i % 3], open_weights=i % 9 != 0,
+                                     training_datasets=("msmarco",) if i % 5 == 0 else (), datasets=covered))
+    return models, datasets
+
+
+def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: int,
+                         metrics=("nDCG@10", "R@100", "RR@10")) -> int:
+    models, datasets = scaled_sets(n_models, n_datasets, n_queries)
+    by_id = {d.id: d for d in datasets}
+    count = 0
+    for model in models:
+        for dataset_id in model.datasets or tuple(by_id):
+            path = result_path(model.id, dataset_id, out)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(dump(result_dict(model, by_id[dataset_id], metrics)), encoding="utf-8")
+            count += 1
+    return count
+
+
+def golden_lookup(dataset_id: str):
+    """The lookup the golden build uses, so that the golden site does not change with the registry."""
+    from leaderboard.aggregate import DEFAULT_MAIN_METRIC, DatasetInfo
+
+    entry = dataset_table().get(dataset_id)
+    if entry is None:
+        return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
+    return DatasetInfo(dataset_id, entry["name"], entry["group"], entry["language"], entry["main_metric"])
+
+
+def write_golden_site(out: Path = GOLDEN_SITE) -> None:
+    """Build the golden results into `out`, without plotly.min.js (tests check only that it is there)."""
+    from leaderboard.build import PLOTLY_TARGET, build_site
+
+    if out.exists():
+        shutil.rmtree(out)
+    build_site(GOLDEN_RESULTS, out, strict=True, lookup=golden_lookup)
+    (out / PLOTLY_TARGET).unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", nargs=3, type=int, metavar=("MODELS", "DATASETS", "QUERIES"))
+    parser.add_argument("--out", type=Path, help="output folder for --scale")
+    args = parser.parse_args()
+    if args.scale:
+        if args.out is None:
+            parser.error("--scale needs --out")
+        print(f"wrote {write_scaled_results(args.out, *args.scale)} result files to {args.out}")
+        return
+    print(f"wrote {len(write_golden_results())} result files to {GOLDEN_RESULTS}")
+    write_golden_site()
+    print(f"wrote the golden site to {GOLDEN_SITE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""Fixtures for the leaderboard tests: the synthetic results, a built site, an HTTP server, Chromium settings."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SYNTHETIC = ROOT / "tests" / "data" / "make_synthetic_results.py"
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+def _load_synthetic():
+    spec = importlib.util.spec_from_file_location("make_synthetic_results", SYNTHETIC)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+synthetic = _load_synthetic()
+
+
+@pytest.fixture(scope="session")
+def synth():
+    """tests/data/make_synthetic_results.py as a module (datasets, models, golden_lookup, result_dict)."""
+    return synthetic
+
+
+@pytest.fixture(scope="session")
+def golden_results() -> Path:
+    return synthetic.GOLDEN_RESULTS
+
+
+@pytest.fixture
+def results_copy(tmp_path) -> Path:
+    """A writable copy of the synthetic results, for tests that break or add files."""
+    target = tmp_path / "results"
+    shutil.copytree(synthetic.GOLDEN_RESULTS, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    from leaderboard.build import build_site
+
+    out = tmp_path_factory.mktemp("site") / "_site"
+    build_site(synthetic.GOLDEN_RESULTS, out, strict=True, lookup=synthetic.golden_lookup)
+    return out
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site):
+    """The built site served over real HTTP on 127.0.0.1."""
+    from leaderboard.build import make_server
+
+    server = make_server(built_site, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Debian's chromium, headless (see design/browser-tests.md)."""
+    return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "headless": True,
+            "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS

@@ -1,0 +1,168 @@
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+
+from leaderboard import stats
+from leaderboard.aggregate import (
+    ALL_GROUP,
+    DatasetInfo,
+    SiteSettings,
+    bootstrap_means,
+    build_leaderboard,
+    dataset_info,
+    find_baseline,
+    is_zero_shot,
+    percentile_ci,
+    rank_ranges,
+)
+from leaderboard.load import ModelInfo, load_results
+
+
+@pytest.fixture(scope="module")
+def board(synth):
+    loaded = load_results(synth.GOLDEN_RESULTS)
+    warnings = []
+    return build_leaderboard(loaded.results, SiteSettings(), synth.golden_lookup, warnings), warnings
+
+
+def _model(training=()):
+    return ModelInfo("org/m", "dense", "", None, None, "", True, tuple(training), "")
+
+
+def test_batched_bootstrap_gives_stats_bootstrap_ci_for_every_row():
+    rng = np.random.default_rng(3)
+    scores = np.round(rng.random((4, 57)), 4)
+    scores[3] = 0.25  # constant row: zero-width interval
+    ci = percentile_ci(bootstrap_means(scores, 10_000, 0), scores)
+    for row, (low, high) in zip(scores, ci, strict=True):
+        expected = stats.bootstrap_ci(row, "percentile", 10_000, 0)
+        assert low == pytest.approx(expected[0], abs=1e-6)
+        assert high == pytest.approx(expected[1], abs=1e-6)
+
+
+def test_bootstrap_draws_span_several_blocks_like_stats():
+    scores = np.random.default_rng(5).random((2, 3000))  # 2**22 // 3000 = 1398 resamples per block
+    ci = percentile_ci(bootstrap_means(scores, 5_000, 11), scores)
+    expected = stats.bootstrap_ci(scores[1], "percentile", 5_000, 11)
+    assert ci[1] == pytest.approx(expected, abs=1e-6)
+
+
+def test_dataset_statistics_match_stats_module(board):
+    leaderboard, _ = board
+    tests = leaderboard.settings.tests
+    for dataset in leaderboard.datasets:
+        scores = np.stack([r.per_query[dataset.info.main_metric] for r in dataset.results])
+        np.testing.assert_allclose(dataset.means, scores.mean(axis=1))
+        assert list(dataset.means) == sorted(dataset.means, reverse=True)
+        expected = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
+        np.testing.assert_array_equal(dataset.pvalues, expected)
+        np.testing.assert_array_equal(dataset.best, stats.best_group(dataset.means, expected, tests.alpha))
+        baseline = dataset.baseline
+        b = dataset.model_ids.index("bm25")
+        for i in range(len(dataset.results)):
+            assert (baseline.wins[i], baseline.ties[i], baseline.losses[i]) == stats.wins_ties_losses(
+                scores[i], scores[b])
+            assert baseline.diff[i] == pytest.approx(scores[i].mean() - scores[b].mean())
+            assert baseline.pvalue[i] == expected[i, b]
+
+
+def test_rank_ranges_count_significantly_better_and_worse_models():
+    means = np.array([0.5, 0.4, 0.3])
+    p = np.array([[1.0, 0.2, 0.01], [0.2, 1.0, 0.03], [0.01, 0.03, 1.0]])
+    # model 0: none better; worse and significant: model 2 -> worst rank 3 - 1 = 2
+    assert rank_ranges(means, p, 0.05).tolist() == [[1, 2], [1, 2], [3, 3]]
+
+
+def test_group_means_only_for_complete_coverage_with_units(board, synth):
+    leaderboard, _ = board
+    beir = next(g for g in leaderboard.groups if g.name == "BEIR")
+    assert "org/partial-model" not in beir.scores and beir.coverage["org/partial-model"] == 2
+    assert beir.coverage["test/markup-in-metadata"] == 1
+    means = {d.info.id: dict(zip(d.model_ids, d.means, strict=True)) for d in leaderboard.datasets}
+    for model_id, score in beir.scores.items():
+        cqa = (means["beir/cqadupstack/android"][model_id] + means["beir/cqadupstack/english"][model_id]) / 2
+        expected = (cqa + means["beir/nfcorpus"][model_id] + means["beir/scifact"][model_id]) / 3
+        assert score.mean == pytest.approx(expected)
+        assert score.ci[0] <= score.mean <= score.ci[1]
+    everything = next(g for g in leaderboard.groups if g.name == ALL_GROUP)
+    assert len(everything.dataset_ids) == len(synth.GOLDEN_DATASETS)
+    assert set(everything.scores) == {m.id for m in synth.GOLDEN_MODELS if m.datasets is None}
+
+
+def test_group_of_one_dataset_has_that_datasets_mean_and_ci(board):
+    leaderboard, _ = board
+    classic = next(g for g in leaderboard.groups if g.name == "Classic")
+    dataset = leaderboard.dataset("classic/cranfield")
+    for i, model_id in enumerate(dataset.model_ids):
+        assert classic.scores[model_id].mean == pytest.approx(dataset.means[i])
+        assert classic.scores[model_id].ci == pytest.approx(tuple(dataset.ci[i]), abs=1e-6)
+
+
+def test_mean_rank_is_the_weighted_mean_of_ranks_among_complete_models(board):
+    leaderboard, _ = board
+    mmarco = next(g for g in leaderboard.groups if g.name == "mMARCO")
+    complete = sorted(mmarco.scores)
+    ranks = []
+    for dataset_id in mmarco.dataset_ids:
+        dataset = leaderboard.dataset(dataset_id)
+        means = [dataset.means[dataset.model_ids.index(m)] for m in complete]
+        ranks.append(rankdata(-np.array(means), method="average"))
+    expected = np.mean(ranks, axis=0)
+    assert [mmarco.scores[m].mean_rank for m in complete] == pytest.approx(list(expected))
+
+
+def test_zero_shot_follows_training_datasets():
+    scifact = DatasetInfo("beir/scifact", "scifact", "BEIR", "en", "nDCG@10")
+    android = DatasetInfo("beir/cqadupstack/android", "cqadupstack/android", "BEIR", "en", "nDCG@10")
+    swahili = DatasetInfo("miracl/sw", "sw", "MIRACL", "sw", "nDCG@10")
+    assert is_zero_shot(_model(["msmarco", "nq"]), scifact)
+    assert not is_zero_shot(_model(["SciFact"]), scifact)
+    assert not is_zero_shot(_model(["beir/scifact"]), scifact)
+    assert not is_zero_shot(_model(["cqadupstack"]), android)
+    assert is_zero_shot(_model(["cqadupstack"]), scifact)
+    assert not is_zero_shot(_model(["MIRACL"]), swahili)
+
+
+def test_dataset_info_uses_the_registry_and_falls_back_to_other():
+    assert dataset_info("beir/scifact").group == "BEIR"
+    assert dataset_info("mmarco/fr").main_metric == "RR@10"
+    unknown = dataset_info("nowhere/at-all")
+    assert (unknown.group, unknown.main_metric, unknown.name) == ("Other", "nDCG@10", "nowhere/at-all")
+
+
+def test_find_baseline_by_id_or_unique_last_segment():
+    assert find_baseline(["a/b", "bm25"], "bm25") == "bm25"
+    assert find_baseline(["a/b", "irboard/BM25"], "bm25") == "irboard/BM25"
+    assert find_baseline(["x/bm25", "y/bm25"], "bm25") is None
+
+
+def test_missing_main_metric_leaves_the_model_out_with_a_warning(board, synth):
+    leaderboard, _ = board
+    loaded = load_results(synth.GOLDEN_RESULTS)
+
+    def lookup(dataset_id):
+        info = synth.golden_lookup(dataset_id)
+        return DatasetInfo(info.id, info.name, info.group, info.language, "AP") if dataset_id == "custom/tiny" else info
+
+    warnings = []
+    changed = build_leaderboard(loaded.results, SiteSettings(), lookup, warnings)
+    assert all(d.info.id != "custom/tiny" for d in changed.datasets)
+    assert sum("custom/tiny" in w and "AP" in w for w in warnings) == 10
+    assert leaderboard.warnings == ()
+
+
+def test_no_baseline_gives_a_warning_and_no_comparisons(synth):
+    loaded = load_results(synth.GOLDEN_RESULTS)
+    warnings = []
+    board = build_leaderboard(loaded.results, SiteSettings(baseline="no-such-model"), synth.golden_lookup, warnings)
+    assert board.baseline_id is None and all(d.baseline is None for d in board.datasets)
+    assert len(warnings) == 1 and "no-such-model" in warnings[0]
+
+
+def test_bca_intervals_come_from_stats_bootstrap_ci(synth):
+    loaded = load_results(synth.GOLDEN_RESULTS).results
+    settings = SiteSettings(tests=stats.TestSettings(ci_method="bca", ci_resamples=2_000))
+    board = build_leaderboard([r for r in loaded if r.dataset_id == "miracl/fi"], settings, synth.golden_lookup)
+    dataset = board.dataset("miracl/fi")
+    for row, interval in zip(dataset.scores, dataset.ci, strict=True):
+        assert tuple(interval) == stats.bootstrap_ci(row, "bca", 2_000, 0)

@@ -1,0 +1,129 @@
+"""The built site in real Chromium (Debian's /usr/bin/chromium through Playwright, see conftest.py).
+
+Screenshots go to test-output/screenshots/.
+"""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def watched(page: Page):
+    """The page, failing the test on console errors, uncaught exceptions or any dialog (alert)."""
+    problems = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+
+    def on_dialog(dialog):
+        problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    yield page
+    assert problems == []
+
+
+def _visible_ids(page: Page) -> list[str]:
+    return page.eval_on_selector_all("#board tbody tr:not([hidden]) th a", "links => links.map(a => a.textContent)")
+
+
+def _column_values(page: Page, key: str) -> list:
+    return page.evaluate(
+        """key => {
+            const ths = [...document.querySelectorAll('#board thead th')];
+            const header = ths.find(th => th.dataset.key === key);
+            const index = [...document.querySelectorAll('#board tbody tr')][0].cells.length
+                - [...header.parentElement.children].length + [...header.parentElement.children].indexOf(header);
+            return [...document.querySelectorAll('#board tbody tr:not([hidden])')].map(
+                row => parseFloat(row.cells[index].textContent));
+        }""",
+        key,
+    )
+
+
+def test_home_sorts_filters_searches_and_keeps_state_in_the_url(watched: Page, site_url, screenshots, synth):
+    page = watched
+    page.goto(f"{site_url}/index.html")
+    expect(page.locator("#status")).to_have_text(f"Showing {len(synth.GOLDEN_MODELS)} of "
+                                                 f"{len(synth.GOLDEN_MODELS)} models.")
+    page.screenshot(path=screenshots / "home.png", full_page=True)
+
+    page.locator('th[data-key="d-beir__scifact"] button.sort').click()
+    assert "sort=d-beir__scifact" in page.url and "desc=1" in page.url
+    values = _column_values(page, "d-beir__scifact")
+    known = [v for v in values if v == v]  # NaN (no result) sorts last
+    assert known == sorted(known, reverse=True) and len(known) == 11
+    assert values[-1] != values[-1]
+
+    page.select_option("#f-type", "dense")
+    dense = [m.id for m in synth.GOLDEN_MODELS if m.type == "dense"]
+    assert sorted(_visible_ids(page)) == sorted(dense)
+    assert "type=dense" in page.url
+
+    page.fill("#f-q", "bge")
+    assert sorted(_visible_ids(page)) == sorted(m for m in dense if "bge" in m.lower())
+    page.screenshot(path=screenshots / "home-filtered.png", full_page=True)
+
+    shared = page.url
+    page.goto(shared)  # a shared address restores the view
+    assert page.input_value("#f-q") == "bge" and page.input_value("#f-type") == "dense"
+    assert sorted(_visible_ids(page)) == sorted(m for m in dense if "bge" in m.lower())
+
+    page.click("#f-reset")
+    page.check("input[name=zeroshot]")
+    zero_shot = sorted(_visible_ids(page))
+    assert "BAAI/bge-small-en-v1.5" not in zero_shot and "bm25" in zero_shot
+    page.uncheck("input[name=zeroshot]")
+    page.check("input[name=open]")
+    assert "acme/closed-embed-1" not in _visible_ids(page)
+    page.select_option("#f-view", "rank")
+    expect(page.locator('th[data-key="r-beir"]')).to_be_visible()
+    expect(page.locator('th[data-key="g-beir"]')).to_be_hidden()
+
+
+def test_dataset_page_from_the_home_link_draws_its_charts(watched: Page, site_url, screenshots):
+    page = watched
+    page.goto(f"{site_url}/index.html")
+    page.click('th[data-key="d-beir__scifact"] a')
+    expect(page).to_have_url(f"{site_url}/datasets/beir__scifact.html")
+    expect(page.locator("h1")).to_have_text("beir/scifact")
+    expect(page.locator("#fig-scores svg.main-svg").first).to_be_visible()
+    expect(page.locator("#fig-pvalues .js-plotly-plot, #fig-pvalues.js-plotly-plot")).to_have_count(1)
+    assert page.locator(".js-plotly-plot").count() == 4
+    page.screenshot(path=screenshots / "dataset.png", full_page=True)
+
+
+def test_model_page_shows_markup_as_text_and_runs_nothing(watched: Page, site_url, screenshots):
+    page = watched
+    page.goto(f"{site_url}/index.html")
+    page.click("text=test/markup-in-metadata")
+    expect(page.locator("h1")).to_have_text("test/markup-in-metadata")
+    expect(page.locator(".facts")).to_contain_text("<script>alert('xss')</script>")
+    expect(page.locator("pre code").first).to_contain_text("</pre><h1>x</h1>")
+    assert page.locator("iframe, main img").count() == 0
+    expect(page.locator("#fig-model svg.main-svg").first).to_be_visible()
+    page.screenshot(path=screenshots / "model-markup.png", full_page=True)
+
+
+def test_compare_page_over_http(watched: Page, site_url, screenshots):
+    page = watched
+    page.goto(f"{site_url}/compare.html?a=bm25&b=BAAI/bge-m3")
+    expect(page.locator("#compare-status")).to_have_text("10 datasets with results for both models.")
+    page.select_option("#model-b", "org/partial-model")
+    expect(page.locator("#compare-status")).to_have_text("2 datasets with results for both models.")
+    assert "b=org%2Fpartial-model" in page.url
+    expect(page.locator(".compare-block .js-plotly-plot")).to_have_count(2)
+    page.screenshot(path=screenshots / "compare.png", full_page=True)
+
+
+def test_pages_work_from_file_urls(watched: Page, built_site, screenshots):
+    page = watched
+    page.goto((built_site / "index.html").as_uri() + "?type=sparse")
+    assert _visible_ids(page) == ["naver/splade-v3"]
+    page.goto((built_site / "compare.html").as_uri() + "?a=bm25&b=org/miracl-only")
+    expect(page.locator("#compare-status")).to_have_text("2 datasets with results for both models.")
+    page.screenshot(path=screenshots / "compare-file-url.png", full_page=True)
+    page.goto((built_site / "datasets" / "miracl__sw.html").as_uri())
+    expect(page.locator("#fig-boxes svg.main-svg").first).to_be_visible()

@@ -1,0 +1,126 @@
+"""Golden-site test and build behaviour. After an intended change to the site, regenerate the golden copy with
+
+    python tests/data/make_synthetic_results.py
+
+and review the diff of tests/data/site/golden.
+"""
+
+import csv
+import filecmp
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from evaluator.errors import IrboardError
+from evaluator.result import result_path
+from leaderboard.build import PLOTLY_JS, PLOTLY_TARGET, BuildError, build_site
+from leaderboard.render import MARKER
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_site_matches_the_golden_copy(built_site, synth):
+    built = _tree(built_site)
+    golden = _tree(synth.GOLDEN_SITE)
+    assert PLOTLY_TARGET in built and PLOTLY_TARGET not in golden
+    assert filecmp.cmp(built_site / PLOTLY_TARGET, PLOTLY_JS, shallow=False)
+    del built[PLOTLY_TARGET]
+    assert sorted(built) == sorted(golden)
+    different = [path for path in golden if built[path] != golden[path]]
+    assert different == [], "regenerate with: python tests/data/make_synthetic_results.py"
+
+
+def test_the_build_is_deterministic(tmp_path, synth, built_site):
+    build_site(synth.GOLDEN_RESULTS, tmp_path / "again", lookup=synth.golden_lookup)
+    assert _tree(tmp_path / "again") == _tree(built_site)
+
+
+def test_the_site_has_every_page_and_download(built_site, synth):
+    models = [m.id for m in synth.GOLDEN_MODELS]
+    datasets = [d.id for d in synth.GOLDEN_DATASETS]
+    for model_id in models:
+        slug = result_path(model_id, "x/y").parent.name
+        for path in (f"models/{slug}.html", f"downloads/models/{slug}.csv", f"data/models/{slug}.js"):
+            assert (built_site / path).is_file(), path
+    for dataset_id in datasets:
+        slug = result_path("x", dataset_id).stem
+        assert (built_site / f"datasets/{slug}.html").is_file()
+    for page in ("index.html", "compare.html", "submit.html", "css/site.css", "js/table.js", MARKER):
+        assert (built_site / page).is_file(), page
+
+
+def test_downloads_hold_the_tables(built_site, synth):
+    with open(built_site / "downloads" / "leaderboard.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(synth.GOLDEN_MODELS)
+    data = json.loads((built_site / "downloads" / "leaderboard.json").read_text())
+    assert [row["model_id"] for row in data["rows"]] == [row["model_id"] for row in rows]
+    scifact = json.loads((built_site / "downloads" / "datasets" / "beir__scifact.json").read_text())
+    values = json.loads(result_path("bm25", "beir/scifact", synth.GOLDEN_RESULTS).read_text())["per_query"]
+    bm25 = next(row for row in scifact["rows"] if row["model_id"] == "bm25")
+    assert bm25["nDCG@10"] == pytest.approx(sum(values["nDCG@10"].values()) / len(values["nDCG@10"]), abs=1e-6)
+    assert "Holm" in scifact["significance"]
+
+
+def test_problems_stop_the_build_and_leave_the_old_site(tmp_path, results_copy, synth):
+    out = tmp_path / "_site"
+    build_site(results_copy, out, lookup=synth.golden_lookup)
+    before = _tree(out)
+    result_path("bm25", "beir/nfcorpus", results_copy).write_text("[1, 2")
+    result_path("bm25", "miracl/sw", results_copy).write_text("{}")
+    with pytest.raises(BuildError) as caught:
+        build_site(results_copy, out, lookup=synth.golden_lookup)
+    assert isinstance(caught.value, IrboardError)
+    assert len(caught.value.problems) == 2
+    assert "beir__nfcorpus.json" in str(caught.value) and "miracl__sw.json" in str(caught.value)
+    assert _tree(out) == before
+
+
+def test_strict_turns_warnings_into_failure(tmp_path, results_copy, synth):
+    (results_copy / "notes.txt").write_text("stray")
+    report = build_site(results_copy, tmp_path / "lenient", lookup=synth.golden_lookup)
+    assert len(report.warnings) == 1 and "notes.txt" in report.warnings[0]
+    with pytest.raises(BuildError, match="notes.txt"):
+        build_site(results_copy, tmp_path / "strict", strict=True, lookup=synth.golden_lookup)
+    assert not (tmp_path / "strict").exists()
+
+
+def test_refuses_to_replace_a_folder_it_did_not_build(tmp_path, synth):
+    precious = tmp_path / "docs"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("mine")
+    with pytest.raises(BuildError, match="not an irboard build"):
+        build_site(synth.GOLDEN_RESULTS, precious, lookup=synth.golden_lookup)
+    with pytest.raises(BuildError, match="contains the results"):
+        build_site(synth.GOLDEN_RESULTS, synth.GOLDEN_RESULTS.parent, lookup=synth.golden_lookup)
+    assert (precious / "keep.txt").read_text() == "mine"
+
+
+def test_rebuilding_replaces_the_previous_site(tmp_path, synth):
+    out = tmp_path / "_site"
+    build_site(synth.GOLDEN_RESULTS, out, lookup=synth.golden_lookup)
+    (out / "stale.html").write_text("old")
+    build_site(synth.GOLDEN_RESULTS, out, lookup=synth.golden_lookup)
+    assert not (out / "stale.html").exists() and (out / "index.html").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["_site"]  # no staging folders left behind
+
+
+def test_served_over_http(site_url, built_site):
+    with urllib.request.urlopen(f"{site_url}/index.html") as response:
+        assert response.status == 200
+        assert response.read() == (built_site / "index.html").read_bytes()
+    with urllib.request.urlopen(f"{site_url}/js/plotly.min.js") as response:
+        assert response.read() == PLOTLY_JS.read_bytes()
+
+
+def test_test_settings_reach_the_pages(tmp_path, synth):
+    from leaderboard.stats import TestSettings
+
+    out = tmp_path / "_site"
+    build_site(synth.GOLDEN_RESULTS, out, settings=TestSettings(alpha=0.01, seed=7), lookup=synth.golden_lookup)
+    page = (out / "datasets" / "beir__scifact.html").read_text()
+    assert "α = 0.01" in page and "seed 7" in page and "Holm" in page
