@@ -1,11 +1,12 @@
 # Two entry points for a fresh clone: `make site` (build the leaderboard) and `make test` (the whole suite).
 # Each bootstraps its own virtual environment in .venv.
 PYTHON ?= python3
+SHARED ?= ../shared
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: site test serve lint golden clean schema
+.PHONY: site test serve lint golden clean schema results
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +22,12 @@ $(VENV)/.test: pyproject.toml | $(VENV)/bin/python
 	$(PIP) -e '.[test]'
 	touch $@ $(VENV)/.core
 
+# Results are re-scored ("verified") against the datasets in ../shared/data when that folder is present.
+DATA_ARGS = $(if $(wildcard $(SHARED)/data),--data-dir $(SHARED)/data)
+
 site: $(VENV)/.core
-	$(VENV)/bin/irboard validate
-	$(VENV)/bin/irboard build --strict --results results --out _site
+	$(VENV)/bin/irboard validate $(DATA_ARGS)
+	$(VENV)/bin/irboard build --strict --results results --out _site $(DATA_ARGS)
 
 serve: site
 	$(VENV)/bin/irboard serve --out _site
@@ -42,3 +46,15 @@ clean:
 
 schema: $(VENV)/.core
 	$(PY) -c "from evaluator.result import schema_json; open('results/schema.json', 'w').write(schema_json())"
+
+# Re-create the repository's results from the real data in ../shared (one file per model × dataset).
+RESULT_MODELS := bm25 bm25:k1=1.5,b=0.75 splade:$(SHARED)/models/splade-tiny dense:all-MiniLM-L6-v2
+RESULT_DATASETS := beir/scifact=$(SHARED)/data/beir/scifact classic/cranfield=$(SHARED)/data/classic/cranfield \
+	classic/cisi=$(SHARED)/data/classic/cisi classic/cacm=$(SHARED)/data/classic/cacm
+
+results: $(VENV)/.test
+	@for model in $(RESULT_MODELS); do for entry in $(RESULT_DATASETS); do \
+	  dataset=$${entry%%=*}; dir=$${entry#*=}; \
+	  $(VENV)/bin/irboard evaluate --model "$$model" --dataset "$$dataset" --data-dir "$$dir" --results-dir results \
+	    --force --quiet || exit 1; \
+	done; done

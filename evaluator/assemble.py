@@ -62,6 +62,7 @@ def assemble_result(
     top_rankings: dict[str, list[tuple[str, float]]],
     meta: RunMetadata,
     extra_provenance: dict | None = None,
+    score_samples: dict | None = None,
 ):
     """Compute every measure and build the validated result object."""
     values = evaluate(ranked, qrels, measures, meta.relevance_level)
@@ -101,5 +102,6 @@ def assemble_result(
             "peak_rss_bytes": peak_rss_bytes(),
             **(extra_provenance or {}),
         },
+        "score_samples": score_samples,
     }
     return parse_result(data, f"result for {meta.model.get('id')} on {meta.dataset_id}")

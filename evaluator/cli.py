@@ -10,7 +10,7 @@ from evaluator.assemble import RunMetadata, assemble_result
 from evaluator.errors import IrboardError, OutputExistsError
 from evaluator.metrics import DEFAULT_MEASURES, parse_measures
 from evaluator.progress import set_quiet, step
-from evaluator.result import MODEL_TYPES, check_id, write_result
+from evaluator.result import MODEL_TYPES, check_id, result_path, write_result
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--model", help="model spec: bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>")
     source.add_argument("--dataset", help="dataset id, e.g. beir/scifact, miracl/sw, mmarco/fr, local:<dir>")
     source.add_argument("--data-dir", type=Path, help="read the dataset from this BEIR-layout folder")
-    parser.add_argument("--out", type=Path, required=True, help="result file to write (JSON)")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, help="result file to write (JSON)")
+    where.add_argument("--results-dir", type=Path,
+                       help="write to RESULTS_DIR/<model_slug>/<dataset_slug>.json, the path the ids give")
     parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     parser.add_argument("--metrics", help="comma-separated metrics (default: the standard set)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -51,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     set_quiet(args.quiet)
     measures = parse_measures(args.metrics) if args.metrics else list(DEFAULT_MEASURES)
-    if args.out.exists() and not args.force:
+    if args.out is not None and args.out.exists() and not args.force:
         raise OutputExistsError(f"{args.out}: already exists; pass --force to overwrite it")
     if args.run or args.qrels:
         result = _evaluate_run_file(args, measures)
@@ -63,10 +66,11 @@ def run(args: argparse.Namespace) -> int:
         result = evaluate_model(args, measures)
     else:
         raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
-    write_result(result, args.out, force=args.force)
+    out = args.out or result_path(result.model.id, result.dataset.id, args.results_dir)
+    write_result(result, out, force=args.force)
     if not args.quiet:
         main_metric = next(iter(m for m in result.metrics if m == "nDCG@10"), next(iter(result.metrics)))
-        print(f"irboard: wrote {args.out} ({main_metric} = {result.metrics[main_metric]:.4f})")
+        print(f"irboard: wrote {out} ({main_metric} = {result.metrics[main_metric]:.4f})")
     return 0
 
 

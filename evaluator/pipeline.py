@@ -116,6 +116,8 @@ def evaluate_model(args: argparse.Namespace, measures):
         doc_keys = byte_order_keys(np.array(corpus.ids, dtype=object))
         ranked, top = ranked_from_topk(scores, positions, query_ids, corpus.ids, doc_keys, qrels,
                                        spec.ignore_identical_ids)
+    with step("sampling score distributions", timings, "score_samples_s"):
+        samples = collect_samples(index, queries, query_ids, corpus.ids, dataset.qrels)
     info = model.info
     meta = RunMetadata(
         model={"id": info.id, "type": info.type, "revision": info.revision, "parameters": info.parameters,
@@ -124,7 +126,19 @@ def evaluate_model(args: argparse.Namespace, measures):
         dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
         ignore_identical_ids=spec.ignore_identical_ids, timings=timings,
     )
-    return assemble_result(ranked, qrels, measures, top, meta)
+    index_bytes = int(index.nbytes if hasattr(index, "nbytes") else index.embeddings.nbytes)
+    return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": index_bytes},
+                           score_samples=samples)
+
+
+def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64) -> dict:
+    """Scores of every relevant document and a seeded sample of non-relevant ones per query, encoded."""
+    from evaluator.score_samples import ScoreSampleCollector, encode_score_samples
+
+    collector = ScoreSampleCollector(doc_ids, qrels)
+    for start in range(0, len(query_ids), block):
+        collector.add(query_ids[start:start + block], index.score_rows(queries[start:start + block]))
+    return encode_score_samples(collector.result())
 
 
 def _encoding_cache(model, spec, args):

@@ -42,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--results", type=Path, default=Path("results"))
     build.add_argument("--out", type=Path, default=Path("_site"))
     build.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    build.add_argument("--data-dir", action="append", default=[],
+                       help="local datasets (as for validate) to re-score stored rankings: those are 'verified'")
     build.set_defaults(handler=_build)
 
     serve = commands.add_parser("serve", help="preview the built site on http://127.0.0.1:PORT")
@@ -65,11 +67,15 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     from leaderboard.build import build_site
+    from leaderboard.validate import parse_data_dirs
+    from leaderboard.verify import verifier
 
-    report = build_site(args.results, args.out, strict=args.strict)
+    data_dirs, data_root = parse_data_dirs(args.data_dir)
+    report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root))
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print(f"irboard: built {args.out} from {report.num_results} results")
+    print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
+          f"({report.models} models, {report.datasets} datasets)")
     return 0
 
 

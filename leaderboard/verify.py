@@ -68,3 +68,16 @@ def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root
             except IrboardError as error:
                 log.warning("cannot read %s: %s", path, error)
     return None
+
+
+def verifier(data_dirs: dict[str, Path], data_root: Path | None):
+    """`is_verified(result)` for the site build: re-scores results whose qrels are at hand (qrels cached)."""
+    cache: dict[tuple[str, str], Qrels | None] = {}
+
+    def is_verified(result: ResultFile) -> bool:
+        key = (result.dataset.id, result.dataset.split)
+        if key not in cache:
+            cache[key] = qrels_for(*key, data_dirs, data_root)
+        return result.run is not None and cache[key] is not None and not rescore_problems(result, cache[key])
+
+    return is_verified
