@@ -1,0 +1,523 @@
+/* Fast paths of evaluator/trec.py: parse TREC qrels into dicts, and parse + join + rank a TREC run.
+ *
+ * rank_run does in one pass over the file what ranking.rank_run does with dicts: keep the lines whose
+ * query is in the qrels, look each document up among its query's judgments, sort every query by
+ * (float32 score desc, doc id bytes desc) and return the labels as a (queries, depth) int32 matrix.
+ * Each query is finished as soon as its lines end, so memory stays small; a file whose queries are
+ * interleaved is read a second time, keeping all lines.
+ *
+ * The buffer must end with '\n' (the Python wrapper makes sure), so line scanning needs no bounds checks.
+ * Input errors are raised as ValueError(line_number, message), line 0 meaning the whole file; the
+ * wrapper adds the file name and raises InputFormatError.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define UNJUDGED (-1000000) /* as in evaluator/metrics/ranking.py */
+#define PAD (-2000000)
+
+enum { WORD, SPACE, NEWLINE };
+static unsigned char char_class[256]; /* set at import: the ASCII whitespace that bytes.split() uses */
+
+typedef struct { const char *p; uint32_t n, hash; } Bytes; /* a field of the file, or a str's UTF-8 */
+typedef struct { uint32_t hash, index; } Slot;             /* open addressing; index 0: empty, else i + 1 */
+typedef struct {                                           /* one kept run line */
+    const char *doc;
+    uint32_t doc_n;
+    int32_t row; /* its qrels query, then its label once looked up */
+    double score;
+} Record;
+
+static uint32_t hash_bytes(const char *p, uint32_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w = 0;
+    if (n >= 8) {
+        for (uint32_t i = 0; i + 8 <= n; i += 8) {
+            memcpy(&w, p + i, 8);
+            h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+            h ^= h >> 32;
+        }
+        memcpy(&w, p + n - 8, 8); /* the last 8 bytes again, overlapping: no byte-wise tail */
+    } else
+        for (uint32_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)p[i] << (8 * i);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+static int same_bytes(const char *a, const char *b, uint32_t n) { /* ids are short: faster than memcmp */
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+static uint32_t table_size(Py_ssize_t n) { /* a power of two >= 2n */
+    uint32_t size = 2;
+    while (size < 2 * (uint64_t)n) size *= 2;
+    return size;
+}
+
+static Py_ssize_t table_find(const Slot *slots, uint32_t mask, const Bytes *keys, const Bytes *key) {
+    for (uint32_t i = key->hash & mask; slots[i].index; i = (i + 1) & mask) {
+        const Bytes *other = &keys[slots[i].index - 1];
+        if (slots[i].hash == key->hash && other->n == key->n && same_bytes(other->p, key->p, key->n))
+            return slots[i].index - 1;
+    }
+    return -1;
+}
+
+static void table_insert(Slot *slots, uint32_t mask, uint32_t hash, Py_ssize_t index) {
+    uint32_t i = hash & mask;
+    while (slots[i].index) i = (i + 1) & mask;
+    slots[i] = (Slot){hash, (uint32_t)(index + 1)};
+}
+
+/* Split the line at *pos into fields (the first `max` stored, all counted); *pos moves past its '\n'.
+ * *high tells whether the line has a non-ASCII byte. */
+static int split_line(const char **pos, Bytes *fields, int max, int *high) {
+    const unsigned char *p = (const unsigned char *)*pos, *start;
+    unsigned char any = 0;
+    int count = 0;
+    for (;;) {
+        while (char_class[*p] == SPACE) p++;
+        if (*p == '\n') break;
+        for (start = p; char_class[*p] == WORD; p++) any |= *p;
+        if (count < max) fields[count] = (Bytes){(const char *)start, (uint32_t)(p - start), 0};
+        count++;
+    }
+    *pos = (const char *)p + 1;
+    *high = any >> 7;
+    return count;
+}
+
+static int is_utf8(const char *p, Py_ssize_t n) {
+    PyObject *text = PyUnicode_DecodeUTF8(p, n, "strict");
+    Py_XDECREF(text);
+    PyErr_Clear();
+    return text != NULL;
+}
+
+/* A message quoting one or two fields with %R (shortened, decoded leniently). */
+static PyObject *format_fields(const char *format, const Bytes *a, const Bytes *b) {
+    b = b ? b : a;
+    PyObject *first = PyUnicode_DecodeUTF8(a->p, a->n < 60 ? a->n : 60, "replace");
+    PyObject *second = PyUnicode_DecodeUTF8(b->p, b->n < 60 ? b->n : 60, "replace");
+    PyObject *message = first && second ? PyUnicode_FromFormat(format, first, second) : NULL;
+    Py_XDECREF(first);
+    Py_XDECREF(second);
+    return message;
+}
+
+static PyObject *line_error(Py_ssize_t line, PyObject *message) {
+    PyObject *args = message ? Py_BuildValue("(nN)", line, message) : NULL;
+    if (args) PyErr_SetObject(PyExc_ValueError, args);
+    Py_XDECREF(args);
+    return NULL;
+}
+
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Parse a field that must be a finite decimal ([+-] digits [. digits] [e [+-] digits]); 0 or -1.
+ * Correctly rounded like strtod: Clinger's fast path when the digits fit in 53 bits and the power of
+ * ten is exact (|e| <= 22), otherwise Python's own correctly rounded conversion. */
+static int parse_score(const char *p, uint32_t n, double *out) {
+    const char *s = p, *end = p + n;
+    uint64_t mantissa = 0;
+    int negative = 0, digits = 0, significant = 0, fraction = 0;
+    long exponent = 0, written = 0;
+    if (s < end && (*s == '+' || *s == '-')) negative = *s++ == '-';
+    for (; s < end && ((*s >= '0' && *s <= '9') || (*s == '.' && !fraction)); s++) {
+        if (*s == '.') {
+            fraction = 1;
+            continue;
+        }
+        digits++;
+        exponent -= fraction;
+        significant += mantissa || *s != '0';
+        if (significant <= 19) mantissa = mantissa * 10 + (uint64_t)(*s - '0');
+    }
+    if (!digits) return -1;
+    if (s < end && (*s == 'e' || *s == 'E')) {
+        int exp_negative = 0, exp_digits = 0;
+        if (++s < end && (*s == '+' || *s == '-')) exp_negative = *s++ == '-';
+        for (; s < end && *s >= '0' && *s <= '9'; s++, exp_digits++)
+            if (written < 100000) written = written * 10 + (*s - '0');
+        if (!exp_digits) return -1;
+        exponent += exp_negative ? -written : written;
+    }
+    if (s != end) return -1;
+    if (significant <= 19 && mantissa <= (1ull << 53) && exponent >= -22 && exponent <= 22) {
+        double value = exponent < 0 ? (double)mantissa / POW10[-exponent] : (double)mantissa * POW10[exponent];
+        *out = negative ? -value : value;
+    } else {
+        char *copy = PyMem_Malloc((size_t)n + 1);
+        if (!copy) return -1;
+        memcpy(copy, p, n);
+        copy[n] = '\0';
+        *out = PyOS_string_to_double(copy, NULL, NULL); /* overflow gives inf, refused below */
+        PyMem_Free(copy);
+        if (PyErr_Occurred()) return -1;
+    }
+    return isfinite(*out) ? 0 : -1;
+}
+
+static int parse_label(const Bytes *field, long *out) { /* an integer of at most 9 digits; 0 or -1 */
+    const char *s = field->p, *end = field->p + field->n;
+    int negative = 0;
+    if (s < end && (*s == '+' || *s == '-')) negative = *s++ == '-';
+    if (s == end || end - s > 9) return -1;
+    for (*out = 0; s < end; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        *out = *out * 10 + (*s - '0');
+    }
+    *out = negative ? -*out : *out;
+    return 0;
+}
+
+/* parse_qrels(buffer, columns, skip_header, min_label, max_label) -> {query_id: {doc_id: label}}.
+ * columns: 4 for TREC (qid iter docid rel), 3 for BEIR's TSV (qid docid score). */
+static PyObject *parse_qrels(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    int columns, skip_header, high, count;
+    long min_label, max_label, label;
+    if (!PyArg_ParseTuple(args, "y*iill", &view, &columns, &skip_header, &min_label, &max_label)) return NULL;
+    const char *pos = view.buf, *end = pos + view.len;
+    Py_ssize_t line = skip_header ? 1 : 0;
+    PyObject *qrels = PyDict_New(), *judged = NULL, *message = NULL;
+    Bytes fields[4], last_query = {NULL, 0, 0};
+    if (skip_header) split_line(&pos, fields, 4, &high);
+    while (qrels && !message && pos < end) {
+        line++;
+        if (!(count = split_line(&pos, fields, 4, &high))) continue;
+        const Bytes *query = &fields[0], *doc = &fields[columns - 2], *relevance = &fields[columns - 1];
+        if (count != columns) {
+            message = PyUnicode_FromFormat("expected %s, found %d; fix or remove the line",
+                                           columns == 4 ? "4 columns 'query_id 0 doc_id relevance'"
+                                                        : "3 columns 'query-id corpus-id score'", count);
+        } else if (parse_label(relevance, &label) < 0) {
+            message = format_fields("relevance %R is not an integer; labels are whole numbers such as 0, 1, 2",
+                                    relevance, NULL);
+        } else if (label < min_label || label > max_label) {
+            message = PyUnicode_FromFormat("relevance %ld is outside [%ld, %ld]; fix the label", label,
+                                           min_label, max_label);
+        } else if (high && !is_utf8(query->p, (doc->p - query->p) + doc->n)) {
+            message = PyUnicode_FromString("is not valid UTF-8; save the file as UTF-8");
+        } else {
+            if (!judged || query->n != last_query.n || !same_bytes(query->p, last_query.p, query->n)) {
+                PyObject *key = PyUnicode_DecodeUTF8(query->p, query->n, "strict"), *fresh = PyDict_New();
+                judged = key && fresh ? PyDict_SetDefault(qrels, key, fresh) : NULL; /* borrowed */
+                Py_XDECREF(key);
+                Py_XDECREF(fresh);
+                last_query = *query;
+            }
+            PyObject *doc_id = PyUnicode_DecodeUTF8(doc->p, doc->n, "strict"), *value = PyLong_FromLong(label);
+            Py_ssize_t before = judged ? PyDict_GET_SIZE(judged) : 0;
+            if (!judged || !doc_id || !value || !PyDict_SetDefault(judged, doc_id, value)) Py_CLEAR(qrels);
+            else if (PyDict_GET_SIZE(judged) == before)
+                message = format_fields("document %R is judged a second time for query %R; keep one line per "
+                                        "(query, document)", doc, query);
+            Py_XDECREF(doc_id);
+            Py_XDECREF(value);
+        }
+    }
+    PyBuffer_Release(&view);
+    if (!message && qrels && !PyErr_Occurred()) return qrels;
+    Py_XDECREF(qrels);
+    return message ? line_error(line, message) : NULL;
+}
+
+typedef struct {
+    Py_ssize_t n_queries, keep_top;
+    int ignore_identical, interleaved; /* interleaved: some query's lines are not together in the file */
+    Bytes *queries, *judged, first_query;
+    Slot *query_slots, *judged_slots, *dup_slots;
+    uint32_t query_mask, dup_size;
+    int32_t *judged_label;
+    Py_ssize_t *judged_start; /* query q's judged table: judged_slots[judged_start[q] : judged_start[q + 1]] */
+    Record *records;          /* the current query's lines, or all lines of an interleaved file */
+    Py_ssize_t n_records, records_size;
+    int32_t *labels; /* ranked labels of the finished queries: query q's at labels[label_start[q]:][:count[q]] */
+    Py_ssize_t n_labels, labels_size, *label_start, *count;
+    char *seen;           /* the run has query q */
+    PyObject **tops;      /* query q's top [(doc_id, score), ...] */
+    const char *repeated; /* the earliest doc id found a second time in its query */
+} Ranking;
+
+static void ranking_reset(Ranking *r) {
+    for (Py_ssize_t q = 0; q < r->n_queries; q++) Py_CLEAR(r->tops[q]);
+    memset(r->seen, 0, (size_t)r->n_queries);
+    memset(r->count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
+    r->n_records = r->n_labels = 0;
+    r->first_query.p = r->repeated = NULL;
+}
+
+static void ranking_free(Ranking *r) {
+    if (r->tops && r->seen && r->count) ranking_reset(r);
+    void *arrays[] = {r->queries, r->judged,  r->query_slots, r->judged_slots, r->dup_slots, r->judged_label,
+                      r->judged_start, r->records, r->labels, r->label_start, r->count, r->seen, r->tops};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
+}
+
+static int reserve(void **array, Py_ssize_t *size, Py_ssize_t needed, size_t item_size) { /* grow by half */
+    if (needed <= *size) return 0;
+    Py_ssize_t grown = needed + *size / 2 + 1024;
+    void *bigger = PyMem_Realloc(*array, (size_t)grown * item_size);
+    if (!bigger) return PyErr_NoMemory(), -1;
+    *array = bigger;
+    *size = grown;
+    return 0;
+}
+
+/* The qrels side: a table of query ids, and for each query a table of its judged doc ids. */
+static int load_qrels(Ranking *r, PyObject *query_ids, PyObject *judgments) {
+    Py_ssize_t n = r->n_queries, n_judged = 0, size;
+    r->query_mask = table_size(n) - 1;
+    r->queries = PyMem_Calloc((size_t)n + 1, sizeof(Bytes));
+    r->query_slots = PyMem_Calloc((size_t)r->query_mask + 1, sizeof(Slot));
+    r->judged_start = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    if (!r->queries || !r->query_slots || !r->judged_start) return PyErr_NoMemory(), -1;
+    for (Py_ssize_t q = 0; q < n; q++) {
+        PyObject *judged = PyList_GET_ITEM(judgments, q);
+        Bytes *id = &r->queries[q];
+        if (!PyDict_Check(judged)) return PyErr_SetString(PyExc_TypeError, "judgments must be dicts"), -1;
+        if (!(id->p = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(query_ids, q), &size))) return -1;
+        *id = (Bytes){id->p, (uint32_t)size, hash_bytes(id->p, (uint32_t)size)};
+        if (table_find(r->query_slots, r->query_mask, r->queries, id) < 0)
+            table_insert(r->query_slots, r->query_mask, id->hash, q);
+        r->judged_start[q + 1] = r->judged_start[q] + table_size(PyDict_GET_SIZE(judged));
+        n_judged += PyDict_GET_SIZE(judged);
+    }
+    r->judged = PyMem_Calloc((size_t)n_judged + 1, sizeof(Bytes));
+    r->judged_label = PyMem_Calloc((size_t)n_judged + 1, sizeof(int32_t));
+    r->judged_slots = PyMem_Calloc((size_t)r->judged_start[n] + 1, sizeof(Slot));
+    if (!r->judged || !r->judged_label || !r->judged_slots) return PyErr_NoMemory(), -1;
+    for (Py_ssize_t q = 0, j = 0; q < n; q++) {
+        PyObject *key, *value;
+        Py_ssize_t i = 0;
+        uint32_t mask = (uint32_t)(r->judged_start[q + 1] - r->judged_start[q] - 1);
+        for (; PyDict_Next(PyList_GET_ITEM(judgments, q), &i, &key, &value); j++) {
+            long label = PyLong_AsLong(value);
+            const char *p = PyUnicode_AsUTF8AndSize(key, &size);
+            if ((label == -1 && PyErr_Occurred()) || !p) return -1;
+            r->judged[j] = (Bytes){p, (uint32_t)size, hash_bytes(p, (uint32_t)size)};
+            r->judged_label[j] = (int32_t)label;
+            table_insert(r->judged_slots + r->judged_start[q], mask, r->judged[j].hash, j);
+        }
+    }
+    return 0;
+}
+
+/* trec_eval order: float32 score descending, then doc id descending in byte order (C strcmp). */
+static int record_before(const Record *a, const Record *b) {
+    float sa = (float)a->score, sb = (float)b->score;
+    if (sa != sb) return sa > sb;
+    for (uint32_t i = 0; i < a->doc_n && i < b->doc_n; i++)
+        if (a->doc[i] != b->doc[i]) return (unsigned char)a->doc[i] > (unsigned char)b->doc[i];
+    return a->doc_n > b->doc_n;
+}
+
+static int compare_records(const void *a, const void *b) {
+    return record_before(a, b) ? -1 : record_before(b, a);
+}
+
+/* Sort one query; runs usually come sorted by score, and then only unordered tie groups are sorted. */
+static void sort_query(Record *records, Py_ssize_t n) {
+    Py_ssize_t i, first;
+    for (i = 1; i < n; i++)
+        if ((float)records[i].score > (float)records[i - 1].score) {
+            qsort(records, (size_t)n, sizeof(Record), compare_records);
+            return;
+        }
+    for (first = 0; first < n; first = i) {
+        int ordered = 1;
+        for (i = first + 1; i < n && (float)records[i].score == (float)records[first].score; i++)
+            ordered &= record_before(&records[i - 1], &records[i]);
+        if (!ordered) qsort(records + first, (size_t)(i - first), sizeof(Record), compare_records);
+    }
+}
+
+/* All lines of query q are read: label them (noting a repeated doc id), sort them, keep their labels and
+ * make the top list. */
+static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
+    uint32_t dup_mask = table_size(n) - 1, mask = (uint32_t)(r->judged_start[q + 1] - r->judged_start[q] - 1);
+    Py_ssize_t keep = r->keep_top < 0 || r->keep_top > n ? n : r->keep_top;
+    if (dup_mask >= r->dup_size) {
+        PyMem_Free(r->dup_slots);
+        if (!(r->dup_slots = PyMem_Malloc(((size_t)dup_mask + 1) * sizeof(Slot)))) return PyErr_NoMemory(), -1;
+        r->dup_size = dup_mask + 1;
+    }
+    memset(r->dup_slots, 0, ((size_t)dup_mask + 1) * sizeof(Slot));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Bytes doc = {rec[i].doc, rec[i].doc_n, hash_bytes(rec[i].doc, rec[i].doc_n)};
+        uint32_t s = doc.hash & dup_mask;
+        for (; r->dup_slots[s].index; s = (s + 1) & dup_mask) {
+            const Record *other = &rec[r->dup_slots[s].index - 1];
+            if (r->dup_slots[s].hash == doc.hash && other->doc_n == doc.n && same_bytes(other->doc, doc.p, doc.n))
+                r->repeated = r->repeated && r->repeated < doc.p ? r->repeated : doc.p;
+        }
+        r->dup_slots[s] = (Slot){doc.hash, (uint32_t)(i + 1)};
+        Py_ssize_t j = table_find(r->judged_slots + r->judged_start[q], mask, r->judged, &doc);
+        rec[i].row = j < 0 ? UNJUDGED : r->judged_label[j];
+    }
+    sort_query(rec, n);
+    if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + n, sizeof(int32_t)) < 0) return -1;
+    r->label_start[q] = r->n_labels;
+    r->count[q] = n;
+    for (Py_ssize_t i = 0; i < n; i++) r->labels[r->n_labels++] = rec[i].row;
+    if (!(r->tops[q] = PyList_New(keep))) return -1;
+    for (Py_ssize_t i = 0; i < keep; i++) {
+        PyObject *pair = PyTuple_New(2), *doc = PyUnicode_DecodeUTF8(rec[i].doc, rec[i].doc_n, "strict");
+        PyObject *score = PyFloat_FromDouble(rec[i].score);
+        if (!pair || !doc || !score) {
+            Py_XDECREF(pair);
+            Py_XDECREF(doc);
+            Py_XDECREF(score);
+            return -1;
+        }
+        PyTuple_SET_ITEM(pair, 0, doc);
+        PyTuple_SET_ITEM(pair, 1, score);
+        PyList_SET_ITEM(r->tops[q], i, pair);
+    }
+    return 0;
+}
+
+/* Read every line and finish each qrels query as soon as its lines end. If a query's lines turn out to be
+ * interleaved with others', returns 1 at once: the caller starts again with r->interleaved set, which keeps
+ * all lines and finishes the queries at the end. Returns 0, or -1 with *message (an input error at *line),
+ * r->repeated or a Python exception. */
+static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *line, PyObject **message) {
+    Bytes f[6], last_query = {NULL, 0, 0};
+    Py_ssize_t row = -1, current = -1;
+    int high, n_fields;
+    double score;
+    for (*line = 1; pos < end; (*line)++) {
+        const char *line_start = pos;
+        if (!(n_fields = split_line(&pos, f, 6, &high))) continue;
+        if (n_fields != 6 || (high && !is_utf8(line_start, pos - line_start)) ||
+            parse_score(f[4].p, f[4].n, &score) < 0) {
+            *message = n_fields != 6 ? PyUnicode_FromFormat("expected 6 columns 'query_id Q0 doc_id rank score "
+                                                            "tag', found %d; fix or remove the line", n_fields)
+                       : high && !is_utf8(line_start, pos - line_start)
+                           ? PyUnicode_FromString("is not valid UTF-8; save the file as UTF-8")
+                           : format_fields("score %R is not a finite decimal number; write scores such as 12.5 "
+                                           "or -3.2e-4", &f[4], NULL);
+            return -1;
+        }
+        if (!r->first_query.p) r->first_query = f[0];
+        if (f[0].n != last_query.n || !same_bytes(f[0].p, last_query.p, f[0].n)) {
+            f[0].hash = hash_bytes(f[0].p, f[0].n);
+            row = table_find(r->query_slots, r->query_mask, r->queries, &f[0]);
+            last_query = f[0];
+        }
+        if (row < 0) continue;
+        if (row != current) {
+            if (r->seen[row] && !r->interleaved) return 1;
+            if (current >= 0 && !r->interleaved) {
+                if (finish_query(r, current, r->records, r->n_records) < 0 || r->repeated) return -1;
+                r->n_records = 0;
+            }
+            r->seen[row] = 1;
+            current = row;
+        }
+        if (r->ignore_identical && f[2].n == f[0].n && same_bytes(f[2].p, f[0].p, f[0].n)) continue;
+        if (reserve((void **)&r->records, &r->records_size, r->n_records + 1, sizeof(Record)) < 0) return -1;
+        r->records[r->n_records++] = (Record){f[2].p, f[2].n, (int32_t)row, score};
+    }
+    if (!r->interleaved) return current >= 0 ? finish_query(r, current, r->records, r->n_records) : 0;
+    /* Interleaved: group each query's lines (a counting sort, stable), then finish the queries. */
+    Py_ssize_t *offset = PyMem_Calloc((size_t)r->n_queries + 1, sizeof(Py_ssize_t));
+    Record *grouped = PyMem_Malloc((size_t)r->n_records * sizeof(Record) + 1);
+    int status = offset && grouped ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t i = 0; !status && i < r->n_records; i++) offset[r->records[i].row + 1]++;
+    for (Py_ssize_t q = 0; !status && q < r->n_queries; q++) offset[q + 1] += offset[q];
+    for (Py_ssize_t i = 0; !status && i < r->n_records; i++) grouped[offset[r->records[i].row]++] = r->records[i];
+    for (Py_ssize_t q = 0, first = 0; !status && q < r->n_queries; first = offset[q++])
+        if (r->seen[q]) status = finish_query(r, q, grouped + first, offset[q] - first);
+    PyMem_Free(offset);
+    PyMem_Free(grouped);
+    return status;
+}
+
+/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top)
+ *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth, tops)
+ * tops = {query_id: [(doc_id, score), ...]}: the top keep_top (all when negative) of each query the run has. */
+static PyObject *rank_run(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    PyObject *query_ids, *judgments, *message = NULL, *labels = NULL, *lengths = NULL, *tops = NULL;
+    PyObject *result = NULL;
+    Py_ssize_t line = 0, depth = 1, n;
+    Ranking r = {0};
+    if (!PyArg_ParseTuple(args, "y*O!O!pn", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
+                          &r.ignore_identical, &r.keep_top))
+        return NULL;
+    const char *buffer = view.buf, *end = buffer + view.len;
+    n = r.n_queries = PyList_GET_SIZE(query_ids);
+    r.label_start = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    r.count = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    r.seen = PyMem_Calloc((size_t)n + 1, 1);
+    r.tops = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
+    if (!r.label_start || !r.count || !r.seen || !r.tops) PyErr_NoMemory();
+    else if (PyList_GET_SIZE(judgments) != n || view.len == 0 || end[-1] != '\n')
+        PyErr_SetString(PyExc_ValueError, "expected one dict per query and a buffer ending with a newline");
+    if (PyErr_Occurred() || load_qrels(&r, query_ids, judgments) < 0) goto done;
+    int status = parse_run(&r, buffer, end, &line, &message);
+    if (status == 1) {
+        ranking_reset(&r);
+        r.interleaved = 1;
+        status = parse_run(&r, buffer, end, &line, &message);
+    }
+    if (r.repeated) {
+        Bytes doc = {r.repeated, 0, 0};
+        while (char_class[(unsigned char)r.repeated[doc.n]] == WORD) doc.n++;
+        for (line = 1; (buffer = memchr(buffer, '\n', (size_t)(r.repeated - buffer))) != NULL; buffer++) line++;
+        message = format_fields("document %R appears a second time for its query; a run ranks each document "
+                                "once per query", &doc, NULL);
+    }
+    if (status < 0 || message) goto done;
+    line = 0;
+    if (!r.first_query.p)
+        message = PyUnicode_FromString("has no run lines; expected 'query_id Q0 doc_id rank score tag' lines");
+    else if (!memchr(r.seen, 1, (size_t)n))
+        message = format_fields("has no query id in common with the qrels (its first query id is %R); check "
+                                "that the run and the qrels are for the same dataset and split", &r.first_query, NULL);
+    if (message) goto done;
+
+    for (Py_ssize_t q = 0; q < n; q++) depth = r.count[q] > depth ? r.count[q] : depth;
+    labels = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * depth * sizeof(int32_t)));
+    lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
+    tops = PyDict_New();
+    if (!labels || !lengths || !tops) goto done;
+    for (Py_ssize_t q = 0; q < n; q++) {
+        int32_t *row = (int32_t *)PyByteArray_AS_STRING(labels) + q * depth;
+        if (r.count[q]) memcpy(row, r.labels + r.label_start[q], (size_t)r.count[q] * sizeof(int32_t));
+        for (Py_ssize_t i = r.count[q]; i < depth; i++) row[i] = PAD;
+        ((int64_t *)PyByteArray_AS_STRING(lengths))[q] = r.count[q];
+        if (r.tops[q] && PyDict_SetItem(tops, PyList_GET_ITEM(query_ids, q), r.tops[q]) < 0) goto done;
+    }
+    result = Py_BuildValue("(OOnO)", labels, lengths, depth, tops);
+done:
+    PyBuffer_Release(&view);
+    ranking_free(&r);
+    Py_XDECREF(labels);
+    Py_XDECREF(lengths);
+    Py_XDECREF(tops);
+    return message ? line_error(line, message) : result;
+}
+
+static PyMethodDef methods[] = {
+    {"parse_qrels", parse_qrels, METH_VARARGS, "Parse qrels text into {query_id: {doc_id: label}}."},
+    {"rank_run", rank_run, METH_VARARGS, "Parse a TREC run, join it with the qrels and rank it."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_trec", "Fast TREC run and qrels parsing.", -1,
+                                    methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__trec(void) {
+    for (int c = 0; c < 256; c++) char_class[c] = WORD;
+    char_class[' '] = char_class['\t'] = char_class['\r'] = char_class['\v'] = char_class['\f'] = SPACE;
+    char_class['\n'] = NEWLINE;
+    return PyModule_Create(&module);
+}

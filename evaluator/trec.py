@@ -1,0 +1,198 @@
+"""TREC run and qrels files: reading (fast, validated line by line) and atomic writing.
+
+Formats:
+- run: `query_id Q0 doc_id rank score tag`, whitespace separated; the rank column is ignored.
+- qrels: TREC `query_id 0 doc_id relevance`, or BEIR's TSV `query-id corpus-id score` with that header.
+
+Every malformed line is an `InputFormatError` naming the file and the line. Fields are split on ASCII
+whitespace and ids are compared as UTF-8 bytes, so a doc id may hold any non-space character.
+The large-file work (parsing, joining with the qrels, tie-aware sorting) is done by the `_trec` C
+extension on a memory-mapped file; `read_run` is the plain Python reader for small files.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import mmap
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from evaluator import _trec
+from evaluator.errors import InputFormatError
+from evaluator.metrics.ranking import MAX_LABEL, MIN_LABEL, Qrels, RankedRun
+from evaluator.result import write_atomic
+
+BEIR_HEADER = (b"query-id", b"corpus-id", b"score")
+RUN_COLUMNS = "expected 6 columns 'query_id Q0 doc_id rank score tag', found {}; fix or remove the line"
+# The score grammar both readers accept (Python's float() alone would also take 'nan', 'inf' and '1_0').
+_SCORE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+@contextmanager
+def _file_bytes(path: Path | str) -> Iterator[bytes | mmap.mmap]:
+    """The file's content, memory-mapped when possible, ending with a newline; an empty file is an error."""
+    try:
+        with open(path, "rb") as stream:
+            try:
+                mapped: bytes | mmap.mmap = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+            except (ValueError, OSError):  # empty, or not a regular file (a pipe)
+                mapped = stream.read()
+            content = mapped
+            try:
+                if len(content) == 0:
+                    raise InputFormatError(f"{path}: the file is empty; expected TREC lines")
+                if content[-1:] != b"\n":  # the parser relies on a final newline; copy only when missing
+                    content = bytes(content) + b"\n"
+                elif isinstance(content, mmap.mmap) and hasattr(mmap, "MADV_SEQUENTIAL"):
+                    content.madvise(mmap.MADV_SEQUENTIAL)
+                yield content
+            finally:
+                if isinstance(mapped, mmap.mmap):
+                    mapped.close()
+    except OSError as error:
+        raise InputFormatError(
+            f"{path}: cannot be read ({error.strerror or error}); check the path"
+        ) from error
+
+
+def _line_error(path: Path | str, error: ValueError) -> Exception:
+    """The C parser's ValueError(line, message) as an InputFormatError naming the file (line 0: whole file)."""
+    if len(error.args) != 2 or not isinstance(error.args[0], int):
+        return error  # a bug, not an input problem
+    line, message = error.args
+    where = f"{path} line {line}" if line else str(path)
+    return InputFormatError(f"{where}: {message}")
+
+
+def read_qrels(path: Path | str) -> Qrels:
+    """Read TREC qrels (`qid 0 docid rel`) or a BEIR qrels TSV (detected by its header line)."""
+    with _file_bytes(path) as content:
+        end_of_first_line = content.find(b"\n")
+        beir = (
+            tuple(content[: end_of_first_line if end_of_first_line >= 0 else len(content)].split())
+            == BEIR_HEADER
+        )
+        try:
+            judged = _trec.parse_qrels(content, 3 if beir else 4, beir, MIN_LABEL, MAX_LABEL)
+        except ValueError as error:
+            raise _line_error(path, error) from None
+    if not judged:
+        raise InputFormatError(f"{path}: has no judgments; expected 'query_id 0 doc_id relevance' lines")
+    query_ids = sorted(judged, key=lambda query_id: query_id.encode("utf-8"))
+    return Qrels(query_ids, [judged[query_id] for query_id in query_ids])
+
+
+def rank_trec_run(
+    path: Path | str,
+    qrels: Qrels,
+    ignore_identical_ids: bool = False,
+    keep_top: int | None = 100,
+) -> tuple[RankedRun, dict[str, list[tuple[str, float]]]]:
+    """Read a TREC run and rank it against `qrels` in one pass (equal to `ranking.rank_run` on its dict).
+
+    Returns the ranked run (one row per qrels query) and the top `keep_top` (doc_id, score) of every qrels
+    query the run has, in trec_eval order (`None` keeps all). Run queries without qrels are skipped
+    (their lines are still validated, but not checked for duplicate doc ids).
+    """
+    if keep_top is not None and keep_top < 0:
+        raise ValueError(f"keep_top must be None or >= 0, got {keep_top}")
+    collecting = gc.isenabled()
+    gc.disable()  # the top lists are a million small tuples: no collection passes while they are built
+    try:
+        with _file_bytes(path) as content:
+            labels, lengths, depth, tops = _trec.rank_run(
+                content,
+                qrels.query_ids,
+                qrels.judgments,
+                ignore_identical_ids,
+                -1 if keep_top is None else keep_top,
+            )
+    except ValueError as error:
+        raise _line_error(path, error) from None
+    finally:
+        if collecting:
+            gc.enable()
+    matrix = np.frombuffer(labels, dtype=np.int32).reshape(len(qrels.query_ids), depth)
+    return RankedRun(list(qrels.query_ids), matrix, np.frombuffer(lengths, dtype=np.int64)), tops
+
+
+def _parse_score(text: bytes, where: str) -> float:
+    """A finite decimal score, or an InputFormatError naming `where` (file and line)."""
+    value = float(text) if _SCORE.fullmatch(text) else math.nan
+    if not math.isfinite(value):
+        shown = text[:60].decode("utf-8", "replace")
+        raise InputFormatError(
+            f"{where}: score {shown!r} is not a finite decimal number; write scores such as 12.5 or -3.2e-4"
+        )
+    return value
+
+
+def read_run(path: Path | str) -> dict[str, dict[str, float]]:
+    """Read a whole TREC run as {query_id: {doc_id: score}} (the general reader, for small files)."""
+    run: dict[str, dict[str, float]] = {}
+    with _file_bytes(path) as content:
+        lines = bytes(content).split(b"\n")
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        if not fields:
+            continue
+        where = f"{path} line {number}"
+        if len(fields) != 6:
+            raise InputFormatError(f"{where}: {RUN_COLUMNS.format(len(fields))}")
+        try:
+            query_id, doc_id = fields[0].decode("utf-8"), fields[2].decode("utf-8")
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputFormatError(f"{where}: is not valid UTF-8; save the file as UTF-8") from None
+        score = _parse_score(fields[4], where)
+        ranking = run.setdefault(query_id, {})
+        if doc_id in ranking:
+            raise InputFormatError(
+                f"{where}: document {doc_id!r} appears a second time for its query; "
+                "a run ranks each document once per query"
+            )
+        ranking[doc_id] = score
+    if not run:
+        raise InputFormatError(
+            f"{path}: has no run lines; expected 'query_id Q0 doc_id rank score tag' lines"
+        )
+    return run
+
+
+def _check_field(value: str, what: str) -> str:
+    if not value or len(value.split()) != 1 or value != value.strip():
+        raise InputFormatError(
+            f"{what} {value!r} is empty or contains whitespace, which TREC files cannot hold"
+        )
+    return value
+
+
+def write_run(path: Path | str, rankings: Mapping[str, list[tuple[str, float]]], tag: str) -> None:
+    """Write rankings ({query_id: [(doc_id, score), ...]} in rank order) as a TREC run, atomically."""
+    _check_field(tag, "run tag")
+    lines = []
+    for query_id, ranking in rankings.items():
+        _check_field(query_id, "query id")
+        for rank, (doc_id, score) in enumerate(ranking, 1):
+            if not math.isfinite(score):
+                raise InputFormatError(f"query {query_id!r} document {doc_id!r}: score {score} is not finite")
+            lines.append(f"{query_id} Q0 {_check_field(doc_id, 'doc id')} {rank} {float(score)!r} {tag}\n")
+    write_atomic(path, "".join(lines))
+
+
+def write_qrels(path: Path | str, qrels: Qrels | Mapping[str, Mapping[str, int]]) -> None:
+    """Write qrels as TREC `query_id 0 doc_id relevance` lines, atomically."""
+    judged = qrels.to_dict() if isinstance(qrels, Qrels) else qrels
+    lines = []
+    for query_id, labels in judged.items():
+        _check_field(query_id, "query id")
+        lines.extend(
+            f"{query_id} 0 {_check_field(doc_id, 'doc id')} {int(label)}\n"
+            for doc_id, label in labels.items()
+        )
+    write_atomic(path, "".join(lines))
