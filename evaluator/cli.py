@@ -106,6 +106,7 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         ignore_identical_ids=args.ignore_identical_ids,
         relevance_level=args.relevance_level,
         timings=timings,
+        command=getattr(args, "command_line", ""),
     )
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
         return assemble_result(ranked, qrels, measures, top, meta)

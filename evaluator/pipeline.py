@@ -125,6 +125,7 @@ def evaluate_model(args: argparse.Namespace, measures):
                "training_datasets": list(info.training_datasets), "url": info.url},
         dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
         ignore_identical_ids=spec.ignore_identical_ids, timings=timings,
+        command=getattr(args, "command_line", ""),
     )
     index_bytes = int(index.nbytes if hasattr(index, "nbytes") else index.embeddings.nbytes)
     return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": index_bytes},
