@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import time
-from dataclasses import asdict
 
 import numpy as np
 
@@ -33,12 +33,17 @@ def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, flo
     return scores, positions, index, queries
 
 
+ENCODE_CHUNK = 1024  # documents per cached chunk: what an interrupted run loses at most
+
+
 def _encode_corpus(model, docs, cache):
     if cache is None:
         return model.encode_corpus(docs)
     from evaluator.index.cache import encode_cached
+    from evaluator.progress import bars_enabled
 
-    return encode_cached(model.encode_corpus, docs, cache=cache)
+    return encode_cached(model.encode_corpus, docs, ENCODE_CHUNK, cache, quiet=not bars_enabled(),
+                         desc="encode documents")
 
 
 def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qrels, ignore_identical_ids: bool):
@@ -109,7 +114,7 @@ def evaluate_model(args: argparse.Namespace, measures):
     docs = list(zip(corpus.titles, corpus.texts, strict=True))
     top_k = min(args.top_k, len(docs))
     extra = 1 if spec.ignore_identical_ids else 0  # one slot may be dropped as the query itself
-    cache = _encoding_cache(model, spec, args) if model.info.type != "lexical" else None
+    cache = _encoding_cache(model, spec, docs, args) if model.info.type != "lexical" else None
     scores, positions, index, queries = retrieve(model, docs, [dataset.queries[q] for q in query_ids],
                                                   min(top_k + extra, len(docs)), timings, cache)
     with step("ranking and scoring", timings, "metrics_s"):
@@ -142,10 +147,14 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64) 
     return encode_score_samples(collector.result())
 
 
-def _encoding_cache(model, spec, args):
-    from evaluator.index.cache import EncodingCache, default_cache_dir
+def _encoding_cache(model, spec, docs, args):
+    """Cache of the corpus encoding, keyed by model, revision, settings, dataset and the corpus itself."""
+    from evaluator.index.cache import EncodingCache, default_cache_root
 
-    key = {"model": model.info.id, "revision": model.info.revision, "dataset": spec.id, "split": spec.split,
-           "settings": asdict(model.info).get("settings", {})}
-    root = args.cache_dir / "encodings" if args.cache_dir else default_cache_dir()
+    digest = hashlib.sha256()
+    for title, text in docs:
+        digest.update(f"{title}\x1f{text}\x1e".encode())
+    key = {"model": model.info.id, "revision": model.info.revision, "settings": dict(model.info.settings),
+           "dataset": spec.id, "corpus_sha256": digest.hexdigest()}
+    root = args.cache_dir / "encodings" if args.cache_dir else default_cache_root()
     return EncodingCache(root, key)
