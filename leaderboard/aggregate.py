@@ -3,6 +3,7 @@
 Per dataset (main metric): mean, bootstrap CI, all-pairs paired tests with correction, the group of models
 not significantly worse than the best, rank ranges, and the comparison with the baseline. Across datasets:
 group means only for models that cover the whole group, with a stratified bootstrap CI, and mean ranks.
+Per result with score samples: the recall-at-scale prediction (predictions.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from evaluator.metrics import KINDS, parse_measure
 from evaluator.result import slugify
 from leaderboard import stats
 from leaderboard.load import LoadedResult, ModelInfo
+from leaderboard.predictions import DEFAULT_MODE, DEFAULT_TAIL, Prediction, predict_results
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,8 @@ class DatasetInfo:
 class SiteSettings:
     tests: stats.TestSettings = field(default_factory=stats.TestSettings)
     baseline: str = DEFAULT_BASELINE
+    scale_mode: str = DEFAULT_MODE  # recall-at-scale prediction: "pooled" or "per_query"
+    scale_tail: str = DEFAULT_TAIL  # "hybrid" or "skewnorm"
 
 
 def dataset_info(dataset_id: str) -> DatasetInfo:
@@ -172,6 +176,7 @@ class Leaderboard:
     datasets: tuple[DatasetBoard, ...]  # by group, then id
     groups: tuple[GroupBoard, ...]  # GROUP_ORDER, then others by name, then ALL_GROUP
     warnings: tuple[str, ...]
+    predictions: dict[tuple[str, str], Prediction] = field(default_factory=dict)  # (model id, dataset id)
 
     def dataset(self, dataset_id: str) -> DatasetBoard:
         return next(board for board in self.datasets if board.info.id == dataset_id)
@@ -361,6 +366,7 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
     infos = {dataset_id: lookup(dataset_id) for dataset_id in sorted(by_dataset)}
     groups = _group_names(list(infos.values()))
     dataset_order = sorted(infos, key=lambda d: (groups.index(infos[d].group), d))
+    predictions = predict_results(results, settings.scale_mode, settings.scale_tail, warnings)
     for dataset_id in dataset_order:
         metric = infos[dataset_id].main_metric
         for result in by_dataset[dataset_id]:
@@ -401,6 +407,7 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
         datasets=tuple(boards[d] for d in ranked_datasets),
         groups=tuple(accumulator.finish(boards) for accumulator in accumulators if accumulator.dataset_ids),
         warnings=tuple(warnings),
+        predictions=predictions,
     )
 
 

@@ -20,6 +20,7 @@ from evaluator.result import ResultFile
 from leaderboard import downloads, pages
 from leaderboard.aggregate import Leaderboard, SiteSettings, build_leaderboard, dataset_info
 from leaderboard.load import load_results
+from leaderboard.predictions import Evidence, load_evidence
 from leaderboard.render import MARKER, STATIC_DIR, SiteFiles, json_text, make_environment, replace_folder
 from leaderboard.stats import TestSettings
 
@@ -97,8 +98,10 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
                        files=len(files.files) + len(files.copies) + 1, warnings=warnings)
 
 
-def render_site(board: Leaderboard) -> tuple[SiteFiles, int]:
-    """Every page, download, data file and asset of the site, in memory."""
+def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[SiteFiles, int]:
+    """Every page, download, data file and asset of the site, in memory; `evidence` (the method page's measured
+    errors) defaults to leaderboard/scale_evidence.json."""
+    evidence = evidence if evidence is not None else load_evidence()
     env = make_environment()
     files = SiteFiles()
     rendered = 0
@@ -126,6 +129,7 @@ def render_site(board: Leaderboard) -> tuple[SiteFiles, int]:
                                                               pages.compare_data(board, model)))
     files.add("data/datasets.js", _data_script("datasets", None, pages.datasets_data(board)))
     render("compare.html", pages.build_compare(board))
+    render("method.html", pages.build_method(board, evidence))
     render("submit.html", pages.build_submit(board))
     for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):
         files.copy(source.relative_to(STATIC_DIR).as_posix(), source)

@@ -203,3 +203,50 @@ def model_vs_baseline(datasets: Sequence[str], means, low, high, baseline_means,
             legend={"orientation": "h", "y": 1.08},
         ),
     }
+
+
+def recall_at_scale(dataset: str, sizes: Sequence[float], ks: Sequence[int], recall, measured: Sequence[tuple[int, float]],
+                    num_docs: int, method: str) -> dict:
+    """Predicted Recall@k (×100) against corpus size on a log axis, one line per k, with the measured values at
+    the dataset's own size drawn over it as diamonds of the same colour."""
+    colors = (BLUE, ORANGE, GREEN, RED, GREY)
+    recall = np.asarray(recall, dtype=np.float64)
+    traces = []
+    for j, k in enumerate(ks):
+        traces.append({
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": f"predicted R@{k}",
+            "x": [float(size) for size in sizes],
+            "y": _round(recall[:, j], 2),
+            "line": {"color": colors[j % len(colors)], "width": 2},
+            "marker": {"size": 5},
+            "hovertemplate": f"predicted R@{k}" + " at %{x:,.0f} docs: %{y:.1f}<extra></extra>",
+        })
+    shown = [(k, value) for k, value in measured if k in ks]
+    if shown:
+        traces.append({
+            "type": "scatter",
+            "mode": "markers",
+            "name": f"measured at {num_docs:,} docs",
+            "x": [float(num_docs)] * len(shown),
+            "y": _round([value for _, value in shown], 2),
+            "text": [f"R@{k}" for k, _ in shown],
+            "marker": {"color": [colors[list(ks).index(k) % len(colors)] for k, _ in shown], "size": 12,
+                       "symbol": "diamond", "line": {"color": "#1f2328", "width": 1}},
+            "hovertemplate": "measured %{text} at %{x:,.0f} docs: %{y:.1f}<extra></extra>",
+        })
+    return {
+        "data": traces,
+        "layout": _layout(
+            f"{dataset}: predicted Recall@k against corpus size (model-based prediction, {method})",
+            380,
+            xaxis={"title": {"text": "documents in the corpus (log scale)"}, "type": "log", "gridcolor": "#eaeef2",
+                   "exponentformat": "power"},
+            yaxis={"title": {"text": "Recall@k ×100"}, "range": [0, 102], "gridcolor": "#eaeef2"},
+            shapes=[{"type": "line", "xref": "x", "yref": "paper", "x0": float(num_docs), "x1": float(num_docs),
+                     "y0": 0, "y1": 1, "line": {"color": GREY, "dash": "dot", "width": 1}}],
+            legend={"orientation": "h", "y": -0.25},
+            margin={"l": 60, "r": 20, "t": 50, "b": 90},
+        ),
+    }

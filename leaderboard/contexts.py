@@ -63,6 +63,22 @@ class DatasetCell:
 
 
 @dataclass(frozen=True)
+class PredictedMean:
+    """Home column: the model's predicted Recall@k at the column's corpus size, averaged over datasets."""
+
+    mean: float | None  # only when every dataset has a prediction
+    covered: int  # datasets with a prediction
+    total: int
+
+
+@dataclass(frozen=True)
+class PredictionColumn:
+    label: str  # says that it is a model-based prediction
+    detail: str  # what the mean is taken over
+    href: str  # the method's explanation and measured error
+
+
+@dataclass(frozen=True)
 class HomeRow:
     model_id: str
     href: str
@@ -75,6 +91,7 @@ class HomeRow:
     is_baseline: bool
     groups: tuple[GroupCell, ...]
     cells: tuple[DatasetCell, ...]
+    prediction: PredictedMean | None = None  # None when the site has no predictions
 
 
 @dataclass(frozen=True)
@@ -94,6 +111,15 @@ class HomeContext:
     order: str
     warnings: tuple[str, ...]
     downloads: tuple[Download, ...]
+    prediction: PredictionColumn | None = None  # None: no result has score samples, no column
+
+
+@dataclass(frozen=True)
+class PredictedValue:
+    """One result's predicted Recall@k at the column's corpus size, or why there is none."""
+
+    value: float | None
+    reason: str | None  # "cannot predict" reason; both None: the result has no score samples
 
 
 @dataclass(frozen=True)
@@ -116,6 +142,7 @@ class DatasetRow:
     zero_shot: bool
     verified: bool
     is_baseline: bool
+    prediction: PredictedValue | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +163,7 @@ class DatasetContext:
     methods: tuple[str, ...]
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
+    prediction: PredictionColumn | None = None  # None: no result on the dataset has score samples
 
 
 @dataclass(frozen=True)
@@ -160,6 +188,7 @@ class ModelDatasetRow:
     mark: str
     zero_shot: bool
     verified: bool
+    prediction: PredictedValue | None = None  # None: no score samples
 
 
 @dataclass(frozen=True)
@@ -192,6 +221,31 @@ class ReproduceRow:
 
 
 @dataclass(frozen=True)
+class ScaleRow:
+    """Predicted Recall@k of one dataset and k at every chart size, with the measured value at its own size."""
+
+    dataset_id: str
+    k: int
+    num_docs: int
+    measured: float | None  # the result's own R@k, when it has that metric
+    at_own_size: float  # the prediction at num_docs
+    values: tuple[float, ...]  # at ScaleSection.sizes
+
+
+@dataclass(frozen=True)
+class ScaleSection:
+    """Model page: recall at larger corpus sizes, for the model's results with score samples."""
+
+    sizes: tuple[float, ...]
+    size_labels: tuple[str, ...]
+    rows: tuple[ScaleRow, ...]
+    figures: tuple[Figure, ...]
+    problems: tuple[tuple[str, str], ...]  # (dataset id, why it cannot be predicted)
+    note: str
+    method_href: str
+
+
+@dataclass(frozen=True)
 class ModelContext:
     page: Page
     model: ModelInfo
@@ -210,6 +264,40 @@ class ModelContext:
     tests: str
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
+    scale: ScaleSection | None = None  # None: no result of the model has score samples
+
+
+@dataclass(frozen=True)
+class EvidenceVariant:
+    variant: str  # "mode/tail"
+    used: bool  # the variant this site shows
+    errors: tuple[float | None, ...]  # in MethodContext.evidence_ks order
+    reason: str | None  # why this variant could not predict
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    model: str
+    extrapolation: float
+    measured: tuple[float | None, ...]  # in MethodContext.evidence_ks order
+    variants: tuple[EvidenceVariant, ...]
+
+
+@dataclass(frozen=True)
+class MethodContext:
+    page: Page
+    variant: str  # "mode/tail" used on this site
+    mode: str
+    tail: str
+    tail_quantile: float
+    size_labels: tuple[str, ...]
+    ks: tuple[int, ...]
+    column: str  # the home column's quantity, in words
+    predictions: int  # results with a prediction on this site
+    cannot_predict: int  # results with score samples but no prediction
+    evidence_description: str
+    evidence_ks: tuple[int, ...]
+    evidence: tuple[EvidenceRow, ...]
 
 
 @dataclass(frozen=True)

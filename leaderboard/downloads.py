@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import json
 
-from leaderboard.contexts import DatasetContext, HomeContext, ModelContext
+from leaderboard.contexts import DatasetContext, HomeContext, ModelContext, PredictedValue
 from leaderboard.render import csv_text, rounded
+from leaderboard.scale_pages import COLUMN_LABEL
+
+PREDICTION_COLUMNS = [COLUMN_LABEL, "prediction_problem"]
+
+
+def _prediction_values(prediction: PredictedValue | None) -> list:
+    return [None, None] if prediction is None else [prediction.value, prediction.reason]
 
 
 def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
@@ -24,6 +31,8 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
                    f"{group.name} mean_rank", f"{group.name} datasets_covered"]
     columns = [column for group in home.dataset_groups for column in group.columns]
     header += [f"{column.title} ({column.metric})" for column in columns]
+    if home.prediction:
+        header += [f"{home.prediction.label}, {home.prediction.detail}", "prediction datasets_covered"]
     rows = []
     for row in home.rows:
         values = [row.model_id, row.type, row.parameters, row.license, row.open_weights, row.zero_shot, row.verified]
@@ -31,6 +40,8 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
             values += [cell.mean, cell.ci[0] if cell.ci else None, cell.ci[1] if cell.ci else None, cell.mean_rank,
                        cell.covered]
         values += [cell.value for cell in row.cells]
+        if home.prediction:
+            values += [row.prediction.mean, row.prediction.covered]
         rows.append(values)
     meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods)}
     return _both("downloads/leaderboard", header, rows, meta)
@@ -45,6 +56,9 @@ def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
          row.diff, row.wins, row.ties, row.losses, row.pvalue, row.zero_shot, row.verified]
         for row in page.rows
     ]
+    if page.prediction:
+        header += PREDICTION_COLUMNS
+        rows = [values + _prediction_values(row.prediction) for values, row in zip(rows, page.rows, strict=True)]
     meta = {"table": f"dataset {page.id}", "dataset_id": page.id, "main_metric": page.main_metric,
             "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods)}
     return _both(f"downloads/datasets/{slug}", header, rows, meta)
@@ -67,7 +81,10 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
             row.rank_low, row.rank_high, row.best, row.baseline_mean, row.diff, row.wins, row.ties, row.losses,
             row.pvalue, row.zero_shot, row.verified, *values[row.dataset_id],
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
+            *(_prediction_values(row.prediction) if page.scale else []),
         ])
+    if page.scale:
+        header += PREDICTION_COLUMNS
     groups = {group.name: {"mean": group.mean, "ci": list(group.ci) if group.ci else None,
                            "mean_rank": group.mean_rank, "datasets_covered": group.covered,
                            "datasets_in_group": group.total} for group in page.groups}

@@ -17,6 +17,7 @@ import numpy as np
 
 from evaluator.errors import IrboardError
 from evaluator.result import ResultFile, read_result, result_path, slugify
+from evaluator.score_samples import ScoreSamplesModel
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,8 @@ class LoadedResult:
     has_run: bool
     verified: bool
     provenance: Provenance
+    # The encoded field as validated by the schema; decoded only when a prediction is made (predictions.py).
+    score_samples: ScoreSamplesModel | None = None
 
 
 @dataclass
@@ -118,6 +121,7 @@ def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_qu
             hardware=prov.hardware, timings=tuple(sorted(prov.timings.items())), peak_rss_bytes=prov.peak_rss_bytes,
             index_bytes=prov.index_bytes,
         ),
+        score_samples=result.score_samples,
     )
 
 

@@ -32,6 +32,7 @@ from leaderboard.contexts import (
     GroupHeader,
     HomeContext,
     HomeRow,
+    MethodContext,
     ModelContext,
     ModelDatasetRow,
     ModelGroupRow,
@@ -39,7 +40,16 @@ from leaderboard.contexts import (
     ReproduceRow,
     SubmitContext,
 )
+from leaderboard.predictions import Evidence
 from leaderboard.render import json_text
+from leaderboard.scale_pages import (
+    dataset_prediction_column,
+    home_predictions,
+    method_context,
+    predicted_value,
+    prediction_method,
+    scale_section,
+)
 
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 SCALE = 100.0  # scores are shown ×100 in tables and charts
@@ -119,6 +129,7 @@ def build_home(board: Leaderboard) -> HomeContext:
     )
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
+    column, predicted = home_predictions(board, [m.info.id for m in models])
     rows = []
     for model in models:
         model_id = model.info.id
@@ -138,7 +149,7 @@ def build_home(board: Leaderboard) -> HomeContext:
                             parameters=model.info.parameters, license=model.info.license,
                             open_weights=model.info.open_weights, zero_shot=model.zero_shot_all,
                             verified=model.verified, is_baseline=model_id == board.baseline_id,
-                            groups=tuple(group_cells), cells=cells))
+                            groups=tuple(group_cells), cells=cells, prediction=predicted.get(model_id)))
     tests = board.settings.tests
     methods = [
         "Each dataset column shows the dataset's main metric (named in its header), the mean over all of its "
@@ -154,6 +165,11 @@ def build_home(board: Leaderboard) -> HomeContext:
         "† the model's training data includes this dataset (model.training_datasets), so it is not zero-shot "
         "there; the zero-shot filter keeps models that are zero-shot on every dataset.",
     ]
+    if column is not None:
+        methods.append(f"{prediction_method(board)} On this page: {column.detail}, weighted as in the group means, "
+                       "only for models with a prediction on every one of them (k/n otherwise: datasets with a "
+                       "prediction / datasets); dataset and model pages give each dataset's prediction or the reason "
+                       "there is none.")
     licenses = tuple(sorted({m.info.license for m in board.models if m.info.license}))
     return HomeContext(
         page=page, groups=headers, dataset_groups=dataset_groups, rows=tuple(rows),
@@ -163,6 +179,7 @@ def build_home(board: Leaderboard) -> HomeContext:
         dataset_count=len(board.datasets),
         tests=describe_tests(board), methods=tuple(methods), order=order_text, warnings=board.warnings,
         downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
+        prediction=column,
     )
 
 
@@ -197,7 +214,9 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
             pvalue=float(comparison.pvalue[i]) if comparison and model_id != comparison.model_id else None,
             mark=mark, zero_shot=bool(dataset.zero_shot[i]), verified=result.verified,
             is_baseline=model_id == board.baseline_id,
+            prediction=predicted_value(board.predictions.get((model_id, dataset.info.id))),
         ))
+    has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
     models = dataset.model_ids
     tests = board.settings.tests
@@ -229,7 +248,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
          f"the model scores higher / within 1e-9 / lower; p is the corrected p-value of that pair; ▲/▼ mark "
          f"p < {alpha:g}.") if comparison else "No baseline model has results on this dataset.",
-    )
+    ) + ((prediction_method(board),) if has_predictions else ())
     return DatasetContext(
         page=Page(f"datasets/{dataset.slug}.html", dataset.info.name, root, "datasets"),
         id=dataset.info.id, name=dataset.info.name, group=dataset.info.group, language=dataset.info.language,
@@ -239,6 +258,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         tests=describe_tests(board), methods=methods, figures=tuple(figures),
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
+        prediction=dataset_prediction_column(root) if has_predictions else None,
     )
 
 
@@ -277,6 +297,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             losses=int(comparison.losses[i]) if comparison and i is not None else None,
             pvalue=float(comparison.pvalue[i]) if comparison and i is not None and not is_base else None,
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
+            prediction=predicted_value(board.predictions.get((model.info.id, dataset_id))),
         ))
     groups = tuple(
         ModelGroupRow(
@@ -312,7 +333,16 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
                    Download("JSON", f"{root}downloads/models/{model.slug}.json")),
+        scale=scale_section(board, model, root),
     )
+
+
+# --- method, compare and submit ----------------------------------------------------------------------
+
+
+def build_method(board: Leaderboard, evidence: Evidence) -> MethodContext:
+    """The method page: how recall at scale is predicted and its measured error (leaderboard/scale_evidence.json)."""
+    return method_context(board, evidence)
 
 
 # --- compare and submit -------------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 
 Everything is seeded, so the same command writes the same bytes. The golden set has 10 datasets in five
 groups, 12 models with gaps in coverage, and a model whose free-text fields carry HTML and script payloads.
+A few results carry score samples (for the recall-at-scale prediction) drawn from synthetic scores, and one
+carries tied, sparse-like scores that no prediction can be made from.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from evaluator.result import SCHEMA_VERSION, parse_result, result_path, write_atomic  # noqa: E402
+from evaluator.score_samples import collect_score_samples, encode_score_samples  # noqa: E402
 
 SITE_DATA = ROOT / "tests" / "data" / "site"
 GOLDEN_RESULTS = SITE_DATA / "results"
@@ -101,6 +104,14 @@ GOLDEN_MODELS = (
     SyntheticModel("org/miracl-only", "dense", 0.41, 278_000_000, "mit", datasets=("miracl/sw", "miracl/fi")),
 )
 GOLDEN_METRICS = ("nDCG@10", "R@100", "RR@10")
+# Results with score samples: "continuous" scores (a prediction), or "tied" ones (cannot predict).
+SAMPLED_RESULTS = {
+    **{("BAAI/bge-m3", d.id): "continuous" for d in GOLDEN_DATASETS},
+    ("sentence-transformers/all-MiniLM-L6-v2", "beir/scifact"): "continuous",
+    ("sentence-transformers/all-MiniLM-L6-v2", "beir/nfcorpus"): "continuous",
+    ("naver/splade-v3", "beir/scifact"): "tied",
+}
+SAMPLES_PER_QUERY = 200
 
 
 def dataset_table(datasets=GOLDEN_DATASETS) -> dict[str, dict]:
@@ -164,6 +175,41 @@ def result_dict(model: SyntheticModel, dataset: SyntheticDataset, metrics, with_
     return data
 
 
+def synthetic_scores(model: SyntheticModel, dataset: SyntheticDataset, query_ids, num_docs: int, kind: str):
+    """(score rows, qrels) over num_docs documents: normal scores with a per-query offset ("continuous"), or
+    mostly zero scores as a sparse model gives ("tied"); 1 to 3 relevant documents per query."""
+    rng = np.random.default_rng(_stable_seed("scores", model.id, dataset.id))
+    rows, qrels = [], {}
+    for query_id in query_ids:
+        relevant = rng.choice(num_docs, size=int(rng.integers(1, 4)), replace=False)
+        if kind == "tied":
+            row = np.where(rng.random(num_docs) < 0.9, 0.0, rng.gamma(2.0, 1.5, num_docs))
+            row[relevant] = rng.gamma(6.0, 1.5, relevant.size)
+        else:
+            offset = rng.normal(0.0, 0.03)
+            row = rng.normal(0.1, 0.1, num_docs) + offset
+            row[relevant] = rng.normal(0.25 + 0.25 * model.quality, 0.1, relevant.size) + offset
+        rows.append(np.round(row, 5))
+        qrels[query_id] = {f"D{d:05d}": 1 for d in relevant}
+    return rows, qrels
+
+
+def add_score_samples(data: dict, model: SyntheticModel, dataset: SyntheticDataset, kind: str) -> None:
+    """Store score samples of synthetic scores in a result, and make its R@100 the recall of those scores."""
+    query_ids = sorted(data["per_query"]["R@100"])
+    num_docs = data["dataset"]["num_docs"]
+    rows, qrels = synthetic_scores(model, dataset, query_ids, num_docs, kind)
+    doc_ids = [f"D{d:05d}" for d in range(num_docs)]
+    samples = collect_score_samples(query_ids, doc_ids, rows, qrels, n_samples=SAMPLES_PER_QUERY, seed=0)
+    data["score_samples"] = encode_score_samples(samples)
+    recall = {}
+    for query_id, row in zip(query_ids, rows, strict=True):
+        top = {doc_ids[d] for d in np.argsort(-row, kind="stable")[:100]}
+        recall[query_id] = round(len(top & set(qrels[query_id])) / len(qrels[query_id]), 4)
+    data["per_query"]["R@100"] = recall
+    data["metrics"]["R@100"] = round(math.fsum(recall.values()) / len(recall), 10)
+
+
 def dump(data: dict) -> str:
     """The byte format of evaluator.result.dump_result (sorted keys, indent 1, ASCII)."""
     return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False) + "\n"
@@ -178,6 +224,8 @@ def write_golden_results(out: Path = GOLDEN_RESULTS) -> list[Path]:
         for dataset_id in model.datasets or tuple(datasets):
             data = result_dict(model, datasets[dataset_id], GOLDEN_METRICS,
                                with_run=(model.id, dataset_id) == ("bm25", "beir/scifact"))
+            if (model.id, dataset_id) in SAMPLED_RESULTS:
+                add_score_samples(data, model, datasets[dataset_id], SAMPLED_RESULTS[(model.id, dataset_id)])
             parse_result(data, f"{model.id} on {dataset_id}")  # what we commit must be valid
             path = result_path(model.id, dataset_id, out)
             write_atomic(path, dump(data))

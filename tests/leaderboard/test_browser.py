@@ -107,6 +107,35 @@ def test_model_page_shows_markup_as_text_and_runs_nothing(watched: Page, site_ur
     page.screenshot(path=screenshots / "model-markup.png", full_page=True)
 
 
+def test_model_page_draws_the_recall_at_scale_charts(watched: Page, site_url, screenshots, synth):
+    page = watched
+    page.goto(f"{site_url}/models/baai__bge-m3.html")
+    expect(page.locator("#fig-scale-beir__scifact svg.main-svg").first).to_be_visible()
+    charts = page.locator('[id^="fig-scale-"].js-plotly-plot')
+    expect(charts).to_have_count(len(synth.GOLDEN_DATASETS))
+    expect(page.locator("#fig-scale-beir__scifact .xtitle")).to_contain_text("log scale")
+    expect(page.locator("#fig-scale-beir__scifact .legendtext")).to_have_count(4)  # three k and the measured
+    page.locator("#recall-at-scale").scroll_into_view_if_needed()
+    page.screenshot(path=screenshots / "model-recall-at-scale.png", full_page=True)
+    page.click("text=Method and measured error")
+    expect(page).to_have_url(f"{site_url}/method.html#recall-at-scale")
+    expect(page.locator("#measured-error ~ p.note, #measured-error + p")).to_contain_text("No measurements yet")
+
+
+def test_home_prediction_column_sorts_and_links_to_the_method(watched: Page, site_url, screenshots):
+    page = watched
+    page.goto(f"{site_url}/index.html")
+    header = page.locator('th[data-key="pred"]')
+    expect(header).to_contain_text("model-based")
+    header.locator("button.sort").click()
+    assert "sort=pred" in page.url
+    assert _visible_ids(page)[0] == "BAAI/bge-m3"  # the only model with a mean; the others sort last
+    header.locator("a").click()
+    expect(page).to_have_url(f"{site_url}/method.html#recall-at-scale")
+    expect(page.locator("h2#recall-at-scale")).to_contain_text("model-based prediction")
+    page.screenshot(path=screenshots / "method.png", full_page=True)
+
+
 def test_compare_page_over_http(watched: Page, site_url, screenshots):
     page = watched
     page.goto(f"{site_url}/compare.html?a=bm25&b=BAAI/bge-m3")

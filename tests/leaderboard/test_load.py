@@ -146,3 +146,13 @@ def test_ids_that_differ_only_in_case_are_a_problem(results_copy):
     report = load_results(results_copy)
     assert len(report.problems) == 1
     assert "'BM25'" in report.problems[0] and "'bm25'" in report.problems[0] and "case" in report.problems[0]
+
+
+def test_score_samples_are_kept_encoded_and_only_where_the_file_has_them(golden_results):
+    from evaluator.score_samples import ScoreSamplesModel
+
+    path = result_path("BAAI/bge-m3", "beir/scifact", golden_results)
+    loaded = read_loaded(path)
+    assert isinstance(loaded.score_samples, ScoreSamplesModel)  # validated, not decoded
+    assert loaded.score_samples.model_dump() == json.loads(path.read_text())["score_samples"]
+    assert read_loaded(result_path("bm25", "beir/scifact", golden_results)).score_samples is None
