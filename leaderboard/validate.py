@@ -58,6 +58,13 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport) -> No
     expected = (slugify(result.model.id), f"{slugify(result.dataset.id)}.json")
     if (path.parent.name, path.name) != expected:
         report.add(path, f"path does not match the ids inside; move it to results/{expected[0]}/{expected[1]}")
+    if result.score_samples is not None:
+        from evaluator.score_samples import decode_score_samples
+
+        try:
+            decode_score_samples(result.score_samples, where="score_samples")
+        except ResultValidationError as error:
+            report.add(path, str(error))
     for name, text in _text_fields(result):
         if _UNSAFE_TEXT.search(text):
             report.add(path, f"{name} contains '<', '>' or control characters; submit plain text")

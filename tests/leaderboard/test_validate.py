@@ -5,6 +5,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -192,3 +193,25 @@ def test_fuzzed_files_give_problems_not_tracebacks(tmp_path_factory, scifact_res
         assert report.problems or report.results
     for problem in report.problems:
         assert "\n" not in problem and problem.startswith(str(root))
+
+
+def test_corrupt_score_samples_reported(tmp_path, scifact_result_text):
+    from evaluator.score_samples import collect_score_samples, encode_score_samples
+
+    rng = np.random.default_rng(0)
+    doc_ids = [f"d{i}" for i in range(50)]
+    samples = encode_score_samples(collect_score_samples(
+        ["q1"], doc_ids, rng.normal(size=(1, 50)), {"q1": {"d3": 1}}, n_samples=20))
+
+    def with_samples(data):
+        data["score_samples"] = samples
+        data["schema_version"] = 2
+
+    good = _mutated(scifact_result_text, with_samples)
+    _write(tmp_path, good)
+    assert _problems(tmp_path) == []
+    broken = json.loads(good)
+    broken["score_samples"]["queries"]["q1"]["nonrelevant"]["data"] = "!!not base64!!"
+    _write(tmp_path, json.dumps(broken))
+    problems = _problems(tmp_path)
+    assert len(problems) == 1 and "score_samples" in problems[0]
