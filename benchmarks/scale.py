@@ -41,11 +41,12 @@ def full_scores(spec: str, dataset) -> tuple[np.ndarray, str]:
     """(queries × documents) scores of one model over the whole corpus."""
     from evaluator.index.dense import DenseIndex
     from evaluator.index.sparse import SparseIndex
+    from evaluator.pipeline import corpus_cache, encode_corpus
 
     model = load_model(spec)
     docs = list(zip(dataset.corpus.titles, dataset.corpus.texts, strict=True))
     texts = [dataset.queries[q] for q in dataset.queries]
-    encoded = model.encode_corpus(docs)
+    encoded = encode_corpus(model, docs, corpus_cache(model, dataset.spec, docs))  # reuses `irboard evaluate`'s
     if model.info.type == "dense":
         return DenseIndex(encoded).score_rows(model.encode_queries(texts)), model.info.id
     return SparseIndex.from_documents(encoded).score_rows(model.encode_queries(texts, encoded)), model.info.id

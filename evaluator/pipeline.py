@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -22,7 +23,7 @@ def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, flo
 
     dense = model.info.type == "dense"
     with step(f"encoding {len(corpus_docs)} documents", timings, "index_s"):
-        encoded = _encode_corpus(model, corpus_docs, cache)
+        encoded = encode_corpus(model, corpus_docs, cache)
         index = DenseIndex(encoded) if dense else SparseIndex.from_documents(encoded)
     timings["encode_docs_per_s"] = len(corpus_docs) / max(timings["index_s"], 1e-9)
     start = time.perf_counter()
@@ -36,7 +37,7 @@ def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, flo
 ENCODE_CHUNK = 1024  # documents per cached chunk: what an interrupted run loses at most
 
 
-def _encode_corpus(model, docs, cache):
+def encode_corpus(model, docs, cache):
     if cache is None:
         return model.encode_corpus(docs)
     from evaluator.index.cache import encode_cached
@@ -114,7 +115,7 @@ def evaluate_model(args: argparse.Namespace, measures):
     docs = list(zip(corpus.titles, corpus.texts, strict=True))
     top_k = min(args.top_k, len(docs))
     extra = 1 if spec.ignore_identical_ids else 0  # one slot may be dropped as the query itself
-    cache = _encoding_cache(model, spec, docs, args) if model.info.type != "lexical" else None
+    cache = corpus_cache(model, spec, docs, args.cache_dir)
     scores, positions, index, queries = retrieve(model, docs, [dataset.queries[q] for q in query_ids],
                                                   min(top_k + extra, len(docs)), timings, cache)
     with step("ranking and scoring", timings, "metrics_s"):
@@ -147,14 +148,19 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64) 
     return encode_score_samples(collector.result())
 
 
-def _encoding_cache(model, spec, docs, args):
-    """Cache of the corpus encoding, keyed by model, revision, settings, dataset and the corpus itself."""
+def corpus_cache(model, spec, docs, cache_dir=None):
+    """Cache of the corpus encoding, keyed by model, revision, settings, dataset and the corpus itself.
+
+    None for lexical models: BM25 needs corpus-wide statistics and is fast to recompute.
+    """
     from evaluator.index.cache import EncodingCache, default_cache_root
 
+    if model.info.type == "lexical":
+        return None
     digest = hashlib.sha256()
     for title, text in docs:
         digest.update(f"{title}\x1f{text}\x1e".encode())
     key = {"model": model.info.id, "revision": model.info.revision, "settings": dict(model.info.settings),
            "dataset": spec.id, "corpus_sha256": digest.hexdigest()}
-    root = args.cache_dir / "encodings" if args.cache_dir else default_cache_root()
+    root = Path(cache_dir) / "encodings" if cache_dir else default_cache_root()
     return EncodingCache(root, key)
