@@ -11,6 +11,7 @@ Reported: mean absolute error over the repetitions, for pooled and per-query mod
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -94,6 +95,8 @@ def main() -> None:
     parser.add_argument("--models", default=";".join(DEFAULT_MODELS), help="';'-separated model specs")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--fraction", type=float, default=0.10)
+    parser.add_argument("--write-evidence", type=Path,
+                        help="also write the table as JSON for the site (leaderboard/scale_evidence.json)")
     args = parser.parse_args()
     dataset = load_dataset("beir/scifact", data_dir=args.data)
     labels = label_matrix(dataset)
@@ -103,10 +106,12 @@ def main() -> None:
     print("| model | extrapolation | measured R@10 | measured R@100 | "
           + " | ".join(f"{m}/{t} R@{k}" for m, t in VARIANTS for k in KS) + " |")
     print("|---|---|---|---|" + "---|" * (len(VARIANTS) * len(KS)))
+    rows = []
     for spec in specs:
         start = time.perf_counter()
         scores, model_id = full_scores(spec, dataset)
         report = evaluate_model(scores, labels, args.repeats, args.fraction)
+        rows.append(evidence_row(model_id, report))
         cells = []
         for variant in VARIANTS:
             for k in KS:
@@ -117,6 +122,31 @@ def main() -> None:
         for variant, reason in report["reasons"].items():
             print(f"|   cannot predict ({'/'.join(variant)}): {reason} |", flush=True)
         print(f"    ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    if args.write_evidence:
+        from evaluator.result import write_atomic
+
+        description = (
+            f"benchmarks/scale.py on BEIR SciFact ({len(dataset.queries)} queries, {len(dataset.corpus)} documents): "
+            f"the score model is fitted on every judged document plus a random {args.fraction:.0%} of the others, "
+            f"Recall@k is predicted at the full corpus size and compared with the recall measured there; "
+            f"errors are |predicted - measured| averaged over {args.repeats} random sub-corpora."
+        )
+        write_atomic(args.write_evidence, json.dumps({"description": description, "rows": rows}, indent=1,
+                                                     sort_keys=True) + "\n")
+
+
+def evidence_row(model_id: str, report: dict) -> dict:
+    errors = {}
+    for mode, tail in VARIANTS:
+        values = report["errors"][(mode, tail)]
+        errors[f"{mode}/{tail}"] = {str(k): (round(float(np.mean(values[k])), 4) if values[k] else None) for k in KS}
+    return {
+        "model": model_id,
+        "extrapolation": round(report["factor"], 2),
+        "measured": {str(k): round(v, 4) for k, v in report["measured"].items()},
+        "errors": errors,
+        "cannot_predict": {"/".join(variant): reason for variant, reason in report["reasons"].items()},
+    }
 
 
 if __name__ == "__main__":
