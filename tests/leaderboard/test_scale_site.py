@@ -17,7 +17,9 @@ from leaderboard.build import BuildError, build_site
 from leaderboard.contexts import PredictedValue
 from leaderboard.load import load_results, read_loaded
 from leaderboard.pages import build_dataset, build_home, build_method, build_model
-from leaderboard.predictions import COLUMN_K, COLUMN_SIZE, Evidence, load_evidence, predict_result
+from leaderboard.predictions import (
+    COLUMN_K, COLUMN_SIZE, DEFAULT_MODE, DEFAULT_TAIL, Evidence, load_evidence, predict_result,
+)
 from leaderboard.render import make_environment
 from leaderboard.scale import CannotPredictError, recall_curve
 
@@ -48,7 +50,7 @@ def test_prediction_is_recall_curve_of_the_stored_samples(board, synth):
     raw = _raw(synth, *SAMPLED)
     num_docs = raw["score_samples"]["num_docs"]
     sizes = sorted({10.0**e for e in range(4, 9)} | {float(num_docs)})
-    expected = recall_curve(raw, sizes, (10, 100, 1000), mode="pooled", tail="hybrid")
+    expected = recall_curve(raw, sizes, (10, 100, 1000), mode=DEFAULT_MODE, tail=DEFAULT_TAIL)
     prediction = board.predictions[SAMPLED]
     assert prediction.sizes == tuple(sizes) and prediction.ks == (10, 100, 1000)
     np.testing.assert_allclose(prediction.recall, expected.recall, rtol=0, atol=1e-12)
@@ -59,7 +61,7 @@ def test_prediction_is_recall_curve_of_the_stored_samples(board, synth):
 
 def test_tied_scores_give_the_reason_of_the_score_model(board, synth):
     with pytest.raises(CannotPredictError) as caught:
-        recall_curve(_raw(synth, *TIED), [1e7], [100])
+        recall_curve(_raw(synth, *TIED), [1e7], [100], DEFAULT_MODE, DEFAULT_TAIL)
     prediction = board.predictions[TIED]
     assert prediction.recall is None and prediction.value(COLUMN_SIZE, COLUMN_K) is None
     assert prediction.reason == caught.value.reason and "tied" in prediction.reason
@@ -96,7 +98,7 @@ def test_dataset_page_column_shows_values_reasons_and_dashes(board, built_site):
     html = (built_site / "datasets" / "beir__scifact.html").read_text()
     assert '<a href="../method.html#recall-at-scale"' in html and "Predicted R@100 @10M docs (model-based)" in html
     assert f"{100 * cells['BAAI/bge-m3'].value:.2f}</td>" in html
-    assert "cannot predict: non-relevant scores: " in html
+    assert "cannot predict: query &#39;SCI-001&#39;: non-relevant scores: " in html
     assert "model-based prediction, not a measurement" in html  # the method line
 
 
@@ -140,7 +142,7 @@ def test_model_that_cannot_be_predicted_says_why_without_a_chart(board, built_si
     assert context.scale.figures == () and context.scale.rows == ()
     assert context.scale.problems == (("beir/scifact", board.predictions[TIED].reason),)
     html = (built_site / "models" / "naver__splade-v3.html").read_text()
-    assert "<li>beir/scifact: cannot predict: non-relevant scores:" in html
+    assert "<li>beir/scifact: cannot predict: query &#39;SCI-001&#39;: non-relevant scores:" in html
 
 
 def test_reasons_are_escaped(board):
@@ -179,10 +181,11 @@ EVIDENCE = {
 
 def test_method_page_renders_the_measured_errors(board):
     context = build_method(board, Evidence.model_validate(EVIDENCE))
-    assert context.evidence_ks == (10, 100) and context.variant == "pooled/hybrid"
+    assert context.evidence_ks == (10, 100) and context.variant == f"{DEFAULT_MODE}/{DEFAULT_TAIL}"
     dense = context.evidence[0]
     assert [v.variant for v in dense.variants] == ["pooled/hybrid", "per_query/hybrid"]
-    assert dense.variants[0].used and dense.variants[0].errors == (0.031, None) and dense.measured == (0.7, 0.9)
+    assert dense.variants[0].errors == (0.031, None) and dense.measured == (0.7, 0.9)
+    assert [v.used for v in dense.variants] == [False, True]
     html = make_environment().get_template("method.html").render(ctx=context)
     assert 'id="recall-at-scale"' in html and "No measurements yet" not in html
     assert "dense:&lt;b&gt;m&lt;/b&gt;" in html and "&lt;SciFact&gt;" in html
@@ -194,7 +197,7 @@ def test_method_page_renders_the_measured_errors(board):
 def test_method_page_without_measurements_says_so(built_site):
     html = (built_site / "method.html").read_text()
     assert "No measurements yet." in html and 'id="recall-at-scale"' in html
-    assert "pooled mode with the hybrid tail" in html
+    assert f"{DEFAULT_MODE} mode with the {DEFAULT_TAIL} tail" in html
     assert '<a href="method.html" aria-current="page">Method</a>' in html
 
 
