@@ -18,7 +18,13 @@ from leaderboard.contexts import PredictedValue
 from leaderboard.load import load_results, read_loaded
 from leaderboard.pages import build_dataset, build_home, build_method, build_model
 from leaderboard.predictions import (
-    COLUMN_K, COLUMN_SIZE, DEFAULT_MODE, DEFAULT_TAIL, Evidence, load_evidence, predict_result,
+    COLUMN_K,
+    COLUMN_SIZE,
+    DEFAULT_MODE,
+    DEFAULT_TAIL,
+    Evidence,
+    load_evidence,
+    predict_result,
 )
 from leaderboard.render import make_environment
 from leaderboard.scale import CannotPredictError, recall_curve

@@ -1,0 +1,194 @@
+"""BM25 as a sparse model: documents become rows of precomputed BM25 term weights, queries term counts.
+
+Spec: `bm25[:option=value,...]`. Options (defaults as in Pyserini/Anserini):
+
+- `k1` (0.9), `b` (0.4): BM25 parameters.
+- `language` (en): the analyzer (see `evaluator.models.analyzers.LANGUAGES`).
+- `stemmer` (true): true for the language's Snowball stemmer (Porter for English), false for none, or a
+  PyStemmer algorithm name such as `english`.
+- `stopwords` (true): true for the language's list (Lucene's English list; other languages have none),
+  false for none, or the path of a UTF-8 file with one word per line.
+- `norms` (lucene): `lucene` rounds document lengths to Lucene's one-byte norm (4 significant bits above
+  24 tokens), as Pyserini's indexes do; `exact` uses the token count as is.
+
+Scoring is Lucene's BM25 (Lucene >= 8): weight(t, d) = idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl)),
+idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)); dl counts the tokens kept after stop-word removal, N is the
+number of documents. A query's score is the sum over its tokens (repeats count), i.e. counts · weights.
+
+Model ids: `bm25` for the defaults; otherwise each non-default setting is appended as `-name-value` in the
+order k1, b, stemmer, stopwords, norms: `bm25:k1=1.5,b=0.75` -> `bm25-k1-1.5-b-0.75`,
+`bm25:stemmer=false` -> `bm25-stemmer-none`. The language is recorded in the settings, not in the id, so
+one model id covers all languages of a multilingual benchmark.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from evaluator.errors import ModelLoadError
+from evaluator.models.analyzers import Analyzer, TermIndexer, language_profile, read_stopwords
+from evaluator.models.base import Document, ModelInfo
+from evaluator.models.options import bool_or_text, check_option_names, parse_number
+from evaluator.progress import bar
+
+logger = logging.getLogger(__name__)
+
+OPTIONS = ("k1", "b", "language", "stemmer", "stopwords", "norms")
+_LUCENE_FREE_LENGTHS = 24  # lengths below this are stored exactly in Lucene's one-byte norm
+
+
+def from_spec(argument: str, options: dict[str, str]) -> BM25Model:
+    check_option_names("bm25", options, OPTIONS)
+    if argument:
+        raise ModelLoadError(
+            f"model 'bm25': unexpected argument '{argument}'; bm25 takes only options, e.g. bm25:k1=0.9,b=0.4"
+        )
+    norms = options.get("norms", "lucene")
+    if norms not in ("lucene", "exact"):
+        raise ModelLoadError(f"model 'bm25': option norms={norms!r} is not valid; use lucene or exact")
+    return BM25Model(
+        k1=parse_number("bm25", "k1", options.get("k1", 0.9), minimum=0.0),
+        b=parse_number("bm25", "b", options.get("b", 0.4), minimum=0.0),
+        language=options.get("language", "en"),
+        stemmer=bool_or_text(options.get("stemmer", "true")),  # or a PyStemmer algorithm
+        stopwords=bool_or_text(options.get("stopwords", "true")),  # or a file
+        norms=norms,
+    )
+
+
+class BM25Model:
+    """Holds the corpus vocabulary after `encode_corpus`; `encode_queries` maps query terms onto it."""
+
+    def __init__(
+        self,
+        k1: float = 0.9,
+        b: float = 0.4,
+        language: str = "en",
+        stemmer: bool | str = True,
+        stopwords: bool | str | Path = True,
+        norms: str = "lucene",
+    ):
+        if not 0.0 <= b <= 1.0:
+            raise ModelLoadError(f"model 'bm25': option b={b} must lie in [0, 1]")
+        profile = language_profile(language)
+        if stemmer == profile.stemmer:
+            stemmer = True
+        words = stopwords if isinstance(stopwords, bool) else read_stopwords(stopwords)
+        self.analyzer = Analyzer(profile.code, stemmer=stemmer, stopwords=words)
+        self.k1, self.b, self.norms = k1, b, norms
+        self.vocabulary: dict[str, int] = {}
+        stopwords_setting = stopwords if isinstance(stopwords, bool) else f"file:{Path(stopwords).name}"
+        self.info = ModelInfo(
+            id=_model_id(k1, b, stemmer, stopwords, norms),
+            type="lexical",
+            settings={
+                "k1": k1,
+                "b": b,
+                "language": profile.code,
+                "stemmer": self.analyzer.stemmer_name or "none",
+                "stopwords": stopwords_setting,
+                "stopword_count": len(self.analyzer.stopwords),
+                "norms": norms,
+            },
+        )
+
+    def encode_corpus(self, docs: Sequence[Document]) -> sp.csr_matrix:
+        """BM25 weights, float32 (documents x vocabulary); the vocabulary is built from `docs`."""
+        self.vocabulary = {}
+        counts = self._term_counts([_join(d) for d in docs], TermIndexer(self.analyzer, self.vocabulary), "docs")
+        logger.info("bm25: %d documents, %d terms, %d postings", counts.shape[0], counts.shape[1], counts.nnz)
+        return bm25_weights(counts, self.k1, self.b, lucene_norms=self.norms == "lucene")
+
+    def encode_queries(self, queries: Sequence[str], corpus: sp.csr_matrix) -> sp.csr_matrix:
+        """Term counts, float32 (queries x vocabulary); terms absent from the corpus are dropped."""
+        if corpus.shape[1] != len(self.vocabulary):
+            raise RuntimeError(
+                f"bm25: the corpus matrix has {corpus.shape[1]} columns but the vocabulary {len(self.vocabulary)} "
+                "terms; encode the corpus with this model (or restore its `vocabulary`) before the queries"
+            )
+        indexer = TermIndexer(self.analyzer, self.vocabulary, grow=False)
+        return self._term_counts(list(queries), indexer, "queries")
+
+    def _term_counts(self, texts: list[str], indexer: TermIndexer, unit: str) -> sp.csr_matrix:
+        flat, lengths = array("i"), array("q")
+        for text in bar(texts, desc=f"bm25 {unit}", unit=unit[:-1]):
+            ids = indexer.ids(text)
+            flat.extend(ids)
+            lengths.append(len(ids))
+        term_ids = np.frombuffer(flat, dtype=np.int32) if len(flat) else np.zeros(0, np.int32)
+        rows = np.repeat(np.arange(len(texts), dtype=np.int32), np.frombuffer(lengths, dtype=np.int64))
+        kept = term_ids >= 0
+        term_ids, rows = term_ids[kept], rows[kept]
+        # Duplicate (row, term) pairs are summed into term counts.
+        matrix = sp.csr_matrix(
+            (np.ones(len(term_ids), dtype=np.float32), (rows, term_ids)),
+            shape=(len(texts), len(self.vocabulary)),
+        )
+        matrix.sum_duplicates()
+        return matrix
+
+
+def bm25_weights(term_counts: sp.csr_matrix, k1: float, b: float, lucene_norms: bool = False) -> sp.csr_matrix:
+    """Lucene BM25 document weights (float32 CSR, same sparsity) from a documents x terms count matrix."""
+    counts = sp.csr_matrix(term_counts)
+    if not counts.has_canonical_format:
+        counts = counts.copy()
+        counts.sum_duplicates()
+    n_docs = counts.shape[0]
+    lengths = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
+    avg_length = lengths.mean() if lengths.sum() > 0 else 1.0
+    if lucene_norms:
+        lengths = lucene_norm_length(lengths.astype(np.int64)).astype(np.float64)
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+    length_norm = (k1 * (1.0 - b + b * lengths / avg_length)).astype(np.float32)
+    # Per posting, in float32 and in place: idf * tf / (tf + norm(doc)).
+    weights = counts.data.astype(np.float32)
+    denominator = np.repeat(length_norm, np.diff(counts.indptr))
+    denominator += weights
+    weights /= denominator
+    del denominator
+    weights *= idf[counts.indices]
+    return sp.csr_matrix((weights, counts.indices, counts.indptr), shape=counts.shape)
+
+
+def lucene_norm_length(lengths: np.ndarray) -> np.ndarray:
+    """Document lengths as Lucene's BM25 reads them back from its one-byte norm (SmallFloat.intToByte4).
+
+    Lengths below 24 are exact; above, `length - 24` keeps its 4 most significant bits.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    excess = np.maximum(lengths - _LUCENE_FREE_LENGTHS, 0)
+    bits = np.zeros_like(excess)
+    positive = excess > 0
+    bits[positive] = np.floor(np.log2(excess[positive])).astype(np.int64) + 1
+    shift = np.maximum(bits - 4, 0)
+    rounded = (excess >> shift) << shift
+    return np.where(lengths < _LUCENE_FREE_LENGTHS, lengths, _LUCENE_FREE_LENGTHS + rounded)
+
+
+def _join(doc: Document) -> str:
+    title, text = doc
+    return f"{title} {text}" if title else text
+
+
+def _model_id(k1: float, b: float, stemmer: bool | str, stopwords: bool | str | Path, norms: str) -> str:
+    parts = ["bm25"]
+    if k1 != 0.9:
+        parts += ["k1", f"{k1:g}"]
+    if b != 0.4:
+        parts += ["b", f"{b:g}"]
+    if stemmer is not True:
+        parts += ["stemmer", stemmer or "none"]
+    if stopwords is not True:
+        parts += ["stopwords", "none" if stopwords is False else re.sub(r"[^a-z0-9.]+", "-", Path(stopwords).stem.lower())]
+    if norms != "lucene":
+        parts += ["norms", norms]
+    return "-".join(parts)

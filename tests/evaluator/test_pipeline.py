@@ -1,0 +1,123 @@
+"""`irboard evaluate --model ... --dataset ...` end to end, on real data and real models."""
+
+import json
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+from evaluator.result import read_result
+from leaderboard.cli import main
+from leaderboard.verify import rescore_problems
+from tests.conftest import SCIFACT, SHARED
+
+SPLADE = SHARED / "models" / "splade-tiny"
+
+
+def _evaluate(*args):
+    return main(["evaluate", "--quiet", *map(str, args)])
+
+
+def test_bm25_on_scifact_reproduces_pyserini(tmp_path):
+    out = tmp_path / "bm25.json"
+    assert _evaluate("--model", "bm25", "--dataset", "beir/scifact", "--data-dir", SCIFACT, "--out", out) == 0
+    result = read_result(out)
+    assert result.metrics["nDCG@10"] == pytest.approx(0.6789, abs=0.005)  # Pyserini BM25-flat
+    assert result.dataset.num_queries == 300 and result.dataset.num_docs == 5183
+    assert result.model.type == "lexical" and result.settings.top_k == 1000
+    assert result.provenance.index_bytes > 0 and result.provenance.timings["queries_per_s"] > 0
+    assert result.provenance.command.startswith("irboard evaluate --quiet --model bm25")
+    assert result.score_samples is not None and len(result.score_samples.queries) == 300
+    from evaluator.trec import read_qrels
+
+    assert rescore_problems(result, read_qrels(SCIFACT / "qrels" / "test.tsv")) == []
+
+
+@pytest.fixture(scope="module")
+def small_scifact(tmp_path_factory):
+    """A BEIR-layout folder: 25 SciFact test queries, their judged documents and 200 others."""
+    folder = tmp_path_factory.mktemp("small-scifact")
+    lines = (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()
+    qrels: dict[str, dict[str, int]] = {}
+    for line in lines[1:]:
+        query_id, doc_id, score = line.split("\t")
+        qrels.setdefault(query_id, {})[doc_id] = int(score)
+    keep_queries = sorted(qrels)[:25]
+    judged = {d for q in keep_queries for d in qrels[q]}
+    corpus = [json.loads(line) for line in (SCIFACT / "corpus.jsonl").read_text().splitlines()]
+    docs = [d for d in corpus if d["_id"] in judged] + [d for d in corpus if d["_id"] not in judged][:200]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text().splitlines()]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries if q["_id"] in keep_queries))
+    (folder / "qrels").mkdir()
+    rows = [f"{q}\t{d}\t{s}" for q in keep_queries for d, s in qrels[q].items()]
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(rows) + "\n")
+    return folder, {q: qrels[q] for q in keep_queries}, docs, {q["_id"]: q["text"] for q in queries}
+
+
+def _brute_force_check(result, model, folder_docs, qrels, query_texts, dense: bool):
+    """The pipeline's per-query values equal pytrec_eval on an exhaustive ranking from the same encodings."""
+    docs = [(d.get("title", ""), d["text"]) for d in folder_docs]
+    query_ids = sorted(qrels)
+    encoded = model.encode_corpus(docs)
+    queries = model.encode_queries([query_texts[q] for q in query_ids]) if dense else \
+        model.encode_queries([query_texts[q] for q in query_ids], encoded)
+    scores = queries @ encoded.T
+    scores = scores.toarray() if hasattr(scores, "toarray") else np.asarray(scores)
+    run = {q: {d["_id"]: float(s) for d, s in zip(folder_docs, row, strict=True) if s > 0 or dense}
+           for q, row in zip(query_ids, scores, strict=True)}
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100"}).evaluate(run)
+    for query_id in query_ids:
+        assert result.per_query["nDCG@10"][query_id] == pytest.approx(oracle[query_id]["ndcg_cut_10"], abs=1e-5)
+        assert result.per_query["R@100"][query_id] == pytest.approx(oracle[query_id]["recall_100"], abs=1e-5)
+
+
+def test_splade_on_real_model(tmp_path, small_scifact):
+    folder, qrels, docs, query_texts = small_scifact
+    out = tmp_path / "splade.json"
+    code = _evaluate("--model", f"splade:{SPLADE}", "--dataset", f"local:{folder}", "--out", out,
+                     "--cache-dir", tmp_path / "cache")
+    assert code == 0
+    result = read_result(out)
+    assert result.model.type == "sparse" and result.dataset.id.startswith("local/")
+    from evaluator.models import load_model
+
+    _brute_force_check(result, load_model(f"splade:{SPLADE}"), docs, qrels, query_texts, dense=False)
+
+
+def test_dense_on_real_model_with_cache_reuse(tmp_path, small_scifact, monkeypatch):
+    folder, qrels, docs, query_texts = small_scifact
+    args = ["--model", "dense:all-MiniLM-L6-v2", "--dataset", f"local:{folder}", "--cache-dir", tmp_path / "cache"]
+    assert _evaluate(*args, "--out", tmp_path / "a.json") == 0
+    result = read_result(tmp_path / "a.json")
+    assert result.model.id == "sentence-transformers/all-MiniLM-L6-v2" and result.model.dim == 384
+    from evaluator.models import load_model
+
+    model = load_model("dense:all-MiniLM-L6-v2")
+    _brute_force_check(result, model, docs, qrels, query_texts, dense=True)
+
+    from evaluator.models import dense
+
+    calls = []
+    original = dense.DenseEncoder.encode_corpus
+    monkeypatch.setattr(dense.DenseEncoder, "encode_corpus", lambda self, d: calls.append(len(d)) or original(self, d))
+    assert _evaluate(*args, "--out", tmp_path / "b.json") == 0
+    assert calls == []  # the corpus encoding came from the cache
+    assert read_result(tmp_path / "b.json").per_query == result.per_query
+
+
+def test_pipeline_errors_are_one_line(tmp_path, capsys):
+    cases = [
+        (["--model", "bm25", "--dataset", "beir/scifakt", "--data-dir", SCIFACT], "did you mean"),
+        (["--model", "bm26", "--dataset", "beir/scifact", "--data-dir", SCIFACT], "unknown model kind"),
+        (["--model", "bm25:k1=abc", "--dataset", "beir/scifact", "--data-dir", SCIFACT], "k1"),
+        (["--model", "splade:/nonexistent/model", "--dataset", "beir/scifact", "--data-dir", SCIFACT], "splade"),
+        (["--model", "bm25", "--dataset", f"local:{tmp_path / 'missing'}"], "does not exist"),
+        (["--model", "bm25"], "--dataset"),
+    ]
+    for args, message in cases:
+        out = tmp_path / "out.json"
+        assert _evaluate(*args, "--out", out) == 1, args
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (args, err)
+        assert not out.exists()
