@@ -48,7 +48,7 @@ schema: $(VENV)/.core
 	$(PY) -c "from evaluator.result import schema_json; open('results/schema.json', 'w').write(schema_json())"
 
 # Re-create the repository's results from the real data in ../shared (one file per model × dataset).
-RESULT_MODELS := bm25 bm25:k1=1.5,b=0.75 splade:$(SHARED)/models/splade-tiny dense:all-MiniLM-L6-v2
+RESULT_MODELS := bm25 bm25:k1=1.5,b=0.75 splade:$(SHARED)/models/splade-tiny,license=apache-2.0 dense:all-MiniLM-L6-v2
 RESULT_DATASETS := beir/scifact=$(SHARED)/data/beir/scifact classic/cranfield=$(SHARED)/data/classic/cranfield \
 	classic/cisi=$(SHARED)/data/classic/cisi classic/cacm=$(SHARED)/data/classic/cacm
 
