@@ -22,7 +22,7 @@ def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, flo
     from evaluator.index.sparse import SparseIndex
 
     dense = model.info.type == "dense"
-    from_cache = cache is not None and cache.is_complete()
+    from_cache = cache is not None and cache.is_complete
     with step(f"encoding {len(corpus_docs)} documents" + (" (cached)" if from_cache else ""), timings, "index_s"):
         encoded = encode_corpus(model, corpus_docs, cache)
         index = DenseIndex(encoded) if dense else SparseIndex.from_documents(encoded)

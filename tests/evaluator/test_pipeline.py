@@ -103,7 +103,10 @@ def test_dense_on_real_model_with_cache_reuse(tmp_path, small_scifact, monkeypat
     monkeypatch.setattr(dense.DenseEncoder, "encode_corpus", lambda self, d: calls.append(len(d)) or original(self, d))
     assert _evaluate(*args, "--out", tmp_path / "b.json") == 0
     assert calls == []  # the corpus encoding came from the cache
-    assert read_result(tmp_path / "b.json").per_query == result.per_query
+    cached = read_result(tmp_path / "b.json")
+    assert cached.per_query == result.per_query
+    assert "encode_docs_per_s" in result.provenance.timings
+    assert "encode_docs_per_s" not in cached.provenance.timings  # no throughput claimed for a cache hit
 
 
 def test_pipeline_errors_are_one_line(tmp_path, capsys):
