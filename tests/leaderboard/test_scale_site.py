@@ -200,15 +200,24 @@ def test_method_page_renders_the_measured_errors(board):
     assert "<b>m</b>" not in html and "<tied>" not in html
 
 
-def test_method_page_without_measurements_says_so(built_site):
-    html = (built_site / "method.html").read_text()
+def test_method_page_without_measurements_says_so(board):
+    context = build_method(board, Evidence(description="none yet", rows=[]))
+    html = make_environment().get_template("method.html").render(ctx=context)
     assert "No measurements yet." in html and 'id="recall-at-scale"' in html
     assert f"{DEFAULT_MODE} mode with the {DEFAULT_TAIL} tail" in html
+
+
+def test_built_method_page_shows_the_committed_evidence(built_site):
+    html = (built_site / "method.html").read_text()
+    rows = load_evidence().rows
+    assert rows and "No measurements yet." not in html
+    assert all(row.model in html for row in rows)
     assert '<a href="method.html" aria-current="page">Method</a>' in html
 
 
 def test_evidence_file_loads_and_bad_files_name_the_field(tmp_path):
-    assert load_evidence().rows == [] and load_evidence(predictions.EVIDENCE_FILE).description
+    evidence = load_evidence(predictions.EVIDENCE_FILE)
+    assert evidence.description and {row.model for row in evidence.rows} >= {"sentence-transformers/all-MiniLM-L6-v2"}
     bad = tmp_path / "evidence.json"
     bad.write_text(json.dumps({"description": "x", "rows": [{"model": "m", "extrapolation": "far"}]}))
     with pytest.raises(InputFormatError, match=r"evidence.json: rows\.0\.extrapolation"):
