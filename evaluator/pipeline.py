@@ -13,7 +13,7 @@ from evaluator.assemble import RunMetadata, assemble_result
 from evaluator.errors import IrboardError
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import UNJUDGED, byte_order_keys, rank_arrays
-from evaluator.progress import step
+from evaluator.progress import bars_enabled, step
 
 
 def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, float], cache=None):
@@ -31,7 +31,7 @@ def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, flo
     start = time.perf_counter()
     with step(f"encoding and searching {len(query_texts)} queries", timings, "search_s"):
         queries = model.encode_queries(query_texts) if dense else model.encode_queries(query_texts, encoded)
-        scores, positions = index.search(queries, top_k)
+        scores, positions = index.search(queries, top_k, quiet=not bars_enabled())
     timings["queries_per_s"] = len(query_texts) / max(time.perf_counter() - start, 1e-9)
     return scores, positions, index, queries
 
@@ -43,7 +43,6 @@ def encode_corpus(model, docs, cache):
     if cache is None:
         return model.encode_corpus(docs)
     from evaluator.index.cache import encode_cached
-    from evaluator.progress import bars_enabled
 
     return encode_cached(model.encode_corpus, docs, ENCODE_CHUNK, cache, quiet=not bars_enabled(),
                          desc="encode documents")
