@@ -31,7 +31,9 @@ def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, flo
     start = time.perf_counter()
     with step(f"encoding and searching {len(query_texts)} queries", timings, "search_s"):
         queries = model.encode_queries(query_texts) if dense else model.encode_queries(query_texts, encoded)
-        scores, positions = index.search(queries, top_k, quiet=not bars_enabled())
+        # the sparse index draws its bar through evaluator.progress, which already follows --quiet
+        scores, positions = (index.search(queries, top_k, quiet=not bars_enabled()) if dense
+                             else index.search(queries, top_k))
     timings["queries_per_s"] = len(query_texts) / max(time.perf_counter() - start, 1e-9)
     return scores, positions, index, queries
 
