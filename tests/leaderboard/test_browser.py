@@ -119,7 +119,9 @@ def test_model_page_draws_the_recall_at_scale_charts(watched: Page, site_url, sc
     page.screenshot(path=screenshots / "model-recall-at-scale.png", full_page=True)
     page.click("text=Method and measured error")
     expect(page).to_have_url(f"{site_url}/method.html#recall-at-scale")
-    expect(page.locator("#measured-error ~ p.note, #measured-error + p")).to_contain_text("No measurements yet")
+    evidence = page.locator("#evidence-caption").locator("xpath=..")  # the table of measured errors
+    expect(evidence).to_contain_text("all-MiniLM-L6-v2")
+    expect(evidence.locator("tr.used").first).to_contain_text("per_query/hybrid")
 
 
 def test_home_prediction_column_sorts_and_links_to_the_method(watched: Page, site_url, screenshots):
