@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 
 from evaluator.assemble import RunMetadata, assemble_result
-from evaluator.errors import IrboardError
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import UNJUDGED, byte_order_keys, rank_arrays
 from evaluator.progress import bars_enabled, step
@@ -104,22 +103,28 @@ def evaluate_model(args: argparse.Namespace, measures):
     from evaluator.datasets import load_dataset
     from evaluator.models import load_model
 
-    if args.engine == "ray":
-        raise IrboardError("evaluate: --engine ray is not available in this version; use --engine local")
     timings: dict[str, float] = {}
     with step(f"loading dataset {args.dataset}", timings, "load_dataset_s"):
         dataset = load_dataset(args.dataset, data_dir=args.data_dir, cache_dir=args.cache_dir)
     spec, corpus = dataset.spec, dataset.corpus
     with step(f"loading model {args.model}", timings, "load_model_s"):
-        model = load_model(args.model, **model_overrides(args.model, spec, args.batch_size))
+        overrides = model_overrides(args.model, spec, args.batch_size)
+        model = load_model(args.model, **overrides)
     qrels = Qrels.from_dict(dataset.qrels)
     query_ids = list(dataset.queries)
     docs = list(zip(corpus.titles, corpus.texts, strict=True))
     top_k = min(args.top_k, len(docs))
     extra = 1 if spec.ignore_identical_ids else 0  # one slot may be dropped as the query itself
-    cache = corpus_cache(model, spec, docs, args.cache_dir)
-    scores, positions, index, queries = retrieve(model, docs, [dataset.queries[q] for q in query_ids],
-                                                  min(top_k + extra, len(docs)), timings, cache)
+    query_texts, k = [dataset.queries[q] for q in query_ids], min(top_k + extra, len(docs))
+    if args.engine == "ray":
+        from evaluator.engines.ray_engine import ray_retrieve  # Ray is an optional extra
+
+        scores, positions, index, queries = ray_retrieve(
+            args.model, overrides, model, spec, docs, query_texts, k, timings, address=args.address,
+            cache_dir=args.cache_dir, workers=getattr(args, "workers", None), shards=getattr(args, "shards", None))
+    else:
+        cache = corpus_cache(model, spec, docs, args.cache_dir)
+        scores, positions, index, queries = retrieve(model, docs, query_texts, k, timings, cache)
     with step("ranking and scoring", timings, "metrics_s"):
         doc_keys = byte_order_keys(np.array(corpus.ids, dtype=object))
         ranked, top = ranked_from_topk(scores, positions, query_ids, corpus.ids, doc_keys, qrels,

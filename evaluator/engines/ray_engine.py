@@ -1,0 +1,253 @@
+"""`irboard evaluate --engine ray`: corpus encoding and search on a Ray cluster, shard by shard.
+
+Neural models encode with Ray Data `map_batches` over an actor pool (one model replica per actor, a GPU
+per actor when the cluster has GPUs); BM25 counts terms per shard in Ray tasks, the driver merges the
+statistics (vocabulary in corpus order, document frequencies, average length), and a second pass of
+tasks turns each shard's counts into weights. Every query then goes to every shard and the per-shard
+top-k lists merge exactly (`shards.merge_topk`). Each finished shard is a checkpoint file; a lost worker
+costs only its shard (Ray restarts it) and a rerun reads finished shards instead of computing them.
+Sparse shards search with the corpus-wide largest weight per term as their pruning bound, so every
+shard accumulates a query's terms in the same order as the local index and the float32 scores match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from evaluator.engines.shards import (
+    GlobalVocabulary,
+    ShardStore,
+    bm25_shard_weights,
+    column_max,
+    merge_topk,
+    plan_shards,
+    remap_columns,
+    shard_term_counts,
+)
+from evaluator.errors import IrboardError
+from evaluator.progress import step
+
+logger = logging.getLogger(__name__)
+
+CPUS_PER_ACTOR = 0.5  # fractional, so Ray Data's own tasks still get a CPU on small machines
+
+
+def connect(address: str | None) -> dict:
+    """Join the cluster at `address` (or an already started Ray); returns its resources."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise IrboardError("evaluate --engine ray: Ray is not installed; `pip install 'irboard[ray]'`") from exc
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False, include_dashboard=False)
+    return ray.cluster_resources()
+
+
+def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, timings, *, address=None,
+                 cache_dir=None, workers=None, shards=None):
+    """Like `pipeline.retrieve` on Ray: returns (scores (q, k), positions (q, k), index, queries)."""
+    if getattr(model, "idf", False):
+        raise IrboardError(f"evaluate --engine ray: model option idf=true needs corpus-wide statistics not yet "
+                           f"gathered on Ray; drop idf from '{model_spec}' or use --engine local")
+    resources = connect(address)  # first: a clear error when Ray is not installed
+    import ray
+
+    lexical, dense = model.info.type == "lexical", model.info.type == "dense"
+    gpus = int(resources.get("GPU", 0))
+    workers = workers or gpus or max(1, int(resources.get("CPU", 1) / CPUS_PER_ACTOR / 2))
+    from evaluator import pipeline
+
+    # neural shards start at the local engine's chunk bounds and encode chunk by chunk: the same batches,
+    # hence bit-identical encodings (batch composition changes padding and so the last float bits)
+    chunk = 1 if lexical else pipeline.ENCODE_CHUNK
+    plan = plan_shards(len(docs), shards or max(2 * workers, math.ceil(len(docs) / 100_000)), chunk)
+    store = ShardStore(_root(cache_dir), _key(model, spec, docs, len(plan)))
+    with step(f"encoding {len(docs)} documents in {len(plan)} shards on Ray", timings, "index_s"):
+        if lexical:
+            phase = _bm25_passes(model_spec, overrides, model, store, plan, docs)
+        else:
+            _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus, chunk)
+            phase = "encoded"
+        bound = None if dense else np.max(ray.get([_shard_column_max.remote(store, phase, s) for s in
+                                                   range(len(plan))]), axis=0)
+    timings["encode_docs_per_s"] = len(docs) / max(timings["index_s"], 1e-9)
+    with step(f"encoding and searching {len(query_texts)} queries on {len(plan)} shards", timings, "search_s"):
+        queries = model.encode_queries(query_texts) if dense else \
+            model.encode_queries(query_texts, sp.csr_matrix((0, len(bound)), dtype=np.float32))
+        queries_ref, bound_ref = ray.put(queries), ray.put(bound)
+        parts = ray.get([_search_shard.options(num_cpus=CPUS_PER_ACTOR).remote(
+            store, phase, s, start, queries_ref, bound_ref, top_k) for s, (start, _) in enumerate(plan)])
+        scores, positions = merge_topk(parts, top_k)
+    timings["queries_per_s"] = len(query_texts) / max(timings["search_s"], 1e-9)
+    return scores, positions, ShardedIndex(store, phase, len(plan), bound), queries
+
+
+class ShardedIndex:
+    """The shards' indexes side by side, for score samples and the index size (loaded on first use)."""
+
+    def __init__(self, store: ShardStore, phase: str, num_shards: int, bound):
+        self.store, self.phase, self.num_shards, self.bound = store, phase, num_shards, bound
+        self._indexes = None
+
+    def indexes(self):
+        if self._indexes is None:
+            self._indexes = [_shard_index(self.store.read(self.phase, s), self.bound) for s in range(self.num_shards)]
+        return self._indexes
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(i.nbytes if hasattr(i, "nbytes") else i.embeddings.nbytes) for i in self.indexes())
+
+    def score_rows(self, queries) -> np.ndarray:
+        return np.hstack([index.score_rows(queries) for index in self.indexes()])
+
+
+def _shard_index(encoded, bound):
+    from evaluator.index.dense import DenseIndex
+    from evaluator.index.sparse import SparseIndex
+
+    if bound is None:
+        return DenseIndex(encoded, threads=1)
+    index = SparseIndex.from_documents(encoded)
+    index.max_weights = np.asarray(bound, np.float32)  # corpus-wide bounds: the local engine's term order
+    return index
+
+
+def _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus, chunk):
+    import ray
+
+    todo = [s for s in range(len(plan)) if store.file("encoded", s) is None]
+    logger.info("ray: %d of %d shards to encode (%d checkpointed)", len(todo), len(plan), len(plan) - len(todo))
+    if not todo:
+        return
+    items = [{"shard": s, "docs": json.dumps(docs[plan[s][0]:plan[s][1]])} for s in todo]
+    cpus = ray.cluster_resources().get("CPU", 1)
+    threads = max(1, int(cpus // workers))
+    dataset = ray.data.from_items(items, override_num_blocks=len(items))
+    done = dataset.map_batches(
+        _ShardEncoder, batch_size=1, concurrency=min(workers, len(todo)), num_cpus=CPUS_PER_ACTOR,
+        num_gpus=1 if gpus else 0, fn_constructor_kwargs={"model_spec": model_spec, "overrides": overrides,
+                                                          "store": store, "threads": threads,
+                                                          "chunk": chunk},
+        max_restarts=-1, max_task_retries=-1,
+    ).take_all()
+    if sorted(int(row["shard"]) for row in done) != todo:
+        raise IrboardError(f"ray: encoding returned shards {sorted(r['shard'] for r in done)}, expected {todo}")
+
+
+class _ShardEncoder:
+    """One model replica per actor; encodes a shard and checkpoints it."""
+
+    def __init__(self, model_spec, overrides, store, threads, chunk):
+        import torch
+
+        from evaluator.models import load_model
+
+        torch.set_num_threads(threads)
+        self.model = load_model(model_spec, **overrides)
+        self.store, self.chunk = store, chunk
+
+    def __call__(self, batch):
+        for shard, payload in zip(batch["shard"], batch["docs"], strict=True):
+            if self.store.file("encoded", int(shard)) is not None:
+                continue  # written before a crash lost the task's reply: a retry must not redo it
+            docs = [tuple(d) for d in json.loads(payload)]
+            parts = [self.model.encode_corpus(docs[i:i + self.chunk]) for i in range(0, len(docs), self.chunk)]
+            self.store.write("encoded", int(shard), np.vstack(parts) if isinstance(parts[0], np.ndarray)
+                             else sp.vstack(parts, format="csr"))
+        return {"shard": batch["shard"]}
+
+
+def _bm25_passes(model_spec, overrides, model, store, plan, docs) -> str:
+    """Term counts per shard, corpus statistics on the driver, then weights per shard; returns the phase."""
+    import ray
+
+    count = _remote(_count_shard)
+    ray.get([count.remote(store, model_spec, overrides, s, docs[a:b]) for s, (a, b) in enumerate(plan)
+             if store.file("counts", s) is None])
+    vocabulary, global_ids, doc_freqs, total_length = GlobalVocabulary(), [], [], 0.0
+    for s in range(len(plan)):
+        global_ids.append(vocabulary.add_shard(store.read_extra("counts", s)["terms"]))
+    for s in range(len(plan)):
+        counts = remap_columns(store.read("counts", s), global_ids[s], len(vocabulary.ids))
+        doc_freqs.append(np.bincount(counts.indices, minlength=len(vocabulary.ids)))
+        total_length += float(counts.sum())
+    model.vocabulary = vocabulary.ids  # the queries map onto the corpus vocabulary
+    df = np.sum(doc_freqs, axis=0)
+    avg_length = total_length / len(docs) if total_length > 0 else 1.0
+    stats = ray.put({"df": df, "n": len(docs), "avg": avg_length, "k1": model.k1, "b": model.b,
+                     "lucene": model.norms == "lucene", "size": len(vocabulary.ids)})
+    weigh = _remote(_weigh_shard)
+    ray.get([weigh.remote(store, s, global_ids[s], stats) for s in range(len(plan))
+             if store.file("weights", s) is None])
+    return "weights"
+
+
+def _count_shard(store, model_spec, overrides, shard, docs):
+    from evaluator.models import load_model
+
+    counts, terms = shard_term_counts(load_model(model_spec, **overrides).analyzer, docs)
+    store.write("counts", shard, counts, extra={"terms": terms})
+
+
+def _weigh_shard(store, shard, global_ids, stats):
+    counts = remap_columns(store.read("counts", shard), global_ids, stats["size"])
+    store.write("weights", shard, bm25_shard_weights(counts, stats["df"], stats["n"], stats["avg"], stats["k1"],
+                                                     stats["b"], stats["lucene"]))
+
+
+def _remote(fn):
+    import ray
+
+    return ray.remote(num_cpus=CPUS_PER_ACTOR, max_retries=-1)(fn)
+
+
+class _Lazy:
+    """A Ray remote function made on first use, so importing this module does not need Ray."""
+
+    def __init__(self, fn):
+        self.fn, self._remote = fn, None
+
+    def remote(self, *args):
+        return self.options().remote(*args)
+
+    def options(self, **kwargs):
+        if self._remote is None:
+            self._remote = _remote(self.fn)
+        return self._remote.options(**kwargs) if kwargs else self._remote
+
+
+def _column_max_of(store, phase, shard):
+    return column_max(store.read(phase, shard))
+
+
+def _search_of(store, phase, shard, start, queries, bound, top_k):
+    index = _shard_index(store.read(phase, shard), bound)
+    scores, positions = index.search(queries, top_k)
+    positions = np.where(positions >= 0, positions + start, -1)
+    return scores, positions
+
+
+_shard_column_max = _Lazy(_column_max_of)
+_search_shard = _Lazy(_search_of)
+
+
+def _root(cache_dir) -> Path:
+    from evaluator.index.cache import default_cache_root
+
+    return Path(cache_dir) / "encodings" if cache_dir else default_cache_root()
+
+
+def _key(model, spec, docs, num_shards) -> dict:
+    digest = hashlib.sha256()
+    for title, text in docs:
+        digest.update(f"{title}\x1f{text}\x1e".encode())
+    return {"model": model.info.id, "revision": model.info.revision, "settings": dict(model.info.settings),
+            "dataset": spec.id, "corpus_sha256": digest.hexdigest(), "engine": "ray", "shards": num_shards}

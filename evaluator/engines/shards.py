@@ -1,0 +1,139 @@
+"""Shard bookkeeping for distributed evaluation, free of Ray: plan, checkpoints, exact merge, BM25 statistics.
+
+The corpus is split into contiguous shards. Each finished shard is one checkpoint file, written through a
+temporary file and renamed, so a file is either absent or whole and a rerun skips finished shards.
+Per-shard top-k lists merge exactly: candidates sorted by score descending, then global document position
+ascending, the tie order of the local indexes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from evaluator.index.cache import EncodingCache
+from evaluator.models.analyzers import TermIndexer
+from evaluator.models.bm25 import lucene_norm_length
+
+
+def plan_shards(num_docs: int, num_shards: int, align: int = 1) -> list[tuple[int, int]]:
+    """Contiguous [start, stop) ranges of near-equal size covering `num_docs` positions, starting at
+    multiples of `align` (at most ceil(num_docs / align) shards)."""
+    units = -(-num_docs // align)
+    num_shards = max(1, min(num_shards, units))
+    bounds = np.minimum(np.linspace(0, units, num_shards + 1).round().astype(int) * align, num_docs)
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+class ShardStore:
+    """Checkpoint files of one run, `<root>/<key>/<phase>-<shard>.np[yz]`; the key includes the shard plan."""
+
+    def __init__(self, root: Path, key_parts: dict):
+        self.cache = EncodingCache(root, key_parts)
+        self.path = self.cache.path
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def file(self, phase: str, shard: int) -> Path | None:
+        for suffix in (".npy", ".npz"):
+            path = self.path / f"{phase}-{shard:06d}{suffix}"
+            if path.exists():
+                return path
+        return None
+
+    def write(self, phase: str, shard: int, matrix, extra: dict | None = None) -> None:
+        from evaluator.index.cache import _write_atomically
+
+        if extra is not None:  # written first: the matrix file is the shard's "done" marker
+            _write_atomically(self.path / f"{phase}-{shard:06d}.json", lambda f: f.write(json.dumps(extra).encode()))
+        if isinstance(matrix, np.ndarray):
+            _write_atomically(self.path / f"{phase}-{shard:06d}.npy", lambda f: np.save(f, matrix))
+        else:
+            _write_atomically(self.path / f"{phase}-{shard:06d}.npz",
+                              lambda f: sp.save_npz(f, sp.csr_matrix(matrix), compressed=False))
+
+    def read(self, phase: str, shard: int):
+        path = self.file(phase, shard)
+        if path is None:
+            raise FileNotFoundError(f"{self.path}: shard {shard} of phase '{phase}' is missing")
+        return np.load(path) if path.suffix == ".npy" else sp.load_npz(path).tocsr()
+
+    def read_extra(self, phase: str, shard: int) -> dict:
+        return json.loads((self.path / f"{phase}-{shard:06d}.json").read_text(encoding="utf-8"))
+
+
+def merge_topk(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Merge per-shard (scores (q, k_s), global positions (q, k_s), -1 = empty) into the exact top k."""
+    scores = np.concatenate([p[0] for p in parts], axis=1).astype(np.float32)
+    positions = np.concatenate([p[1] for p in parts], axis=1).astype(np.int64)
+    empty = positions < 0
+    scores = np.where(empty, -np.inf, scores).astype(np.float32)
+    sort_positions = np.where(empty, np.iinfo(np.int64).max, positions)
+    order = np.lexsort((sort_positions, -scores.astype(np.float64)))[:, :k]
+    scores, positions = np.take_along_axis(scores, order, 1), np.take_along_axis(positions, order, 1)
+    width = order.shape[1]
+    if width < k:  # fewer candidates than k in all shards together: pad like the sparse index
+        pad = k - width
+        scores = np.hstack([scores, np.full((scores.shape[0], pad), -np.inf, np.float32)])
+        positions = np.hstack([positions, np.full((positions.shape[0], pad), -1, np.int64)])
+    return scores, positions
+
+
+def shard_term_counts(analyzer, docs) -> tuple[sp.csr_matrix, list[str]]:
+    """Term counts (docs x shard vocabulary, float32) and the shard's terms in order of first appearance."""
+    vocabulary: dict[str, int] = {}
+    indexer = TermIndexer(analyzer, vocabulary)
+    rows, term_ids = [], []
+    for row, (title, text) in enumerate(docs):
+        ids = [i for i in indexer.ids(f"{title} {text}" if title else text) if i >= 0]
+        rows.extend([row] * len(ids))
+        term_ids.extend(ids)
+    counts = sp.csr_matrix((np.ones(len(term_ids), np.float32), (rows, term_ids)),
+                           shape=(len(docs), len(vocabulary)))
+    counts.sum_duplicates()
+    return counts, list(vocabulary)
+
+
+class GlobalVocabulary:
+    """Term ids as the local engine assigns them: first appearance over the corpus in document order."""
+
+    def __init__(self):
+        self.ids: dict[str, int] = {}
+
+    def add_shard(self, terms: list[str]) -> np.ndarray:
+        """Global ids of a shard's terms; shards must be added in corpus order."""
+        return np.array([self.ids.setdefault(t, len(self.ids)) for t in terms], dtype=np.int32)
+
+
+def remap_columns(counts: sp.csr_matrix, global_ids: np.ndarray, vocab_size: int) -> sp.csr_matrix:
+    remapped = sp.csr_matrix((counts.data, global_ids[counts.indices], counts.indptr),
+                             shape=(counts.shape[0], vocab_size))
+    remapped.sort_indices()
+    return remapped
+
+
+def bm25_shard_weights(counts: sp.csr_matrix, doc_freqs: np.ndarray, num_docs: int, avg_length: float,
+                       k1: float, b: float, lucene_norms: bool) -> sp.csr_matrix:
+    """Lucene BM25 weights of one shard from corpus-wide statistics; the same float32 operations as
+    `evaluator.models.bm25.bm25_weights` on the whole corpus, so the weights are bit-identical."""
+    lengths = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
+    if lucene_norms:
+        lengths = lucene_norm_length(lengths.astype(np.int64)).astype(np.float64)
+    idf = np.log1p((num_docs - doc_freqs + 0.5) / (doc_freqs + 0.5)).astype(np.float32)
+    length_norm = (k1 * (1.0 - b + b * lengths / avg_length)).astype(np.float32)
+    weights = counts.data.astype(np.float32)
+    denominator = np.repeat(length_norm, np.diff(counts.indptr))
+    denominator += weights
+    weights /= denominator
+    weights *= idf[counts.indices]
+    return sp.csr_matrix((weights, counts.indices, counts.indptr), shape=counts.shape)
+
+
+def column_max(matrix: sp.csr_matrix) -> np.ndarray:
+    """Largest weight per column (float32, 0 for empty columns)."""
+    out = np.zeros(matrix.shape[1], np.float32)
+    if matrix.nnz:
+        np.maximum.at(out, matrix.indices, matrix.data.astype(np.float32))
+    return out

@@ -1,0 +1,146 @@
+"""`--engine ray` on a local Ray gives the local engine's top-k and metrics; a killed worker changes nothing."""
+
+import json
+import os
+import signal
+import threading
+import time
+from argparse import Namespace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import ray
+
+from evaluator import pipeline
+from evaluator.engines.shards import merge_topk, plan_shards
+from evaluator.metrics import DEFAULT_MEASURES
+from evaluator.pipeline import evaluate_model
+from tests.conftest import SCIFACT, SHARED
+
+SPLADE = SHARED / "models" / "splade-tiny"
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def small_scifact(tmp_path_factory):
+    """A BEIR-layout folder: 20 SciFact test queries, their judged documents and others, 300 in all."""
+    folder = tmp_path_factory.mktemp("scifact-300")
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        query_id, doc_id, score = line.split("\t")
+        qrels.setdefault(query_id, {})[doc_id] = int(score)
+    keep = sorted(qrels)[:20]
+    judged = {d for q in keep for d in qrels[q]}
+    corpus = [json.loads(line) for line in (SCIFACT / "corpus.jsonl").read_text().splitlines()]
+    docs = [d for d in corpus if d["_id"] in judged]
+    docs += [d for d in corpus if d["_id"] not in judged][: 300 - len(docs)]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text().splitlines()]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries if q["_id"] in keep))
+    (folder / "qrels").mkdir()
+    rows = [f"{q}\t{d}\t{s}" for q in keep for d, s in qrels[q].items()]
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(rows) + "\n")
+    return folder
+
+
+def _evaluate(model, folder, cache_dir, engine, **extra):
+    args = Namespace(model=model, dataset=f"local:{folder}", data_dir=None, cache_dir=cache_dir, batch_size=None,
+                     top_k=100, engine=engine, address=None, command_line="", **extra)
+    return evaluate_model(args, list(DEFAULT_MEASURES))
+
+
+def _assert_same(ray_result, local_result):
+    assert ray_result.metrics.keys() == local_result.metrics.keys()
+    for name, value in local_result.metrics.items():
+        assert ray_result.metrics[name] == pytest.approx(value, abs=1e-9)
+        for query_id, per_query in local_result.per_query[name].items():
+            assert ray_result.per_query[name][query_id] == pytest.approx(per_query, abs=1e-9)
+    ray_rankings, local_rankings = ray_result.run.rankings, local_result.run.rankings
+    assert ray_rankings.keys() == local_rankings.keys()
+    for query_id, local_top in local_rankings.items():
+        ray_top = ray_rankings[query_id]
+        assert [s for _, s in ray_top] == [s for _, s in local_top]  # float32 scores, bit for bit
+        # a document may differ only where its score ties with the next one outside the list
+        cut = local_top[-1][1]
+        assert [d for d, s in ray_top if s != cut] == [d for d, s in local_top if s != cut]
+
+
+@pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}"])
+def test_ray_engine_matches_local_engine(model, local_ray, small_scifact, tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 60)  # both engines encode in the same batches
+    local = _evaluate(model, small_scifact, tmp_path / "local", "local")
+    distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=5)
+    _assert_same(distributed, local)
+    assert distributed.provenance.index_bytes > 0
+    assert len(distributed.score_samples.queries) == len(local.score_samples.queries)
+
+
+def _encoder_worker_pids() -> list[int]:
+    """Processes of Ray Data's actor pool (their title names the map worker class)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"MapWorker" in (proc / "cmdline").read_bytes():
+                pids.append(int(proc.name))
+        except OSError:  # the process ended meanwhile
+            continue
+    return pids
+
+
+def test_killed_worker_costs_only_its_shard(local_ray, small_scifact, tmp_path, monkeypatch):
+    model = f"splade:{SPLADE}"
+    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 50)
+    reference = _evaluate(model, small_scifact, tmp_path / "reference", "local")
+    cache_dir = tmp_path / "ray"
+    killed: dict[str, object] = {}
+
+    def kill_after_first_shard():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "pid" not in killed:
+            finished = sorted(cache_dir.glob("encodings/*/encoded-*.npz"))
+            pids = _encoder_worker_pids()
+            if finished and pids:
+                killed["before"] = {p.name: p.stat().st_mtime_ns for p in finished}
+                killed["pid"] = pids[0]
+                os.kill(pids[0], signal.SIGKILL)
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_after_first_shard)
+    killer.start()
+    result = _evaluate(model, small_scifact, cache_dir, "ray", workers=1, shards=6)
+    killer.join()
+    assert "pid" in killed
+    assert 0 < len(killed["before"]) < 6  # killed mid-way
+    _assert_same(result, reference)
+    after = {p.name: p.stat().st_mtime_ns for p in cache_dir.glob("encodings/*/encoded-*.npz")}
+    assert len(after) == 6
+    assert all(after[name] == mtime for name, mtime in killed["before"].items())  # finished shards kept
+
+
+def test_rerun_reads_finished_shards(local_ray, small_scifact, tmp_path):
+    first = _evaluate("bm25", small_scifact, tmp_path, "ray", workers=1, shards=4)
+    files = sorted(tmp_path.glob("encodings/*/*-*.np[yz]"))
+    mtimes = [p.stat().st_mtime_ns for p in files]
+    second = _evaluate("bm25", small_scifact, tmp_path, "ray", workers=1, shards=4)
+    assert len(files) == 8 and [p.stat().st_mtime_ns for p in files] == mtimes
+    _assert_same(second, first)
+
+
+def test_merge_topk_orders_by_score_then_position():
+    scores = np.array([[3.0, 1.0, 2.0, 2.0, 5.0, 2.0]], np.float32)
+    positions = np.arange(6)[None, :]
+    assert plan_shards(10, 3, align=4) == [(0, 4), (4, 8), (8, 10)]
+    parts = [(scores[:, a:b], positions[:, a:b]) for a, b in plan_shards(6, 3)]
+    merged_scores, merged_positions = merge_topk(parts, 4)
+    expected = np.lexsort((positions[0], -scores[0]))[:4]  # the full sort, ties to the lower position
+    assert merged_positions[0].tolist() == expected.tolist()
+    assert merged_scores[0].tolist() == scores[0, expected].tolist()
+    padded_scores, padded_positions = merge_topk([(scores[:, :1], positions[:, :1])], 3)
+    assert padded_positions[0].tolist() == [0, -1, -1] and np.isneginf(padded_scores[0, 1:]).all()
