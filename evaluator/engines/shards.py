@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from evaluator.index.cache import EncodingCache
 from evaluator.models.analyzers import TermIndexer
-from evaluator.models.bm25 import lucene_norm_length
+from evaluator.models.bm25 import bm25_weights
 
 
 def plan_shards(num_docs: int, num_shards: int, align: int = 1) -> list[tuple[int, int]]:
@@ -116,19 +116,8 @@ def remap_columns(counts: sp.csr_matrix, global_ids: np.ndarray, vocab_size: int
 
 def bm25_shard_weights(counts: sp.csr_matrix, doc_freqs: np.ndarray, num_docs: int, avg_length: float,
                        k1: float, b: float, lucene_norms: bool) -> sp.csr_matrix:
-    """Lucene BM25 weights of one shard from corpus-wide statistics; the same float32 operations as
-    `evaluator.models.bm25.bm25_weights` on the whole corpus, so the weights are bit-identical."""
-    lengths = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
-    if lucene_norms:
-        lengths = lucene_norm_length(lengths.astype(np.int64)).astype(np.float64)
-    idf = np.log1p((num_docs - doc_freqs + 0.5) / (doc_freqs + 0.5)).astype(np.float32)
-    length_norm = (k1 * (1.0 - b + b * lengths / avg_length)).astype(np.float32)
-    weights = counts.data.astype(np.float32)
-    denominator = np.repeat(length_norm, np.diff(counts.indptr))
-    denominator += weights
-    weights /= denominator
-    weights *= idf[counts.indices]
-    return sp.csr_matrix((weights, counts.indices, counts.indptr), shape=counts.shape)
+    """BM25 weights of one shard from corpus-wide statistics: bit-identical to weighting the whole corpus."""
+    return bm25_weights(counts, k1, b, lucene_norms, corpus_stats=(doc_freqs, num_docs, avg_length))
 
 
 def column_max(matrix: sp.csr_matrix) -> np.ndarray:

@@ -135,18 +135,29 @@ class BM25Model:
         return matrix
 
 
-def bm25_weights(term_counts: sp.csr_matrix, k1: float, b: float, lucene_norms: bool = False) -> sp.csr_matrix:
-    """Lucene BM25 document weights (float32 CSR, same sparsity) from a documents x terms count matrix."""
+def bm25_weights(
+    term_counts: sp.csr_matrix,
+    k1: float,
+    b: float,
+    lucene_norms: bool = False,
+    corpus_stats: tuple[np.ndarray, int, float] | None = None,
+) -> sp.csr_matrix:
+    """Lucene BM25 document weights (float32 CSR, same sparsity) from a documents x terms count matrix.
+
+    `corpus_stats` = (document frequencies, number of documents, average length) of the whole corpus when
+    `term_counts` is only a shard of it; by default they are computed from `term_counts` itself.
+    """
     counts = sp.csr_matrix(term_counts)
     if not counts.has_canonical_format:
         counts = counts.copy()
         counts.sum_duplicates()
-    n_docs = counts.shape[0]
     lengths = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
-    avg_length = lengths.mean() if lengths.sum() > 0 else 1.0
+    if corpus_stats is None:
+        df = np.bincount(counts.indices, minlength=counts.shape[1])
+        corpus_stats = (df, counts.shape[0], lengths.mean() if lengths.sum() > 0 else 1.0)
+    df, n_docs, avg_length = corpus_stats
     if lucene_norms:
         lengths = lucene_norm_length(lengths.astype(np.int64)).astype(np.float64)
-    df = np.bincount(counts.indices, minlength=counts.shape[1])
     idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
     length_norm = (k1 * (1.0 - b + b * lengths / avg_length)).astype(np.float32)
     # Per posting, in float32 and in place: idf * tf / (tf + norm(doc)).
