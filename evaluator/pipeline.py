@@ -150,8 +150,14 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64) 
     from evaluator.score_samples import ScoreSampleCollector, encode_score_samples
 
     collector = ScoreSampleCollector(doc_ids, qrels)
-    for start in range(0, len(query_ids), block):
-        collector.add(query_ids[start:start + block], index.score_rows(queries[start:start + block]))
+    if hasattr(index, "scores_at"):  # a sharded index: each shard scores only the sampled columns it holds
+        columns = [collector.columns(q) for q in query_ids]
+        for query_id, cols, (relevant, nonrelevant, nonfinite) in zip(
+                query_ids, columns, index.scores_at(queries, columns), strict=True):
+            collector.add_scores(query_id, cols, relevant, nonrelevant, nonfinite)
+    else:
+        for start in range(0, len(query_ids), block):
+            collector.add(query_ids[start:start + block], index.score_rows(queries[start:start + block]))
     return encode_score_samples(collector.result())
 
 

@@ -132,6 +132,14 @@ def query_rng(seed: int, query_id: str, *extra: int) -> np.random.Generator:
     return np.random.default_rng([seed, int.from_bytes(digest[:8], "little"), *extra])
 
 
+@dataclass(frozen=True)
+class SampleColumns:
+    """Corpus columns of one query's sample: relevant documents and sampled non-relevant ones."""
+
+    relevant: np.ndarray
+    nonrelevant: np.ndarray
+
+
 class ScoreSampleCollector:
     """Collects score samples block by block while the evaluator scores the corpus.
 
@@ -169,37 +177,46 @@ class ScoreSampleCollector:
                 f"score_rows has shape {rows.shape}, expected ({len(query_ids)}, {self.num_docs})"
             )
         for query_id, row in zip(query_ids, rows, strict=True):
-            if query_id in self._queries:
-                raise ValueError(f"query {query_id!r} was already added")
-            self._queries[query_id] = self._sample_query(query_id, row)
+            columns = self.columns(query_id)
+            nonfinite = int(np.count_nonzero(~np.isfinite(row)))
+            self.add_scores(query_id, columns, row[columns.relevant], row[columns.nonrelevant], nonfinite)
 
-    def _sample_query(self, query_id: str, row: np.ndarray) -> QueryScoreSamples:
-        bad = int(np.count_nonzero(~np.isfinite(row)))
-        if bad:
-            raise ResultValidationError(
-                f"score_samples: query {query_id!r} has {bad} non-finite scores (NaN or inf); "
-                "fix the model or its inputs so that every score is finite"
-            )
+    def columns(self, query_id: str) -> SampleColumns:
+        """The corpus columns whose scores a query's sample needs: its relevant documents and a seeded
+        sample of the others (both ascending). For indexes that score only these columns."""
         labels = self.qrels.get(query_id, {})
         judged = [d for d, label in labels.items() if label >= self.relevance_level]
-        columns = np.array(sorted(self._column[d] for d in judged if d in self._column), dtype=np.int64)
-        self._missing_relevant += len(judged) - len(columns)
-        n_nonrelevant = self.num_docs - len(columns)
+        relevant = np.array(sorted(self._column[d] for d in judged if d in self._column), dtype=np.int64)
+        self._missing_relevant += len(judged) - len(relevant)
+        n_nonrelevant = self.num_docs - len(relevant)
         take = min(self.n_samples, n_nonrelevant)
         if take == n_nonrelevant:
             mask = np.ones(self.num_docs, dtype=bool)
-            mask[columns] = False
+            mask[relevant] = False
             picked = np.flatnonzero(mask)
         else:
             picks = np.sort(query_rng(self.seed, query_id).choice(n_nonrelevant, size=take, replace=False))
             # The j-th non-relevant column c satisfies c - #{relevant columns < c} = j.
-            shifted = columns - np.arange(len(columns))
+            shifted = relevant - np.arange(len(relevant))
             picked = picks + np.searchsorted(shifted, picks, side="right")
-        return QueryScoreSamples(
-            relevant=np.sort(row[columns].astype(np.float64)),
-            nonrelevant=np.sort(row[picked].astype(np.float64)),
-            n_relevant=len(columns),
-            n_nonrelevant=n_nonrelevant,
+        return SampleColumns(relevant, picked)
+
+    def add_scores(self, query_id: str, columns: SampleColumns, relevant: np.ndarray, nonrelevant: np.ndarray,
+                   nonfinite: int = 0) -> None:
+        """Adds one query from the scores at `columns` (from `columns(query_id)`); `nonfinite` counts the
+        NaN or infinite scores in its whole row."""
+        if query_id in self._queries:
+            raise ValueError(f"query {query_id!r} was already added")
+        if nonfinite:
+            raise ResultValidationError(
+                f"score_samples: query {query_id!r} has {nonfinite} non-finite scores (NaN or inf); "
+                "fix the model or its inputs so that every score is finite"
+            )
+        self._queries[query_id] = QueryScoreSamples(
+            relevant=np.sort(np.asarray(relevant, dtype=np.float64)),
+            nonrelevant=np.sort(np.asarray(nonrelevant, dtype=np.float64)),
+            n_relevant=len(columns.relevant),
+            n_nonrelevant=self.num_docs - len(columns.relevant),
         )
 
     def result(self) -> ScoreSamples:

@@ -53,21 +53,21 @@ def connect(address: str | None) -> dict:
 def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, timings, *, address=None,
                  cache_dir=None, workers=None, shards=None):
     """Like `pipeline.retrieve` on Ray: returns (scores (q, k), positions (q, k), index, queries)."""
-    if getattr(model, "idf", False):
-        raise IrboardError(f"evaluate --engine ray: model option idf=true needs corpus-wide statistics not yet "
-                           f"gathered on Ray; drop idf from '{model_spec}' or use --engine local")
     resources = connect(address)  # first: a clear error when Ray is not installed
     import ray
+
+    from evaluator import pipeline
+    from evaluator.index import dense as dense_index
 
     lexical, dense = model.info.type == "lexical", model.info.type == "dense"
     gpus = int(resources.get("GPU", 0))
     workers = workers or gpus or max(1, int(resources.get("CPU", 1) / CPUS_PER_ACTOR / 2))
-    from evaluator import pipeline
-
-    # neural shards start at the local engine's chunk bounds and encode chunk by chunk: the same batches,
-    # hence bit-identical encodings (batch composition changes padding and so the last float bits)
-    chunk = 1 if lexical else pipeline.ENCODE_CHUNK
-    plan = plan_shards(len(docs), shards or max(2 * workers, math.ceil(len(docs) / 100_000)), chunk)
+    # Neural shards start at the local engine's chunk bounds and encode chunk by chunk: the same batches,
+    # hence bit-identical encodings (batch composition changes padding and so the last float bits).
+    # Dense shards also start at search-block bounds: a block's float32 scores depend on its rows alone.
+    chunk, block_size = pipeline.ENCODE_CHUNK, dense_index.DEFAULT_BLOCK_SIZE
+    align = 1 if lexical else math.lcm(chunk, block_size) if dense else chunk
+    plan = plan_shards(len(docs), shards or max(2 * workers, math.ceil(len(docs) / 100_000)), align)
     store = ShardStore(_root(cache_dir), _key(model, spec, docs, len(plan)))
     with step(f"encoding {len(docs)} documents in {len(plan)} shards on Ray", timings, "index_s"):
         if lexical:
@@ -75,38 +75,59 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
         else:
             _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus, chunk)
             phase = "encoded"
-        bound = None if dense else np.max(ray.get([_shard_column_max.remote(store, phase, s) for s in
-                                                   range(len(plan))]), axis=0)
+        bound = doc_freqs = None
+        if not dense:  # corpus-wide largest weight per term (pruning bound) and document frequencies
+            stats = ray.get([_shard_statistics.remote(store, phase, s) for s in range(len(plan))])
+            bound = np.max([m for m, _ in stats], axis=0)
+            doc_freqs = np.sum([df for _, df in stats], axis=0)
     timings["encode_docs_per_s"] = len(docs) / max(timings["index_s"], 1e-9)
+    index = ShardedIndex(store, phase, plan, bound, block_size)
     with step(f"encoding and searching {len(query_texts)} queries on {len(plan)} shards", timings, "search_s"):
-        queries = model.encode_queries(query_texts) if dense else \
-            model.encode_queries(query_texts, sp.csr_matrix((0, len(bound)), dtype=np.float32))
-        queries_ref, bound_ref = ray.put(queries), ray.put(bound)
-        parts = ray.get([_search_shard.options(num_cpus=CPUS_PER_ACTOR).remote(
-            store, phase, s, start, queries_ref, bound_ref, top_k) for s, (start, _) in enumerate(plan)])
-        scores, positions = merge_topk(parts, top_k)
+        if dense:
+            queries = model.encode_queries(query_texts)
+        elif getattr(model, "idf", False):  # SPLADE's idf option: from the shards' document frequencies
+            queries = model.encode_queries(query_texts, (doc_freqs, len(docs)))
+        else:
+            queries = model.encode_queries(query_texts, sp.csr_matrix((0, len(bound)), dtype=np.float32))
+        scores, positions = index.search(queries, top_k)
     timings["queries_per_s"] = len(query_texts) / max(timings["search_s"], 1e-9)
-    return scores, positions, ShardedIndex(store, phase, len(plan), bound), queries
+    return scores, positions, index, queries
 
 
 class ShardedIndex:
-    """The shards' indexes side by side, for score samples and the index size (loaded on first use)."""
+    """The shards' indexes as one: every query goes to every shard, each in its own Ray task, so no
+    machine ever holds the whole index."""
 
-    def __init__(self, store: ShardStore, phase: str, num_shards: int, bound):
-        self.store, self.phase, self.num_shards, self.bound = store, phase, num_shards, bound
-        self._indexes = None
+    def __init__(self, store: ShardStore, phase: str, plan: list[tuple[int, int]], bound, block_size: int):
+        self.store, self.phase, self.plan = store, phase, plan
+        self.bound, self.block_size = bound, block_size
+        self.nbytes = 0  # known after `search`
 
-    def indexes(self):
-        if self._indexes is None:
-            self._indexes = [_shard_index(self.store.read(self.phase, s), self.bound) for s in range(self.num_shards)]
-        return self._indexes
+    def _each_shard(self, task, *args):
+        import ray
 
-    @property
-    def nbytes(self) -> int:
-        return sum(int(i.nbytes if hasattr(i, "nbytes") else i.embeddings.nbytes) for i in self.indexes())
+        refs = [ray.put(a) for a in (self.bound, self.block_size, *args)]
+        return ray.get([task.options(num_cpus=CPUS_PER_ACTOR).remote(self.store, self.phase, s, start, stop, *refs)
+                        for s, (start, stop) in enumerate(self.plan)])
 
-    def score_rows(self, queries) -> np.ndarray:
-        return np.hstack([index.score_rows(queries) for index in self.indexes()])
+    def search(self, queries, top_k: int):
+        parts = self._each_shard(_search_shard, queries, top_k)
+        self.nbytes = sum(nbytes for _, _, nbytes in parts)
+        return merge_topk([(scores, positions) for scores, positions, _ in parts], top_k)
+
+    def scores_at(self, queries, columns) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """For each query, (scores at columns.relevant, scores at columns.nonrelevant, non-finite scores in
+        its row), each shard scoring the columns it holds."""
+        wanted = [np.concatenate([c.relevant, c.nonrelevant]) for c in columns]
+        parts = self._each_shard(_sample_shard, queries, wanted)
+        out = []
+        for i, (cols, all_columns) in enumerate(zip(columns, wanted, strict=True)):
+            values, nonfinite = np.empty(len(all_columns), np.float32), 0
+            for (start, stop), (shard_values, shard_nonfinite) in zip(self.plan, parts, strict=True):
+                values[(all_columns >= start) & (all_columns < stop)] = shard_values[i]
+                nonfinite += int(shard_nonfinite[i])
+            out.append((values[:len(cols.relevant)], values[len(cols.relevant):], nonfinite))
+        return out
 
 
 def _shard_index(encoded, bound):
@@ -224,19 +245,37 @@ class _Lazy:
         return self._remote.options(**kwargs) if kwargs else self._remote
 
 
-def _column_max_of(store, phase, shard):
-    return column_max(store.read(phase, shard))
+def _statistics_of(store, phase, shard):
+    from evaluator.models.splade import document_frequencies
+
+    matrix = store.read(phase, shard)
+    return column_max(matrix), document_frequencies(matrix)
 
 
-def _search_of(store, phase, shard, start, queries, bound, top_k):
+def _search_of(store, phase, shard, start, stop, bound, block_size, queries, top_k):
     index = _shard_index(store.read(phase, shard), bound)
-    scores, positions = index.search(queries, top_k)
+    scores, positions = index.search(queries, top_k, block_size=block_size) if bound is None else \
+        index.search(queries, top_k)
     positions = np.where(positions >= 0, positions + start, -1)
-    return scores, positions
+    return scores, positions, int(index.nbytes if bound is not None else index.embeddings.nbytes)
 
 
-_shard_column_max = _Lazy(_column_max_of)
+def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, wanted, block=64):
+    """Per query: its score at each wanted column inside [start, stop), and the non-finite scores of its row."""
+    index = _shard_index(store.read(phase, shard), bound)
+    values, nonfinite = [], np.zeros(len(wanted), np.int64)
+    for first in range(0, len(wanted), block):
+        rows = index.score_rows(queries[first:first + block], block_size) if bound is None else \
+            index.score_rows(queries[first:first + block])
+        nonfinite[first:first + len(rows)] = np.count_nonzero(~np.isfinite(rows), axis=1)
+        for row, columns in zip(rows, wanted[first:first + block], strict=True):
+            values.append(row[columns[(columns >= start) & (columns < stop)] - start])
+    return values, nonfinite
+
+
+_shard_statistics = _Lazy(_statistics_of)
 _search_shard = _Lazy(_search_of)
+_sample_shard = _Lazy(_sample_of)
 
 
 def _root(cache_dir) -> Path:

@@ -67,13 +67,16 @@ class DenseIndex:
         return self.embeddings.shape[0]
 
     def search(
-        self, queries: np.ndarray, k: int, block_size: int = DEFAULT_BLOCK_SIZE, quiet: bool = False
+        self, queries: np.ndarray, k: int, block_size: int | None = None, quiet: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k documents per query: (scores float32 (q, k'), indices int64 (q, k')), k' = min(k, N).
 
-        Rows are ordered by score descending, then document index ascending. `quiet` turns the progress
-        bar off; it is also off when stderr is not a terminal.
+        Rows are ordered by score descending, then document index ascending. `block_size` documents are
+        scored per matrix multiply (default DEFAULT_BLOCK_SIZE); a block's float32 scores depend only on
+        its rows, so an index over a slice starting at a block boundary reproduces them bit for bit.
+        `quiet` turns the progress bar off; it is also off when stderr is not a terminal.
         """
+        block_size = block_size or DEFAULT_BLOCK_SIZE
         queries = self._check_queries(queries)
         k = min(int(k), len(self))
         if k <= 0 or queries.shape[0] == 0:
@@ -87,8 +90,9 @@ class DenseIndex:
             return _rescore(self.embeddings, queries, candidates, k)
         return self._top_k(queries, k, block_size, quiet, bf16=False)
 
-    def score_rows(self, queries: np.ndarray, block_size: int = DEFAULT_BLOCK_SIZE) -> np.ndarray:
+    def score_rows(self, queries: np.ndarray, block_size: int | None = None) -> np.ndarray:
         """Float32 scores of every document for each query, shape (q, N); for score-distribution samples."""
+        block_size = block_size or DEFAULT_BLOCK_SIZE
         queries = self._check_queries(queries)
         out = np.empty((queries.shape[0], len(self)), np.float32)
         with _blas_threads(self.threads):

@@ -119,8 +119,9 @@ class SpladeModel:
         texts = [f"{title} {text}" if title else text for title, text in docs]
         return self._encode(texts, self.doc_max_length, "docs", prune=True)
 
-    def encode_queries(self, queries: Sequence[str], corpus: sp.csr_matrix) -> sp.csr_matrix:
-        """Term weights, float32 (queries x WordPiece vocabulary), idf-weighted with the `idf` option."""
+    def encode_queries(self, queries: Sequence[str], corpus) -> sp.csr_matrix:
+        """Term weights, float32 (queries x WordPiece vocabulary), idf-weighted with the `idf` option;
+        `corpus` as `idf_weights` takes it."""
         matrix = self._encode(list(queries), self.query_max_length, "queries")
         if self.idf:
             matrix = matrix @ sp.diags(idf_weights(corpus).astype(np.float32))
@@ -166,11 +167,20 @@ def max_pool(logits, attention_mask):
     return logits.masked_fill_(padding, float("-inf")).amax(dim=1).relu_().log1p_()
 
 
-def idf_weights(corpus: sp.csr_matrix) -> np.ndarray:
-    """ln(1 + (N - df + 0.5) / (df + 0.5)) per column of a documents x terms matrix."""
-    corpus = sp.csr_matrix(corpus)
-    df = np.bincount(corpus.indices[corpus.data != 0], minlength=corpus.shape[1])
-    return np.log1p((corpus.shape[0] - df + 0.5) / (df + 0.5))
+def idf_weights(corpus) -> np.ndarray:
+    """ln(1 + (N - df + 0.5) / (df + 0.5)) per column of a documents x terms matrix, or of
+    (document frequencies, N) when the corpus lies in shards (the Ray engine sums the shards' counts)."""
+    if isinstance(corpus, tuple):
+        df, num_docs = corpus
+    else:
+        corpus = sp.csr_matrix(corpus)
+        df, num_docs = document_frequencies(corpus), corpus.shape[0]
+    return np.log1p((num_docs - df + 0.5) / (df + 0.5))
+
+
+def document_frequencies(matrix: sp.csr_matrix) -> np.ndarray:
+    """Documents with a non-zero weight, per column."""
+    return np.bincount(matrix.indices[matrix.data != 0], minlength=matrix.shape[1])
 
 
 def keep_largest(matrix: sp.csr_matrix, n: int) -> sp.csr_matrix:
