@@ -31,8 +31,8 @@ def local_ray():
 
 @pytest.fixture(scope="module")
 def small_scifact(tmp_path_factory):
-    """A BEIR-layout folder: 20 SciFact test queries, their judged documents and others, 300 in all."""
-    folder = tmp_path_factory.mktemp("scifact-300")
+    """A BEIR-layout folder: 20 SciFact test queries, their judged documents and others, 150 in all."""
+    folder = tmp_path_factory.mktemp("scifact-150")
     qrels: dict[str, dict[str, int]] = {}
     for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]:
         query_id, doc_id, score = line.split("\t")
@@ -41,7 +41,7 @@ def small_scifact(tmp_path_factory):
     judged = {d for q in keep for d in qrels[q]}
     corpus = [json.loads(line) for line in (SCIFACT / "corpus.jsonl").read_text().splitlines()]
     docs = [d for d in corpus if d["_id"] in judged]
-    docs += [d for d in corpus if d["_id"] not in judged][: 300 - len(docs)]
+    docs += [d for d in corpus if d["_id"] not in judged][: 150 - len(docs)]
     (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
     queries = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text().splitlines()]
     (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries if q["_id"] in keep))
@@ -75,8 +75,8 @@ def _assert_same(ray_result, local_result):
 
 @pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", f"splade:{SPLADE},idf=true", "dense:all-MiniLM-L6-v2"])
 def test_ray_engine_matches_local_engine(model, local_ray, small_scifact, tmp_path, monkeypatch):
-    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 60)  # both engines encode in the same batches
-    monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 60)  # and search in the same blocks
+    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
+    monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 30)  # and search in the same blocks
     local = _evaluate(model, small_scifact, tmp_path / "local", "local")
     distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=5)
     assert len(list(tmp_path.glob("ray/encodings/*/*-000004.np[yz]"))) >= 1  # five shards
@@ -100,7 +100,7 @@ def _encoder_worker_pids() -> list[int]:
 
 def test_killed_worker_costs_only_its_shard(local_ray, small_scifact, tmp_path, monkeypatch):
     model = f"splade:{SPLADE}"
-    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 50)
+    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 25)
     reference = _evaluate(model, small_scifact, tmp_path / "reference", "local")
     cache_dir = tmp_path / "ray"
     killed: dict[str, object] = {}
