@@ -7,7 +7,9 @@ tasks turns each shard's counts into weights. Every query then goes to every sha
 top-k lists merge exactly (`shards.merge_topk`). Each finished shard is a checkpoint file; a lost worker
 costs only its shard (Ray restarts it) and a rerun reads finished shards instead of computing them.
 Sparse shards search with the corpus-wide largest weight per term as their pruning bound, so every
-shard accumulates a query's terms in the same order as the local index and the float32 scores match.
+shard accumulates a query's terms in the same order as the local index and the float32 scores match;
+SPLADE's idf option reads the document frequencies summed over shards. Score samples are gathered the
+same way: each shard scores the sampled documents it holds, so the driver never loads the index.
 """
 
 from __future__ import annotations
@@ -152,12 +154,12 @@ def _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus,
     cpus = ray.cluster_resources().get("CPU", 1)
     threads = max(1, int(cpus // workers))
     dataset = ray.data.from_items(items, override_num_blocks=len(items))
+    # Ray Data restarts a lost actor and retries its task (max_restarts = max_task_retries = -1 by default)
     done = dataset.map_batches(
-        _ShardEncoder, batch_size=1, concurrency=min(workers, len(todo)), num_cpus=CPUS_PER_ACTOR,
-        num_gpus=1 if gpus else 0, fn_constructor_kwargs={"model_spec": model_spec, "overrides": overrides,
-                                                          "store": store, "threads": threads,
-                                                          "chunk": chunk},
-        max_restarts=-1, max_task_retries=-1,
+        _ShardEncoder, batch_size=1, compute=ray.data.ActorPoolStrategy(size=min(workers, len(todo))),
+        num_cpus=CPUS_PER_ACTOR, num_gpus=1 if gpus else 0,
+        fn_constructor_kwargs={"model_spec": model_spec, "overrides": overrides, "store": store,
+                               "threads": threads, "chunk": chunk},
     ).take_all()
     if sorted(int(row["shard"]) for row in done) != todo:
         raise IrboardError(f"ray: encoding returned shards {sorted(r['shard'] for r in done)}, expected {todo}")

@@ -3,6 +3,8 @@
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from argparse import Namespace
@@ -148,3 +150,27 @@ def test_merge_topk_orders_by_score_then_position():
     assert merged_scores[0].tolist() == scores[0, expected].tolist()
     padded_scores, padded_positions = merge_topk([(scores[:, :1], positions[:, :1])], 3)
     assert padded_positions[0].tolist() == [0, -1, -1] and np.isneginf(padded_scores[0, 1:]).all()
+
+
+def test_local_engine_never_imports_ray(tmp_path):
+    script = (
+        "import sys\n"
+        "from leaderboard.cli import main\n"
+        f"code = main(['evaluate', '--model', 'bm25', '--dataset', 'beir/scifact', '--data-dir', {str(SCIFACT)!r},"
+        f" '--out', {str(tmp_path / 'out.json')!r}, '--quiet'])\n"
+        "assert code in (0, None), code\n"
+        "assert 'ray' not in sys.modules, 'the local engine imported ray'\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).resolve().parents[2])
+    assert (tmp_path / "out.json").exists()
+
+
+def test_missing_ray_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    from leaderboard.cli import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    code = main(["evaluate", "--model", "bm25", "--dataset", "beir/scifact", "--data-dir", str(SCIFACT),
+                 "--out", str(tmp_path / "out.json"), "--engine", "ray", "--quiet"])
+    assert code == 1
+    assert "Ray is not installed; `pip install 'irboard[ray]'`" in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
