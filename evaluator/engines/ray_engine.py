@@ -150,6 +150,7 @@ def _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus,
     logger.info("ray: %d of %d shards to encode (%d checkpointed)", len(todo), len(plan), len(plan) - len(todo))
     if not todo:
         return
+    overrides = actor_overrides(model_spec, overrides, gpus)
     items = [{"shard": s, "docs": json.dumps(docs[plan[s][0]:plan[s][1]])} for s in todo]
     cpus = ray.cluster_resources().get("CPU", 1)
     threads = max(1, int(cpus // workers))
@@ -163,6 +164,16 @@ def _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus,
     ).take_all()
     if sorted(int(row["shard"]) for row in done) != todo:
         raise IrboardError(f"ray: encoding returned shards {sorted(r['shard'] for r in done)}, expected {todo}")
+
+
+def actor_overrides(model_spec: str, overrides: dict[str, str], gpus: int) -> dict[str, str]:
+    """Model options inside an encoding actor: with a GPU per actor the model runs on it (Ray makes the
+    actor's GPU its only visible `cuda` device), unless the spec names a device."""
+    from evaluator.models import parse_model_spec
+
+    if gpus and "device" not in parse_model_spec(model_spec)[2] and "device" not in overrides:
+        return {**overrides, "device": "cuda"}
+    return overrides
 
 
 class _ShardEncoder:

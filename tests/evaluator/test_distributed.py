@@ -174,3 +174,11 @@ def test_missing_ray_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     assert code == 1
     assert "Ray is not installed; `pip install 'irboard[ray]'`" in capsys.readouterr().err
     assert not (tmp_path / "out.json").exists()
+
+
+def test_gpu_actors_run_the_model_on_their_gpu():
+    from evaluator.engines.ray_engine import actor_overrides
+
+    assert actor_overrides(f"splade:{SPLADE}", {"batch_size": "8"}, gpus=2) == {"batch_size": "8", "device": "cuda"}
+    assert actor_overrides(f"splade:{SPLADE},device=cpu", {}, gpus=2) == {}  # the user's choice stands
+    assert actor_overrides("dense:all-MiniLM-L6-v2", {}, gpus=0) == {}
