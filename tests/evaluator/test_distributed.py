@@ -88,6 +88,15 @@ def test_ray_engine_matches_local_engine(model, local_ray, small_scifact, tmp_pa
     assert distributed.score_samples == local.score_samples  # gathered shard by shard, the same scores
 
 
+def test_ray_engine_matches_local_engine_on_full_scifact(local_ray, tmp_path):
+    """All 5,183 documents and 300 queries (BM25; the neural models' full runs are in benchmarks/distributed.py)."""
+    local = _evaluate("bm25", SCIFACT, tmp_path / "local", "local")
+    distributed = _evaluate("bm25", SCIFACT, tmp_path / "ray", "ray", workers=2, shards=7)
+    assert local.metrics["nDCG@10"] == pytest.approx(0.6789, abs=5e-5)  # Pyserini's BM25-flat figure
+    _assert_same(distributed, local)
+    assert distributed.score_samples == local.score_samples
+
+
 def _encoder_worker_pids() -> list[int]:
     """Processes of Ray Data's actor pool (their title names the map worker class)."""
     pids = []
