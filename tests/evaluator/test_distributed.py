@@ -191,3 +191,32 @@ def test_gpu_actors_run_the_model_on_their_gpu():
     assert actor_overrides(f"splade:{SPLADE}", {"batch_size": "8"}, gpus=2) == {"batch_size": "8", "device": "cuda"}
     assert actor_overrides(f"splade:{SPLADE},device=cpu", {}, gpus=2) == {}  # the user's choice stands
     assert actor_overrides("dense:all-MiniLM-L6-v2", {}, gpus=0) == {}
+
+
+def test_sharded_scores_at_sampled_columns(tmp_path):
+    """Each shard scores the wanted columns it holds; the pieces go back in the columns' order."""
+    from evaluator.engines.ray_engine import ShardedIndex
+    from evaluator.engines.shards import ShardStore
+    from evaluator.score_samples import SampleColumns
+
+    rng = np.random.default_rng(0)
+    embeddings = rng.standard_normal((50, 8)).astype(np.float32)
+    plan = [(0, 20), (20, 50)]
+    store = ShardStore(tmp_path, {"test": "scores_at"})
+    for shard, (start, stop) in enumerate(plan):
+        store.write("encoded", shard, embeddings[start:stop])
+    index = ShardedIndex(store, "encoded", plan, None, 16)
+    # run each shard's task in this process, as Ray would run it on a worker
+    index._each_shard = lambda task, *args: [task.fn(store, "encoded", s, a, b, None, 16, *args)
+                                             for s, (a, b) in enumerate(plan)]
+    queries = rng.standard_normal((3, 8)).astype(np.float32)
+    queries[2, 0] = np.nan
+    columns = [SampleColumns(np.array([25, 49]), np.array([0, 19, 20])), SampleColumns(np.array([], np.int64),
+               np.array([3, 30])), SampleColumns(np.array([7]), np.array([8]))]
+    expected = queries @ embeddings.T
+    got = index.scores_at(queries, columns)
+    for row, (cols, (relevant, nonrelevant, nonfinite)) in enumerate(zip(columns[:2], got[:2], strict=True)):
+        np.testing.assert_allclose(relevant, expected[row, cols.relevant], rtol=1e-6)
+        np.testing.assert_allclose(nonrelevant, expected[row, cols.nonrelevant], rtol=1e-6)
+        assert nonfinite == 0
+    assert got[2][2] == 50  # a NaN query: every score in its row is non-finite, counted over both shards
