@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--engine", choices=["local", "ray"], default="local")
     model.add_argument("--address", help="Ray cluster address for --engine ray")
     model.add_argument("--workers", type=int, help="--engine ray: model replicas (default: GPUs, else CPUs)")
-    model.add_argument("--shards", type=int, help="--engine ray: corpus shards (default: 2 per worker)")
+    model.add_argument("--shards", type=int, help="--engine ray: corpus shards (default: 2 per worker, at least one per 100,000 documents; neural shards are whole 1,024-document chunks, dense ones 4,096)")
     model.add_argument("--cache-dir", type=Path, help="cache for datasets and encodings (default $IRBOARD_CACHE)")
 
 
