@@ -140,8 +140,7 @@ def evaluate_model(args: argparse.Namespace, measures):
         ignore_identical_ids=spec.ignore_identical_ids, timings=timings,
         command=getattr(args, "command_line", ""),
     )
-    index_bytes = int(index.nbytes if hasattr(index, "nbytes") else index.embeddings.nbytes)
-    return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": index_bytes},
+    return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": int(index.nbytes)},
                            score_samples=samples)
 
 

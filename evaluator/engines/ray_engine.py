@@ -270,7 +270,7 @@ def _search_of(store, phase, shard, start, stop, bound, block_size, queries, top
     scores, positions = index.search(queries, top_k, block_size=block_size) if bound is None else \
         index.search(queries, top_k)
     positions = np.where(positions >= 0, positions + start, -1)
-    return scores, positions, int(index.nbytes if bound is not None else index.embeddings.nbytes)
+    return scores, positions, index.nbytes
 
 
 def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, wanted, block=64):

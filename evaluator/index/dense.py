@@ -66,6 +66,11 @@ class DenseIndex:
     def __len__(self) -> int:
         return self.embeddings.shape[0]
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the float32 embeddings, plus the bf16 copy when searching in bf16."""
+        return int(self.embeddings.nbytes + (self._bf16.nbytes if self._bf16 is not None else 0))
+
     def search(
         self, queries: np.ndarray, k: int, block_size: int | None = None, quiet: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:

@@ -146,3 +146,9 @@ def test_running_threshold_admits_one_ulp_higher_and_refuses_a_tie(dtype, step):
     scores, indices = index.search(np.ones((1, 1), np.float32), 1, block_size=1, quiet=True)
     np.testing.assert_array_equal(indices, [[1]])
     np.testing.assert_array_equal(scores, [[values[1]]])
+
+
+def test_nbytes_counts_the_embeddings_and_the_bf16_copy():
+    docs = np.ones((10, 4), np.float32)
+    assert DenseIndex(docs).nbytes == 10 * 4 * 4
+    assert DenseIndex(docs, dtype="bfloat16").nbytes == 10 * 4 * (4 + 2)
