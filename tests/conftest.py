@@ -1,5 +1,6 @@
 """Shared fixtures: paths to ../shared and result files shaped like real SciFact results."""
 
+import json
 from functools import lru_cache
 from pathlib import Path
 
@@ -9,6 +10,28 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = (ROOT / ".." / "shared").resolve()
 SCIFACT = SHARED / "data" / "beir" / "scifact"
+
+
+def write_scifact_slice(folder: Path, num_queries: int, num_docs: int):
+    """A BEIR-layout SciFact slice in `folder`: the first `num_queries` test queries (by id), their judged
+    documents, then other documents in corpus order up to `num_docs` in all.
+    Returns (qrels, documents as BEIR rows, query texts by id)."""
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        query_id, doc_id, score = line.split("\t")
+        qrels.setdefault(query_id, {})[doc_id] = int(score)
+    keep = sorted(qrels)[:num_queries]
+    judged = {d for q in keep for d in qrels[q]}
+    corpus = [json.loads(line) for line in (SCIFACT / "corpus.jsonl").read_text().splitlines()]
+    docs = [d for d in corpus if d["_id"] in judged]
+    docs += [d for d in corpus if d["_id"] not in judged][: num_docs - len(docs)]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text().splitlines()]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries if q["_id"] in keep))
+    (folder / "qrels").mkdir()
+    rows = [f"{q}\t{d}\t{s}" for q in keep for d, s in qrels[q].items()]
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(rows) + "\n")
+    return {q: qrels[q] for q in keep}, docs, {q["_id"]: q["text"] for q in queries}
 
 
 @lru_cache(maxsize=8)

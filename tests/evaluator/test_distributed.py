@@ -1,6 +1,5 @@
 """`--engine ray` on a local Ray gives the local engine's top-k and metrics; a killed worker changes nothing."""
 
-import json
 import os
 import signal
 import subprocess
@@ -19,7 +18,7 @@ from evaluator.engines.shards import merge_topk, plan_shards
 from evaluator.index import dense as dense_index
 from evaluator.metrics import DEFAULT_MEASURES
 from evaluator.pipeline import evaluate_model
-from tests.conftest import SCIFACT, SHARED
+from tests.conftest import SCIFACT, SHARED, write_scifact_slice
 
 SPLADE = SHARED / "models" / "splade-tiny"
 
@@ -35,21 +34,7 @@ def local_ray():
 def small_scifact(tmp_path_factory):
     """A BEIR-layout folder: 20 SciFact test queries, their judged documents and others, 150 in all."""
     folder = tmp_path_factory.mktemp("scifact-150")
-    qrels: dict[str, dict[str, int]] = {}
-    for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]:
-        query_id, doc_id, score = line.split("\t")
-        qrels.setdefault(query_id, {})[doc_id] = int(score)
-    keep = sorted(qrels)[:20]
-    judged = {d for q in keep for d in qrels[q]}
-    corpus = [json.loads(line) for line in (SCIFACT / "corpus.jsonl").read_text().splitlines()]
-    docs = [d for d in corpus if d["_id"] in judged]
-    docs += [d for d in corpus if d["_id"] not in judged][: 150 - len(docs)]
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    queries = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text().splitlines()]
-    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries if q["_id"] in keep))
-    (folder / "qrels").mkdir()
-    rows = [f"{q}\t{d}\t{s}" for q in keep for d, s in qrels[q].items()]
-    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(rows) + "\n")
+    write_scifact_slice(folder, num_queries=20, num_docs=150)
     return folder
 
 

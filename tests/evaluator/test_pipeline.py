@@ -1,6 +1,5 @@
 """`irboard evaluate --model ... --dataset ...` end to end, on real data and real models."""
 
-import json
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ import pytrec_eval
 from evaluator.result import read_result
 from leaderboard.cli import main
 from leaderboard.verify import rescore_problems
-from tests.conftest import SCIFACT, SHARED
+from tests.conftest import SCIFACT, SHARED, write_scifact_slice
 
 SPLADE = SHARED / "models" / "splade-tiny"
 
@@ -35,24 +34,9 @@ def test_bm25_on_scifact_reproduces_pyserini(tmp_path):
 
 @pytest.fixture(scope="module")
 def small_scifact(tmp_path_factory):
-    """A BEIR-layout folder: 25 SciFact test queries, their judged documents and 200 others."""
+    """A BEIR-layout folder: 25 SciFact test queries, their judged documents and others, 227 in all (200 unjudged)."""
     folder = tmp_path_factory.mktemp("small-scifact")
-    lines = (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()
-    qrels: dict[str, dict[str, int]] = {}
-    for line in lines[1:]:
-        query_id, doc_id, score = line.split("\t")
-        qrels.setdefault(query_id, {})[doc_id] = int(score)
-    keep_queries = sorted(qrels)[:25]
-    judged = {d for q in keep_queries for d in qrels[q]}
-    corpus = [json.loads(line) for line in (SCIFACT / "corpus.jsonl").read_text().splitlines()]
-    docs = [d for d in corpus if d["_id"] in judged] + [d for d in corpus if d["_id"] not in judged][:200]
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    queries = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text().splitlines()]
-    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries if q["_id"] in keep_queries))
-    (folder / "qrels").mkdir()
-    rows = [f"{q}\t{d}\t{s}" for q in keep_queries for d, s in qrels[q].items()]
-    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(rows) + "\n")
-    return folder, {q: qrels[q] for q in keep_queries}, docs, {q["_id"]: q["text"] for q in queries}
+    return folder, *write_scifact_slice(folder, num_queries=25, num_docs=227)
 
 
 def _brute_force_check(result, model, folder_docs, qrels, query_texts, dense: bool):
