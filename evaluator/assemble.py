@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 import math
+import os
 import platform
 import resource
 import shlex
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
 
 from evaluator import __version__
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate
-from evaluator.result import SCHEMA_VERSION, parse_result
+from evaluator.result import ResultFile, Run, build_result
+from evaluator.score_samples import ScoreSamples
 
-RUN_DEPTH = 100  # rankings stored per query so that anyone can re-score the result
+MIN_RUN_DEPTH = 100  # rankings are stored at least this deep (when retrieved), so anyone can re-score them
+VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
+                      "huggingface-hub", "pydantic", "faiss-cpu", "PyStemmer", "ray")
+
+
+def stored_depth(measures: Sequence[Measure], top_k: int) -> int:
+    """How deep the stored ranking must go for every measure to be re-scored from it: the deepest cutoff,
+    or the whole run (top_k) for a measure without cutoff; at least MIN_RUN_DEPTH, never beyond top_k."""
+    needed = max((m.cutoff if m.cutoff is not None else top_k for m in measures), default=0)
+    return max(1, min(top_k, max(needed, MIN_RUN_DEPTH)))
 
 
 @dataclass
@@ -31,6 +47,7 @@ class RunMetadata:
     relevance_level: int = 1
     timings: dict[str, float] = field(default_factory=dict)
     command: str = ""
+    dataset_revision: str = ""
 
 
 def current_command() -> str:
@@ -40,19 +57,42 @@ def current_command() -> str:
 
 def hardware_summary() -> str:
     cpu = platform.processor() or platform.machine()
-    try:
-        import os
-
-        cores = os.cpu_count()
-    except Exception:  # pragma: no cover - platform without cpu_count
-        cores = None
-    return f"{platform.system()} {platform.machine()}, {cpu}, {cores} cores, Python {platform.python_version()}"
+    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def peak_rss_bytes() -> int:
     # ru_maxrss is kilobytes on Linux, bytes on macOS
     value = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(value if sys.platform == "darwin" else value * 1024)
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the packages a result depends on (those not installed are left out)."""
+    from importlib import metadata
+
+    versions = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name.lower()] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+@lru_cache(maxsize=1)
+def git_commit() -> str:
+    """irboard's git commit when it runs from a checkout ('-dirty' with uncommitted changes), else ''."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return ""
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"{head}-dirty" if dirty else head
 
 
 def assemble_result(
@@ -62,21 +102,12 @@ def assemble_result(
     top_rankings: dict[str, list[tuple[str, float]]],
     meta: RunMetadata,
     extra_provenance: dict | None = None,
-    score_samples: dict | None = None,
-):
+    score_samples: ScoreSamples | None = None,
+) -> ResultFile:
     """Compute every measure and build the validated result object."""
     values = evaluate(ranked, qrels, measures, meta.relevance_level)
-    per_query = {
-        name: {query_id: float(v) for query_id, v in zip(ranked.query_ids, array.tolist(), strict=True)}
-        for name, array in values.items()
-    }
-    metrics = {name: math.fsum(column.values()) / len(column) for name, column in per_query.items()}
-    rankings = {
-        query_id: [(doc_id, float(score)) for doc_id, score in ranking[:RUN_DEPTH]]
-        for query_id, ranking in top_rankings.items()
-    }
-    data = {
-        "schema_version": SCHEMA_VERSION,
+    per_query = {name: np.asarray(array, dtype=np.float64) for name, array in values.items()}
+    header = {
         "model": meta.model,
         "dataset": {
             "id": meta.dataset_id,
@@ -84,15 +115,14 @@ def assemble_result(
             "num_queries": len(qrels.query_ids),
             "num_docs": meta.num_docs,
             "qrels_sha256": qrels.sha256(),
+            "revision": meta.dataset_revision,
         },
         "settings": {
             "top_k": meta.top_k,
             "ignore_identical_ids": meta.ignore_identical_ids,
             "relevance_level": meta.relevance_level,
         },
-        "metrics": metrics,
-        "per_query": per_query,
-        "run": {"depth": RUN_DEPTH, "rankings": rankings},
+        "metrics": {name: math.fsum(array.tolist()) / len(array) for name, array in per_query.items()},
         "provenance": {
             "irboard_version": __version__,
             "command": meta.command or current_command(),
@@ -100,8 +130,11 @@ def assemble_result(
             "hardware": hardware_summary(),
             "timings": {k: round(float(v), 6) for k, v in meta.timings.items()},
             "peak_rss_bytes": peak_rss_bytes(),
+            "git_commit": git_commit(),
+            "versions": package_versions(),
             **(extra_provenance or {}),
         },
-        "score_samples": score_samples,
     }
-    return parse_result(data, f"result for {meta.model.get('id')} on {meta.dataset_id}")
+    run = Run.from_rankings(ranked.query_ids, top_rankings, stored_depth(measures, meta.top_k))
+    return build_result(header, ranked.query_ids, per_query, run, score_samples,
+                        f"result for {meta.model.get('id')} on {meta.dataset_id}")

@@ -6,7 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from evaluator.assemble import RunMetadata, assemble_result
+from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result
 from evaluator.errors import IrboardError, OutputExistsError
 from evaluator.metrics import DEFAULT_MEASURES, parse_measures
 from evaluator.progress import set_quiet, step
@@ -93,8 +93,12 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     with step(f"reading qrels {args.qrels}", timings, "read_qrels_s"):
         qrels = read_qrels(args.qrels)
     size_mb = args.run.stat().st_size / 1e6 if args.run.exists() else 0
+    # keep as much of each ranking as the measures need re-scoring from (the whole run for uncut measures)
+    cutoffs = [m.cutoff for m in measures]
+    keep_top = None if None in cutoffs else max(max(cutoffs), MIN_RUN_DEPTH)
     with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
-        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=args.ignore_identical_ids)
+        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=args.ignore_identical_ids,
+                                    keep_top=keep_top)
     meta = RunMetadata(
         model={
             "id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,

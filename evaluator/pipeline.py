@@ -138,15 +138,15 @@ def evaluate_model(args: argparse.Namespace, measures):
                "training_datasets": list(info.training_datasets), "url": info.url},
         dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
         ignore_identical_ids=spec.ignore_identical_ids, timings=timings,
-        command=getattr(args, "command_line", ""),
+        command=getattr(args, "command_line", ""), dataset_revision=spec.revision or spec.md5 or "",
     )
     return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": int(index.nbytes)},
                            score_samples=samples)
 
 
-def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64) -> dict:
-    """Scores of every relevant document and a seeded sample of non-relevant ones per query, encoded."""
-    from evaluator.score_samples import ScoreSampleCollector, encode_score_samples
+def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64):
+    """Scores of every relevant document and a seeded sample of non-relevant ones per query."""
+    from evaluator.score_samples import ScoreSampleCollector, fit_to_budget
 
     collector = ScoreSampleCollector(doc_ids, qrels)
     if hasattr(index, "scores_at"):  # a sharded index: each shard scores only the sampled columns it holds
@@ -157,7 +157,7 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64) 
     else:
         for start in range(0, len(query_ids), block):
             collector.add(query_ids[start:start + block], index.score_rows(queries[start:start + block]))
-    return encode_score_samples(collector.result())
+    return fit_to_budget(collector.result(), sorted(query_ids))
 
 
 def model_overrides(model_spec: str, spec, batch_size: int | None) -> dict[str, str]:

@@ -1,11 +1,14 @@
-"""The result file: one JSON per (model, dataset) (see architecture.md), schema version 2.
+"""The result file: one JSON per (model, dataset), schema version 3 (see architecture.md and docs/result-format.md).
 
-Version 2 adds two optional fields to version 1: `score_samples` (score distributions for recall-at-scale
-prediction, format in evaluator/score_samples.py) and `provenance.index_bytes`. Version 1 files are migrated
-on reading; nothing else changed.
+On disk the metadata, settings, means and provenance are readable JSON; the bulky parts (per-query values,
+the stored ranking, score samples) are binary columns inside the same document (evaluator/columns.py).
+In memory a `ResultFile` holds those parts as numpy arrays. Versions 1 and 2 (everything expanded as
+JSON) are still read, and `irboard migrate` rewrites them as version 3.
 
-Everything a result holds comes from strangers as often as from us, so the model is strict: unknown fields are
-rejected, numbers must be finite, ids use a small ASCII alphabet, and URLs are http(s) only.
+Everything a result holds comes from strangers as often as from us, so reading is strict: unknown fields
+are rejected, numbers are finite and bounded, model and dataset ids use a small ASCII alphabet matched
+as whole strings, query and document ids hold no whitespace or control characters, and every column is
+checked against the counts that the readable part declares before it is inflated.
 """
 
 from __future__ import annotations
@@ -15,29 +18,49 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+import numpy as np
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings
 from evaluator.errors import OutputExistsError, ResultValidationError
-from evaluator.score_samples import ScoreSamplesModel
+from evaluator.score_samples import (
+    ScoreSamples,
+    decode_score_samples,
+    decode_score_samples_v1,
+    encode_score_samples,
+)
 
-SCHEMA_VERSION = 2
-MAX_RESULT_BYTES = 10 * 1024 * 1024
-FLOAT_DECIMALS = 10  # metric values; enough that a mean and the mean of its rounded parts agree to 1e-9
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+# The size cap is stated per query: metadata plus about 2 KB a query (depth-100 ranking and score samples)
+# fit with room to spare; a deeper ranking or many more metrics need a file of their own size class.
+BASE_BYTES = 1_000_000
+BYTES_PER_QUERY = 4_096
+LEGACY_MAX_BYTES = 10 * 1024 * 1024  # versions 1 and 2
+MAX_READ_BYTES = 512 * 1024 * 1024  # refused before reading, whatever the header says
+FLOAT_DECIMALS = 10  # readable means; enough that a mean and the mean of its parts agree to 1e-9
+MEAN_TOLERANCE = 1e-6
 
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 # An id is ASCII letters, digits and . _ - separated by single slashes; no empty, "." or ".." segment.
 _ID_SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]*"
-ID_PATTERN = re.compile(rf"^{_ID_SEGMENT}(/{_ID_SEGMENT})*$")
-SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-QUERY_ID_PATTERN = re.compile(r"^[\x21-\x7e]{1,200}$")  # printable ASCII, no spaces (TREC files split on them)
+ID_PATTERN = re.compile(rf"{_ID_SEGMENT}(?:/{_ID_SEGMENT})*")
+SLUG_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")
+MAX_TEXT_ID_CHARS = 500
+# Query and document ids: any text but whitespace, control characters, line separators and lone surrogates
+# (TREC files split on whitespace; a newline would break a file or a page).
+_BAD_TEXT_ID_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def check_id(value: str, what: str) -> str:
     """Return `value` if it is a valid model or dataset id, else raise with the rule and an example."""
-    if not isinstance(value, str) or len(value) > 200 or not ID_PATTERN.match(value) or ".." in value:
+    if not isinstance(value, str) or len(value) > 200 or not ID_PATTERN.fullmatch(value) or ".." in value:
         raise ValueError(
             f"{what} {value!r} is not a valid id: use ASCII letters, digits and '._-' in segments separated "
             "by '/', e.g. 'org/model-name' or 'beir/scifact'"
@@ -45,11 +68,34 @@ def check_id(value: str, what: str) -> str:
     return value
 
 
+def text_id_problem(value: str) -> str | None:
+    """Why `value` cannot be a query or document id, or None when it can."""
+    if not value:
+        return "is empty"
+    if len(value) > MAX_TEXT_ID_CHARS:
+        return f"is longer than {MAX_TEXT_ID_CHARS} characters"
+    bad = _BAD_TEXT_ID_CHAR.search(value)
+    if bad:
+        return f"contains {bad.group()!r} (whitespace or a control character)"
+    return None
+
+
+def _check_text_ids(values: Sequence[str], where: str) -> None:
+    """All of `values` are valid ids (one regex pass over the joined text; details only on failure)."""
+    joined = "\n".join(values)
+    if (joined.count("\n") != max(len(values) - 1, 0) or _BAD_TEXT_ID_CHAR.search(joined.replace("\n", ""))
+            or "" in values
+            or max(map(len, values), default=0) > MAX_TEXT_ID_CHARS):
+        value = next(v for v in values if text_id_problem(v))
+        raise ResultValidationError(f"{where}: id {value[:80]!r} {text_id_problem(value)}; ids may hold any "
+                                    "text but whitespace and control characters")
+
+
 def slugify(identifier: str) -> str:
     """The file-name form of an id: lower case, '/' becomes '__'. Refuses anything that could escape a folder."""
     check_id(identifier, "id")
     slug = identifier.lower().replace("/", "__")
-    if not SLUG_PATTERN.match(slug):
+    if not SLUG_PATTERN.fullmatch(slug):
         raise ValueError(f"id {identifier!r} gives slug {slug!r}, which is not [a-z0-9._-]")
     return slug
 
@@ -59,10 +105,12 @@ def result_path(model_id: str, dataset_id: str, root: Path | str = "results") ->
     return Path(root) / slugify(model_id) / f"{slugify(dataset_id)}.json"
 
 
-def _finite(value: float, where: str) -> float:
-    if not math.isfinite(value):
-        raise ValueError(f"{where} is {value}, expected a finite number")
-    return value
+def size_limit(num_queries: int) -> int:
+    """The largest result file accepted for a dataset of `num_queries` queries."""
+    return BASE_BYTES + BYTES_PER_QUERY * num_queries
+
+
+# ---------------------------------------------------------------------------------------------- readable part
 
 
 class _Strict(BaseModel):
@@ -73,8 +121,8 @@ class ModelBlock(_Strict):
     id: str
     type: Literal["lexical", "sparse", "dense", "hybrid", "late-interaction", "other"]
     revision: str = Field("", max_length=200)
-    parameters: int | None = Field(None, ge=0)
-    dim: int | None = Field(None, ge=1)
+    parameters: int | None = Field(None, ge=0, le=10**14)
+    dim: int | None = Field(None, ge=1, le=10**7)
     license: str = Field("", max_length=100)
     open_weights: bool = True
     training_datasets: list[str] = Field(default_factory=list, max_length=500)
@@ -88,7 +136,7 @@ class ModelBlock(_Strict):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if value and not re.match(r"^https?://[^\s\"'<>]+$", value):
+        if value and not re.fullmatch(r"https?://[^\s\"'<>`\\]+", value):
             raise ValueError(f"model.url {value!r} must be an http:// or https:// address without spaces or quotes")
         return value
 
@@ -104,9 +152,10 @@ class ModelBlock(_Strict):
 class DatasetBlock(_Strict):
     id: str
     split: str = Field(pattern=r"^[a-zA-Z0-9._-]{1,50}$")
-    num_queries: int = Field(ge=1)
-    num_docs: int | None = Field(None, ge=0)
+    num_queries: int = Field(ge=1, le=10**7)
+    num_docs: int | None = Field(None, ge=0, le=10**11)
     qrels_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    revision: str = Field("", max_length=200)  # hub revision or archive checksum of the data used (since v3)
 
     @field_validator("id")
     @classmethod
@@ -115,33 +164,9 @@ class DatasetBlock(_Strict):
 
 
 class Settings(_Strict):
-    top_k: int = Field(ge=1)
+    top_k: int = Field(ge=1, le=10**6)
     ignore_identical_ids: bool = False
-    relevance_level: int = Field(1, ge=1)
-
-
-class RunBlock(_Strict):
-    """The top of the ranking per query, so that anyone can re-score it."""
-
-    depth: int = Field(ge=1)
-    rankings: dict[str, list[tuple[str, float]]]
-
-    @model_validator(mode="after")
-    def _check(self) -> RunBlock:
-        for query_id, ranking in self.rankings.items():
-            if not QUERY_ID_PATTERN.match(query_id):
-                raise ValueError(f"run.rankings: query id {query_id!r} must be 1-200 printable ASCII characters")
-            if len(ranking) > self.depth:
-                raise ValueError(f"run.rankings[{query_id!r}] has {len(ranking)} entries, more than depth {self.depth}")
-            seen = set()
-            for doc_id, score in ranking:
-                _finite(score, f"run.rankings[{query_id!r}] score of {doc_id!r}")
-                if not QUERY_ID_PATTERN.match(doc_id):
-                    raise ValueError(f"run.rankings[{query_id!r}]: doc id {doc_id!r} must be printable ASCII")
-                if doc_id in seen:
-                    raise ValueError(f"run.rankings[{query_id!r}]: doc id {doc_id!r} appears twice")
-                seen.add(doc_id)
-        return self
+    relevance_level: int = Field(1, ge=1, le=1000)
 
 
 class Provenance(_Strict):
@@ -149,164 +174,463 @@ class Provenance(_Strict):
     command: str = Field(max_length=2000)
     created_at: str = Field(max_length=50)
     hardware: str = Field("", max_length=300)
-    timings: dict[str, float] = Field(default_factory=dict)
-    peak_rss_bytes: int | None = Field(None, ge=0)
-    index_bytes: int | None = Field(None, ge=0)  # size of the search index (since version 2)
+    timings: dict[str, float] = Field(default_factory=dict, max_length=100)
+    peak_rss_bytes: int | None = Field(None, ge=0, le=2**60)
+    index_bytes: int | None = Field(None, ge=0, le=2**60)  # size of the search index (since version 2)
+    git_commit: str = Field("", pattern=r"^([0-9a-f]{7,40}(-dirty)?)?$")  # irboard's commit (since version 3)
+    versions: dict[str, str] = Field(default_factory=dict, max_length=50)  # package -> version (since version 3)
 
     @field_validator("timings")
     @classmethod
     def _timings(cls, value: dict[str, float]) -> dict[str, float]:
         for key, number in value.items():
-            if not re.match(r"^[a-z0-9_]{1,50}$", key):
+            if not re.fullmatch(r"[a-z0-9_]{1,50}", key):
                 raise ValueError(f"provenance.timings key {key!r} must be [a-z0-9_]")
-            _finite(number, f"provenance.timings[{key!r}]")
+            if not -1e15 <= number <= 1e15:
+                raise ValueError(f"provenance.timings[{key!r}] = {number} is out of range")
+        return value
+
+    @field_validator("versions")
+    @classmethod
+    def _versions(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, version in value.items():
+            if not re.fullmatch(r"[a-z0-9._-]{1,50}", key) or not re.fullmatch(r"[A-Za-z0-9.+_-]{0,50}", version):
+                raise ValueError(f"provenance.versions entry {key!r}: {version!r} must be a package name and a version")
         return value
 
 
-class ResultFile(_Strict):
-    schema_version: Literal[2]
+class Header(_Strict):
+    """The readable part of a result: everything but the binary columns."""
+
+    schema_version: Literal[3]
     model: ModelBlock
     dataset: DatasetBlock
     settings: Settings
-    metrics: dict[str, float]
-    per_query: dict[str, dict[str, float]]
-    run: RunBlock | None = None
+    metrics: dict[str, float] = Field(max_length=200)
     provenance: Provenance
-    score_samples: ScoreSamplesModel | None = None  # since version 2
 
-    @model_validator(mode="after")
-    def _invariants(self) -> ResultFile:
-        from evaluator.metrics import parse_measure  # local: metrics imports nothing from here
 
-        if set(self.metrics) != set(self.per_query):
-            missing = sorted(set(self.metrics) ^ set(self.per_query))
-            raise ValueError(f"metrics and per_query must name the same metrics; differing: {missing[:5]}")
-        if not self.metrics:
-            raise ValueError("metrics is empty; a result needs at least one metric")
-        query_sets = set()
-        for name, values in self.per_query.items():
-            bounded = parse_measure(name).bounded
-            query_sets.add(frozenset(values))
-            numbers = list(values.values())
-            # checked in bulk; the message is worded only when something is wrong
-            if not all(map(math.isfinite, numbers)) or (numbers and min(numbers) < 0.0) or (
-                bounded and numbers and max(numbers) > 1.0
-            ):
-                query_id, value = next((q, v) for q, v in values.items()
-                                       if not math.isfinite(v) or v < 0.0 or (bounded and v > 1.0))
-                where = f"per_query[{name!r}][{query_id!r}] = {value}"
-                if not math.isfinite(value):
-                    raise ValueError(f"{where}, expected a finite number")
-                raise ValueError(f"{where} is outside [0, 1]" if bounded else f"{where} is negative")
-            mean = self.metrics[name]
-            _finite(mean, f"metrics[{name!r}]")
-            expected = math.fsum(numbers) / max(len(numbers), 1)
-            if abs(mean - expected) > 1e-6:
-                raise ValueError(
-                    f"metrics[{name!r}] = {mean} but the mean of its per_query values is {expected:.10f}"
-                )
-        if len(query_sets) != 1:
-            raise ValueError("per_query metrics cover different query sets; every metric needs every query")
-        (queries,) = query_sets
-        if len(queries) != self.dataset.num_queries:
-            raise ValueError(
-                f"per_query has {len(queries)} queries but dataset.num_queries is {self.dataset.num_queries}"
-            )
-        for query_id in queries:
-            if not QUERY_ID_PATTERN.match(query_id):
-                raise ValueError(f"per_query: query id {query_id!r} must be 1-200 printable ASCII characters")
-        return self
+# ---------------------------------------------------------------------------------------------- columns
+
+
+class PerQueryColumns(_Strict):
+    """`values` is the (metrics in sorted name order) x (queries) float64 matrix, metric by metric."""
+
+    query_ids: str
+    values: str
+
+
+class RunColumns(_Strict):
+    """The stored ranking: `lengths` per query (uint32), `docs` indices into the sorted unique `doc_ids`
+    (uint32), `scores` (float64), queries in per_query order, each ranking in trec_eval order."""
+
+    depth: int = Field(ge=1, le=10**6)
+    doc_ids: str
+    lengths: str
+    docs: str
+    scores: str
+
+
+class Document(_Strict):
+    """A version-3 file as stored."""
+
+    schema_version: Literal[3]
+    model: dict
+    dataset: dict
+    settings: dict
+    metrics: dict
+    provenance: dict
+    per_query: PerQueryColumns
+    run: RunColumns | None = None
+    score_samples: dict | None = None
+
+
+# ---------------------------------------------------------------------------------------------- in memory
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """The top `depth` of every query's ranking in trec_eval order, as arrays aligned with the result's queries."""
+
+    depth: int
+    doc_ids: tuple[str, ...]  # sorted unique ids (code point order, which is UTF-8 byte order)
+    lengths: np.ndarray  # int64 (queries,)
+    docs: np.ndarray  # int64 indices into doc_ids, all rankings concatenated
+    scores: np.ndarray  # float64, aligned with docs
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return np.concatenate(([0], np.cumsum(self.lengths)))
+
+    @classmethod
+    def from_rankings(cls, query_ids: Sequence[str], rankings: Mapping[str, Sequence[tuple[str, float]]],
+                      depth: int) -> Run:
+        """Arrays from {query_id: [(doc_id, score), ...]} in rank order, cut at `depth`."""
+        cut = [rankings.get(q, ())[:depth] for q in query_ids]
+        lengths = np.fromiter(map(len, cut), dtype=np.int64, count=len(cut))
+        names = [doc for ranking in cut for doc, _ in ranking]
+        scores = np.fromiter((score for ranking in cut for _, score in ranking), dtype=np.float64, count=len(names))
+        table = sorted(set(names))
+        position = {doc: i for i, doc in enumerate(table)}
+        docs = np.fromiter(map(position.__getitem__, names), dtype=np.int64, count=len(names))
+        return cls(depth, tuple(table), lengths, docs, scores)
+
+    def ranking(self, row: int) -> list[tuple[str, float]]:
+        start, end = int(self.offsets[row]), int(self.offsets[row + 1])
+        return [(self.doc_ids[d], float(s)) for d, s in zip(self.docs[start:end], self.scores[start:end], strict=True)]
+
+
+@dataclass(frozen=True, eq=False)
+class ResultFile:
+    """A validated result: the readable header plus per-query values, ranking and score samples as arrays."""
+
+    header: Header
+    query_ids: tuple[str, ...]  # sorted, one per query of the dataset's qrels
+    per_query: dict[str, np.ndarray]  # metric -> float64 values aligned with query_ids
+    run: Run | None = None
+    score_samples: ScoreSamples | None = None
+    source_version: int = SCHEMA_VERSION  # schema version of the file it was read from
+    _rows: dict[str, int] = field(default_factory=dict, repr=False)
+
+    schema_version = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        _check_arrays(self)
+
+    @property
+    def model(self) -> ModelBlock:
+        return self.header.model
+
+    @property
+    def dataset(self) -> DatasetBlock:
+        return self.header.dataset
+
+    @property
+    def settings(self) -> Settings:
+        return self.header.settings
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.header.metrics
+
+    @property
+    def provenance(self) -> Provenance:
+        return self.header.provenance
 
     @property
     def path_parts(self) -> tuple[str, str]:
         return slugify(self.model.id), slugify(self.dataset.id)
 
+    def row(self, query_id: str) -> int:
+        """The position of `query_id` in query_ids (KeyError when absent)."""
+        if not self._rows:
+            self._rows.update((q, i) for i, q in enumerate(self.query_ids))
+        return self._rows[query_id]
 
-def _describe_error(error: ValidationError) -> str:
+    def values(self, metric: str) -> dict[str, float]:
+        """One metric's per-query values as {query_id: value}."""
+        return dict(zip(self.query_ids, self.per_query[metric].tolist(), strict=True))
+
+    def rankings(self) -> dict[str, list[tuple[str, float]]]:
+        """The stored ranking as {query_id: [(doc_id, score), ...]} (queries with an empty ranking left out)."""
+        if self.run is None:
+            return {}
+        return {q: self.run.ranking(i) for i, q in enumerate(self.query_ids) if self.run.lengths[i]}
+
+
+def _check_arrays(result: ResultFile) -> None:
+    """The invariants between the header and the arrays; raise ValueError with the field and the problem."""
+    from evaluator.metrics import parse_measure  # local: metrics imports nothing from here
+
+    header, query_ids = result.header, result.query_ids
+    if not header.metrics:
+        raise ValueError("metrics is empty; a result needs at least one metric")
+    if set(header.metrics) != set(result.per_query):
+        differing = sorted(set(header.metrics) ^ set(result.per_query))
+        raise ValueError(f"metrics and per_query must name the same metrics; differing: {differing[:5]}")
+    if len(query_ids) != header.dataset.num_queries:
+        raise ValueError(f"per_query has {len(query_ids)} queries but dataset.num_queries is "
+                         f"{header.dataset.num_queries}")
+    if any(a >= b for a, b in zip(query_ids, query_ids[1:], strict=False)):
+        raise ValueError("per_query.query_ids must be sorted and unique")
+    _check_text_ids(query_ids, "per_query.query_ids")
+    for name, values in result.per_query.items():
+        try:
+            measure = parse_measure(name)
+        except ValueError as error:
+            raise ValueError(f"metrics: {error}") from None
+        if str(measure) != name:
+            raise ValueError(f"metrics: {name!r} is not the canonical spelling; write {str(measure)!r}")
+        if values.shape != (len(query_ids),):
+            raise ValueError(f"per_query[{name!r}] has {values.size} values for {len(query_ids)} queries")
+        bad = ~np.isfinite(values) | (values < 0.0) | ((values > 1.0) if measure.bounded else (values > 1e12))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            limit = "[0, 1]" if measure.bounded else "[0, 1e12]"
+            raise ValueError(f"per_query[{name!r}][{query_ids[i]!r}] = {values[i]} is not a finite number in {limit}")
+        mean = header.metrics[name]
+        expected = math.fsum(values.tolist()) / len(values)
+        if not math.isfinite(mean) or abs(mean - expected) > MEAN_TOLERANCE:
+            raise ValueError(f"metrics[{name!r}] = {mean} but the mean of its per_query values is {expected:.10f}")
+    if result.run is not None:
+        _check_run(result.run, query_ids, header.settings.top_k)
+    if result.score_samples is not None:
+        samples = result.score_samples
+        if set(samples.queries) != set(query_ids):
+            raise ValueError("score_samples must cover exactly the queries of per_query")
+        if header.dataset.num_docs is not None and samples.num_docs != header.dataset.num_docs:
+            raise ValueError(f"score_samples.num_docs is {samples.num_docs} but dataset.num_docs is "
+                             f"{header.dataset.num_docs}")
+        if samples.relevance_level != header.settings.relevance_level:
+            raise ValueError("score_samples.relevance_level differs from settings.relevance_level")
+
+
+def _check_run(run: Run, query_ids: Sequence[str], top_k: int) -> None:
+    where = "run"
+    if run.depth > top_k:
+        raise ValueError(f"run.depth {run.depth} is deeper than settings.top_k {top_k}")
+    if run.lengths.shape != (len(query_ids),) or (run.lengths < 0).any() or int(run.lengths.sum()) != run.docs.size:
+        raise ValueError(f"{where}.lengths must give one count per query, summing to the stored entries")
+    if run.lengths.size and int(run.lengths.max()) > run.depth:
+        i = int(np.argmax(run.lengths))
+        raise ValueError(f"{where}: query {query_ids[i]!r} has {run.lengths[i]} entries, more than depth {run.depth}")
+    if run.docs.size and (run.docs.min() < 0 or run.docs.max() >= len(run.doc_ids)):
+        raise ValueError(f"{where}.docs points outside doc_ids")
+    if any(a >= b for a, b in zip(run.doc_ids, run.doc_ids[1:], strict=False)):
+        raise ValueError(f"{where}.doc_ids must be sorted and unique")
+    _check_text_ids(run.doc_ids, f"{where}.doc_ids")
+    if not np.isfinite(run.scores).all():
+        raise ValueError(f"{where}.scores must all be finite")
+    if run.docs.size < 2:
+        return
+    query_of = np.repeat(np.arange(len(query_ids)), run.lengths)
+    same = query_of[1:] == query_of[:-1]
+    if np.unique(query_of * np.int64(len(run.doc_ids)) + run.docs).size != run.docs.size:
+        raise ValueError(f"{where}: a document appears twice in one query's ranking")
+    # trec_eval order: score (as float32) descending, ties by doc id descending
+    score32 = run.scores.astype(np.float32)
+    higher = score32[:-1] > score32[1:]
+    tie_ok = (score32[:-1] == score32[1:]) & (run.docs[:-1] > run.docs[1:])
+    wrong = same & ~(higher | tie_ok)
+    if wrong.any():
+        i = int(query_of[1:][wrong][0])
+        raise ValueError(f"{where}: the ranking of query {query_ids[i]!r} is not in trec_eval order "
+                         "(score descending, ties by doc id descending)")
+
+
+# ---------------------------------------------------------------------------------------------- building
+
+
+def _describe_error(error: ValidationError, prefix: str = "") -> str:
     first = error.errors()[0]
-    if first["type"] == "json_invalid":
-        return f"invalid JSON ({first['msg'].removeprefix('Invalid JSON: ')}); fix or regenerate the file"
-    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    where = ".".join(str(part) for part in (*([prefix] if prefix else []), *first["loc"])) or "(top level)"
     message = first["msg"].removeprefix("Value error, ")
     more = f" (and {error.error_count() - 1} more problems)" if error.error_count() > 1 else ""
     return f"{where}: {message}{more}"
 
 
-def parse_result(data: object, source: str = "<result>") -> ResultFile:
-    """Validate a decoded JSON object; raise ResultValidationError naming the file and the field."""
+def _header(data: Mapping[str, Any], source: str) -> Header:
+    blocks = {key: data.get(key) for key in ("model", "dataset", "settings", "metrics", "provenance")}
     try:
-        text = json.dumps(data, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        problem = "a number is NaN or infinite; every number must be finite" if isinstance(error, ValueError) else error
-        raise ResultValidationError(f"{source}: not JSON data: {problem}") from None
-    return parse_result_text(text, source)
-
-
-_VERSION_1 = re.compile(r'"schema_version"\s*:\s*1\s*[,}]')
-
-
-def migrate(data: dict) -> dict:
-    """Bring an older result up to the current schema version (1 -> 2: the new fields are optional)."""
-    if isinstance(data, dict) and data.get("schema_version") == 1:
-        data = {**data, "schema_version": 2}
-    return data
-
-
-def parse_result_text(text: str, source: str = "<result>") -> ResultFile:
-    """Validate JSON text in strict JSON mode (arrays read as tuples, no NaN/Infinity)."""
-    if _VERSION_1.search(text):
-        try:
-            text = json.dumps(migrate(json.loads(text)))
-        except ValueError:
-            pass  # invalid JSON: the validation below reports it
-    try:
-        return ResultFile.model_validate_json(text)
+        return Header.model_validate({"schema_version": SCHEMA_VERSION, **blocks})
     except ValidationError as error:
         raise ResultValidationError(f"{source}: {_describe_error(error)}") from None
 
 
+def build_result(
+    header: Mapping[str, Any] | Header,
+    query_ids: Sequence[str],
+    per_query: Mapping[str, np.ndarray],
+    run: Run | None = None,
+    score_samples: ScoreSamples | None = None,
+    source: str = "<result>",
+    source_version: int = SCHEMA_VERSION,
+) -> ResultFile:
+    """Validate the parts of a result and put them together; problems raise ResultValidationError."""
+    if not isinstance(header, Header):
+        header = _header(header, source)
+    try:
+        return ResultFile(header, tuple(query_ids), {k: np.asarray(v, dtype=np.float64) for k, v in per_query.items()},
+                          run, score_samples, source_version)
+    except ValueError as error:
+        raise ResultValidationError(f"{source}: {error}") from None
+
+
+_EXPANDED_KEYS = {"schema_version", "model", "dataset", "settings", "metrics", "per_query", "run", "provenance",
+                  "score_samples"}
+
+
+def parse_result(data: object, source: str = "<result>") -> ResultFile:
+    """A result from its expanded form (versions 1 and 2, or the same shape with schema_version 3): per_query
+    as {metric: {query_id: value}}, run as {"depth", "rankings": {query_id: [[doc_id, score], ...]}}, and
+    score_samples as a ScoreSamples object or a version-2 `irboard-score-samples/1` field."""
+    if not isinstance(data, dict):
+        raise ResultValidationError(f"{source}: a result is a JSON object; regenerate it with irboard evaluate")
+    unknown = sorted(set(data) - _EXPANDED_KEYS)
+    if unknown:
+        raise ResultValidationError(f"{source}: {unknown[0]}: unknown field; remove it")
+    version = data.get("schema_version")
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        raise ResultValidationError(f"{source}: schema_version: expected one of {READABLE_VERSIONS}, got {version!r}")
+    if version == 1 and data.get("score_samples") is not None:
+        raise ResultValidationError(f"{source}: score_samples: not part of schema version 1")
+    header = _header(data, source)
+    per_query = data.get("per_query")
+    if not isinstance(per_query, dict) or not per_query or not all(isinstance(v, dict) for v in per_query.values()):
+        raise ResultValidationError(f"{source}: per_query: expected {{metric: {{query_id: value}}}}")
+    query_sets = {frozenset(values) for values in per_query.values()}
+    if len(query_sets) != 1:
+        raise ResultValidationError(f"{source}: per_query metrics cover different query sets; every metric "
+                                    "needs every query")
+    query_ids = sorted(next(iter(query_sets)))
+    arrays = {}
+    for name, values in per_query.items():
+        if not all(type(v) in (float, int) for v in values.values()):
+            raise ResultValidationError(f"{source}: per_query[{name!r}]: every value must be a number")
+        arrays[name] = np.array([values[q] for q in query_ids], dtype=np.float64)
+    run = _expanded_run(data.get("run"), query_ids, source)
+    samples = data.get("score_samples")
+    if samples is not None and not isinstance(samples, ScoreSamples):
+        samples = decode_score_samples_v1(samples, f"{source}: score_samples")
+    return build_result(header, query_ids, arrays, run, samples, source, version)
+
+
+def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run | None:
+    if block is None:
+        return None
+    if not isinstance(block, dict) or set(block) != {"depth", "rankings"} or type(block["depth"]) is not int \
+            or not isinstance(block["rankings"], dict) or not 1 <= block["depth"] <= 10**6:
+        raise ResultValidationError(f"{source}: run: expected {{'depth': int, 'rankings': {{query_id: [[doc_id, "
+                                    "score], ...]}}}}")
+    rankings = block["rankings"]
+    extra = sorted(set(rankings) - set(query_ids))
+    if extra:
+        raise ResultValidationError(f"{source}: run.rankings: query {extra[0]!r} is not among the per_query queries")
+    for query_id, ranking in rankings.items():
+        if not isinstance(ranking, list | tuple) or len(ranking) > block["depth"] or not all(
+                isinstance(e, list | tuple) and len(e) == 2 and isinstance(e[0], str)
+                and type(e[1]) in (float, int) for e in ranking):
+            raise ResultValidationError(f"{source}: run.rankings[{query_id!r}]: expected at most depth "
+                                        "[doc_id, score] pairs")
+    return Run.from_rankings(query_ids, rankings, block["depth"])
+
+
+def _decode_document(data: dict, source: str) -> ResultFile:
+    try:
+        document = Document.model_validate(data)
+    except ValidationError as error:
+        raise ResultValidationError(f"{source}: {_describe_error(error)}") from None
+    header = _header(data, source)
+    num_queries = header.dataset.num_queries
+    where = f"{source}: per_query"
+    query_ids = decode_strings(document.per_query.query_ids, num_queries * (4 * MAX_TEXT_ID_CHARS + 1),
+                               f"{where}.query_ids")
+    if len(query_ids) != num_queries:
+        raise ResultValidationError(f"{where}.query_ids: holds {len(query_ids)} ids, dataset.num_queries says "
+                                    f"{num_queries}")
+    names = sorted(header.metrics)
+    matrix = decode_array(document.per_query.values, "<f8", len(names) * num_queries, f"{where}.values")
+    per_query = {name: matrix[i * num_queries:(i + 1) * num_queries] for i, name in enumerate(names)}
+    run = None
+    if document.run is not None:
+        columns, at = document.run, f"{source}: run"
+        lengths = decode_array(columns.lengths, "<u4", num_queries, f"{at}.lengths").astype(np.int64)
+        if lengths.size and int(lengths.max()) > columns.depth:
+            raise ResultValidationError(f"{at}.lengths: a ranking is longer than depth {columns.depth}")
+        total = int(lengths.sum())
+        table = decode_strings(columns.doc_ids, total * (4 * MAX_TEXT_ID_CHARS + 1), f"{at}.doc_ids")
+        docs = decode_array(columns.docs, "<u4", total, f"{at}.docs").astype(np.int64)
+        scores = decode_array(columns.scores, "<f8", total, f"{at}.scores")
+        run = Run(columns.depth, tuple(table), lengths, docs, scores)
+    samples = None
+    if document.score_samples is not None:
+        samples = decode_score_samples(document.score_samples, query_ids, f"{source}: score_samples")
+    return build_result(header, query_ids, per_query, run, samples, source)
+
+
+def parse_result_text(text: str | bytes, source: str = "<result>") -> ResultFile:
+    """Validate a result file's text, of any readable schema version."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        raise ResultValidationError(f"{source}: invalid JSON ({error}); fix or regenerate the file") from None
+    if isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION and "per_query" in data \
+            and isinstance(data["per_query"], dict) and set(data["per_query"]) == {"query_ids", "values"}:
+        return _decode_document(data, source)
+    return parse_result(data, source)
+
+
 def read_result(path: Path | str) -> ResultFile:
-    """Read and validate one result file, refusing oversized or deeply nested JSON before parsing it."""
+    """Read and validate one result file, refusing files over the size cap for their query count."""
     path = Path(path)
     try:
         size = path.stat().st_size
     except OSError as error:
         raise ResultValidationError(f"{path}: cannot read ({error.strerror}); check the path") from None
-    if size > MAX_RESULT_BYTES:
-        raise ResultValidationError(
-            f"{path}: file is {size / 1e6:.1f} MB, the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB; "
-            "store a shallower run (depth) or fewer metrics"
-        )
+    if size > MAX_READ_BYTES:
+        raise ResultValidationError(f"{path}: file is {size / 1e6:.0f} MB, far over any result's size cap; "
+                                    "store a shallower run (--depth) or fewer metrics")
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ResultValidationError(f"{path}: not UTF-8 text (byte {error.start}); save the file as UTF-8") from None
-    return parse_result_text(text, str(path))
+        result = parse_result_text(path.read_bytes(), str(path))
+    except OSError as error:
+        raise ResultValidationError(f"{path}: cannot read ({error.strerror}); check the path") from None
+    limit = size_limit(result.dataset.num_queries)
+    if result.source_version < SCHEMA_VERSION:
+        limit = max(limit, LEGACY_MAX_BYTES)  # expanded JSON; `irboard migrate` brings it under the cap
+    if size > limit:
+        raise ResultValidationError(
+            f"{path}: file is {size / 1e6:.1f} MB, over the cap of {limit / 1e6:.1f} MB for "
+            f"{result.dataset.num_queries} queries (1 MB + 4 KB a query); store a shallower run (--depth) or fewer metrics"
+        )
+    return result
 
 
-def _rounded(value: object) -> object:
-    if isinstance(value, float):
-        return round(value, FLOAT_DECIMALS)
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_rounded(item) for item in value]
-    return value
+# ---------------------------------------------------------------------------------------------- writing
 
 
 def dump_result(result: ResultFile) -> str:
-    """Deterministic JSON text: sorted keys, fixed rounding of metric values (run scores are kept as given)."""
-    data = result.model_dump(mode="json")
-    data["metrics"] = _rounded(data["metrics"])
-    data["per_query"] = _rounded(data["per_query"])
-    return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False) + "\n"
+    """Deterministic version-3 text: readable blocks with sorted keys and rounded means, then the columns."""
+    header = result.header.model_dump(mode="json")
+    header["metrics"] = {name: round(value, FLOAT_DECIMALS) for name, value in header["metrics"].items()}
+    names = sorted(result.metrics)
+    matrix = np.concatenate([result.per_query[name] for name in names])
+    document: dict[str, Any] = {
+        **header,
+        "per_query": {"query_ids": encode_strings(result.query_ids), "values": encode_array(matrix, "<f8")},
+    }
+    if result.run is not None:
+        run = result.run
+        document["run"] = {"depth": run.depth, "doc_ids": encode_strings(run.doc_ids),
+                           "lengths": encode_array(run.lengths, "<u4"), "docs": encode_array(run.docs, "<u4"),
+                           "scores": encode_array(run.scores, "<f8")}
+    if result.score_samples is not None:
+        document["score_samples"] = encode_score_samples(result.score_samples, result.query_ids)
+    return json.dumps(document, sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False) + "\n"
+
+
+def expand_result(result: ResultFile) -> dict[str, Any]:
+    """The expanded form (everything as plain JSON, as versions 1 and 2 stored it) with the current schema
+    version: for reading a result by eye, and for tests that edit one field. `parse_result` reads it back;
+    score_samples stay a ScoreSamples object (None when absent)."""
+    data = result.header.model_dump(mode="json")
+    data["per_query"] = {name: result.values(name) for name in sorted(result.per_query)}
+    if result.run is not None:
+        data["run"] = {"depth": result.run.depth,
+                       "rankings": {q: [list(entry) for entry in ranking] for q, ranking in result.rankings().items()}}
+    data["score_samples"] = result.score_samples
+    return data
+
+
+def temporary_name(path: Path) -> str:
+    """The prefix of the temporary file a write of `path` uses (hidden, so readers of the folder skip it)."""
+    return f".{path.name}."
 
 
 def write_atomic(path: Path | str, text: str) -> None:
     """Write via a temporary file in the same folder and rename, so readers never see half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=temporary_name(path), suffix=".tmp")
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -322,16 +646,25 @@ def write_atomic(path: Path | str, text: str) -> None:
 
 
 def write_result(result: ResultFile, path: Path | str, force: bool = False) -> Path:
-    """Write `result` atomically; an existing file is replaced only with `force`."""
+    """Write `result` atomically as version 3; an existing file is replaced only with `force`."""
     path = Path(path)
     if path.exists() and not force:
         raise OutputExistsError(f"{path}: already exists; pass --force to overwrite it")
     text = dump_result(result)
-    parse_result_text(text, str(path))  # what we write must read back
+    written = parse_result_text(text, str(path))  # what we write must read back
+    limit = size_limit(written.dataset.num_queries)
+    if len(text) > limit:
+        raise ResultValidationError(
+            f"{path}: the result would take {len(text) / 1e6:.1f} MB, over the cap of {limit / 1e6:.1f} MB for "
+            f"{written.dataset.num_queries} queries; store a shallower run (--depth) or fewer metrics")
     write_atomic(path, text)
     return path
 
 
 def schema_json() -> str:
-    """The JSON Schema committed as results/schema.json."""
-    return json.dumps(ResultFile.model_json_schema(), sort_keys=True, indent=1) + "\n"
+    """The JSON Schema of the readable part, committed as results/schema.json (columns: docs/result-format.md)."""
+    schema = Document.model_json_schema()
+    schema["$defs"] = {**schema.get("$defs", {}), **Header.model_json_schema().get("$defs", {})}
+    for key in ("model", "dataset", "settings", "provenance"):
+        schema["properties"][key] = {"$ref": f"#/$defs/{Header.model_fields[key].annotation.__name__}"}
+    return json.dumps(schema, sort_keys=True, indent=1) + "\n"

@@ -6,66 +6,58 @@ scores ("non-relevant": judged 0, negative or unjudged), or all of them when the
 The sample of a query depends only on (seed, query_id, corpus order, its qrels), never on the block
 of queries it was scored with or on query order.
 
-Encoded form: the result-file field ``score_samples`` (schema version 2), validated by
-``ScoreSamplesModel``::
+Stored form (result schema version 3), the field ``score_samples``, format ``irboard-score-samples/2``::
 
     {
-      "format": "irboard-score-samples/1",  # str, this encoding
-      "num_docs": 5183,                     # int, documents in the scored corpus (N)
-      "relevance_level": 1,                 # int, label at or above which a document is relevant
-      "seed": 0,                            # int, sampling seed
-      "samples_requested": 2000,            # int, non-relevant sample size asked for per query
-      "samples_per_query": 2000,            # int, cap actually applied (lower when the size budget
-                                            #      forced a uniform reduction)
-      "queries": {
-        "<query_id>": {
-          "n_relevant": 1,                  # int, judged-relevant documents present in the corpus
-          "n_nonrelevant": 5182,            # int, num_docs - n_relevant
-          "relevant": [0.6143],             # list[float], the scores of all n_relevant documents,
-                                            #      ascending, unquantized
-          "nonrelevant": {
-            "count": 2000,                  # int, min(samples_per_query, n_nonrelevant)
-            "lo": -0.0812,                  # float, smallest sampled score
-            "hi": 0.5334,                   # float, largest sampled score
-            "data": "eJz..."                # str, see below
-          }
-        }
-      }
+      "format": "irboard-score-samples/2",
+      "num_docs": 5183,            # documents in the scored corpus (N)
+      "relevance_level": 1,        # label at or above which a document is relevant
+      "seed": 0,                   # sampling seed
+      "samples_requested": 2000,   # non-relevant sample size asked for per query
+      "samples_per_query": 2000,   # cap actually applied (lower when the size budget forced a reduction)
+      "levels": 4095,              # quantisation levels of the non-relevant sample: 4095 (12 bits) or 65535
+      "n_relevant": "<column>",    # uint32 per query (queries in the result's per_query order)
+      "relevant": "<column>",      # float64: every relevant score, ascending within each query, unquantised
+      "lo": "<column>",            # float64 per query: smallest sampled non-relevant score
+      "hi": "<column>",            # float64 per query: largest
+      "codes": "<column>"          # uint16: per query, the first differences of its sorted codes
     }
 
-``data`` holds the sorted sample quantized to 16 bits on [lo, hi]: code_i = round((s_i - lo) /
-(hi - lo) * 65535), so s_i = lo + code_i * (hi - lo) / 65535 within (hi - lo) / 131070. The codes
-are non-decreasing; their first differences (code_0 itself first) are written as uint16 in two
-byte planes (all low bytes, then all high bytes), zlib-compressed and base64-encoded (RFC 4648,
-with padding). The first code is 0 and the last is 65535 whenever count >= 2 and hi > lo.
-Encoding keeps the whole field under a byte budget (1 MB by default) by lowering
-samples_per_query uniformly (a seeded subsample of each query's sample).
+Columns are evaluator/columns.py's. A query's sample holds count = min(samples_per_query, N - n_relevant)
+values; value_i = lo + code_i * (hi - lo) / levels, code_i = round((s_i - lo) / (hi - lo) * levels), so each
+is within (hi - lo) / (2 * levels) of the score it stands for. Twelve bits keep that error below 1/8190 of
+the query's score range at under half the bytes of sixteen; files migrated from version 2 keep their
+16-bit codes (levels 65535), so migration is lossless. The sample shrinks uniformly (a seeded subsample of
+each query's sample) when the field would exceed BYTES_PER_QUERY a query.
+
+Version 2 results held the format ``irboard-score-samples/1`` (a JSON object per query, 16-bit codes);
+`decode_score_samples_v1` reads it.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import logging
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evaluator.columns import decode_array, encode_array
 from evaluator.errors import ResultValidationError
 
 logger = logging.getLogger(__name__)
 
-FORMAT = "irboard-score-samples/1"
+FORMAT = "irboard-score-samples/2"
+FORMAT_V1 = "irboard-score-samples/1"
 DEFAULT_SAMPLES = 2000
-MAX_ENCODED_BYTES = 1_000_000
+DEFAULT_LEVELS = 4095
+LEGACY_LEVELS = 65535
+BYTES_PER_QUERY = 1_500  # budget of the stored field per query (base64 text)
 MIN_SAMPLES = 10
-_LEVELS = 65535
 _FIX = "re-create the result with irboard evaluate"
 
 
@@ -89,6 +81,7 @@ class ScoreSamples:
     samples_requested: int
     samples_per_query: int
     queries: dict[str, QueryScoreSamples] = field(default_factory=dict)
+    levels: int = DEFAULT_LEVELS  # quantisation of the non-relevant sample when stored
 
 
 class _Strict(BaseModel):
@@ -110,7 +103,7 @@ class QueryScoreSamplesModel(_Strict):
 
 
 class ScoreSamplesModel(_Strict):
-    """Schema of the result-file field ``score_samples``."""
+    """Schema of the version-2 result-file field ``score_samples`` (format irboard-score-samples/1)."""
 
     format: Literal["irboard-score-samples/1"]
     num_docs: int = Field(ge=1)
@@ -121,9 +114,26 @@ class ScoreSamplesModel(_Strict):
     queries: dict[str, QueryScoreSamplesModel]
 
 
+class ScoreSamplesColumns(_Strict):
+    """Schema of the version-3 field ``score_samples`` (format irboard-score-samples/2)."""
+
+    format: Literal["irboard-score-samples/2"]
+    num_docs: int = Field(ge=1, le=10**11)
+    relevance_level: int = Field(ge=1, le=1000)
+    seed: int = Field(ge=0, le=2**63 - 1)
+    samples_requested: int = Field(ge=0, le=10**6)
+    samples_per_query: int = Field(ge=0, le=10**6)
+    levels: Literal[4095, 65535]
+    n_relevant: str
+    relevant: str
+    lo: str
+    hi: str
+    codes: str
+
+
 def score_samples_json_schema() -> dict[str, Any]:
     """The JSON-schema fragment of the ``score_samples`` field."""
-    return ScoreSamplesModel.model_json_schema()
+    return ScoreSamplesColumns.model_json_schema()
 
 
 def query_rng(seed: int, query_id: str, *extra: int) -> np.random.Generator:
@@ -251,18 +261,17 @@ def collect_score_samples(
     return collector.result()
 
 
-def _encode_sample(values: np.ndarray) -> dict[str, Any]:
+
+
+def _quantize(values: np.ndarray, levels: int) -> tuple[float, float, np.ndarray]:
+    """(lo, hi, codes) of a sorted sample."""
     if values.size == 0:
-        return {"count": 0, "lo": 0.0, "hi": 0.0, "data": base64.b64encode(zlib.compress(b"", 9)).decode()}
+        return 0.0, 0.0, np.zeros(0, dtype=np.int64)
     lo, hi = float(values[0]), float(values[-1])
-    width = hi - lo
-    codes = np.zeros(values.size, dtype=np.int64)
-    if width > 0:
-        codes = np.rint((values - lo) / width * _LEVELS).astype(np.int64)
-    deltas = np.diff(codes, prepend=0).astype("<u2")
-    planes = deltas.view(np.uint8).reshape(-1, 2).T.tobytes()
-    data = base64.b64encode(zlib.compress(planes, 9)).decode("ascii")
-    return {"count": int(values.size), "lo": lo, "hi": hi, "data": data}
+    if hi <= lo:
+        return lo, hi, np.zeros(values.size, dtype=np.int64)
+    codes = np.rint((values - lo) / (hi - lo) * levels).astype(np.int64)
+    return lo, hi, np.clip(codes, 0, levels)
 
 
 def _subsample(values: np.ndarray, cap: int, seed: int, query_id: str) -> np.ndarray:
@@ -272,65 +281,124 @@ def _subsample(values: np.ndarray, cap: int, seed: int, query_id: str) -> np.nda
     return values[np.sort(keep)]
 
 
+def _columns(samples: ScoreSamples, query_ids: Sequence[str], cap: int) -> dict[str, Any]:
+    n_relevant, relevant, lows, highs, deltas = [], [], [], [], []
+    for query_id in query_ids:
+        q = samples.queries[query_id]
+        lo, hi, codes = _quantize(_subsample(q.nonrelevant, cap, samples.seed, query_id), samples.levels)
+        n_relevant.append(q.n_relevant)
+        relevant.append(np.sort(np.asarray(q.relevant, dtype=np.float64)))
+        lows.append(lo)
+        highs.append(hi)
+        deltas.append(np.diff(codes, prepend=0))
+    return {
+        "format": FORMAT,
+        "num_docs": samples.num_docs,
+        "relevance_level": samples.relevance_level,
+        "seed": samples.seed,
+        "samples_requested": samples.samples_requested,
+        "samples_per_query": cap,
+        "levels": samples.levels,
+        "n_relevant": encode_array(np.array(n_relevant, dtype=np.int64), "<u4"),
+        "relevant": encode_array(np.concatenate(relevant) if relevant else np.zeros(0), "<f8"),
+        "lo": encode_array(np.array(lows), "<f8"),
+        "hi": encode_array(np.array(highs), "<f8"),
+        "codes": encode_array(np.concatenate(deltas) if deltas else np.zeros(0), "<u2"),
+    }
+
+
 def encoded_size(encoded: Mapping[str, Any]) -> int:
-    """Bytes of the field as the result writer stores it (sorted keys, two-space indentation)."""
-    return len(json.dumps(encoded, indent=2, sort_keys=True).encode("utf-8"))
+    """Bytes of the stored field (its columns' text dominates)."""
+    return len(json.dumps(encoded, sort_keys=True).encode("utf-8"))
 
 
-def encode_score_samples(samples: ScoreSamples, max_bytes: int = MAX_ENCODED_BYTES) -> dict[str, Any]:
-    """The JSON-safe ``score_samples`` field, within max_bytes (lowering samples_per_query if needed)."""
+def encode_score_samples(samples: ScoreSamples, query_ids: Sequence[str]) -> dict[str, Any]:
+    """The stored ``score_samples`` field, queries in `query_ids` order (lossless for decoded samples)."""
+    return _columns(samples, query_ids, samples.samples_per_query)
+
+
+def fit_to_budget(samples: ScoreSamples, query_ids: Sequence[str],
+                  bytes_per_query: int = BYTES_PER_QUERY) -> ScoreSamples:
+    """`samples` with samples_per_query lowered uniformly (a seeded subsample of each query's sample) until
+    the stored field takes at most `bytes_per_query` a query."""
+    budget = bytes_per_query * max(len(query_ids), 1)
     cap = samples.samples_per_query
     while True:
-        queries = {}
-        for query_id in sorted(samples.queries):
-            q = samples.queries[query_id]
-            sample = _subsample(q.nonrelevant, cap, samples.seed, query_id)
-            queries[query_id] = {
-                "n_relevant": q.n_relevant,
-                "n_nonrelevant": q.n_nonrelevant,
-                "relevant": [float(s) for s in np.sort(q.relevant)],
-                "nonrelevant": _encode_sample(sample),
-            }
-        encoded = {
-            "format": FORMAT,
-            "num_docs": samples.num_docs,
-            "relevance_level": samples.relevance_level,
-            "seed": samples.seed,
-            "samples_requested": samples.samples_requested,
-            "samples_per_query": cap,
-            "queries": queries,
-        }
-        size = encoded_size(encoded)
-        if size <= max_bytes:
-            break
+        size = encoded_size(_columns(samples, query_ids, cap))
         largest = min(cap, max((len(q.nonrelevant) for q in samples.queries.values()), default=0))
-        if largest <= MIN_SAMPLES:
-            raise ResultValidationError(
-                f"score_samples: {len(queries)} queries take {size} bytes with at most {largest} "
-                f"non-relevant samples per query, over the {max_bytes}-byte budget; raise max_bytes or sample fewer queries"
-            )
-        cap = max(MIN_SAMPLES, min(int(largest * max_bytes / size * 0.97), largest - 1))
-    if cap < samples.samples_per_query:
-        logger.info("score samples: reduced to %d per query to stay within %d bytes", cap, max_bytes)
-    return encoded
+        if size <= budget or largest <= MIN_SAMPLES:
+            break
+        cap = max(MIN_SAMPLES, min(int(largest * budget / size * 0.97), largest - 1))
+    if cap == samples.samples_per_query:
+        return samples
+    logger.info("score samples: reduced to %d per query to stay within %d bytes a query", cap, bytes_per_query)
+    queries = {q: replace(v, nonrelevant=_subsample(v.nonrelevant, cap, samples.seed, q))
+               for q, v in samples.queries.items()}
+    return replace(samples, samples_per_query=cap, queries=queries)
 
 
-def _decode_sample(sample: NonrelevantSampleModel, where: str) -> np.ndarray:
+def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
+                         where: str = "score_samples") -> ScoreSamples:
+    """Validates and decodes the stored field (format irboard-score-samples/2) of a result whose queries are
+    `query_ids`; problems raise ResultValidationError naming the field."""
     try:
-        raw = zlib.decompress(base64.b64decode(sample.data.encode("ascii"), validate=True))
-    except (binascii.Error, zlib.error, UnicodeEncodeError, ValueError) as exc:
-        raise ResultValidationError(f"{where}.data: not base64-encoded zlib data ({exc}); {_FIX}") from None
-    if len(raw) != 2 * sample.count:
+        model = ScoreSamplesColumns.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
         raise ResultValidationError(
-            f"{where}.data: holds {len(raw) // 2} values, count says {sample.count}; {_FIX}"
+            f"{where}{_field_path(first['loc'])}: {first['msg']} ({exc.error_count()} problem(s) in all); {_FIX}"
+        ) from None
+    if model.samples_per_query > model.samples_requested:
+        raise ResultValidationError(f"{where}.samples_per_query: {model.samples_per_query} exceeds "
+                                    f"samples_requested {model.samples_requested}; {_FIX}")
+    n = len(query_ids)
+    n_relevant = decode_array(model.n_relevant, "<u4", n, f"{where}.n_relevant").astype(np.int64)
+    if n_relevant.size and int(n_relevant.max()) > model.num_docs:
+        raise ResultValidationError(f"{where}.n_relevant: more relevant documents than num_docs; {_FIX}")
+    counts = np.minimum(model.samples_per_query, model.num_docs - n_relevant)
+    relevant = decode_array(model.relevant, "<f8", int(n_relevant.sum()), f"{where}.relevant")
+    lows = decode_array(model.lo, "<f8", n, f"{where}.lo")
+    highs = decode_array(model.hi, "<f8", n, f"{where}.hi")
+    deltas = decode_array(model.codes, "<u2", int(counts.sum()), f"{where}.codes").astype(np.int64)
+    for name, column in (("relevant", relevant), ("lo", lows), ("hi", highs)):
+        if not np.isfinite(column).all():
+            raise ResultValidationError(f"{where}.{name}: every score must be finite; {_FIX}")
+    if (highs < lows).any():
+        raise ResultValidationError(f"{where}: a query's hi is below its lo; {_FIX}")
+    rel_at = np.concatenate(([0], np.cumsum(n_relevant)))
+    code_at = np.concatenate(([0], np.cumsum(counts)))
+    queries = {}
+    for i, query_id in enumerate(query_ids):
+        codes = np.cumsum(deltas[code_at[i]:code_at[i + 1]])
+        if codes.size and codes[-1] > model.levels:
+            raise ResultValidationError(f"{where}.codes: query {query_id!r} has codes above {model.levels}; {_FIX}")
+        scores = relevant[rel_at[i]:rel_at[i + 1]]
+        if scores.size > 1 and (np.diff(scores) < 0).any():
+            raise ResultValidationError(f"{where}.relevant: query {query_id!r} is not in ascending order; {_FIX}")
+        queries[query_id] = QueryScoreSamples(
+            relevant=scores,
+            nonrelevant=lows[i] + codes * ((highs[i] - lows[i]) / model.levels),
+            n_relevant=int(n_relevant[i]),
+            n_nonrelevant=model.num_docs - int(n_relevant[i]),
         )
+    return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
+                        model.samples_per_query, queries, model.levels)
+
+
+def _decode_sample_v1(sample: NonrelevantSampleModel, where: str) -> np.ndarray:
     if sample.hi < sample.lo:
         raise ResultValidationError(f"{where}: hi {sample.hi} is below lo {sample.lo}; {_FIX}")
-    planes = np.frombuffer(raw, dtype=np.uint8).reshape(2, -1)
-    codes = np.cumsum(planes[0].astype(np.int64) + 256 * planes[1].astype(np.int64))
-    if codes.size and codes[-1] > _LEVELS:
-        raise ResultValidationError(f"{where}.data: codes exceed {_LEVELS}; {_FIX}")
-    return sample.lo + codes * ((sample.hi - sample.lo) / _LEVELS)
+    deltas = decode_legacy_planes(sample.data, sample.count, f"{where}.data")
+    codes = np.cumsum(deltas)
+    if codes.size and codes[-1] > LEGACY_LEVELS:
+        raise ResultValidationError(f"{where}.data: codes exceed {LEGACY_LEVELS}; {_FIX}")
+    return sample.lo + codes * ((sample.hi - sample.lo) / LEGACY_LEVELS)
+
+
+def decode_legacy_planes(text: str, count: int, where: str) -> np.ndarray:
+    """uint16 values in two byte planes, zlib and base64 (version 2's sample data), inflated no further
+    than `count` values."""
+    return decode_array(text, "<u2", count, where).astype(np.int64)
 
 
 def _field_path(loc: tuple) -> str:
@@ -342,12 +410,10 @@ def _field_path(loc: tuple) -> str:
     return "".join(parts)
 
 
-def decode_score_samples(
-    data: Mapping[str, Any] | ScoreSamplesModel, where: str = "score_samples"
-) -> ScoreSamples:
-    """Validates and decodes the ``score_samples`` field; problems raise ResultValidationError."""
+def decode_score_samples_v1(data: Mapping[str, Any], where: str = "score_samples") -> ScoreSamples:
+    """Validates and decodes a version-2 result's field (format irboard-score-samples/1)."""
     try:
-        model = data if isinstance(data, ScoreSamplesModel) else ScoreSamplesModel.model_validate(data)
+        model = ScoreSamplesModel.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ResultValidationError(
@@ -379,15 +445,9 @@ def decode_score_samples(
             )
         queries[query_id] = QueryScoreSamples(
             relevant=np.sort(np.asarray(q.relevant, dtype=np.float64)),
-            nonrelevant=_decode_sample(q.nonrelevant, f"{at}.nonrelevant"),
+            nonrelevant=_decode_sample_v1(q.nonrelevant, f"{at}.nonrelevant"),
             n_relevant=q.n_relevant,
             n_nonrelevant=q.n_nonrelevant,
         )
-    return ScoreSamples(
-        num_docs=model.num_docs,
-        relevance_level=model.relevance_level,
-        seed=model.seed,
-        samples_requested=model.samples_requested,
-        samples_per_query=model.samples_per_query,
-        queries=queries,
-    )
+    return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
+                        model.samples_per_query, queries, LEGACY_LEVELS)

@@ -32,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--base", help="git revision to compare existing results against (e.g. origin/main)")
     validate.set_defaults(handler=_validate)
 
+    migrate = commands.add_parser("migrate", help="rewrite result files of older schema versions, losslessly")
+    migrate.add_argument("paths", nargs="*", type=Path, help="files or folders (default: results/)")
+    migrate.add_argument("--results", type=Path, default=Path("results"), help="the results folder")
+    migrate.set_defaults(handler=_migrate)
+
     compare = commands.add_parser("compare", help="Markdown comparison of result files with baseline and best")
     compare.add_argument("paths", nargs="*", type=Path, help="the new or changed result files")
     compare.add_argument("--results", type=Path, default=Path("results"))
@@ -58,6 +63,12 @@ def _validate(args: argparse.Namespace) -> int:
     from leaderboard.validate import run_validate
 
     return run_validate(args)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from leaderboard.migrate import run_migrate
+
+    return run_migrate(args)
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -31,11 +31,9 @@ def _main_metric(result: ResultFile) -> str:
 
 
 def _aligned(a: ResultFile, b: ResultFile, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
-    if metric not in b.per_query or set(a.per_query[metric]) != set(b.per_query[metric]):
+    if metric not in b.per_query or a.query_ids != b.query_ids:
         return None
-    query_ids = sorted(a.per_query[metric])
-    return (np.array([a.per_query[metric][q] for q in query_ids]),
-            np.array([b.per_query[metric][q] for q in query_ids]))
+    return a.per_query[metric], b.per_query[metric]
 
 
 def _cell(text: str) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.errors import IrboardError
+from evaluator.errors import IrboardError, ResultValidationError
 from evaluator.result import ResultFile, read_result, result_path, slugify
-from evaluator.score_samples import ScoreSamplesModel
+from evaluator.score_samples import ScoreSamples
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +63,10 @@ class LoadedResult:
     query_ids: tuple[str, ...]
     per_query: dict[str, np.ndarray]
     has_run: bool
-    verified: bool
+    verified: bool  # every reported metric re-scored from the stored ranking and matching
     provenance: Provenance
-    # The encoded field as validated by the schema; decoded only when a prediction is made (predictions.py).
-    score_samples: ScoreSamplesModel | None = None
+    score_samples: ScoreSamples | None = None  # decoded and validated by the reader
+    verified_metrics: frozenset[str] = frozenset()  # the metrics re-scored and matching
 
 
 @dataclass
@@ -83,21 +83,25 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     `keep_metrics(dataset_id)` names the metrics whose per-query values are kept (None: all of them), so
     that memory holds only what the site shows; `is_verified(result)` is asked about results with a run."""
     result = read_result(path)
-    first = next(iter(result.per_query.values()))
-    query_ids = tuple(sorted(first))
+    query_ids = result.query_ids
     kept = keep_metrics(result.dataset.id) if keep_metrics else None
     names = sorted(result.per_query if kept is None else set(kept) & set(result.per_query))
-    per_query = {}
-    for name in names:
-        values = result.per_query[name]
-        ordered = values.values() if tuple(values) == query_ids else (values[q] for q in query_ids)
-        per_query[name] = np.fromiter(ordered, dtype=np.float64, count=len(query_ids))
-    verified = bool(is_verified(result)) if is_verified is not None and result.run is not None else False
-    return _to_loaded(str(path), result, query_ids, per_query, verified)
+    per_query = {name: result.per_query[name] for name in names}
+    verified, verified_metrics = False, frozenset()
+    if is_verified is not None and result.run is not None:
+        outcome = is_verified(result)  # a Verification (leaderboard.verify), None without qrels, or a plain bool
+        if hasattr(outcome, "problems"):
+            if outcome.problems:
+                raise ResultValidationError(f"{path}: {outcome.problems[0]}")
+            verified, verified_metrics = outcome.complete, outcome.verified
+        else:
+            verified = bool(outcome)
+            verified_metrics = frozenset(result.metrics) if verified else frozenset()
+    return _to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics)
 
 
 def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
-               verified: bool) -> LoadedResult:
+               verified: bool, verified_metrics: frozenset[str] = frozenset()) -> LoadedResult:
     model, dataset, prov = result.model, result.dataset, result.provenance
     return LoadedResult(
         path=path,
@@ -116,6 +120,7 @@ def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_qu
         per_query=per_query,
         has_run=result.run is not None,
         verified=verified,
+        verified_metrics=verified_metrics,
         provenance=Provenance(
             irboard_version=prov.irboard_version, command=prov.command, created_at=prov.created_at,
             hardware=prov.hardware, timings=tuple(sorted(prov.timings.items())), peak_rss_bytes=prov.peak_rss_bytes,

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from evaluator.errors import IrboardError
-from evaluator.score_samples import ScoreSamples, ScoreSamplesModel, decode_score_samples
+from evaluator.score_samples import FORMAT_V1, ScoreSamples, ScoreSamplesModel, decode_score_samples_v1
 
 logger = logging.getLogger(__name__)
 
@@ -369,9 +369,11 @@ def _samples_of(result) -> ScoreSamples:
         )
     if isinstance(data, ScoreSamples):
         return data
-    if not isinstance(data, (Mapping, ScoreSamplesModel)) and hasattr(data, "model_dump"):
+    if isinstance(data, ScoreSamplesModel):
         data = data.model_dump()
-    return decode_score_samples(data)
+    if isinstance(data, Mapping) and data.get("format") == FORMAT_V1:
+        return decode_score_samples_v1(data)
+    raise CannotPredictError("stored score samples are decoded when their result is read; pass the result")
 
 
 def recall_curve(result, sizes, ks, mode: Mode = "pooled", tail: Tail = "hybrid") -> RecallCurve:

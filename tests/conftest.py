@@ -35,12 +35,13 @@ def write_scifact_slice(folder: Path, num_queries: int, num_docs: int):
 
 
 @lru_cache(maxsize=8)
-def make_scifact_result(model_id: str, seed: int, model_type: str = "dense") -> str:
+def make_scifact_result(model_id: str, seed: int, model_type: str = "dense", compact: bool = False) -> str:
     """Result text for beir/scifact from a synthetic ranking: judged documents by label plus noise, some
-    queries missing, two unjudged documents per query. Real query ids, so it validates against the spec."""
+    queries missing, two unjudged documents per query. Real query ids, so it validates against the spec.
+    In the expanded JSON form (easy to edit in a test) unless `compact` asks for the stored form."""
     from evaluator.assemble import RunMetadata, assemble_result
     from evaluator.metrics import parse_measures, rank_run
-    from evaluator.result import dump_result
+    from evaluator.result import dump_result, expand_result
     from evaluator.trec import read_qrels
 
     qrels = read_qrels(SCIFACT / "qrels" / "test.tsv")
@@ -56,7 +57,11 @@ def make_scifact_result(model_id: str, seed: int, model_type: str = "dense") -> 
     meta = RunMetadata(model={"id": model_id, "type": model_type, "license": "mit"}, dataset_id="beir/scifact",
                        num_docs=5183, command="irboard evaluate --run x")
     result = assemble_result(rank_run(run, qrels), qrels, parse_measures("nDCG@10,R@100,AP,RR@10,P@5"), top, meta)
-    return dump_result(result)
+    if compact:
+        return dump_result(result)
+    expanded = expand_result(result)
+    del expanded["score_samples"]
+    return json.dumps(expanded, indent=1, sort_keys=True) + "\n"
 
 
 @pytest.fixture

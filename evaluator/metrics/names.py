@@ -110,17 +110,17 @@ def parse_measures(names: str | list[str]) -> list[Measure]:
     return measures
 
 
-_CUTOFFS = (1, 3, 5, 10, 20, 100, 1000)
+# The default set holds only metrics that a ranking of depth 100 determines, so that every value
+# `irboard evaluate` writes can be re-scored from the ranking stored in the result (deeper or uncut metrics
+# such as R@1000 or AP can be asked for with --metrics; the stored ranking then goes as deep as they need).
+_CUTOFFS = (1, 3, 5, 10, 20, 100)
 DEFAULT_MEASURES: tuple[Measure, ...] = (
     *(Measure("nDCG", k) for k in _CUTOFFS),
     *(Measure("R", k) for k in _CUTOFFS),
     *(Measure("P", k) for k in _CUTOFFS),
     *(Measure("AP", k) for k in _CUTOFFS),
-    Measure("AP"),
-    Measure("RR"),
     Measure("RR", 10),
-    Measure("Rprec"),
-    Measure("Bpref"),
+    Measure("RR", 100),
     *(Measure("Success", k) for k in (1, 5, 10)),
     Measure("Judged", 10),
 )

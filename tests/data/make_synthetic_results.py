@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import math
 import shutil
 import sys
@@ -26,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evaluator.result import SCHEMA_VERSION, parse_result, result_path, write_atomic  # noqa: E402
-from evaluator.score_samples import collect_score_samples, encode_score_samples  # noqa: E402
+from evaluator.result import SCHEMA_VERSION, dump_result, parse_result, result_path, write_atomic  # noqa: E402
+from evaluator.score_samples import collect_score_samples  # noqa: E402
 
 SITE_DATA = ROOT / "tests" / "data" / "site"
 GOLDEN_RESULTS = SITE_DATA / "results"
@@ -201,7 +200,7 @@ def add_score_samples(data: dict, model: SyntheticModel, dataset: SyntheticDatas
     rows, qrels = synthetic_scores(model, dataset, query_ids, num_docs, kind)
     doc_ids = [f"D{d:05d}" for d in range(num_docs)]
     samples = collect_score_samples(query_ids, doc_ids, rows, qrels, n_samples=SAMPLES_PER_QUERY, seed=0)
-    data["score_samples"] = encode_score_samples(samples)
+    data["score_samples"] = samples
     recall = {}
     for query_id, row in zip(query_ids, rows, strict=True):
         top = {doc_ids[d] for d in np.argsort(-row, kind="stable")[:100]}
@@ -211,8 +210,8 @@ def add_score_samples(data: dict, model: SyntheticModel, dataset: SyntheticDatas
 
 
 def dump(data: dict) -> str:
-    """The byte format of evaluator.result.dump_result (sorted keys, indent 1, ASCII)."""
-    return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False) + "\n"
+    """The stored form of a result given in the expanded form (validated on the way)."""
+    return dump_result(parse_result(data, f"{data['model']['id']} on {data['dataset']['id']}"))
 
 
 def write_golden_results(out: Path = GOLDEN_RESULTS) -> list[Path]:
@@ -226,7 +225,6 @@ def write_golden_results(out: Path = GOLDEN_RESULTS) -> list[Path]:
                                with_run=(model.id, dataset_id) == ("bm25", "beir/scifact"))
             if (model.id, dataset_id) in SAMPLED_RESULTS:
                 add_score_samples(data, model, datasets[dataset_id], SAMPLED_RESULTS[(model.id, dataset_id)])
-            parse_result(data, f"{model.id} on {dataset_id}")  # what we commit must be valid
             path = result_path(model.id, dataset_id, out)
             write_atomic(path, dump(data))
             written.append(path)

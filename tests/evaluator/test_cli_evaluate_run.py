@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
+from evaluator.metrics import DEFAULT_MEASURES
+from evaluator.result import read_result
 from leaderboard.cli import main
 
 CASES = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "cases"
@@ -25,22 +27,39 @@ def _evaluate(tmp_path, run_text, qrels_text, *extra):
 
 
 def test_result_matches_pytrec_eval_for_every_qrels_query(tmp_path):
-    code, out = _evaluate(tmp_path, RUN, QRELS)
+    code, out = _evaluate(tmp_path, RUN, QRELS, "--metrics", ",".join(map(str, DEFAULT_MEASURES)) + ",AP")
     assert code == 0
-    result = json.loads(out.read_text())
+    result = read_result(out)
     qrels = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d1": 1}, "q3": {"d9": 1}}
     run = {"q1": {"d3": 2.5, "d1": 2.0, "d7": 1.0}, "q2": {"d2": 0.5}}
     oracle = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map", "recall.100"}).evaluate(run)
-    assert set(result["per_query"]["nDCG@10"]) == {"q1", "q2", "q3"}  # q3 not in the run: scored 0
-    assert result["per_query"]["nDCG@10"]["q1"] == pytest.approx(oracle["q1"]["ndcg_cut_10"], abs=1e-9)
-    assert result["per_query"]["AP"]["q2"] == pytest.approx(oracle["q2"]["map"], abs=1e-9)
-    assert result["per_query"]["R@100"]["q3"] == 0.0
+    assert result.query_ids == ("q1", "q2", "q3")  # q3 not in the run: scored 0
+    assert result.values("nDCG@10")["q1"] == pytest.approx(oracle["q1"]["ndcg_cut_10"], abs=1e-9)
+    assert result.values("AP")["q2"] == pytest.approx(oracle["q2"]["map"], abs=1e-9)
+    assert result.values("R@100")["q3"] == 0.0
     expected_mean = (oracle["q1"]["ndcg_cut_10"] + oracle["q2"]["ndcg_cut_10"] + 0.0) / 3
-    assert result["metrics"]["nDCG@10"] == pytest.approx(expected_mean, abs=1e-9)
-    assert result["run"]["rankings"]["q1"] == [["d3", 2.5], ["d1", 2.0], ["d7", 1.0]]
-    assert "q9" not in result["run"]["rankings"]
-    assert result["provenance"]["command"].startswith("irboard ")
-    assert len(result["metrics"]) == 37
+    assert result.metrics["nDCG@10"] == pytest.approx(expected_mean, abs=1e-9)
+    assert result.rankings() == {"q1": [("d3", 2.5), ("d1", 2.0), ("d7", 1.0)], "q2": [("d2", 0.5)]}  # no q9
+    assert result.provenance.command.startswith("irboard ")
+    assert len(result.metrics) == len(DEFAULT_MEASURES) + 1
+
+
+def test_stored_ranking_is_as_deep_as_the_metrics_need(tmp_path):
+    lines = "".join(f"q1 Q0 d{i} {i} {1000 - i} t\n" for i in range(1, 301))
+    qrels = "q1 0 d250 1\n"
+    for metrics, depth in [("nDCG@10", 100), ("R@200", 200), ("AP", 300)]:
+        code, out = _evaluate(tmp_path, lines, qrels, "--metrics", metrics, "--force")
+        result = read_result(out)
+        assert code == 0 and result.run.depth == depth and int(result.run.lengths[0]) == depth
+
+
+def test_non_ascii_ids_work_end_to_end(tmp_path):
+    run = "é1 Q0 Zürich 1 2.0 t\né1 Q0 東京 2 1.5 t\n123#4 Q0 <dbpedia:X> 1 1.0 t\n"
+    qrels = "é1 0 東京 1\n123#4 0 <dbpedia:X> 2\n"
+    code, out = _evaluate(tmp_path, run, qrels, "--metrics", "nDCG@10,RR@10")
+    result = read_result(out)
+    assert code == 0 and result.values("RR@10") == {"123#4": 1.0, "é1": 0.5}
+    assert result.rankings()["é1"] == [("Zürich", 2.0), ("東京", 1.5)]
 
 
 def test_conformance_case_end_to_end(tmp_path):

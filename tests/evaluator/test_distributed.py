@@ -48,9 +48,9 @@ def _assert_same(ray_result, local_result):
     assert ray_result.metrics.keys() == local_result.metrics.keys()
     for name, value in local_result.metrics.items():
         assert ray_result.metrics[name] == pytest.approx(value, abs=1e-9)
-        for query_id, per_query in local_result.per_query[name].items():
-            assert ray_result.per_query[name][query_id] == pytest.approx(per_query, abs=1e-9)
-    ray_rankings, local_rankings = ray_result.run.rankings, local_result.run.rankings
+        for query_id, per_query in local_result.values(name).items():
+            assert ray_result.values(name)[query_id] == pytest.approx(per_query, abs=1e-9)
+    ray_rankings, local_rankings = ray_result.rankings(), local_result.rankings()
     assert ray_rankings.keys() == local_rankings.keys()
     for query_id, local_top in local_rankings.items():
         ray_top = ray_rankings[query_id]

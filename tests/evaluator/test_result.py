@@ -9,12 +9,15 @@ import pytest
 
 from evaluator.errors import OutputExistsError, ResultValidationError
 from evaluator.result import (
-    MAX_RESULT_BYTES,
+    MAX_READ_BYTES,
+    SCHEMA_VERSION,
     dump_result,
     parse_result,
+    parse_result_text,
     read_result,
     result_path,
     schema_json,
+    size_limit,
     slugify,
     write_result,
 )
@@ -25,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def valid_data() -> dict:
     per_query = {"q1": 0.5, "q2": 1.0, "q3": 0.0}
     return {
-        "schema_version": 2,
+        "schema_version": 3,
         "model": {"id": "org/Model-1", "type": "dense", "revision": "abc", "parameters": 10, "dim": 4,
                   "license": "mit", "open_weights": True, "training_datasets": ["msmarco"],
                   "url": "https://example.org/m"},
@@ -39,19 +42,54 @@ def valid_data() -> dict:
     }
 
 
+def same(a, b) -> bool:
+    """Two results hold the same information."""
+    return (a.header == b.header and a.query_ids == b.query_ids and a.per_query.keys() == b.per_query.keys()
+            and all((a.per_query[m] == b.per_query[m]).all() for m in a.per_query) and a.rankings() == b.rankings())
+
+
 def test_valid_result_round_trips(tmp_path):
     result = parse_result(valid_data())
     path = write_result(result, tmp_path / "r.json")
-    assert read_result(path) == result
-    assert dump_result(read_result(path)) == path.read_text()  # deterministic
+    again = read_result(path)
+    assert same(again, result) and again.source_version == SCHEMA_VERSION
+    assert again.values("nDCG@10") == {"q1": 0.5, "q2": 1.0, "q3": 0.0}
+    assert again.rankings() == {"q1": [("d1", 2.5), ("d2", 1.0)]}
+    assert dump_result(again) == path.read_text()  # deterministic
 
 
-def test_output_sorted_and_rounded():
+def test_readable_part_is_plain_json_with_sorted_keys():
     data = valid_data()
-    data["per_query"]["nDCG@10"]["q1"] = 0.5 + 1e-13
-    text = dump_result(parse_result(data))
-    assert json.loads(text)["per_query"]["nDCG@10"]["q1"] == 0.5
-    assert list(json.loads(text)) == sorted(json.loads(text))
+    data["metrics"]["nDCG@10"] = 0.5 + 1e-13
+    document = json.loads(dump_result(parse_result(data)))
+    assert document["metrics"] == {"nDCG@10": 0.5}  # means rounded to 10 decimals, readable in a diff
+    assert document["model"]["id"] == "org/Model-1" and document["schema_version"] == SCHEMA_VERSION
+    assert list(document) == sorted(document)
+    assert set(document["per_query"]) == {"query_ids", "values"}
+    assert set(document["run"]) == {"depth", "doc_ids", "lengths", "docs", "scores"}
+
+
+def test_ids_beyond_ascii_work_end_to_end(tmp_path):
+    data = valid_data()
+    data["per_query"]["nDCG@10"] = {"123#4": 0.5, "Ελλάδα": 1.0, "東京_(都)": 0.0}
+    data["run"]["rankings"] = {"Ελλάδα": [["<dbpedia:Zürich>", 2.0], ["Αθήνα#1", 1.0]]}
+    result = parse_result(data)
+    again = read_result(write_result(result, tmp_path / "r.json"))
+    assert same(again, result)
+    assert again.rankings()["Ελλάδα"][0] == ("<dbpedia:Zürich>", 2.0)
+
+
+@pytest.mark.parametrize("bad", ["a b", "a\nb", "a\tb", "a\x00", "a\u2028b", "", "x" * 501])
+def test_ids_with_whitespace_or_control_characters_are_refused(bad):
+    data = valid_data()
+    data["per_query"]["nDCG@10"] = {bad: 0.5, "q2": 1.0, "q3": 0.0}
+    data["run"] = None
+    with pytest.raises(ResultValidationError, match="per_query.query_ids: id"):
+        parse_result(data, "r.json")
+    data = valid_data()
+    data["run"]["rankings"]["q1"][0][0] = bad
+    with pytest.raises(ResultValidationError, match="run.doc_ids: id"):
+        parse_result(data, "r.json")
 
 
 @pytest.mark.parametrize(
@@ -67,9 +105,25 @@ def test_output_sorted_and_rounded():
         (lambda d: d["metrics"].update({"ndcg@10": 0.5}), "same metrics"),
         (lambda d: (d["per_query"]["nDCG@10"].pop("q2"), d["metrics"].update({"nDCG@10": 0.25})), "num_queries"),
         (lambda d: d["per_query"]["nDCG@10"].update(q1=float("nan")), "finite"),
-        (lambda d: d["run"]["rankings"]["q1"].append(["d1", 0.5]), "more than depth"),
+        (lambda d: d["run"]["rankings"]["q1"].append(["d3", 0.5]), "at most depth"),
+        (lambda d: d["run"].update(depth=3) or d["run"]["rankings"]["q1"].append(["d1", 0.5]), "appears twice"),
+        (lambda d: d["run"]["rankings"]["q1"].reverse(), "trec_eval order"),
+        (lambda d: d["run"]["rankings"].update(qx=[]), "not among the per_query queries"),
         (lambda d: d["dataset"].update(qrels_sha256="xyz"), "qrels_sha256"),
-        (lambda d: d.update(schema_version=3), "schema_version"),
+        (lambda d: d["dataset"].update(qrels_sha256="a" * 64 + "\n"), "qrels_sha256"),
+        (lambda d: d["dataset"].update(split="test\n"), "dataset.split"),
+        (lambda d: d["model"].update(id="bm25\n"), "not a valid id"),
+        (lambda d: d["model"].update(parameters=10**400), "model.parameters"),
+        (lambda d: d["model"].update(dim=10**9), "model.dim"),
+        (lambda d: d["settings"].update(top_k=10**9), "settings.top_k"),
+        (lambda d: (d["metrics"].update({"P@05": 0.5}), d["per_query"].update({"P@05": d["per_query"]["nDCG@10"]})),
+         "canonical"),
+        (lambda d: (d["metrics"].update({"nDCG@10\n": 0.5}),
+                    d["per_query"].update({"nDCG@10\n": d["per_query"]["nDCG@10"]})), "metric"),
+        (lambda d: (d["metrics"].update({"ARP": 1e308}), d["per_query"].update({"ARP": {"q1": 1e308, "q2": 1e308,
+                                                                                        "q3": 1e308}})), "ARP"),
+        (lambda d: d.update(schema_version=4), "schema_version"),
+        (lambda d: d.update(schema_version=True), "schema_version"),
     ],
 )
 def test_invalid_results_name_the_field(mutate, message):
@@ -85,18 +139,49 @@ def test_read_refuses_nan_deep_nesting_bad_json_and_huge_files(tmp_path):
     cases = {
         "nan.json": json.dumps(valid_data()).replace("0.5", "NaN", 1),
         "deep.json": "[" * 1000 + "]" * 1000,
+        "deeper.json": '{"schema_version": 1, "model": ' + "[" * 100_000 + "]" * 100_000 + "}",
         "truncated.json": json.dumps(valid_data())[:100],
     }
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
         with pytest.raises(ResultValidationError) as error:
             read_result(tmp_path / name)
-            assert name in str(error.value)
+        assert name in str(error.value)
     huge = tmp_path / "huge.json"
     with open(huge, "wb") as stream:
-        stream.truncate(MAX_RESULT_BYTES + 1)
-    with pytest.raises(ResultValidationError, match="limit is 10 MB"):
+        stream.truncate(MAX_READ_BYTES + 1)
+    with pytest.raises(ResultValidationError, match="far over any result's size cap"):
         read_result(huge)
+
+
+def test_size_cap_is_per_query(tmp_path):
+    text = dump_result(parse_result(valid_data()))
+    padded = tmp_path / "padded.json"
+    padded.write_text(text.rstrip("\n") + " " * (size_limit(3) - len(text) + 1) + "\n")
+    with pytest.raises(ResultValidationError, match=r"over the cap of 1.0 MB for 3 queries \(1 MB \+ 4 KB a query\)"):
+        read_result(padded)
+    assert size_limit(6980) == 1_000_000 + 4096 * 6980
+
+
+def test_a_column_that_inflates_beyond_its_counts_is_refused_before_it_is_inflated():
+    import base64
+    import zlib
+
+    document = json.loads(dump_result(parse_result(valid_data())))
+    bomb = zlib.compress(b"\0" * 200_000_000, 9)  # 200 MB of zeros in about 200 KB
+    document["run"]["scores"] = base64.b64encode(bomb).decode()
+    with pytest.raises(ResultValidationError, match="run.scores: holds a different amount of data"):
+        parse_result_text(json.dumps(document), "r.json")
+
+
+@pytest.mark.parametrize("column", ["per_query.values", "run.docs", "run.lengths", "run.doc_ids",
+                                    "per_query.query_ids"])
+def test_damaged_columns_name_the_field(column):
+    document = json.loads(dump_result(parse_result(valid_data())))
+    block, name = column.split(".")
+    document[block][name] = document[block][name][:-8] + "AAAAAAA="
+    with pytest.raises(ResultValidationError, match=f"r.json: {block}"):
+        parse_result_text(json.dumps(document), "r.json")
 
 
 def test_existing_file_needs_force(tmp_path):
@@ -134,10 +219,12 @@ def test_committed_schema_is_current():
     assert committed == schema_json(), "results/schema.json is stale: run `make schema`"
 
 
-def test_version_1_files_are_migrated(tmp_path):
-    data = valid_data()
-    data["schema_version"] = 1
-    path = tmp_path / "old.json"
-    path.write_text(json.dumps(data))
-    result = read_result(path)
-    assert result.schema_version == 2 and result.score_samples is None and result.provenance.index_bytes is None
+def test_version_1_and_2_files_are_read(tmp_path):
+    for version in (1, 2):
+        data = valid_data()
+        data["schema_version"] = version
+        path = tmp_path / "old.json"
+        path.write_text(json.dumps(data))
+        result = read_result(path)
+        assert result.source_version == version and result.score_samples is None
+        assert result.provenance.index_bytes is None and result.rankings() == {"q1": [("d1", 2.5), ("d2", 1.0)]}

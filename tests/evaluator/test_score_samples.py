@@ -4,8 +4,8 @@ import base64
 import copy
 import csv
 import json
-import math
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -16,17 +16,20 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
+from evaluator.columns import encode_array
 from evaluator.errors import ResultValidationError
 from evaluator.score_samples import (
-    MAX_ENCODED_BYTES,
+    BYTES_PER_QUERY,
+    LEGACY_LEVELS,
     QueryScoreSamples,
     ScoreSampleCollector,
     ScoreSamples,
-    ScoreSamplesModel,
+    ScoreSamplesColumns,
     collect_score_samples,
     decode_score_samples,
     encode_score_samples,
     encoded_size,
+    fit_to_budget,
     score_samples_json_schema,
 )
 
@@ -118,27 +121,31 @@ def test_non_finite_scores_and_bad_shapes_are_rejected():
         collector.add(["q0"], rows[:2])
 
 
-def encode_round_trip(samples, **kwargs):
-    encoded = json.loads(json.dumps(encode_score_samples(samples, **kwargs)))
-    return encoded, decode_score_samples(encoded)
+def encode_round_trip(samples):
+    query_ids = sorted(samples.queries)
+    encoded = json.loads(json.dumps(encode_score_samples(samples, query_ids)))
+    return encoded, decode_score_samples(encoded, query_ids)
 
 
-def test_round_trip_keeps_relevant_exact_and_nonrelevant_within_the_quantization_step():
+@pytest.mark.parametrize("levels", [4095, LEGACY_LEVELS])
+def test_round_trip_keeps_relevant_exact_and_nonrelevant_within_the_quantization_step(levels):
     rng = np.random.default_rng(2)
     doc_ids = [f"d{i}" for i in range(4000)]
     rows = stats.skewnorm.rvs(2.0, -0.1, 0.1, size=(5, 4000), random_state=rng).astype(np.float32)
     qrels = {f"q{q}": {f"d{q}": 1, f"d{q + 10}": 3} for q in range(5)}
-    samples = collect_score_samples(list(qrels), doc_ids, rows, qrels, n_samples=1000)
+    samples = replace(collect_score_samples(list(qrels), doc_ids, rows, qrels, n_samples=1000), levels=levels)
     encoded, decoded = encode_round_trip(samples)
-    ScoreSamplesModel.model_validate(encoded)
+    ScoreSamplesColumns.model_validate(encoded)
     jsonschema.validate(encoded, score_samples_json_schema())
-    assert decoded.samples_per_query == decoded.samples_requested == 1000
+    assert decoded.samples_per_query == decoded.samples_requested == 1000 and decoded.levels == levels
     for query_id, original in samples.queries.items():
         back = decoded.queries[query_id]
         np.testing.assert_array_equal(back.relevant, original.relevant)
-        step = (original.nonrelevant[-1] - original.nonrelevant[0]) / 65535
+        step = (original.nonrelevant[-1] - original.nonrelevant[0]) / levels
         assert np.max(np.abs(back.nonrelevant - original.nonrelevant)) <= step / 2 * (1 + 1e-9)
         assert (back.n_relevant, back.n_nonrelevant) == (2, 3998)
+    # decoded samples encode to the same field again: migration of stored samples is lossless
+    assert encode_score_samples(decoded, sorted(samples.queries)) == encoded
 
 
 @settings(max_examples=60, deadline=None)
@@ -150,7 +157,7 @@ def test_round_trip_error_is_bounded_for_any_finite_sample(values):
     back = encode_round_trip(samples)[1].queries["q"].nonrelevant
     assert back.size == values.size
     if values.size:
-        step = (values[-1] - values[0]) / 65535
+        step = (values[-1] - values[0]) / samples.levels
         assert np.max(np.abs(back - values)) <= step / 2 + 1e-9 * max(1.0, np.abs(values).max())
 
 
@@ -170,66 +177,63 @@ def scifact_samples():
 
 def test_scifact_with_2000_samples_per_query_fits_the_budget(scifact_samples):
     assert (scifact_samples.num_docs, len(scifact_samples.queries)) == (5183, 300)
+    assert fit_to_budget(scifact_samples, sorted(scifact_samples.queries)) is scifact_samples
     encoded, decoded = encode_round_trip(scifact_samples)
-    assert encoded_size(encoded) <= MAX_ENCODED_BYTES
+    assert encoded_size(encoded) <= BYTES_PER_QUERY * 300
     assert decoded.samples_per_query == 2000
     assert {q.nonrelevant.size for q in decoded.queries.values()} == {2000}
     assert sum(q.n_relevant for q in decoded.queries.values()) == 339  # SciFact test qrels rows
 
 
 def test_over_budget_reduces_samples_uniformly_and_records_the_count(scifact_samples):
-    encoded, decoded = encode_round_trip(scifact_samples, max_bytes=150_000)
-    assert encoded_size(encoded) <= 150_000
+    query_ids = sorted(scifact_samples.queries)
+    reduced = fit_to_budget(scifact_samples, query_ids, bytes_per_query=500)
+    encoded, decoded = encode_round_trip(reduced)
+    assert encoded_size(encoded) <= 500 * 300
     cap = decoded.samples_per_query
     assert 10 <= cap < 2000 and decoded.samples_requested == 2000
     for query_id, q in decoded.queries.items():
-        assert q.nonrelevant.size == encoded["queries"][query_id]["nonrelevant"]["count"] == cap
+        assert q.nonrelevant.size == cap
         original = scifact_samples.queries[query_id].nonrelevant
         # Each kept value is one of the original sample's values (up to quantization).
         nearest = original[np.clip(np.searchsorted(original, q.nonrelevant), 0, original.size - 1)]
         below = original[np.clip(np.searchsorted(original, q.nonrelevant) - 1, 0, original.size - 1)]
         gap = np.minimum(np.abs(nearest - q.nonrelevant), np.abs(below - q.nonrelevant))
-        assert gap.max() <= (original[-1] - original[0]) / 65535
-    with pytest.raises(ResultValidationError, match="budget"):
-        encode_score_samples(scifact_samples, max_bytes=5_000)
+        assert gap.max() <= (original[-1] - original[0]) / decoded.levels
+
+
+QUERIES = ["q0", "q1"]
 
 
 def valid_field():
     doc_ids, rows, qrels = tiny_corpus()
-    samples = collect_score_samples(["q0", "q1"], doc_ids, rows[:2], qrels, n_samples=4)
-    return json.loads(json.dumps(encode_score_samples(samples)))
+    samples = collect_score_samples(QUERIES, doc_ids, rows[:2], qrels, n_samples=4)
+    return json.loads(json.dumps(encode_score_samples(samples, QUERIES)))
 
 
-def _set(path, value):
+def _set(key, value):
     def mutate(field):
-        target = field
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = value
+        field[key] = value
 
     return mutate
 
 
-def _codes_overflow(field):
-    data = np.array([0, 40000, 40000, 0], dtype="<u2").view(np.uint8).reshape(-1, 2).T.tobytes()
-    field["queries"]["q0"]["nonrelevant"]["data"] = base64.b64encode(zlib.compress(data)).decode()
-
-
-NONRELEVANT = ("queries", "q0", "nonrelevant")
 MALFORMED = {
-    "bad base64": (_set((*NONRELEVANT, "data"), "not base64!"), "nonrelevant.data"),
-    "not zlib": (_set((*NONRELEVANT, "data"), base64.b64encode(b"abcd").decode()), "nonrelevant.data"),
-    "wrong length": (_set((*NONRELEVANT, "count"), 3), "nonrelevant.count"),
-    "NaN bound": (_set((*NONRELEVANT, "lo"), math.nan), "nonrelevant.lo"),
-    "hi below lo": (_set((*NONRELEVANT, "hi"), -5.0), "hi"),
-    "codes overflow": (_codes_overflow, "nonrelevant.data"),
-    "relevant count": (_set(("queries", "q0", "n_relevant"), 3), "queries['q0']"),
-    "relevant length": (_set(("queries", "q0", "relevant"), [0.1]), "relevant"),
-    "NaN relevant": (_set(("queries", "q0", "relevant"), [0.1, math.nan]), "relevant"),
-    "extra field": (_set(("queries", "q0", "rank"), 1), "rank"),
-    "wrong format": (_set(("format",), "other/9"), "format"),
-    "string count": (_set((*NONRELEVANT, "count"), "4"), "count"),
-    "cap over request": (_set(("samples_per_query",), 5), "samples_per_query"),
+    "bad base64": (_set("codes", "not base64!"), "score_samples.codes"),
+    "not zlib": (_set("codes", base64.b64encode(b"abcd").decode()), "score_samples.codes"),
+    "zlib bomb": (_set("codes", base64.b64encode(zlib.compress(b"\0" * 50_000_000, 9)).decode()), "codes"),
+    "wrong length": (_set("lo", encode_array(np.zeros(3), "<f8")), "score_samples.lo"),
+    "NaN bound": (_set("lo", encode_array(np.array([np.nan, 0.0]), "<f8")), "score_samples.lo"),
+    "hi below lo": (_set("hi", encode_array(np.array([-5.0, -5.0]), "<f8")), "hi is below"),
+    "codes overflow": (_set("codes", encode_array(np.array([0, 4000, 4000, 0, 0, 0, 0, 0]), "<u2")), "codes"),
+    "relevant count": (_set("n_relevant", encode_array(np.array([9, 1]), "<u4")), "n_relevant"),
+    "NaN relevant": (_set("relevant", encode_array(np.array([0.1, np.nan, 0.2]), "<f8")), "relevant"),
+    "unsorted relevant": (_set("relevant", encode_array(np.array([0.2, 0.1, 0.2]), "<f8")), "relevant"),
+    "extra field": (_set("rank", 1), "rank"),
+    "wrong format": (_set("format", "irboard-score-samples/1"), "format"),
+    "string count": (_set("samples_per_query", "4"), "samples_per_query"),
+    "odd levels": (_set("levels", 1000), "levels"),
+    "cap over request": (_set("samples_per_query", 5), "samples_per_query"),
 }
 
 
@@ -237,9 +241,9 @@ MALFORMED = {
 def test_malformed_fields_are_rejected_with_the_field_named(case):
     mutate, field_name = MALFORMED[case]
     field = copy.deepcopy(valid_field())
-    decode_score_samples(field)  # the unmodified field is valid
+    decode_score_samples(field, QUERIES)  # the unmodified field is valid
     mutate(field)
     with pytest.raises(ResultValidationError) as caught:
-        decode_score_samples(field, where="results/m/d.json: score_samples")
+        decode_score_samples(field, QUERIES, where="results/m/d.json: score_samples")
     message = str(caught.value)
     assert message.startswith("results/m/d.json: score_samples") and field_name in message

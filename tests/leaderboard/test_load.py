@@ -148,11 +148,14 @@ def test_ids_that_differ_only_in_case_are_a_problem(results_copy):
     assert "'BM25'" in report.problems[0] and "'bm25'" in report.problems[0] and "case" in report.problems[0]
 
 
-def test_score_samples_are_kept_encoded_and_only_where_the_file_has_them(golden_results):
-    from evaluator.score_samples import ScoreSamplesModel
+def test_score_samples_are_decoded_and_only_where_the_file_has_them(golden_results):
+    from evaluator.score_samples import LEGACY_LEVELS, ScoreSamples
 
     path = result_path("BAAI/bge-m3", "beir/scifact", golden_results)
     loaded = read_loaded(path)
-    assert isinstance(loaded.score_samples, ScoreSamplesModel)  # validated, not decoded
-    assert loaded.score_samples.model_dump() == json.loads(path.read_text())["score_samples"]
+    stored = json.loads(path.read_text())["score_samples"]  # a version-2 file: its 16-bit samples
+    assert isinstance(loaded.score_samples, ScoreSamples) and loaded.score_samples.levels == LEGACY_LEVELS
+    assert set(loaded.score_samples.queries) == set(stored["queries"])
+    first = sorted(stored["queries"])[0]
+    assert loaded.score_samples.queries[first].relevant.tolist() == sorted(stored["queries"][first]["relevant"])
     assert read_loaded(result_path("bm25", "beir/scifact", golden_results)).score_samples is None

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from evaluator.errors import IrboardError
-from evaluator.score_samples import collect_score_samples, encode_score_samples
+from evaluator.score_samples import collect_score_samples, decode_score_samples, encode_score_samples
 from leaderboard.scale import (
     CannotPredictError,
     HybridTail,
@@ -272,9 +272,10 @@ def synthetic_result():
         rows[q, columns] = 0.4 + 0.1 * rng.standard_normal(10)
         qrels[f"q{q}"] = {doc_ids[c]: 1 for c in columns}
     samples = collect_score_samples(list(qrels), doc_ids, rows, qrels, n_samples=2000, seed=3)
-    field = json.loads(json.dumps(encode_score_samples(samples)))
+    query_ids = sorted(samples.queries)
+    stored = decode_score_samples(json.loads(json.dumps(encode_score_samples(samples, query_ids))), query_ids)
     relevant = [np.sort(rows[q, [int(d[1:]) for d in qrels[f"q{q}"]]]) for q in range(n_queries)]
-    return SimpleNamespace(score_samples=field), relevant
+    return SimpleNamespace(score_samples=stored), relevant
 
 
 @pytest.mark.parametrize("mode", ["pooled", "per_query"])

@@ -227,16 +227,13 @@ def test_evidence_file_loads_and_bad_files_name_the_field(tmp_path):
         load_evidence(bad)
 
 
-def test_samples_that_do_not_decode_are_a_warning_and_fail_strict_builds(tmp_path, results_copy, synth):
+def test_samples_that_do_not_decode_reject_their_result_and_fail_the_build(tmp_path, results_copy, synth):
     path = result_path("BAAI/bge-m3", "custom/tiny", results_copy)
     data = json.loads(path.read_text())
     first = sorted(data["score_samples"]["queries"])[0]
     data["score_samples"]["queries"][first]["nonrelevant"]["data"] = "AAAA"  # valid base64, not zlib
     path.write_text(json.dumps(data))
-    warnings = []
-    board = build_leaderboard(load_results(results_copy).results, SiteSettings(), synth.golden_lookup, warnings)
-    prediction = board.predictions[("BAAI/bge-m3", "custom/tiny")]
-    assert prediction.recall is None and "cannot be read" in prediction.reason
-    assert any(str(path) in warning and "score samples" in warning for warning in warnings)
-    with pytest.raises(BuildError, match="score samples cannot be read"):
-        build_site(results_copy, tmp_path / "_site", strict=True, lookup=synth.golden_lookup)
+    problems = load_results(results_copy).problems
+    assert len(problems) == 1 and str(path) in problems[0] and "nonrelevant.data: not zlib data" in problems[0]
+    with pytest.raises(BuildError, match="not zlib data"):
+        build_site(results_copy, tmp_path / "_site", lookup=synth.golden_lookup)

@@ -53,7 +53,7 @@ def _first_query(data):
 BAD_SUBMISSIONS = {
     "truncated JSON": (lambda t: t[: len(t) // 2], "invalid JSON"),
     "wrong type": (lambda t: _mutated(t, lambda d: d["dataset"].update(num_queries="300")), "dataset.num_queries"),
-    "NaN": (lambda t: t.replace('"nDCG@10": 0.', '"nDCG@10": NaN, "x": 0.', 1), "finite"),
+    "NaN": (lambda t: t.replace('"nDCG@10": 0.', '"nDCG@10": NaN, "x": 0.', 1), "invalid JSON"),
     "Infinity": (lambda t: _mutated(t, lambda d: d["metrics"].update({"AP": 1.0})).replace("1.0", "Infinity", 1),
                  ""),
     "above 1": (lambda t: _mutated(t, lambda d: d["per_query"]["AP"].update({_first_query(d): 1.5})), "[0, 1]"),
@@ -131,7 +131,7 @@ def test_oversized_file_rejected_before_parsing(tmp_path, scifact_result_text):
     with open(path, "a") as stream:
         stream.write(" " * (50 * 1024 * 1024))
     problems = _problems(tmp_path)
-    assert len(problems) == 1 and "52.5 MB" in problems[0] and "limit is 10 MB" in problems[0]
+    assert len(problems) == 1 and "52." in problems[0] and "over the cap of 2.2 MB for 300 queries" in problems[0]
 
 
 def test_changed_old_result_needs_new_revision(tmp_path, scifact_result_text, monkeypatch):
@@ -195,23 +195,22 @@ def test_fuzzed_files_give_problems_not_tracebacks(tmp_path_factory, scifact_res
         assert "\n" not in problem and problem.startswith(str(root))
 
 
-def test_corrupt_score_samples_reported(tmp_path, scifact_result_text):
-    from evaluator.score_samples import collect_score_samples, encode_score_samples
+def test_corrupt_score_samples_reported(tmp_path):
+    from evaluator.result import dump_result, expand_result, parse_result, parse_result_text
+    from evaluator.score_samples import collect_score_samples
 
+    result = parse_result_text(make_scifact_result("org/model", 0))
     rng = np.random.default_rng(0)
-    doc_ids = [f"d{i}" for i in range(50)]
-    samples = encode_score_samples(collect_score_samples(
-        ["q1"], doc_ids, rng.normal(size=(1, 50)), {"q1": {"d3": 1}}, n_samples=20))
-
-    def with_samples(data):
-        data["score_samples"] = samples
-        data["schema_version"] = 2
-
-    good = _mutated(scifact_result_text, with_samples)
+    doc_ids = [f"d{i}" for i in range(5183)]
+    samples = collect_score_samples(list(result.query_ids), doc_ids, rng.normal(size=(300, 5183)), {},
+                                    n_samples=20)
+    expanded = expand_result(result)
+    expanded["score_samples"] = samples
+    good = dump_result(parse_result(expanded))
     _write(tmp_path, good)
     assert _problems(tmp_path) == []
     broken = json.loads(good)
-    broken["score_samples"]["queries"]["q1"]["nonrelevant"]["data"] = "!!not base64!!"
+    broken["score_samples"]["codes"] = "!!not base64!!"
     _write(tmp_path, json.dumps(broken))
     problems = _problems(tmp_path)
-    assert len(problems) == 1 and "score_samples" in problems[0]
+    assert len(problems) == 1 and "score_samples.codes: not base64" in problems[0]

@@ -40,8 +40,9 @@ def test_malformed_names_rejected(name):
 def test_parse_list_and_defaults():
     assert [str(m) for m in parse_measures("nDCG@10, R@100,nDCG@10")] == ["nDCG@10", "R@100"]
     names = [str(m) for m in DEFAULT_MEASURES]
-    for expected in ["nDCG@10", "R@1000", "P@1", "AP@100", "AP", "RR", "RR@10", "Rprec", "Bpref",
-                     "Success@5", "Judged@10"]:
+    for expected in ["nDCG@10", "R@100", "P@1", "AP@100", "RR@10", "RR@100", "Success@5", "Judged@10"]:
         assert expected in names
+    # every default is determined by a depth-100 ranking, so the stored ranking re-scores all of them
+    assert all(m.cutoff is not None and m.cutoff <= 100 for m in DEFAULT_MEASURES)
     with pytest.raises(UnknownNameError):
         parse_measures(" , ")

@@ -1,0 +1,83 @@
+"""Binary columns inside a JSON result: numbers and ids as compact, deterministic base64 text.
+
+A numeric column is the array in little-endian byte planes (all first bytes, then all second bytes, ...),
+zlib-compressed at a fixed level and base64-encoded (RFC 4648, with padding). Byte planes put the bytes
+that barely vary (signs, exponents, high bytes of small integers) next to each other, which is what
+makes zlib effective on them. A text column is the UTF-8 strings joined by newlines, compressed and
+encoded the same way (so the strings themselves may not hold a newline).
+
+Decoding is defensive: the caller says how many values it expects, the decompressor is never allowed
+to produce more than those bytes (a zlib bomb stops there), and every mismatch is one
+`ResultValidationError` naming the field.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import zlib
+
+import numpy as np
+
+from evaluator.errors import ResultValidationError
+
+ZLIB_LEVEL = 6  # fixed: the same input always gives the same bytes
+_FIX = "re-create the result with irboard evaluate"
+
+
+def encode_array(values: np.ndarray, dtype: str) -> str:
+    """`values` as a numeric column of little-endian `dtype` ('<f8', '<u4', '<u2', '<u8', ...)."""
+    array = np.ascontiguousarray(values, dtype=dtype)
+    planes = array.view(np.uint8).reshape(-1, array.itemsize).T.tobytes()
+    return base64.b64encode(zlib.compress(planes, ZLIB_LEVEL)).decode("ascii")
+
+
+def _inflate(text: str, expected_bytes: int, where: str) -> bytes:
+    try:
+        packed = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise ResultValidationError(f"{where}: not base64 text; {_FIX}") from None
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(packed, expected_bytes + 1)  # one byte more reveals an oversized column
+    except zlib.error as error:
+        raise ResultValidationError(f"{where}: not zlib data ({error}); {_FIX}") from None
+    if len(raw) != expected_bytes or not inflater.eof or inflater.unconsumed_tail or inflater.unused_data:
+        raise ResultValidationError(
+            f"{where}: holds a different amount of data than its counts say ({expected_bytes} bytes expected); {_FIX}"
+        )
+    return raw
+
+
+def decode_array(text: str, dtype: str, count: int, where: str) -> np.ndarray:
+    """The `count` values of a numeric column (see encode_array)."""
+    item = np.dtype(dtype)
+    raw = _inflate(text, count * item.itemsize, where)
+    planes = np.frombuffer(raw, dtype=np.uint8).reshape(item.itemsize, count)
+    return np.ascontiguousarray(planes.T).view(item).reshape(count)
+
+
+def encode_strings(values: list[str] | tuple[str, ...]) -> str:
+    """Strings (none holding a newline) as a text column."""
+    raw = "\n".join(values).encode("utf-8")
+    return base64.b64encode(zlib.compress(raw, ZLIB_LEVEL)).decode("ascii")
+
+
+def decode_strings(text: str, max_bytes: int, where: str) -> list[str]:
+    """The strings of a text column, refusing more than `max_bytes` once inflated."""
+    try:
+        packed = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise ResultValidationError(f"{where}: not base64 text; {_FIX}") from None
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(packed, max_bytes + 1)
+    except zlib.error as error:
+        raise ResultValidationError(f"{where}: not zlib data ({error}); {_FIX}") from None
+    if len(raw) > max_bytes or not inflater.eof or inflater.unconsumed_tail or inflater.unused_data:
+        raise ResultValidationError(f"{where}: inflates to more than {max_bytes} bytes or is cut short; {_FIX}")
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ResultValidationError(f"{where}: is not UTF-8 text; {_FIX}") from None
+    return decoded.split("\n") if decoded else []
