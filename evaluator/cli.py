@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--qrels", type=Path, help="TREC qrels (qid 0 docid rel) or BEIR qrels TSV with header")
     source.add_argument("--model", help="model spec: bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>")
     source.add_argument("--dataset", help="dataset id, e.g. beir/scifact, miracl/sw, mmarco/fr, local:<dir>")
-    source.add_argument("--data-dir", type=Path, help="read the dataset from this BEIR-layout folder")
+    source.add_argument("--data-dir", type=Path, help="read the dataset from this BEIR-layout folder (miracl, mmarco: "
+                        "or a mirror of the hub files as DIR/<repository>/<path>)")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", type=Path, help="result file to write (JSON)")
     where.add_argument("--results-dir", type=Path,

@@ -5,7 +5,8 @@
     >>> cran = load_dataset("classic/cranfield", data_dir="path/to/cranfield")
     >>> mine = load_dataset("local:path/to/folder")                # any BEIR-layout folder
 
-The cache is ``$IRBOARD_CACHE`` (default ``$XDG_CACHE_HOME/irboard`` or ``~/.cache/irboard``).
+The cache is ``$IRBOARD_CACHE`` (default ``$XDG_CACHE_HOME/irboard`` or ``~/.cache/irboard``); hub
+datasets (miracl, mmarco) are downloaded file by file at pinned commits (see ``hub``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from pathlib import Path
 
 from evaluator.datasets import beir, classic, local, miracl, mmarco
 from evaluator.datasets.dataset import Corpus, Dataset, spec_for_split
-from evaluator.datasets.hub import HubLoader
 from evaluator.datasets.spec import LOCAL_PREFIX, DatasetSpec, all_specs, get_spec, query_ids_sha256
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 _PathLike = str | Path
-# family -> loader(spec, data_dir, cache_dir, **hub options)
+# family -> loader(spec, data_dir, cache_dir)
 _LOADERS: dict[str, Callable[..., Dataset]] = {
     beir.FAMILY: beir.load,
     classic.FAMILY: classic.load,
@@ -37,7 +37,6 @@ _LOADERS: dict[str, Callable[..., Dataset]] = {
     miracl.FAMILY: miracl.load,
     mmarco.FAMILY: mmarco.load,
 }
-_HUB_FAMILIES = {miracl.FAMILY, mmarco.FAMILY}
 
 
 def load_dataset(
@@ -45,14 +44,12 @@ def load_dataset(
     data_dir: _PathLike | None = None,
     cache_dir: _PathLike | None = None,
     split: str | None = None,
-    hub_loader: HubLoader | None = None,
 ) -> Dataset:
     """Load one split (default: the spec's official split) of a dataset id or spec.
 
-    ``data_dir``: a local copy instead of the download (BEIR-layout folder for beir, classic and
-    local; a ``save_to_disk`` mirror ``DIR/<hub id>/<config>`` for miracl and mmarco).
-    ``cache_dir``: overrides ``$IRBOARD_CACHE``. ``hub_loader``: replaces ``datasets.load_dataset``
-    for hub families.
+    ``data_dir``: a local copy instead of the download: a BEIR-layout folder, or for miracl and
+    mmarco a mirror laid out like the hub (``DIR/<repository>/<path in it>``).
+    ``cache_dir``: overrides ``$IRBOARD_CACHE``.
     """
     if isinstance(dataset, DatasetSpec):
         spec = dataset
@@ -61,5 +58,4 @@ def load_dataset(
     else:
         spec = get_spec(dataset)
     spec = spec_for_split(spec, split)
-    options = {"hub_loader": hub_loader} if spec.family in _HUB_FAMILIES else {}
-    return _LOADERS[spec.family](spec, data_dir=data_dir, cache_dir=cache_dir, **options)
+    return _LOADERS[spec.family](spec, data_dir=data_dir, cache_dir=cache_dir)

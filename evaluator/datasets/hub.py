@@ -1,153 +1,116 @@
-"""Rows of hub datasets through the `datasets` library, from the hub or from a local mirror.
+"""Single files of Hugging Face hub dataset repositories, at pinned commits.
 
-A family loader names each table it needs as a ``HubTable`` (hub id, config, split) and reads
-its rows through a ``HubLoader``. The default loader calls ``datasets.load_dataset``; with
-``--data-dir DIR`` the tables are read with ``datasets.load_from_disk`` from ``DIR/<hub id>/<config>``
-(folders written by ``save_to_disk``, a ``DatasetDict`` holding the split or a single ``Dataset``).
-Tests and offline users pass their own loader or a mirror.
+A hub family (miracl, mmarco) names each file it needs as a ``HubFile`` (repository, commit, path
+in the repository) and gets a local path from ``fetch``:
+
+- with ``--data-dir DIR``: ``DIR/<repository>/<path>``, a mirror laid out like the hub
+  (``git clone`` of the dataset repositories into ``DIR/<owner>/``, or the files copied there);
+- else the download cache ``<cache>/huggingface`` (``huggingface_hub``'s own layout), filled by
+  ``hf_hub_download`` on first use. A file of a pinned commit found there is used without asking
+  the hub, so a warm cache works offline.
+
+No loading scripts and no ``datasets`` library: the families read the files line by line.
+``HF_ENDPOINT`` (read at each download) points downloads at another hub or a mirror;
+``HF_HUB_OFFLINE=1`` uses the cache only.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from evaluator.datasets.dataset import Corpus
+from evaluator.datasets.download import cache_root
 from evaluator.errors import DatasetLoadError
 
 logger = logging.getLogger(__name__)
 
+HUB_CACHE = "huggingface"  # folder of the download cache holding hub files
+DEFAULT_ENDPOINT = "https://huggingface.co"
+# huggingface_hub's error classes (by name: they moved between versions) and what they mean here
+_HUB_ERRORS = {
+    "RemoteEntryNotFoundError": "the repository has no such file at this commit",
+    "EntryNotFoundError": "the repository has no such file at this commit",
+    "RevisionNotFoundError": "the repository has no such commit",
+    "RepositoryNotFoundError": "no such repository, or a private one",
+    "GatedRepoError": "the repository is gated: accept its terms on huggingface.co and log in (hf auth login)",
+}
+
 
 @dataclass(frozen=True)
-class HubTable:
-    path: str  # hub id, e.g. "miracl/miracl"
-    config: str | None
-    split: str
-    streaming: bool = False
-    revision: str | None = None
+class HubFile:
+    repo: str  # dataset repository, e.g. "miracl/miracl"
+    revision: str  # the commit sha the file is pinned to
+    path: str  # path inside the repository
 
     def mirror_path(self, root: str | Path) -> Path:
-        """Where a local mirror keeps this table: ``root/<hub id>[/<config>]``."""
-        folder = Path(root) / self.path
-        return folder / self.config if self.config else folder
+        """Where a mirror laid out like the hub keeps this file: ``root/<repository>/<path>``."""
+        return Path(root, self.repo, *self.path.split("/"))
 
     def __str__(self) -> str:
-        config = f" config {self.config}" if self.config else ""
-        return f"{self.path}{config} split {self.split}"
+        return f"hf://datasets/{self.repo}@{self.revision[:12]}/{self.path}"
 
 
-HubLoader = Callable[[HubTable], Iterable[Mapping[str, Any]]]
+def fetch(file: HubFile, data_dir: str | Path | None = None, cache_dir: str | Path | None = None) -> Path:
+    """The local path of ``file``: in the mirror ``data_dir`` when given, else in the cache
+    (downloaded on first use)."""
+    if data_dir is not None:
+        path = file.mirror_path(data_dir)
+        if not path.is_file():
+            raise DatasetLoadError(
+                f"{path}: file not found; a --data-dir for hub datasets mirrors the hub as "
+                f"DIR/<repository>/<path in it> (here {file.repo}/{file.path}), or is a BEIR-layout folder"
+            )
+        return path
+    return _download(file, cache_root(cache_dir) / HUB_CACHE)
 
 
-def _import_datasets():
+def _download(file: HubFile, cache: Path) -> Path:
     try:
-        import datasets
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.utils import LocalEntryNotFoundError
     except ImportError:
         raise DatasetLoadError(
-            "the `datasets` package is needed for hub datasets; install it with: pip install 'irboard[datasets]'"
+            f"{file}: the `huggingface_hub` package downloads hub datasets; install it with: "
+            "pip install 'irboard[datasets]'"
         ) from None
-    return datasets
-
-
-def load_from_hub(table: HubTable) -> Iterable[Mapping[str, Any]]:
-    """Rows of ``table`` from the Hugging Face hub (streamed when ``table.streaming``)."""
-    datasets = _import_datasets()
-    logger.info("loading %s from the hub", table)
+    # read now rather than when huggingface_hub was imported, so a later HF_ENDPOINT is honoured
+    endpoint = os.environ.get("HF_ENDPOINT", "").rstrip("/") or None
+    hub = endpoint or DEFAULT_ENDPOINT
+    mirror = f"or pass --data-dir with a mirror holding {file.mirror_path('DIR')}"
     try:
-        return datasets.load_dataset(
-            table.path, table.config, split=table.split, streaming=table.streaming, revision=table.revision
-        )
-    # the hub client raises many unrelated types for one cause (unreachable, absent, gated, script-based)
-    except Exception as err:
-        hint = "check the network and the dataset's terms on huggingface.co"
-        if "scripts are no longer supported" in str(err):
-            hint = "this hub dataset needs a loading script, which the installed `datasets` no longer runs"
-        raise DatasetLoadError(
-            f"{table}: cannot load from the hub ({type(err).__name__}: {err}); {hint}; or pass --data-dir "
-            f"with a local mirror ({table.mirror_path('DIR')} written by save_to_disk)"
-        ) from None
-
-
-def mirror_loader(root: Path) -> HubLoader:
-    """A loader reading ``root/<hub id>/<config>`` folders written by ``save_to_disk``."""
-
-    def load(table: HubTable) -> Iterable[Mapping[str, Any]]:
-        folder = table.mirror_path(root)
-        if not folder.is_dir():
-            raise DatasetLoadError(
-                f"{folder}: not found; a --data-dir for hub datasets holds DIR/<hub id>/<config> folders "
-                f"written by save_to_disk (here: {table})"
+        with _quiet_hub_client():
+            local = hf_hub_download(
+                file.repo, file.path, repo_type="dataset", revision=file.revision, cache_dir=cache, endpoint=endpoint
             )
-        datasets = _import_datasets()
-        try:
-            loaded = datasets.load_from_disk(str(folder))
-        except (FileNotFoundError, ValueError) as err:
-            raise DatasetLoadError(
-                f"{folder}: not a save_to_disk folder ({err}); save it with save_to_disk"
-            ) from None
-        if isinstance(loaded, datasets.DatasetDict):
-            if table.split not in loaded:
-                raise DatasetLoadError(
-                    f"{folder}: has splits {', '.join(loaded)}, not {table.split!r}; save the {table.split!r} split"
-                )
-            return loaded[table.split]
-        return loaded
-
-    return load
-
-
-def choose_loader(data_dir: str | Path | None, hub_loader: HubLoader | None) -> HubLoader:
-    if hub_loader is not None:
-        return hub_loader
-    if data_dir is not None:
-        return mirror_loader(Path(data_dir))
-    return load_from_hub
+    except LocalEntryNotFoundError:  # not cached, and the hub unreachable (after retries) or HF_HUB_OFFLINE set
+        raise DatasetLoadError(
+            f"{file}: not in the cache {cache} and {hub} cannot be reached; connect "
+            f"to the network (or set HF_ENDPOINT to a reachable mirror, unset HF_HUB_OFFLINE) and retry, {mirror}"
+        ) from None
+    # the hub client raises many unrelated types (HTTP, network, file system): each becomes one line
+    except Exception as err:
+        name = type(err).__name__
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else "no details"
+        meaning = _HUB_ERRORS.get(name, "check the network and retry")
+        raise DatasetLoadError(
+            f"{file}: download from {hub} failed: {meaning} ({name}: {detail}); {mirror}"
+        ) from None
+    logger.debug("%s is %s", file, local)
+    return Path(local)
 
 
-def iter_rows(loader: HubLoader, table: HubTable) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    """(row number from 1, row); errors while streaming become DatasetLoadError naming the table."""
-    rows = iter(loader(table))
-    number = 0
-    while True:
-        try:
-            row = next(rows)
-        except StopIteration:
-            return
-        except DatasetLoadError:
-            raise
-        except Exception as err:  # network or decoding failure inside the datasets library
-            raise DatasetLoadError(
-                f"{table}: reading failed after row {number} ({type(err).__name__}: {err})"
-            ) from None
-        number += 1
-        yield number, row
-
-
-def text_field(row: Mapping[str, Any], key: str, table: HubTable, number: int) -> str:
-    value = row.get(key)
-    if value is None:
-        if key == "title":
-            return ""
-        raise DatasetLoadError(f"{table} row {number}: missing field {key!r}; columns: {', '.join(row)}")
-    return value if isinstance(value, str) else str(value)
-
-
-def read_passages(loader: HubLoader, table: HubTable, expected: int | None, id_key: str = "docid") -> Corpus:
-    """Passages in hub order; a repeated id is an error."""
-    from tqdm.auto import tqdm
-
-    corpus = Corpus()
-    with tqdm(total=expected, unit="doc", desc=str(table), disable=not sys.stderr.isatty()) as bar:
-        for number, row in iter_rows(loader, table):
-            doc_id = text_field(row, id_key, table, number)
-            title, text = text_field(row, "title", table, number), text_field(row, "text", table, number)
-            if corpus.add(doc_id, title, text) is not None:
-                raise DatasetLoadError(
-                    f"{table} row {number}: passage id {doc_id!r} appears twice; ids must be unique"
-                )
-            bar.update()
-    return corpus
+@contextmanager
+def _quiet_hub_client() -> Iterator[None]:
+    """Silence the client's warning per retry while the hub cannot be reached: the failure, if it
+    persists, becomes one error line."""
+    hub_logger = logging.getLogger("huggingface_hub")
+    level = hub_logger.level
+    hub_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hub_logger.setLevel(level)

@@ -1,19 +1,23 @@
-"""Reading a BEIR-layout folder: ``corpus.jsonl[.gz]``, ``queries.jsonl[.gz]``, ``qrels/<split>.tsv``.
+"""Reading dataset files, one line at a time, every problem reported with file and line.
 
-Records are JSON lines with ``_id`` and ``text`` (and ``title`` for documents); qrels are a TSV
-with the header ``query-id corpus-id score``. Every problem is reported with file and line.
+A BEIR-layout folder holds ``corpus.jsonl[.gz]``, ``queries.jsonl[.gz]`` and ``qrels/<split>.tsv``:
+records are JSON lines with ``_id`` and ``text`` (and ``title`` for documents); qrels are a TSV
+with the header ``query-id corpus-id score``. Hub datasets add ``id<TAB>text`` files (topics,
+mMARCO's passages), JSON-lines passages under another id field (MIRACL's ``docid``) and TREC qrels.
 """
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import logging
 import zlib
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from evaluator.datasets.dataset import Corpus, Dataset
+from evaluator.datasets.dataset import Corpus, Dataset, check_against_spec
 from evaluator.datasets.spec import DatasetSpec
 from evaluator.errors import DatasetLoadError, InputFormatError
 
@@ -95,33 +99,69 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise DatasetLoadError(f"{path}: cannot read ({err}); download or copy the file again") from None
 
 
+def iter_id_text_lines(path: Path) -> Iterator[tuple[int, str, str]]:
+    """(line number, id, text) for each non-blank ``id<TAB>text`` line (the text may hold more tabs)."""
+    try:
+        with _open_binary(path) as f:
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as err:
+                    raise InputFormatError(f"{path}:{lineno}: not UTF-8 text ({err})") from None
+                if not line.strip():
+                    continue
+                item_id, tab, text = line.partition("\t")
+                if not tab or not item_id.strip():
+                    raise InputFormatError(f"{path}:{lineno}: expected 'id<TAB>text'; fix or remove the line")
+                yield lineno, item_id, text
+    except (OSError, EOFError, zlib.error) as err:  # unreadable file or damaged gzip
+        raise DatasetLoadError(f"{path}: cannot read ({err}); download or copy the file again") from None
+
+
 def _field(obj: dict[str, Any], key: str, path: Path, lineno: int, required: bool = True) -> str:
     value = obj.get(key)
     if value is None:
         if required:
-            raise InputFormatError(f"{path}:{lineno}: missing field {key!r}; every line needs _id and text")
+            raise InputFormatError(f"{path}:{lineno}: missing field {key!r}; every line needs an id and text")
         return ""
     if isinstance(value, str):
         return value
-    if isinstance(value, int) and key == "_id":  # some exports write numeric ids
+    if isinstance(value, int) and key.endswith("id"):  # some exports write numeric ids
         return str(value)
     raise InputFormatError(f"{path}:{lineno}: field {key!r} must be a string, got {type(value).__name__}")
 
 
-def read_corpus(path: Path) -> Corpus:
-    """Documents in file order; a repeated ``_id`` is an error."""
-    corpus = Corpus()
-    lines: list[int] = []  # line of each document, for duplicate reports
+def _documents(path: Path, id_key: str) -> Iterator[tuple[int, str, str, str]]:
+    """(line number, id, title, text) of each document of a JSON-lines or ``id<TAB>text`` file."""
+    if ".tsv" in path.suffixes:
+        for lineno, doc_id, text in iter_id_text_lines(path):
+            yield lineno, doc_id, "", text
+        return
     for lineno, obj in iter_json_lines(path):
-        doc_id = _field(obj, "_id", path, lineno)
-        earlier = corpus.add(
-            doc_id, _field(obj, "title", path, lineno, required=False), _field(obj, "text", path, lineno)
-        )
-        if earlier is not None:
-            raise InputFormatError(
-                f"{path}:{lineno}: document id {doc_id!r} repeats line {lines[earlier]}; ids must be unique"
-            )
-        lines.append(lineno)
+        title = _field(obj, "title", path, lineno, required=False)
+        yield lineno, _field(obj, id_key, path, lineno), title, _field(obj, "text", path, lineno)
+
+
+def read_corpus(paths: Path | Sequence[Path], id_key: str = "_id") -> Corpus:
+    """Documents of one file or several (corpus shards) in file order; a repeated id is an error.
+
+    JSON lines carry the id in ``id_key``; ``.tsv`` files are ``id<TAB>text`` lines without titles.
+    """
+    paths = [paths] if isinstance(paths, Path) else list(paths)
+    corpus = Corpus()
+    lines = array("q")  # line of each document, and the first document of each file, for duplicate reports
+    starts: list[int] = []
+    for path in paths:
+        starts.append(len(corpus))
+        for lineno, doc_id, title, text in _documents(path, id_key):
+            earlier = corpus.add(doc_id, title, text)
+            if earlier is not None:
+                first_path = paths[bisect.bisect_right(starts, earlier) - 1]
+                where = f"line {lines[earlier]}" if first_path == path else f"{first_path}:{lines[earlier]}"
+                raise InputFormatError(
+                    f"{path}:{lineno}: document id {doc_id!r} repeats {where}; ids must be unique"
+                )
+            lines.append(lineno)
     return corpus
 
 
@@ -140,6 +180,40 @@ def read_queries(path: Path, keep: set[str] | None = None) -> tuple[dict[str, st
         if keep is None or query_id in keep:
             queries[query_id] = text
     return queries, lines
+
+
+def read_topics(path: Path) -> dict[str, str]:
+    """Queries of an ``id<TAB>text`` topics file (gzipped or not) in file order; a repeated id is an error."""
+    queries: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for lineno, query_id, text in iter_id_text_lines(path):
+        if query_id in lines:
+            raise InputFormatError(
+                f"{path}:{lineno}: query id {query_id!r} repeats line {lines[query_id]}; ids must be unique"
+            )
+        lines[query_id] = lineno
+        queries[query_id] = text
+    return queries
+
+
+def read_judged_topics(
+    topics_path: Path, qrels_path: Path
+) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """The judged queries (topics file order) and TREC qrels (``qid Q0 docid grade``) of one split;
+    a judged query missing from the topics is an error. Grade 0 stays a judged non-relevant document."""
+    from evaluator.trec import read_qrels as read_trec_qrels
+
+    qrels = read_trec_qrels(qrels_path).to_dict()
+    topics = read_topics(topics_path)
+    missing = [query_id for query_id in qrels if query_id not in topics]
+    if missing:
+        count = f" ({len(missing)} such queries)" if len(missing) > 1 else ""
+        raise InputFormatError(
+            f"{qrels_path}: judged query {missing[0]!r} is not in {topics_path}{count}; "
+            "the topics and qrels must be of the same split"
+        )
+    queries = {query_id: text for query_id, text in topics.items() if query_id in qrels}
+    return queries, {query_id: qrels[query_id] for query_id in queries}
 
 
 def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]:
@@ -200,6 +274,24 @@ def read_beir_folder(folder: Path, spec: DatasetSpec) -> Dataset:
     check_qrels_docs(qrels_lines, corpus, spec, where=f"{qrels_path}:{{line}}", corpus_name=corpus_path.name)
     queries = {query_id: queries[query_id] for query_id in qrels}  # qrels order
     return Dataset(spec=spec, corpus=corpus, queries=queries, qrels=qrels)
+
+
+def read_beir_copy(data_dir: str | Path | None, spec: DatasetSpec) -> Dataset | None:
+    """``data_dir`` read as a BEIR-layout copy of ``spec`` and checked against it; None when there is no
+    such folder (no ``data_dir``, or a mirror of another layout)."""
+    if data_dir is None or find_file(Path(data_dir), "corpus.jsonl") is None:
+        return None
+    dataset = read_beir_folder(Path(data_dir), spec)
+    check_against_spec(dataset, str(data_dir))
+    return dataset
+
+
+def check_judged_docs(
+    qrels: dict[str, dict[str, int]], corpus: Corpus, spec: DatasetSpec, qrels_path: Path, corpus_name: str
+) -> None:
+    """``check_qrels_docs`` for qrels read without line numbers: names the first missing document in qrels order."""
+    pairs = ((query_id, doc_id) for query_id, judged in qrels.items() for doc_id in judged)
+    check_qrels_docs({pair: n for n, pair in enumerate(pairs)}, corpus, spec, str(qrels_path), corpus_name)
 
 
 def check_qrels_docs(

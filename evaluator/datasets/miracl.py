@@ -1,10 +1,19 @@
 """MIRACL: 18 languages, Wikipedia passages, native-speaker queries and judgments (dev split).
 
-Topics and qrels come from hub dataset ``miracl/miracl`` (config = language; rows ``query_id``,
-``query``, ``positive_passages``, ``negative_passages``), passages from ``miracl/miracl-corpus``
-(config = language, split ``train``; rows ``docid``, ``title``, ``text``), streamed for large
-languages. Judged-negative passages are kept as grade 0: judged, never relevant.
-Counts: Zhang et al. 2023 (MIRACL paper and project README).
+Files read from the hub (no loading script), each at a pinned commit:
+
+- ``miracl/miracl`` @ 5be20db9509754dadad47689368639fcec739c00:
+  ``miracl-v1.0-<lang>/topics/topics.miracl-v1.0-<lang>-<split>.tsv`` (``qid<TAB>query``) and
+  ``miracl-v1.0-<lang>/qrels/qrels.miracl-v1.0-<lang>-<split>.tsv`` (TREC ``qid Q0 docid grade``,
+  tab-separated; grade 0 = judged non-relevant, kept as a judgment). At this commit they are byte
+  for byte the files of castorini/anserini-tools that Pyserini evaluates with (same sha256).
+- ``miracl/miracl-corpus`` @ d921ec7e349ce0d28daf30b2da9da5ee698bef0d:
+  ``miracl-corpus-v1.0-<lang>/docs-<i>.jsonl.gz``, i = 0 .. shards-1, gzipped JSON lines
+  ``{"docid": "<page id>#<passage>", "title": ..., "text": ...}``, read one line at a time.
+
+The commits are those public pinned downloads of these repositories use (not checked against the
+hub from here). Shard counts are those published with the corpus; each shard holds up to 500,000
+passages, which the passage counts agree with. Counts: Zhang et al. 2023 (MIRACL paper and README).
 """
 
 from __future__ import annotations
@@ -12,37 +21,36 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluator.datasets.dataset import Dataset, check_against_spec
-from evaluator.datasets.hub import HubLoader, HubTable, choose_loader, iter_rows, read_passages, text_field
-from evaluator.datasets.layout import check_qrels_docs
+from evaluator.datasets.hub import HubFile, fetch
+from evaluator.datasets.layout import check_judged_docs, read_beir_copy, read_corpus, read_judged_topics
 from evaluator.datasets.spec import DatasetSpec
-from evaluator.errors import DatasetLoadError
 
 FAMILY = "miracl"
-TOPICS_SOURCE = "miracl/miracl"
-CORPUS_SOURCE = "miracl/miracl-corpus"
-CORPUS_SPLIT = "train"
-STREAM_ABOVE_DOCS = 1_000_000  # larger corpora are streamed instead of materialised in the hub cache
+TOPICS_REPO = "miracl/miracl"
+TOPICS_REVISION = "5be20db9509754dadad47689368639fcec739c00"
+CORPUS_REPO = "miracl/miracl-corpus"
+CORPUS_REVISION = "d921ec7e349ce0d28daf30b2da9da5ee698bef0d"
 
-# language: (name, dev queries, passages)
-_LANGUAGES: dict[str, tuple[str, int, int]] = {
-    "ar": ("Arabic", 2896, 2061414),
-    "bn": ("Bengali", 411, 297265),
-    "en": ("English", 799, 32893221),
-    "es": ("Spanish", 648, 10373953),
-    "fa": ("Persian", 632, 2207172),
-    "fi": ("Finnish", 1271, 1883509),
-    "fr": ("French", 343, 14636953),
-    "hi": ("Hindi", 350, 506264),
-    "id": ("Indonesian", 960, 1446315),
-    "ja": ("Japanese", 860, 6953614),
-    "ko": ("Korean", 213, 1486752),
-    "ru": ("Russian", 1252, 9543918),
-    "sw": ("Swahili", 482, 131924),
-    "te": ("Telugu", 828, 518079),
-    "th": ("Thai", 733, 542166),
-    "zh": ("Chinese", 393, 4934368),
-    "de": ("German", 305, 15866222),
-    "yo": ("Yoruba", 119, 49043),
+# language: (name, dev queries, passages, corpus shards)
+_LANGUAGES: dict[str, tuple[str, int, int, int]] = {
+    "ar": ("Arabic", 2896, 2061414, 5),
+    "bn": ("Bengali", 411, 297265, 1),
+    "en": ("English", 799, 32893221, 66),
+    "es": ("Spanish", 648, 10373953, 21),
+    "fa": ("Persian", 632, 2207172, 5),
+    "fi": ("Finnish", 1271, 1883509, 4),
+    "fr": ("French", 343, 14636953, 30),
+    "hi": ("Hindi", 350, 506264, 2),
+    "id": ("Indonesian", 960, 1446315, 3),
+    "ja": ("Japanese", 860, 6953614, 14),
+    "ko": ("Korean", 213, 1486752, 3),
+    "ru": ("Russian", 1252, 9543918, 20),
+    "sw": ("Swahili", 482, 131924, 1),
+    "te": ("Telugu", 828, 518079, 2),
+    "th": ("Thai", 733, 542166, 2),
+    "zh": ("Chinese", 393, 4934368, 10),
+    "de": ("German", 305, 15866222, 32),
+    "yo": ("Yoruba", 119, 49043, 1),
 }
 
 SPECS: list[DatasetSpec] = [
@@ -52,60 +60,53 @@ SPECS: list[DatasetSpec] = [
         name=lang,
         split="dev",
         language=lang,
-        source=TOPICS_SOURCE,
+        source=TOPICS_REPO,
         group="MIRACL",
         license="Apache-2.0 (judgments); Wikipedia text CC BY-SA",
+        revision=TOPICS_REVISION,
         num_queries=num_queries,
         num_docs=num_docs,
         homepage="https://project-miracl.github.io/",
         description=f"{name} Wikipedia passages, native-speaker questions",
     )
-    for lang, (name, num_queries, num_docs) in _LANGUAGES.items()
+    for lang, (name, num_queries, num_docs, _shards) in _LANGUAGES.items()
 ]
 
 
+def topics_file(lang: str, split: str) -> HubFile:
+    return HubFile(TOPICS_REPO, TOPICS_REVISION, f"miracl-v1.0-{lang}/topics/topics.miracl-v1.0-{lang}-{split}.tsv")
+
+
+def qrels_file(lang: str, split: str) -> HubFile:
+    return HubFile(TOPICS_REPO, TOPICS_REVISION, f"miracl-v1.0-{lang}/qrels/qrels.miracl-v1.0-{lang}-{split}.tsv")
+
+
+def corpus_files(lang: str) -> list[HubFile]:
+    shards = _LANGUAGES[lang][3]
+    return [
+        HubFile(CORPUS_REPO, CORPUS_REVISION, f"miracl-corpus-v1.0-{lang}/docs-{i}.jsonl.gz") for i in range(shards)
+    ]
+
+
+def load_judgments(
+    spec: DatasetSpec, data_dir: str | Path | None = None, cache_dir: str | Path | None = None
+) -> tuple[dict[str, str], dict[str, dict[str, int]], Path]:
+    """The judged queries and qrels of ``spec.split``, and the qrels file they came from."""
+    topics = fetch(topics_file(spec.name, spec.split), data_dir, cache_dir)
+    qrels = fetch(qrels_file(spec.name, spec.split), data_dir, cache_dir)
+    return *read_judged_topics(topics, qrels), qrels
+
+
 def load(
-    spec: DatasetSpec,
-    data_dir: str | Path | None = None,
-    cache_dir: str | Path | None = None,
-    hub_loader: HubLoader | None = None,
+    spec: DatasetSpec, data_dir: str | Path | None = None, cache_dir: str | Path | None = None
 ) -> Dataset:
-    del cache_dir  # the datasets library keeps its own cache
-    loader = choose_loader(data_dir, hub_loader)
-    topics = HubTable(spec.source, spec.name, spec.split, revision=spec.revision)
-    queries, qrels, qrels_rows = read_topics(loader, topics)
-    corpus_table = HubTable(
-        CORPUS_SOURCE,
-        spec.name,
-        CORPUS_SPLIT,
-        streaming=spec.num_docs is None or spec.num_docs > STREAM_ABOVE_DOCS,
-    )
-    corpus = read_passages(loader, corpus_table, spec.num_docs)
-    check_qrels_docs(qrels_rows, corpus, spec, where=f"{topics} row {{line}}", corpus_name=str(corpus_table))
+    converted = read_beir_copy(data_dir, spec)
+    if converted is not None:
+        return converted
+    queries, qrels, qrels_path = load_judgments(spec, data_dir, cache_dir)
+    shards = [fetch(file, data_dir, cache_dir) for file in corpus_files(spec.name)]
+    corpus = read_corpus(shards, id_key="docid")
+    check_judged_docs(qrels, corpus, spec, qrels_path, corpus_name=f"{CORPUS_REPO} {spec.name} passages")
     dataset = Dataset(spec=spec, corpus=corpus, queries=queries, qrels=qrels)
-    check_against_spec(dataset, str(topics))
+    check_against_spec(dataset, str(topics_file(spec.name, spec.split)))
     return dataset
-
-
-def read_topics(loader: HubLoader, table: HubTable):
-    """Queries with judgments, qrels (positives 1, negatives 0) and the row of each judgment."""
-    queries: dict[str, str] = {}
-    qrels: dict[str, dict[str, int]] = {}
-    rows: dict[tuple[str, str], int] = {}
-    for number, row in iter_rows(loader, table):
-        query_id = text_field(row, "query_id", table, number)
-        judged: dict[str, int] = {}
-        # a passage listed as both negative and positive counts as positive
-        for key, grade in (("negative_passages", 0), ("positive_passages", 1)):
-            for passage in row.get(key) or ():
-                judged[text_field(passage, "docid", table, number)] = grade
-        if not judged:
-            continue  # no judgments: not evaluated
-        if query_id in qrels:
-            raise DatasetLoadError(
-                f"{table} row {number}: query {query_id!r} appears twice; ids must be unique"
-            )
-        queries[query_id] = text_field(row, "query", table, number)
-        qrels[query_id] = judged
-        rows.update(((query_id, doc_id), number) for doc_id in judged)
-    return queries, qrels, rows

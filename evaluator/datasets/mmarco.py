@@ -1,10 +1,20 @@
 """mMARCO: MS MARCO passage ranking machine-translated into 13 languages, plus the English original.
 
 Query and document languages are chosen independently: ``mmarco/fr`` has French queries and
-passages, ``mmarco/fr-en`` French queries over English passages. Queries are the dev-small set
-(hub ``unicamp-dl/mmarco``, config ``queries-<language>``, split ``dev``), passages config
-``collection-<language>`` (split ``collection``, streamed), and the judgments MS MARCO's dev qrels
-(hub ``BeIR/msmarco-qrels``, split ``validation``; passage ids are shared by all translations).
+passages, ``mmarco/fr-en`` French queries over English passages. Files read from the hub repository
+``unicamp-dl/mmarco`` (no loading script) at commit 6d039c4638c0ba3e46a9cb7b498b145e7edc6230
+(Google-translation release, ``<language>`` as below):
+
+- ``data/google/queries/dev/<language>_queries.dev.small.tsv``: ``qid<TAB>query``, the dev-small
+  queries under MS MARCO's own query ids;
+- ``data/qrels.dev.small.tsv``: MS MARCO's dev-small qrels ``qid 0 pid 1`` (tab-separated; the same
+  judgments as Anserini's ``qrels.msmarco-passage.dev-subset.txt``, tabs for spaces, md5
+  38a80559a561707ac2ec0f150ecd1e8a), shared by every language since passage ids are too;
+- ``data/google/collections/<language>_collection.tsv``: ``pid<TAB>passage``, 8,841,823 lines (3 to
+  8 GB), read one line at a time.
+
+The commit is the one public pinned downloads of this repository use (not checked against the hub
+from here).
 """
 
 from __future__ import annotations
@@ -12,19 +22,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluator.datasets.dataset import Dataset, check_against_spec
-from evaluator.datasets.hub import HubLoader, HubTable, choose_loader, iter_rows, read_passages, text_field
-from evaluator.datasets.layout import check_qrels_docs
+from evaluator.datasets.hub import HubFile, fetch
+from evaluator.datasets.layout import check_judged_docs, read_beir_copy, read_corpus, read_judged_topics
 from evaluator.datasets.spec import DatasetSpec
 from evaluator.errors import DatasetLoadError
 
 FAMILY = "mmarco"
 SOURCE = "unicamp-dl/mmarco"
-QRELS_SOURCE = "BeIR/msmarco-qrels"
-QRELS_SPLIT = "validation"
+REVISION = "6d039c4638c0ba3e46a9cb7b498b145e7edc6230"
+QRELS_FILE = HubFile(SOURCE, REVISION, "data/qrels.dev.small.tsv")
 NUM_DEV_QUERIES = 6980  # MS MARCO dev small
 NUM_PASSAGES = 8841823
 
-# ISO 639-1 code: language name as the hub configs spell it
+# ISO 639-1 code: language name as the hub's file names spell it
 LANGUAGES: dict[str, str] = {
     "ar": "arabic",
     "de": "german",
@@ -55,6 +65,7 @@ def _spec(query_lang: str, doc_lang: str) -> DatasetSpec:
         source=SOURCE,
         group="mMARCO",
         main_metric="RR@10",  # MS MARCO's official measure (MRR@10)
+        revision=REVISION,
         license="MS MARCO terms (non-commercial research)",
         num_queries=NUM_DEV_QUERIES,
         num_docs=NUM_PASSAGES,
@@ -74,58 +85,41 @@ def languages_of(spec: DatasetSpec) -> tuple[str, str]:
     return query_lang, doc_lang or query_lang
 
 
+def queries_file(language: str) -> HubFile:
+    """The dev-small queries in ``language`` (ISO code)."""
+    return HubFile(SOURCE, REVISION, f"data/google/queries/dev/{LANGUAGES[language]}_queries.dev.small.tsv")
+
+
+def collection_file(language: str) -> HubFile:
+    """The passages in ``language`` (ISO code)."""
+    return HubFile(SOURCE, REVISION, f"data/google/collections/{LANGUAGES[language]}_collection.tsv")
+
+
+def load_judgments(
+    spec: DatasetSpec, data_dir: str | Path | None = None, cache_dir: str | Path | None = None
+) -> tuple[dict[str, str], dict[str, dict[str, int]], Path]:
+    """The judged dev-small queries in the query language, the qrels, and the qrels file."""
+    if spec.split != "dev":
+        raise DatasetLoadError(
+            f"{spec.id}: split {spec.split!r} is not published with judgments; mMARCO is evaluated on 'dev' "
+            "(MS MARCO dev small)"
+        )
+    query_lang, _ = languages_of(spec)
+    topics = fetch(queries_file(query_lang), data_dir, cache_dir)
+    qrels = fetch(QRELS_FILE, data_dir, cache_dir)
+    return *read_judged_topics(topics, qrels), qrels
+
+
 def load(
-    spec: DatasetSpec,
-    data_dir: str | Path | None = None,
-    cache_dir: str | Path | None = None,
-    hub_loader: HubLoader | None = None,
+    spec: DatasetSpec, data_dir: str | Path | None = None, cache_dir: str | Path | None = None
 ) -> Dataset:
-    del cache_dir  # the datasets library keeps its own cache
-    loader = choose_loader(data_dir, hub_loader)
-    query_lang, doc_lang = languages_of(spec)
-    qrels_table = HubTable(QRELS_SOURCE, None, QRELS_SPLIT)
-    qrels, qrels_rows = read_qrels(loader, qrels_table)
-
-    queries_table = HubTable(
-        spec.source, f"queries-{LANGUAGES[query_lang]}", spec.split, revision=spec.revision
-    )
-    queries: dict[str, str] = {}
-    for number, row in iter_rows(loader, queries_table):
-        query_id = text_field(row, "id", queries_table, number)
-        if query_id in qrels:
-            queries[query_id] = text_field(row, "text", queries_table, number)
-    for (query_id, _doc), number in qrels_rows.items():
-        if query_id not in queries:
-            raise DatasetLoadError(
-                f"{qrels_table} row {number}: query {query_id!r} is not in {queries_table}; "
-                "the qrels and queries must come from the same MS MARCO split"
-            )
-
-    corpus_table = HubTable(
-        spec.source, f"collection-{LANGUAGES[doc_lang]}", "collection", streaming=True, revision=spec.revision
-    )
-    corpus = read_passages(loader, corpus_table, spec.num_docs, id_key="id")
-    check_qrels_docs(
-        qrels_rows, corpus, spec, where=f"{qrels_table} row {{line}}", corpus_name=str(corpus_table)
-    )
-    dataset = Dataset(spec=spec, corpus=corpus, queries={q: queries[q] for q in qrels}, qrels=qrels)
-    check_against_spec(dataset, str(queries_table))
+    converted = read_beir_copy(data_dir, spec)
+    if converted is not None:
+        return converted
+    queries, qrels, qrels_path = load_judgments(spec, data_dir, cache_dir)
+    collection = collection_file(languages_of(spec)[1])
+    corpus = read_corpus(fetch(collection, data_dir, cache_dir))
+    check_judged_docs(qrels, corpus, spec, qrels_path, corpus_name=str(collection))
+    dataset = Dataset(spec=spec, corpus=corpus, queries=queries, qrels=qrels)
+    check_against_spec(dataset, str(queries_file(languages_of(spec)[0])))
     return dataset
-
-
-def read_qrels(loader: HubLoader, table: HubTable):
-    """Qrels from rows ``query-id``, ``corpus-id``, ``score`` and the row of each judgment."""
-    qrels: dict[str, dict[str, int]] = {}
-    rows: dict[tuple[str, str], int] = {}
-    for number, row in iter_rows(loader, table):
-        query_id = text_field(row, "query-id", table, number)
-        doc_id = text_field(row, "corpus-id", table, number)
-        try:
-            score = int(row["score"])
-        except (KeyError, TypeError, ValueError):
-            raise DatasetLoadError(
-                f"{table} row {number}: score {row.get('score')!r} is not an integer grade"
-            ) from None
-        qrels.setdefault(query_id, {})[doc_id] = score
-        rows.setdefault((query_id, doc_id), number)
-    return qrels, rows
