@@ -1,6 +1,12 @@
-"""Shared fixtures: paths to ../shared and result files shaped like real SciFact results."""
+"""Shared fixtures: paths to the shared test data and result files shaped like real SciFact results.
+
+The shared data (real datasets, official judgments, a SPLADE checkpoint, conformance fixtures) is the folder
+``$IRBOARD_SHARED``, by default ``../shared`` next to the repository; ``make shared-data`` fetches its public
+parts from their upstream. A run without it stops at once saying so: no test is skipped for want of data.
+"""
 
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -8,8 +14,29 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = (ROOT / ".." / "shared").resolve()
+SHARED = Path(os.environ.get("IRBOARD_SHARED") or ROOT.parent / "shared").resolve()
 SCIFACT = SHARED / "data" / "beir" / "scifact"
+OFFICIAL = SHARED / "data" / "official"
+# What the tests read from SHARED.
+NEEDED = ("data/beir/scifact", "data/beir/nfcorpus", "data/classic", "data/official", "models/splade-tiny",
+          "conformance/cases", "conformance/significance.json")
+
+
+def pytest_sessionstart(session):
+    missing = [name for name in NEEDED if not (SHARED / name).exists()]
+    if missing:
+        pytest.exit(f"test data missing under {SHARED}: {', '.join(missing)}; run `make shared-data` "
+                    "(or set IRBOARD_SHARED to the folder holding it)", returncode=1)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def offline_judgments(tmp_path_factory):
+    """Official judgments come from the shared copy through IRBOARD_MIRROR into a fresh cache: validation and
+    builds in tests never reach the internet."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IRBOARD_MIRROR", str(OFFICIAL))
+        patch.setenv("IRBOARD_CACHE", str(tmp_path_factory.mktemp("irboard-cache")))
+        yield
 
 
 def write_scifact_slice(folder: Path, num_queries: int, num_docs: int):

@@ -3,14 +3,14 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import pytrec_eval
 
 from leaderboard.cli import main
+from tests.conftest import SHARED
 
-CASES = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "cases"
+CASES = SHARED / "conformance" / "cases"
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq3 0 d9 1\n"
 RUN = "q1 Q0 d3 1 2.5 t\nq1 Q0 d1 2 2.0 t\nq1 Q0 d7 3 1.0 t\nq2 Q0 d2 1 0.5 t\nq9 Q0 d1 1 9.0 t\n"
 

@@ -6,7 +6,6 @@ import csv
 import json
 import math
 import zlib
-from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -29,8 +28,7 @@ from evaluator.score_samples import (
     encoded_size,
     score_samples_json_schema,
 )
-
-SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "beir" / "scifact"
+from tests.conftest import SCIFACT
 
 
 def tiny_corpus():
