@@ -7,7 +7,11 @@ parts from their upstream. A run without it stops at once saying so: no test is 
 
 import json
 import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +102,65 @@ def scifact_like_results(tmp_path) -> tuple[Path, Path]:
         path.write_text(make_scifact_result(model_id, seed, kind))
         paths.append(path)
     return paths[0], paths[1]
+
+
+@dataclass
+class Served:
+    """What the HTTP server on 127.0.0.1 hands out (path -> bytes, or folders under URL prefixes) and what it was asked for."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    folders: dict[str, Path] = field(default_factory=dict)  # URL prefix -> folder whose files are served under it
+    truncate: bool = False  # announce the full length, send half, close
+    requests: list[str] = field(default_factory=list)
+    base_url: str = ""
+    stop: Callable[[], None] = lambda: None  # shut the server down before the test ends
+
+
+def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            served.requests.append(self.path)
+            body = served.files.get(self.path)
+            for prefix, folder in served.folders.items():
+                relative = self.path.removeprefix(prefix)
+                if body is None and relative != self.path and ".." not in relative and (folder / relative).is_file():
+                    body = (folder / relative).read_bytes()
+            if body is None:
+                self.send_error(404, "no such file")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if served.truncate:
+                self.wfile.write(body[: len(body) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:  # keep test output clean
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def server() -> Iterator[Served]:
+    served = Served()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    served.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
+
+    def stop() -> None:
+        if thread.is_alive():
+            httpd.shutdown()
+            httpd.server_close()
+            thread.join()
+
+    served.stop = stop
+    try:
+        yield served
+    finally:
+        stop()
