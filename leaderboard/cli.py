@@ -32,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--base", help="git revision to compare existing results against (e.g. origin/main)")
     validate.set_defaults(handler=_validate)
 
+    datasets = commands.add_parser("datasets", help="list the registered datasets and whether their judgments are "
+                                   "cached")
+    datasets.add_argument("prefix", nargs="?", default="", help="only ids starting with this (e.g. miracl/)")
+    datasets.set_defaults(handler=_datasets)
+
     compare = commands.add_parser("compare", help="Markdown comparison of result files with baseline and best")
     compare.add_argument("paths", nargs="*", type=Path, help="the new or changed result files")
     compare.add_argument("--results", type=Path, default=Path("results"))
@@ -58,6 +63,12 @@ def _validate(args: argparse.Namespace) -> int:
     from leaderboard.validate import run_validate
 
     return run_validate(args)
+
+
+def _datasets(args: argparse.Namespace) -> int:
+    from leaderboard.catalog import run_datasets
+
+    return run_datasets(args)
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -101,3 +101,23 @@ def test_identical_ids_setting_matters_only_when_a_ranking_holds_its_own_query(t
     problems = validate_paths([], tmp_path).problems
     assert any("settings.ignore_identical_ids is false but beir/scifact drops a retrieved document whose id is "
                "the query's" in p for p in problems), problems
+
+
+def test_datasets_command_lists_every_registered_dataset_and_its_cache_state(monkeypatch, tmp_path, capsys):
+    from evaluator.datasets import all_specs
+    from evaluator.datasets.official import official_qrels
+
+    monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path))
+    assert main(["datasets"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split() == ["id", "split", "queries", "documents", "source", "licence", "judgments"]
+    assert [row.split()[0] for row in rows] == [spec.id for spec in all_specs()]
+    official_qrels("beir/scifact")  # now cached
+    assert main(["datasets", "beir/scif"]) == 0
+    (row,) = capsys.readouterr().out.splitlines()[1:]
+    assert row.split()[:5] == ["beir/scifact", "test", "300", "5,183", "castorini/anserini-tools@5b819c1"]
+    assert row.endswith("  cached") and "CC BY-NC 2.0" in row
+    assert main(["datasets", "classic/cacm"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("local copy only  no licence stated; distributed for "
+                                                            "research by the Glasgow IR group  not cached")
+    assert main(["datasets", "nothing/"]) == 1
