@@ -47,8 +47,9 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
 
 def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root: Path | None) -> Qrels | None:
     """The qrels to re-score a result on `dataset_id` against: an explicit `--data-dir ID=DIR`, `<root>/<dataset id>`,
-    the official judgments (cached, else downloaded; DatasetLoadError when they cannot be had), or a copy in the
-    cache (datasets without an official download); None when there is none."""
+    the official judgments (cached, else downloaded), or a copy extracted into the cache (datasets without an
+    official download, or offline); None when there is none. DatasetLoadError: official judgments that cannot be had
+    and no copy."""
     from evaluator.datasets.download import cache_root
     from evaluator.datasets.official import official_judgments, official_qrels
     from evaluator.trec import read_qrels
@@ -63,10 +64,15 @@ def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root
                 return read_qrels(path)
             except IrboardError as error:
                 log.warning("cannot read %s: %s", path, error)
+    # where downloads are extracted, or a user placed e.g. a classic collection
+    cached = cache_root() / dataset_id / "qrels" / f"{split}.tsv"
     official = official_judgments(dataset_id)
     if official is not None and official.split == split:
-        return official_qrels(dataset_id)
-    cached = cache_root() / dataset_id / "qrels" / f"{split}.tsv"  # where a user placed e.g. a classic collection
+        try:
+            return official_qrels(dataset_id)
+        except DatasetLoadError:
+            if not cached.is_file():
+                raise
     return read_qrels(cached) if cached.is_file() else None
 
 

@@ -121,3 +121,14 @@ def test_datasets_command_lists_every_registered_dataset_and_its_cache_state(mon
     assert capsys.readouterr().out.splitlines()[1].endswith("local copy only  no licence stated; distributed for "
                                                             "research by the Glasgow IR group  not cached")
     assert main(["datasets", "nothing/"]) == 1
+
+
+def test_offline_a_copy_extracted_into_the_cache_still_verifies(tmp_path, scifact_result, offline):
+    from tests.conftest import SCIFACT
+
+    extracted = tmp_path / "empty-cache" / "beir" / "scifact" / "qrels"  # where the BEIR loader extracts the zip
+    extracted.mkdir(parents=True)
+    (extracted / "test.tsv").write_bytes((SCIFACT / "qrels" / "test.tsv").read_bytes())
+    path = _write(tmp_path / "results", scifact_result)
+    report = validate_paths([], tmp_path / "results")
+    assert report.problems == [] and report.verified == {path}
