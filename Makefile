@@ -1,12 +1,12 @@
 # Two entry points for a fresh clone: `make site` (build the leaderboard) and `make test` (the whole suite).
 # Each bootstraps its own virtual environment in .venv.
 PYTHON ?= python3
-SHARED ?= ../shared
+SHARED ?= $(or $(IRBOARD_SHARED),../shared)
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: site test serve lint golden clean schema results
+.PHONY: site test serve lint golden clean schema results shared-data
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ serve: site
 
 test: $(VENV)/.test
 	$(PY) -m pytest
+
+# The shared test data (SHARED, default ../shared) from its public upstream, checksummed; what is there is only
+# checked. Tests read it through IRBOARD_SHARED (default ../shared).
+shared-data: $(VENV)/.core
+	$(PY) -m tests.data.fetch_shared $(SHARED)
 
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check evaluator leaderboard tests benchmarks

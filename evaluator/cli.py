@@ -18,7 +18,8 @@ log = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_argument_group("what to evaluate (either --run and --qrels, or --model and --dataset)")
     source.add_argument("--run", type=Path, help="TREC run file: qid Q0 docid rank score tag")
-    source.add_argument("--qrels", type=Path, help="TREC qrels (qid 0 docid rel) or BEIR qrels TSV with header")
+    source.add_argument("--qrels", type=Path, help="TREC qrels (qid 0 docid rel) or BEIR qrels TSV with header "
+                        "(default for a --dataset-id with official judgments: those, downloaded once)")
     source.add_argument("--model", help="model spec: bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>")
     source.add_argument("--dataset", help="dataset id, e.g. beir/scifact, miracl/sw, mmarco/fr, local:<dir>")
     source.add_argument("--data-dir", type=Path, help="read the dataset from this BEIR-layout folder (miracl, mmarco: "
@@ -41,9 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     meta.add_argument("--dim", type=int)
     meta.add_argument("--closed-weights", action="store_true", help="the model's weights are not public")
     meta.add_argument("--training-datasets", default="", help="comma-separated datasets the model was trained on")
-    meta.add_argument("--split", default="test")
-    meta.add_argument("--relevance-level", type=int, default=1)
-    meta.add_argument("--ignore-identical-ids", action="store_true", help="drop documents whose id is the query id")
+    rules = parser.add_argument_group("evaluation settings for --run with an unregistered --dataset-id "
+                                      "(a registered dataset's own come from the registry; `irboard datasets`)")
+    rules.add_argument("--split", help="the split the qrels belong to (default test)")
+    rules.add_argument("--relevance-level", type=int, help="lowest grade that counts as relevant (default 1)")
+    rules.add_argument("--ignore-identical-ids", action=argparse.BooleanOptionalAction,
+                       help="drop retrieved documents whose id is the query id (default: keep them)")
     model = parser.add_argument_group("model and retrieval options for --model")
     model.add_argument("--top-k", type=int, default=1000)
     model.add_argument("--batch-size", type=int)
@@ -78,28 +82,36 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
+    from evaluator.datasets.official import fetch_official, official_judgments
     from evaluator.trec import rank_trec_run, read_qrels
 
-    missing = [flag for flag, value in [("--run", args.run), ("--qrels", args.qrels), ("--model-id", args.model_id),
+    missing = [flag for flag, value in [("--run", args.run), ("--model-id", args.model_id),
                                          ("--dataset-id", args.dataset_id)] if not value]
     if missing:
-        raise IrboardError(f"evaluate --run: missing {', '.join(missing)}; all of --run, --qrels, --model-id, "
-                           "--dataset-id are needed")
+        raise IrboardError(f"evaluate --run: missing {', '.join(missing)}; all of --run, --model-id, --dataset-id "
+                           "are needed, and --qrels unless the dataset has official judgments")
     for flag, value in [("--model-id", args.model_id), ("--dataset-id", args.dataset_id)]:
         try:
             check_id(value, flag)
         except ValueError as error:
             raise IrboardError(str(error)) from None
+    split, ignore_identical_ids, relevance_level = run_settings(args)
+    official = official_judgments(args.dataset_id)
+    if args.qrels is None and official is None:
+        raise IrboardError(f"evaluate --run: {args.dataset_id} has no official judgments; pass --qrels")
     timings: dict[str, float] = {}
-    with step(f"reading qrels {args.qrels}", timings, "read_qrels_s"):
-        qrels = read_qrels(args.qrels)
+    qrels_path = args.qrels or fetch_official(official.qrels, args.cache_dir)
+    with step(f"reading qrels {qrels_path}", timings, "read_qrels_s"):
+        qrels = read_qrels(qrels_path)
+    if official is not None and qrels.sha256() != official.judgments_sha256:
+        log.warning("%s: not the official judgments of %s (%s); the result will not verify",
+                    qrels_path, args.dataset_id, official.qrels.name)
     size_mb = args.run.stat().st_size / 1e6 if args.run.exists() else 0
     # keep as much of each ranking as the measures need re-scoring from (the whole run for uncut measures)
     cutoffs = [m.cutoff for m in measures]
     keep_top = None if None in cutoffs else max(max(cutoffs), MIN_RUN_DEPTH)
     with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
-        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=args.ignore_identical_ids,
-                                    keep_top=keep_top)
+        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top)
     meta = RunMetadata(
         model={
             "id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,
@@ -108,12 +120,35 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
             "training_datasets": [d.strip() for d in args.training_datasets.split(",") if d.strip()],
         },
         dataset_id=args.dataset_id,
-        split=args.split,
+        split=split,
         top_k=max(int(ranked.lengths.max(initial=0)), 1),
-        ignore_identical_ids=args.ignore_identical_ids,
-        relevance_level=args.relevance_level,
+        ignore_identical_ids=ignore_identical_ids,
+        relevance_level=relevance_level,
         timings=timings,
         command=getattr(args, "command_line", ""),
     )
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
         return assemble_result(ranked, qrels, measures, top, meta)
+
+
+def run_settings(args: argparse.Namespace) -> tuple[str, bool, int]:
+    """(split, ignore_identical_ids, relevance_level) for --run: a registered dataset's own, where a flag that
+    says otherwise is an error; the flags (or their defaults) for any other dataset id."""
+    from evaluator.datasets.spec import LOCAL_PREFIX, registry
+    from evaluator.errors import UnknownNameError
+
+    try:
+        spec = None if args.dataset_id.startswith(LOCAL_PREFIX) else registry().get(args.dataset_id)
+    except UnknownNameError:
+        spec = None
+    if spec is None:
+        return (args.split or "test", bool(args.ignore_identical_ids),
+                1 if args.relevance_level is None else args.relevance_level)
+    for flag, given, defined in [("--split", args.split, spec.split),
+                                 ("--ignore-identical-ids", args.ignore_identical_ids, spec.ignore_identical_ids),
+                                 ("--relevance-level", args.relevance_level, spec.relevance_level)]:
+        if given is not None and given != defined:
+            shown = f"{flag} {given}" if not isinstance(given, bool) else flag if given else f"--no-{flag[2:]}"
+            raise IrboardError(f"evaluate: {shown} conflicts with the definition of {spec.id} ({flag[2:]}: "
+                               f"{defined}); leave it out: a registered dataset's settings come from the registry")
+    return spec.split, spec.ignore_identical_ids, spec.relevance_level

@@ -137,7 +137,7 @@ def evaluate_model(args: argparse.Namespace, measures):
                "dim": info.dim, "license": info.license, "open_weights": info.open_weights,
                "training_datasets": list(info.training_datasets), "url": info.url},
         dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
-        ignore_identical_ids=spec.ignore_identical_ids, timings=timings,
+        ignore_identical_ids=spec.ignore_identical_ids, relevance_level=spec.relevance_level, timings=timings,
         command=getattr(args, "command_line", ""), dataset_revision=spec.revision or spec.md5 or "",
     )
     return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": int(index.nbytes)},

@@ -85,6 +85,8 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     if problems:
         raise BuildError(problems)
     warnings = list(loaded.warnings)
+    # judgments that could not be had leave results unverified
+    warnings += [f"{error}; its results are shown unverified" for error in getattr(is_verified, "errors", [])]
     board = build_leaderboard(loaded.results, settings, lookup, warnings)
     if strict and warnings:
         raise BuildError(warnings, "warnings (--strict)")

@@ -37,6 +37,11 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--results", type=Path, default=Path("results"), help="the results folder")
     migrate.set_defaults(handler=_migrate)
 
+    datasets = commands.add_parser("datasets", help="list the registered datasets and whether their judgments are "
+                                   "cached")
+    datasets.add_argument("prefix", nargs="?", default="", help="only ids starting with this (e.g. miracl/)")
+    datasets.set_defaults(handler=_datasets)
+
     compare = commands.add_parser("compare", help="Markdown comparison of result files with baseline and best")
     compare.add_argument("paths", nargs="*", type=Path, help="the new or changed result files")
     compare.add_argument("--results", type=Path, default=Path("results"))
@@ -69,6 +74,11 @@ def _migrate(args: argparse.Namespace) -> int:
     from leaderboard.migrate import run_migrate
 
     return run_migrate(args)
+
+def _datasets(args: argparse.Namespace) -> int:
+    from leaderboard.catalog import run_datasets
+
+    return run_datasets(args)
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError, ResultValidationError, UnknownNameError
 from evaluator.result import ResultFile, parse_result_text, read_result, slugify
-from leaderboard.verify import qrels_for, verify_result
+from leaderboard.verify import Judgments, verify_result
 
 log = logging.getLogger(__name__)
 CHANGE_TOLERANCE = 0.001
@@ -71,12 +71,36 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport) -> No
         return
     if result.dataset.split != spec.split:
         report.add(path, f"dataset.split is {result.dataset.split!r}; {spec.id} is scored on {spec.split!r}")
+    for problem in settings_problems(result, spec):
+        report.add(path, problem)
     queries = result.query_ids
     if spec.num_queries is not None and len(queries) != spec.num_queries:
         report.add(path, f"per_query has {len(queries)} queries, expected {spec.num_queries} "
                          f"(the {spec.split} qrels of {spec.id})")
     elif spec.query_ids_sha256 and query_ids_sha256(queries) != spec.query_ids_sha256:
         report.add(path, f"per_query's query ids differ from the official {spec.split} queries of {spec.id}")
+
+
+def settings_problems(result: ResultFile, spec) -> list[str]:
+    """Where the result's evaluation settings differ from the dataset's definition in a way that can matter."""
+    problems = []
+    settings = result.settings
+    if settings.relevance_level != spec.relevance_level:
+        problems.append(f"settings.relevance_level is {settings.relevance_level}; {spec.id} counts grades >= "
+                        f"{spec.relevance_level} as relevant: re-run `irboard evaluate` with the dataset's settings")
+    # The setting changes nothing unless a stored ranking holds its own query's id, so such results stand.
+    if settings.ignore_identical_ids != spec.ignore_identical_ids and _may_retrieve_own_id(result):
+        rule = "drops" if spec.ignore_identical_ids else "keeps"
+        problems.append(f"settings.ignore_identical_ids is {str(settings.ignore_identical_ids).lower()} but {spec.id} "
+                        f"{rule} a retrieved document whose id is the query's, and the stored ranking does not show "
+                        "that this makes no difference: re-run `irboard evaluate` with the dataset's settings")
+    return problems
+
+
+def _may_retrieve_own_id(result: ResultFile) -> bool:
+    if result.run is None:
+        return True
+    return any(any(doc_id == query_id for doc_id, _ in ranking) for query_id, ranking in result.rankings().items())
 
 
 def _file_at(revision: str, path: Path) -> str | None:
@@ -118,6 +142,7 @@ def validate_paths(
     base: str | None = None,
 ) -> ValidationReport:
     report = ValidationReport()
+    judgments = Judgments(data_dirs, data_root)  # official ones fetched once per dataset when needed
     seen: dict[tuple[str, str], Path] = {}
     for path in result_files(paths, results_root):
         try:
@@ -133,7 +158,7 @@ def validate_paths(
         if base:
             check_against_base(path, result, base, report)
         if result.run is not None:
-            qrels = qrels_for(result.dataset.id, result.dataset.split, data_dirs or {}, data_root)
+            qrels = judgments.get(result.dataset.id, result.dataset.split)
             if qrels is not None:
                 outcome = verify_result(result, qrels)
                 for problem in outcome.problems:
@@ -143,6 +168,7 @@ def validate_paths(
                 elif not outcome.problems:
                     report.partly_verified[path] = outcome.unverified
         report.results[path] = result
+    report.problems.extend(judgments.errors)
     return report
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.errors import IrboardError
+from evaluator.errors import DatasetLoadError, IrboardError
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate, parse_measure
 from evaluator.metrics.ranking import PAD, UNJUDGED
 from evaluator.result import ResultFile
@@ -189,41 +189,63 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
 
 
 def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root: Path | None) -> Qrels | None:
-    """The qrels of a dataset if a local copy is known: an explicit folder, `<root>/<dataset id>`, or the cache."""
+    """The qrels to re-score a result on `dataset_id` against: an explicit `--data-dir ID=DIR`, `<root>/<dataset id>`,
+    the official judgments (cached, else downloaded), or a copy extracted into the cache (datasets without an
+    official download, or offline); None when there is none. DatasetLoadError: official judgments that cannot be had
+    and no copy."""
+    from evaluator.datasets.download import cache_root
+    from evaluator.datasets.official import official_judgments, official_qrels
     from evaluator.trec import read_qrels
 
-    candidates = []
-    if dataset_id in data_dirs:
-        candidates.append(data_dirs[dataset_id])
+    folders = [data_dirs[dataset_id]] if dataset_id in data_dirs else []
     if data_root is not None:
-        candidates.append(data_root / dataset_id)
-    try:
-        from evaluator.datasets.download import cache_root
-
-        candidates.append(cache_root() / dataset_id)  # where downloads are extracted
-    except ImportError:  # pragma: no cover - datasets package always present
-        pass
-    for folder in candidates:
+        folders.append(data_root / dataset_id)
+    for folder in folders:
         path = folder / "qrels" / f"{split}.tsv"
         if path.is_file():
             try:
                 return read_qrels(path)
             except IrboardError as error:
                 log.warning("cannot read %s: %s", path, error)
-    return None
+    # where downloads are extracted, or a user placed e.g. a classic collection
+    cached = cache_root() / dataset_id / "qrels" / f"{split}.tsv"
+    official = official_judgments(dataset_id)
+    if official is not None and official.split == split:
+        try:
+            return official_qrels(dataset_id)
+        except DatasetLoadError:
+            if not cached.is_file():
+                raise
+    return read_qrels(cached) if cached.is_file() else None
 
 
-def verifier(data_dirs: dict[str, Path], data_root: Path | None):
-    """`verification(result)` for the site build: re-scores results whose qrels are at hand (qrels cached);
-    None when no qrels are at hand."""
-    cache: dict[tuple[str, str], Qrels | None] = {}
+class Judgments:
+    """Qrels by (dataset id, split), looked up once each through `qrels_for`. Judgments that cannot be had are
+    None, with the reason in `errors` (one line per dataset). Called with a result, says whether it is verified."""
 
-    def verification(result: ResultFile) -> Verification | None:
-        key = (result.dataset.id, result.dataset.split)
-        if key not in cache:
-            cache[key] = qrels_for(*key, data_dirs, data_root)
-        if cache[key] is None:
+    def __init__(self, data_dirs: dict[str, Path] | None = None, data_root: Path | None = None):
+        self.data_dirs, self.data_root = data_dirs or {}, data_root
+        self.errors: list[str] = []
+        self._qrels: dict[tuple[str, str], Qrels | None] = {}
+
+    def get(self, dataset_id: str, split: str) -> Qrels | None:
+        key = (dataset_id, split)
+        if key not in self._qrels:
+            try:
+                self._qrels[key] = qrels_for(dataset_id, split, self.data_dirs, self.data_root)
+            except DatasetLoadError as error:
+                self._qrels[key] = None
+                self.errors.append(str(error))
+        return self._qrels[key]
+
+    def __call__(self, result: ResultFile) -> Verification | None:
+        """The verification of a result with a stored ranking; None without one or without judgments."""
+        if result.run is None:
             return None
-        return verify_result(result, cache[key])
+        qrels = self.get(result.dataset.id, result.dataset.split)
+        return None if qrels is None else verify_result(result, qrels)
 
-    return verification
+
+def verifier(data_dirs: dict[str, Path], data_root: Path | None) -> Judgments:
+    """`verification(result)` for the site build; its `errors` name the datasets whose judgments were missing."""
+    return Judgments(data_dirs, data_root)

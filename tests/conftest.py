@@ -1,15 +1,46 @@
-"""Shared fixtures: paths to ../shared and result files shaped like real SciFact results."""
+"""Shared fixtures: paths to the shared test data and result files shaped like real SciFact results.
+
+The shared data (real datasets, official judgments, a SPLADE checkpoint, conformance fixtures) is the folder
+``$IRBOARD_SHARED``, by default ``../shared`` next to the repository; ``make shared-data`` fetches its public
+parts from their upstream. A run without it stops at once saying so: no test is skipped for want of data.
+"""
 
 import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = (ROOT / ".." / "shared").resolve()
+SHARED = Path(os.environ.get("IRBOARD_SHARED") or ROOT.parent / "shared").resolve()
 SCIFACT = SHARED / "data" / "beir" / "scifact"
+OFFICIAL = SHARED / "data" / "official"
+# What the tests read from SHARED.
+NEEDED = ("data/beir/scifact", "data/beir/nfcorpus", "data/classic", "data/official", "models/splade-tiny",
+          "conformance/cases", "conformance/significance.json")
+
+
+def pytest_sessionstart(session):
+    missing = [name for name in NEEDED if not (SHARED / name).exists()]
+    if missing:
+        pytest.exit(f"test data missing under {SHARED}: {', '.join(missing)}; run `make shared-data` "
+                    "(or set IRBOARD_SHARED to the folder holding it)", returncode=1)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def offline_judgments(tmp_path_factory):
+    """Official judgments come from the shared copy through IRBOARD_MIRROR into a fresh cache: validation and
+    builds in tests never reach the internet."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IRBOARD_MIRROR", str(OFFICIAL))
+        patch.setenv("IRBOARD_CACHE", str(tmp_path_factory.mktemp("irboard-cache")))
+        yield
 
 
 def write_scifact_slice(folder: Path, num_queries: int, num_docs: int):
@@ -76,3 +107,65 @@ def scifact_like_results(tmp_path) -> tuple[Path, Path]:
         path.write_text(make_scifact_result(model_id, seed, kind))
         paths.append(path)
     return paths[0], paths[1]
+
+
+@dataclass
+class Served:
+    """What the HTTP server on 127.0.0.1 hands out (path -> bytes, or folders under URL prefixes) and what it was asked for."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    folders: dict[str, Path] = field(default_factory=dict)  # URL prefix -> folder whose files are served under it
+    truncate: bool = False  # announce the full length, send half, close
+    requests: list[str] = field(default_factory=list)
+    base_url: str = ""
+    stop: Callable[[], None] = lambda: None  # shut the server down before the test ends
+
+
+def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            served.requests.append(self.path)
+            body = served.files.get(self.path)
+            for prefix, folder in served.folders.items():
+                relative = self.path.removeprefix(prefix)
+                if body is None and relative != self.path and ".." not in relative and (folder / relative).is_file():
+                    body = (folder / relative).read_bytes()
+            if body is None:
+                self.send_error(404, "no such file")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if served.truncate:
+                self.wfile.write(body[: len(body) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:  # keep test output clean
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def server() -> Iterator[Served]:
+    served = Served()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    served.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
+
+    def stop() -> None:
+        if thread.is_alive():
+            httpd.shutdown()
+            httpd.server_close()
+            thread.join()
+
+    served.stop = stop
+    try:
+        yield served
+    finally:
+        stop()

@@ -1,8 +1,9 @@
-"""The dataset cache and verified, all-or-nothing downloads of zip archives.
+"""The dataset cache and verified, all-or-nothing downloads of zip archives and single files.
 
 An archive is downloaded to a temporary file, its md5 checked, extracted to a temporary folder
 and only then renamed into place, so a cache entry exists only when it is complete: an
-interrupted or corrupt download leaves nothing behind.
+interrupted or corrupt download leaves nothing behind. Single files (``fetch_file``) are checked
+against their sha256 the same way.
 """
 
 from __future__ import annotations
@@ -77,12 +78,35 @@ def fetch_archive(url: str, md5: str | None, dest: Path, timeout: float = DEFAUL
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _download(url: str, out: IO[bytes], timeout: float) -> str:
-    """Stream ``url`` into ``out``; returns the md5 hex digest. Short reads raise."""
+def fetch_file(url: str, sha256: str, dest: Path, hint: str, timeout: float = DEFAULT_TIMEOUT_S) -> Path:
+    """``dest``, downloaded from ``url`` (http(s) or file://) if not there yet and renamed into place only
+    when its sha256 matches. ``hint`` ends every error message: how else to supply the file."""
+    if dest.is_file():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            digest = _download(url, out, timeout, "sha256", hint)
+        if digest != sha256.lower():
+            raise DatasetLoadError(
+                f"{url}: sha256 of the download is {digest}, expected {sha256}; the file is damaged or "
+                f"changed upstream: retry, or {hint}"
+            )
+        os.replace(tmp_name, dest)
+        logger.info("cached %s in %s", url, dest)
+        return dest
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
+
+
+def _download(url: str, out: IO[bytes], timeout: float, algorithm: str = "md5",
+              hint: str = "pass --data-dir with a local copy") -> str:
+    """Stream ``url`` into ``out``; returns the hex digest (``algorithm``). Short reads raise."""
     from tqdm.auto import tqdm
 
     request = urllib.request.Request(url, headers={"User-Agent": "irboard"})
-    md5 = hashlib.md5()
+    digest = hashlib.new(algorithm)
     received = 0
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -94,24 +118,21 @@ def _download(url: str, out: IO[bytes], timeout: float) -> str:
             ) as bar:
                 while chunk := response.read(CHUNK_BYTES):
                     out.write(chunk)
-                    md5.update(chunk)
+                    digest.update(chunk)
                     received += len(chunk)
                     bar.update(len(chunk))
     except urllib.error.HTTPError as err:
         raise DatasetLoadError(
-            f"{url}: server answered HTTP {err.code} {err.reason}; check the URL or retry later"
+            f"{url}: server answered HTTP {err.code} {err.reason}; check the URL or retry later, or {hint}"
         ) from None
     except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
         reason = getattr(err, "reason", err)
         raise DatasetLoadError(
-            f"{url}: download failed after {received} bytes ({reason}); check the network and retry, "
-            "or pass --data-dir with a local copy"
+            f"{url}: download failed after {received} bytes ({reason}); check the network and retry, or {hint}"
         ) from None
     if total is not None and received != total:
-        raise DatasetLoadError(
-            f"{url}: download stopped at {received} of {total} bytes; retry, or pass --data-dir with a local copy"
-        )
-    return md5.hexdigest()
+        raise DatasetLoadError(f"{url}: download stopped at {received} of {total} bytes; retry, or {hint}")
+    return digest.hexdigest()
 
 
 def _extract(archive: Path, staging: Path, url: str) -> Path:

@@ -37,7 +37,10 @@ class DatasetSpec:
     source: str  # download URL, hub id, or folder for local datasets
     group: str  # leaderboard display group: "BEIR", "MIRACL", "mMARCO", "Classic", "Local"
     main_metric: str = "nDCG@10"
-    ignore_identical_ids: bool = False  # drop a retrieved doc whose id equals the query id
+    # Evaluation rules, part of the dataset's definition (docs/metrics.md, "Per-dataset rules"): a result must
+    # record the same ones. ignore_identical_ids drops a retrieved doc whose id equals the query id.
+    ignore_identical_ids: bool = False
+    relevance_level: int = 1  # lowest grade that counts as relevant for binary measures
     allow_unknown_qrels_docs: bool = False  # official qrels name documents missing from the corpus
     license: str = ""
     md5: str | None = None  # published md5 of the downloaded archive

@@ -3,16 +3,17 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import pytrec_eval
 
+from evaluator.datasets.official import official_judgments
 from evaluator.metrics import DEFAULT_MEASURES
 from evaluator.result import read_result
 from leaderboard.cli import main
+from tests.conftest import OFFICIAL, SHARED
 
-CASES = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "cases"
+CASES = SHARED / "conformance" / "cases"
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq3 0 d9 1\n"
 RUN = "q1 Q0 d3 1 2.5 t\nq1 Q0 d1 2 2.0 t\nq1 Q0 d7 3 1.0 t\nq2 Q0 d2 1 0.5 t\nq9 Q0 d1 1 9.0 t\n"
 
@@ -128,3 +129,48 @@ def test_console_script_prints_no_traceback(tmp_path):
     )
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "run.txt line 1" in done.stderr
+
+
+def _yoruba_run(path) -> None:
+    """A run over MIRACL Yoruba's official dev queries: each query's judged documents in file order."""
+    lines = (OFFICIAL / "qrels" / "qrels.miracl-v1.0-yo-dev.tsv").read_text().splitlines()
+    path.write_text("".join(f"{q} Q0 {d} {i} {1.0 / (i + 1)} t\n" for i, (q, _, d, _) in
+                            enumerate(line.split("\t") for line in lines)))
+
+
+def test_registered_dataset_takes_its_split_settings_and_official_qrels_from_the_registry(tmp_path):
+    _yoruba_run(tmp_path / "run.txt")
+    out = tmp_path / "results" / "org__model" / "miracl__yo.json"
+    out.parent.mkdir(parents=True)
+    assert main(["evaluate", "--run", str(tmp_path / "run.txt"), "--model-id", "org/model", "--dataset-id",
+                 "miracl/yo", "--out", str(out), "--quiet"]) == 0  # no --qrels: the official ones
+    result = json.loads(out.read_text())
+    assert result["dataset"]["split"] == "dev"  # not "test"
+    assert result["settings"]["ignore_identical_ids"] is False and result["settings"]["relevance_level"] == 1
+    assert result["dataset"]["qrels_sha256"] == official_judgments("miracl/yo").judgments_sha256
+    assert len(result["per_query"]["nDCG@10"]) == 119
+    assert main(["validate", "--results", str(tmp_path / "results")]) == 0
+
+
+@pytest.mark.parametrize("flag, shown", [
+    (["--split", "test"], "--split test conflicts with the definition of miracl/yo (split: dev)"),
+    (["--ignore-identical-ids"], "--ignore-identical-ids conflicts with the definition of miracl/yo"),
+    (["--relevance-level", "2"], "--relevance-level 2 conflicts"),
+])
+def test_a_flag_that_contradicts_the_registry_is_a_one_line_error(tmp_path, capsys, flag, shown):
+    _yoruba_run(tmp_path / "run.txt")
+    code = main(["evaluate", "--run", str(tmp_path / "run.txt"), "--model-id", "org/model", "--dataset-id",
+                 "miracl/yo", "--out", str(tmp_path / "o.json"), *flag])
+    err = capsys.readouterr().err
+    assert code == 1 and shown in err and err.count("\n") == 1 and not (tmp_path / "o.json").exists()
+    assert main(["evaluate", "--run", str(tmp_path / "run.txt"), "--model-id", "org/model", "--dataset-id",
+                 "miracl/yo", "--out", str(tmp_path / "o.json"), "--split", "dev", "--quiet"]) == 0  # agreeing
+
+
+def test_unregistered_dataset_takes_the_flags(tmp_path):
+    code, out = _evaluate(tmp_path, RUN, QRELS, "--split", "dev", "--relevance-level", "2",
+                          "--ignore-identical-ids")
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert result["dataset"]["split"] == "dev"
+    assert result["settings"]["relevance_level"] == 2 and result["settings"]["ignore_identical_ids"] is True

@@ -6,7 +6,6 @@ import csv
 import json
 import zlib
 from dataclasses import replace
-from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -32,8 +31,7 @@ from evaluator.score_samples import (
     fit_to_budget,
     score_samples_json_schema,
 )
-
-SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "beir" / "scifact"
+from tests.conftest import SCIFACT
 
 
 def tiny_corpus():

@@ -17,8 +17,8 @@ from evaluator.errors import InputFormatError
 from evaluator.metrics import evaluate, parse_measures
 from evaluator.metrics.ranking import Qrels, RankedRun, rank_run
 from evaluator.trec import rank_trec_run, read_qrels, read_run, write_qrels, write_run
+from tests.conftest import SHARED
 
-SHARED = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve()
 CASES = sorted(p for p in (SHARED / "conformance" / "cases").iterdir() if p.is_dir())
 RANKABLE = [c for c in CASES if c.name != "06_duplicate_docids"]
 SCIFACT_QRELS = SHARED / "data" / "beir" / "scifact" / "qrels" / "test.tsv"

@@ -1,7 +1,6 @@
 import itertools
 import json
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +22,9 @@ from leaderboard.stats import (
     wilcoxon_test,
     wins_ties_losses,
 )
+from tests.conftest import SHARED
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "significance.json"
+FIXTURE = SHARED / "conformance" / "significance.json"
 
 
 @pytest.fixture(scope="module")

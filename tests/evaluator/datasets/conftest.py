@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+from tests.conftest import SHARED
+
+SHARED_DATA = SHARED / "data"
 
 
 def write_beir_folder(

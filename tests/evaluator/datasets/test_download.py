@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-import threading
 import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,56 +14,6 @@ from evaluator.datasets.download import cache_root, fetch_archive
 from evaluator.errors import DatasetLoadError
 
 from .conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir_folder
-
-
-@dataclass
-class Served:
-    """What the server hands out: path -> zip bytes; and what it was asked for."""
-
-    files: dict[str, bytes] = field(default_factory=dict)
-    truncate: bool = False  # announce the full length, send half, close
-    requests: list[str] = field(default_factory=list)
-    base_url: str = ""
-
-
-def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            served.requests.append(self.path)
-            body = served.files.get(self.path)
-            if body is None:
-                self.send_error(404, "no such file")
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/zip")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if served.truncate:
-                self.wfile.write(body[: len(body) // 2])
-                self.wfile.flush()
-                self.close_connection = True
-                return
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:  # keep test output clean
-            pass
-
-    return Handler
-
-
-@pytest.fixture
-def server() -> Iterator[Served]:
-    served = Served()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    served.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
-        yield served
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 def zip_folder(folder: Path, top: str) -> bytes:

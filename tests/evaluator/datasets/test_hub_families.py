@@ -196,7 +196,7 @@ def test_irboard_evaluate_on_miracl_through_the_hub_then_the_cache_then_offline(
     assert (result.dataset.id, result.dataset.split) == ("miracl/yo", "dev")
     assert (result.dataset.num_queries, result.dataset.num_docs) == (119, 49043)
     assert result.dataset.qrels_sha256 == read_qrels(official).sha256()
-    run = {q: {d: s for d, s in ranking} for q, ranking in result.run.rankings.items()}
+    run = {q: {d: s for d, s in ranking} for q, ranking in result.rankings().items()}
     oracle = pytrec_eval.RelevanceEvaluator(official_qrels(official), {"ndcg_cut.10"}).evaluate(run)
     expected_ndcg = sum(v["ndcg_cut_10"] for v in oracle.values()) / 119
     assert result.metrics["nDCG@10"] == pytest.approx(expected_ndcg, abs=1e-9)

