@@ -13,6 +13,7 @@ import math
 import os
 import shutil
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -53,9 +54,19 @@ def format_pvalue(value) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
+# Integers this large cannot become floats (10**400 / 1e12 overflows); shown as a plain exponent instead.
+_HUGE = 10**15
+
+
+def _huge(value: int) -> str:
+    return f"{Decimal(value):.3g}"
+
+
 def format_parameters(value) -> str:
     if value is None:
         return "unknown"
+    if value >= _HUGE * 1000:
+        return _huge(value)
     for limit, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if value >= limit:
             return f"{value / limit:.3g}{suffix}"
@@ -65,6 +76,8 @@ def format_parameters(value) -> str:
 def format_bytes(value) -> str:
     if value is None:
         return MISSING
+    if value >= _HUGE * 2**30:
+        return f"{_huge(value)} B"
     for limit, suffix in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
         if value >= limit:
             return f"{value / limit:.1f} {suffix}"
