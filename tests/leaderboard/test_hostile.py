@@ -99,3 +99,17 @@ def test_absurd_average_rank_is_rejected(tmp_path):
     # The mean check sums 300 values of 1e308: OverflowError instead of a problem line.
     _rejected_by_every_command(tmp_path, _huge_arp, "ARP")
 
+
+def test_interrupted_write_is_ignored(tmp_path):
+    """A killed `irboard evaluate` leaves `.<name>.<random>.tmp` beside its output; nothing trips on it."""
+    path = write_results(tmp_path / "results")
+    (path.parent / f".{path.name}.k2j4h1x_.tmp").write_text('{"schema_version": 2, "mod')
+    validate = irboard("validate", "--results", tmp_path / "results")
+    assert validate.returncode == 0 and validate.stderr == "", validate.stderr
+    build = irboard("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
+    assert build.returncode == 0 and build.stderr == "", build.stderr
+    assert "2 results" in build.stdout
+    # Any other stray file still gets its warning, which --strict turns into a failure.
+    (path.parent / "notes.txt").write_text("hi")
+    build = irboard("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
+    assert build.returncode == 1 and "notes.txt: ignored" in build.stderr
