@@ -113,3 +113,11 @@ def test_interrupted_write_is_ignored(tmp_path):
     (path.parent / "notes.txt").write_text("hi")
     build = irboard("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
     assert build.returncode == 1 and "notes.txt: ignored" in build.stderr
+
+
+def test_line_breaks_in_field_names_stay_on_one_line(tmp_path):
+    # The schema names the unknown field; raw, "\r\n" or U+2028 in its name split the problem over two lines.
+    def edit(data):
+        data["model"]["evil\r\nfield\u2028"] = 1
+
+    _rejected_by_every_command(tmp_path, edit, "evil\\r\\nfield\\u2028")
