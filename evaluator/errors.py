@@ -1,5 +1,7 @@
 """Errors a user can fix. The CLI prints their message on one line and exits 1; anything else is a bug."""
 
+import re
+
 
 class IrboardError(Exception):
     """Base class: the message names the file, field or line, the problem and the fix."""
@@ -27,3 +29,13 @@ class ModelLoadError(IrboardError):
 
 class OutputExistsError(IrboardError):
     """An output file exists and --force was not given."""
+
+
+# Characters that end a line for a terminal or for str.splitlines(), and other control characters.
+_LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(message: str) -> str:
+    """A message as one printable line: control characters and line breaks from the input are shown escaped
+    (a field named "a\\nb" prints as a\\nb), so every problem stays one line."""
+    return _LINE_BREAKING.sub(lambda match: repr(match[0])[1:-1], message)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import plotly
 
-from evaluator.errors import IrboardError
+from evaluator.errors import IrboardError, one_line
 from evaluator.result import ResultFile
 from leaderboard import downloads, pages
 from leaderboard.aggregate import Leaderboard, SiteSettings, build_leaderboard, dataset_info
@@ -34,7 +34,7 @@ class BuildError(IrboardError):
     """The site cannot be built; `problems` lists every reason, one line each."""
 
     def __init__(self, problems: list[str], what: str = "problems"):
-        self.problems = list(problems)
+        self.problems = [one_line(problem) for problem in problems]
         lines = "\n".join(f"  {problem}" for problem in self.problems)
         super().__init__(f"build stopped: {len(self.problems)} {what}; fix them and build again:\n{lines}")
 
@@ -91,7 +91,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     if strict and warnings:
         raise BuildError(warnings, "warnings (--strict)")
     for warning in warnings:
-        logger.warning("%s", warning)
+        logger.warning("%s", one_line(warning))
     files, page_count = render_site(board)
     replace_folder(files, out_dir)
     logger.info("built %d pages into %s", page_count, out_dir)

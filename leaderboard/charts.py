@@ -2,6 +2,10 @@
 
 Figures are plain dicts so that their JSON is deterministic (no random ids); values are rounded to what
 the eye can see, which also keeps pages small. Scores arrive as shown in the tables (×100).
+
+Plotly reads text as markup (`<b>`, `<a href>`, `<br>`), so every name that comes from a result file (model and
+dataset ids, metric names) goes through `_plain` before it reaches a figure: category labels, hover text,
+titles and trace names alike.
 """
 
 from __future__ import annotations
@@ -13,6 +17,15 @@ import numpy as np
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 13, "color": "#1f2328"}
 BLUE, ORANGE, GREY, GREEN, RED = "#1f5fa8", "#b35806", "#8c959f", "#1a7f37", "#c62828"
 ROW_PX = 22  # height per model in horizontal charts
+
+
+def _plain(text: str) -> str:
+    """Text that Plotly shows as written: the three characters its markup uses become entities it decodes."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _plain_all(texts: Sequence[str]) -> list[str]:
+    return [_plain(text) for text in texts]
 
 
 def _round(values, digits: int = 3) -> list:
@@ -35,7 +48,7 @@ def _layout(title: str, height: int, **extra) -> dict:
 
 def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, baseline_mean: float | None) -> dict:
     """Horizontal dot-and-whisker chart: each model's mean with its bootstrap CI; best group highlighted."""
-    models = list(models)[::-1]  # Plotly draws the first category at the bottom
+    models, metric = _plain_all(models)[::-1], _plain(metric)  # Plotly draws the first category at the bottom
     means, low, high, best = (list(values)[::-1] for values in (means, low, high, best))
     colors = [BLUE if flag else GREY for flag in best]
     trace = {
@@ -79,7 +92,7 @@ def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, b
 
 def pvalue_heatmap(models: Sequence[str], pvalues: np.ndarray, alpha: float, correction: str) -> dict:
     """Corrected p-values of every pair; cells below alpha are dark (the pair differs significantly)."""
-    models = list(models)
+    models, correction = _plain_all(models), _plain(correction)
     z = np.round(np.asarray(pvalues, dtype=np.float64), 4).tolist()
     scale = [[0.0, "#08306b"], [alpha, "#4a90c8"], [alpha, "#f6f8fa"], [1.0, "#ffffff"]]
     trace = {
@@ -111,7 +124,7 @@ def pvalue_heatmap(models: Sequence[str], pvalues: np.ndarray, alpha: float, cor
 
 def per_query_boxes(models: Sequence[str], box: dict[str, np.ndarray], metric: str) -> dict:
     """Per-query score distribution of each model as box plots from precomputed quartiles."""
-    models = list(models)[::-1]
+    models, metric = _plain_all(models)[::-1], _plain(metric)
     picked = {name: _round(list(values)[::-1]) for name, values in box.items()}
     trace = {
         "type": "box",
@@ -142,7 +155,7 @@ def per_query_boxes(models: Sequence[str], box: dict[str, np.ndarray], metric: s
 
 def wins_ties_losses(models: Sequence[str], wins, ties, losses, baseline: str) -> dict:
     """Stacked bars: queries where each model beats, ties or loses to the baseline."""
-    models = list(models)[::-1]
+    models, baseline = _plain_all(models)[::-1], _plain(baseline)
     traces = []
     for name, values, color in (("wins", wins, GREEN), ("ties", ties, GREY), ("losses", losses, RED)):
         traces.append({
@@ -171,7 +184,8 @@ def wins_ties_losses(models: Sequence[str], wins, ties, losses, baseline: str) -
 def model_vs_baseline(datasets: Sequence[str], means, low, high, baseline_means, model: str,
                       baseline: str | None) -> dict:
     """Grouped bars per dataset: the model (with its CI) and the baseline, main metric of each dataset."""
-    datasets = list(datasets)
+    datasets, model = _plain_all(datasets), _plain(model)
+    baseline = None if baseline is None else _plain(baseline)
     traces = [{
         "type": "bar",
         "name": model,
@@ -209,6 +223,7 @@ def recall_at_scale(dataset: str, sizes: Sequence[float], ks: Sequence[int], rec
                     num_docs: int, method: str) -> dict:
     """Predicted Recall@k (×100) against corpus size on a log axis, one line per k, with the measured values at
     the dataset's own size drawn over it as diamonds of the same colour."""
+    dataset, method = _plain(dataset), _plain(method)
     colors = (BLUE, ORANGE, GREEN, RED, GREY)
     recall = np.asarray(recall, dtype=np.float64)
     traces = []

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from evaluator import __version__
-from evaluator.errors import IrboardError
+from evaluator.errors import IrboardError, one_line
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,7 +95,7 @@ def _build(args: argparse.Namespace) -> int:
     data_dirs, data_root = parse_data_dirs(args.data_dir)
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root))
     for warning in report.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
           f"({report.models} models, {report.datasets} datasets)")
     return 0
@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except IrboardError as error:
-        print(f"error: {error}", file=sys.stderr)
+        # A BuildError lists its problems one per line (each already one line); anything else is one line.
+        print(f"error: {error if hasattr(error, 'problems') else one_line(str(error))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -7,6 +7,7 @@ metric with a paired two-sided t-test over the per-query values, Holm-corrected 
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ ALPHA = 0.05
 DEFAULT_BASELINE = "bm25"
 
 
-def _main_metric(result: ResultFile) -> str:
+def main_metric(result: ResultFile) -> str:
     try:
         from evaluator.datasets import get_spec
 
@@ -36,9 +37,10 @@ def _aligned(a: ResultFile, b: ResultFile, metric: str) -> tuple[np.ndarray, np.
     return a.per_query[metric], b.per_query[metric]
 
 
-def _cell(text: str) -> str:
-    """Markdown table cell: no pipes or markup from submitted text."""
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+def markdown_cell(text: str) -> str:
+    """Markdown table cell: no pipes or markup from submitted text; control characters shown as \\xNN."""
+    text = text.replace("&", "&amp;").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"[\x00-\x1f\x7f]", lambda match: f"\\x{ord(match[0]):02x}", text)
 
 
 def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str = DEFAULT_BASELINE) -> str:
@@ -52,7 +54,7 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
     if not new:
         lines.append("| (no result files changed) | | | | | | |")
     for path, result in sorted(new.items()):
-        metric = _main_metric(result)
+        metric = main_metric(result)
         peers = [r for p, r in everything.items() if p != path and r.dataset.id == result.dataset.id
                  and r.model.id != result.model.id and metric in r.metrics]
         base = next((r for r in peers if r.model.id == baseline), None)
@@ -68,11 +70,11 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
             p = next(p_iter)
             diff = result.metrics[metric] - other.metrics[metric]
             mark = "=" if p >= ALPHA else ("▲" if diff > 0 else "▼")
-            cells.append(f"{mark} {diff:+.4f} vs {_cell(other.model.id)} (p = {p:.3g})")
+            cells.append(f"{mark} {diff:+.4f} vs {markdown_cell(other.model.id)} (p = {p:.3g})")
         wtl = "—"
         if base is not None and (aligned := _aligned(result, base, metric)) is not None:
             wtl = "/".join(str(n) for n in wins_ties_losses(*aligned))
-        lines.append(f"| {_cell(result.model.id)} | {_cell(result.dataset.id)} | {metric} | "
+        lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset.id)} | {metric} | "
                      f"{result.metrics[metric]:.4f} | {cells[0]} | {cells[1]} | {wtl} |")
     return "\n".join(lines) + "\n"
 

@@ -130,12 +130,18 @@ def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_qu
     )
 
 
+def is_interrupted_write(path: Path) -> bool:
+    """A hidden `.<name>.*.tmp` file: what an atomic write leaves behind when the process is killed mid-way."""
+    return path.name.startswith(".") and path.name.endswith(".tmp")
+
+
 def find_result_files(results_dir: Path, report: LoadReport) -> list[Path]:
-    """`<results_dir>/<model_slug>/<dataset_slug>.json`, sorted; anything else is named in a warning."""
+    """`<results_dir>/<model_slug>/<dataset_slug>.json`, sorted; anything else is named in a warning, except
+    hidden folders and the temporary files of interrupted writes, which are skipped without a word."""
     files = []
     for path in sorted(results_dir.rglob("*")):
         relative = path.relative_to(results_dir)
-        if path.is_dir() or relative.parts[0].startswith("."):
+        if path.is_dir() or relative.parts[0].startswith(".") or is_interrupted_write(path):
             continue
         if len(relative.parts) == 2 and path.suffix == ".json":
             files.append(path)

@@ -13,6 +13,7 @@ import math
 import os
 import shutil
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -53,9 +54,19 @@ def format_pvalue(value) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
+# Integers this large cannot become floats (10**400 / 1e12 overflows); shown as a plain exponent instead.
+_HUGE = 10**15
+
+
+def _huge(value: int) -> str:
+    return f"{Decimal(value):.3g}"
+
+
 def format_parameters(value) -> str:
     if value is None:
         return "unknown"
+    if value >= _HUGE * 1000:
+        return _huge(value)
     for limit, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if value >= limit:
             return f"{value / limit:.3g}{suffix}"
@@ -65,6 +76,8 @@ def format_parameters(value) -> str:
 def format_bytes(value) -> str:
     if value is None:
         return MISSING
+    if value >= _HUGE * 2**30:
+        return f"{_huge(value)} B"
     for limit, suffix in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
         if value >= limit:
             return f"{value / limit:.1f} {suffix}"
@@ -80,7 +93,9 @@ def format_count(value) -> str:
 
 
 def json_text(data) -> str:
-    """Deterministic JSON that is safe inside <script>: <, > and & are escaped as \\u003c etc."""
+    """Deterministic JSON that is safe inside <script>: <, > and & are escaped as \\u003c etc., so no text can
+    close the element or open a comment; ensure_ascii writes U+2028 and U+2029 (line ends in old JavaScript) as
+    escapes too."""
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
@@ -105,13 +120,30 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     return env
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """One CSV cell: floats with 6 decimals, missing values empty, and text that a spreadsheet would run as a
+    formula prefixed with a single quote, which makes it inert text (numbers stay numbers, signs included).
+    Carriage returns in text become "\\n": the writer quotes only cells holding its own line end."""
+    if _missing(value):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    if isinstance(value, str):
+        text = "'" + value if value.startswith(_FORMULA_START) else value
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    return value
+
+
 def csv_text(header: list[str], rows: list[list]) -> str:
-    """CSV with a header, "\\n" line ends, floats with 6 decimals and empty cells for missing values."""
+    """CSV with a header, "\\n" line ends and every cell written by csv_cell."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow(["" if _missing(v) else f"{v:.6f}" if isinstance(v, float) else v for v in row])
+    for row in [header, *rows]:
+        writer.writerow([csv_cell(value) for value in row])
     return buffer.getvalue()
 
 

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import IrboardError, ResultValidationError, UnknownNameError
+from evaluator.errors import IrboardError, ResultValidationError, UnknownNameError, one_line
 from evaluator.result import ResultFile, parse_result_text, read_result, slugify
 from leaderboard.verify import Judgments, verify_result
 
@@ -188,7 +188,7 @@ def run_validate(args: argparse.Namespace) -> int:
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
     report = validate_paths(list(args.paths), args.results, data_dirs, data_root, args.base)
     for problem in report.problems:
-        print(problem, file=sys.stderr)
+        print(one_line(problem), file=sys.stderr)
     if report.problems:
         raise IrboardError(f"{len(report.problems)} problem(s) found; fix each line above")
     for path, metrics in sorted(report.partly_verified.items()):

@@ -1,5 +1,7 @@
 """The GitHub Actions workflows: linted, least privilege, pinned actions, and their commands run on fixtures."""
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -8,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.conftest import make_scifact_result
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -61,33 +65,116 @@ def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture
-def pr_checkout(tmp_path, scifact_like_results):
-    """A git repository shaped like a pull request: main with one result, a branch adding another."""
-    repo = tmp_path / "repo"
-    (repo / "results").mkdir(parents=True)
-    shutil.copytree(ROOT / ".github", repo / ".github")
-    base_file, new_file = scifact_like_results
-    target = repo / "results" / base_file.parent.name
-    target.mkdir()
-    shutil.copy(base_file, target / base_file.name)
+def _result(model_id: str, seed: int, kind: str = "dense", section: str = "model", **fields) -> str:
+    """A real-shaped SciFact result; `fields` replace readable fields of `section`."""
+    text = make_scifact_result(model_id, seed, kind)
+    if not fields:
+        return text
+    data = json.loads(text)
+    data[section].update(fields)
+    return json.dumps(data)
+
+
+def _repo(root: Path, files: dict[str, str]) -> Path:
+    """A git repository whose main branch holds `files` (path -> text), on branch `pr` from there."""
+    repo = root / "repo"
+    repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "config", "user.email", "t@example.org")
     _git(repo, "config", "user.name", "t")
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "main")
     _git(repo, "checkout", "-qb", "pr")
-    (repo / "results" / new_file.parent.name).mkdir()
-    shutil.copy(new_file, repo / "results" / new_file.parent.name / new_file.name)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "add a result")
     return repo
 
 
-def test_results_workflow_commands_on_fixtures(pr_checkout, scifact_like_results):
+def _commit(repo: Path, message: str = "pull request") -> None:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", message)
+
+
+def _list_changes(repo: Path, out: Path) -> subprocess.CompletedProcess:
+    # As the workflow runs it: the script of this checkout (the "base"), the fixture repository as data.
+    return subprocess.run(["bash", str(ROOT / ".github" / "scripts" / "changed-results.sh"), "main", str(repo),
+                           str(out)], cwd=repo, capture_output=True, text=True, env={**os.environ,
+                                                                                     "IRBOARD_PYTHON": sys.executable})
+
+
+def _rows(markdown: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in markdown.splitlines()
+            if line.startswith("| ") and not line.startswith("| change |")]
+
+
+def test_changed_results_lists_every_change_under_any_name(tmp_path):
+    bm25, old, gone, kept = (f"results/{slug}/beir__scifact.json" for slug in ("bm25", "org__old", "org__gone",
+                                                                                "org__kept"))
+    repo = _repo(tmp_path, {bm25: _result("bm25", 1, "lexical"), old: _result("org/old", 2),
+                            gone: _result("org/gone", 3), kept: _result("org/kept", 4), "README.md": "hi\n"})
+    (repo / "results" / "org__new").mkdir()
+    (repo / "results" / "org__new" / "beir__scifact.json").write_text(_result("org/new", 5))
+    (repo / kept).write_text(_result("org/kept", 4, section="provenance", hardware="another machine"))  # same model version
+    (repo / bm25).write_text(_result("bm25", 6, "lexical", revision="v2"))  # another version: replaced
+    (repo / gone).unlink()
+    (repo / "results" / "org__moved").mkdir()
+    _git(repo, "mv", old, "results/org__moved/beir__scifact.json")
+    odd = ["results/a b/beir__scifact.json", "results/bm25\n/beir__scifact.json", "results/x/q'u\"ote.json",
+           "results/bm25/.beir__scifact.json.x1.tmp"]
+    for path in odd:
+        (repo / path).parent.mkdir(exist_ok=True)
+        (repo / path).write_text(_result("org/new", 5))
+    (repo / "results" / "org__link").mkdir()
+    (repo / "results" / "org__link" / "beir__scifact.json").symlink_to("/etc/passwd")
+    (repo / "README.md").write_text("changed\n")
+    (repo / ".github").mkdir()
+    (repo / ".github" / "evil.yml").write_text("x\n")
+    _commit(repo)
+
+    done = _list_changes(repo, tmp_path / "out")
+    assert done.returncode == 1
+    problems = done.stderr.splitlines()
+    assert len(problems) == len(odd) + 1 and all("not a result file" in line for line in problems), done.stderr
+    assert any(repr(odd[1]) in line for line in problems)  # the newline shown, not obeyed
+    counts = json.loads((tmp_path / "out" / "counts.json").read_text())
+    assert counts == {"added": 1, "changed": 1, "replaced": 1, "renamed": 1, "deleted": 1, "outside": 2,
+                      "problems": len(odd) + 1}
+    changed = (tmp_path / "out" / "changed.nul").read_bytes().split(b"\0")
+    assert sorted(changed) == sorted([b"", bm25.encode(), kept.encode(), b"results/org__moved/beir__scifact.json",
+                                      b"results/org__new/beir__scifact.json"])
+    markdown = (tmp_path / "out" / "changes.md").read_text()
+    rows = {row[0]: row for row in _rows(markdown)}
+    assert set(rows) == {"added", "changed", "**replaced** (another model version)", "renamed", "deleted"}
+    replaced = rows["**replaced** (another model version)"]
+    assert replaced[1:5] == [bm25, "bm25", "beir/scifact", "nDCG@10"]
+    old_value, new_value = (json.loads(_result("bm25", seed, "lexical"))["metrics"]["nDCG@10"] for seed in (1, 6))
+    assert replaced[5:] == [f"{old_value:.4f}", f"{new_value:.4f}"] and old_value != new_value
+    assert rows["deleted"][1] == gone and rows["deleted"][6] == "—"
+    assert rows["renamed"][1] == f"{old} → results/org__moved/beir__scifact.json"
+    assert rows["changed"][5] == rows["changed"][6]
+    assert "- README.md" in markdown and "- .github/evil.yml" in markdown
+    assert "results/bm25\\n/beir__scifact.json" in markdown and "bm25\n" not in markdown  # shown, not obeyed
+
+
+@pytest.fixture
+def pr_checkout(tmp_path, scifact_like_results):
+    """A git repository shaped like a pull request: main with one result, a branch adding another."""
+    base_file, new_file = scifact_like_results
+    repo = _repo(tmp_path, {f"results/{base_file.parent.name}/{base_file.name}": base_file.read_text()})
+    (repo / "results" / new_file.parent.name).mkdir()
+    shutil.copy(new_file, repo / "results" / new_file.parent.name / new_file.name)
+    _commit(repo, "add a result")
+    return repo
+
+
+def test_results_workflow_commands_on_fixtures(tmp_path, pr_checkout, scifact_like_results):
     repo = pr_checkout
-    changed = subprocess.run(["bash", ".github/scripts/changed-results.sh", "main"], cwd=repo, check=True,
-                             capture_output=True, text=True).stdout.split()
+    listed = _list_changes(repo, tmp_path / "comparison")
+    assert listed.returncode == 0, listed.stderr
+    counts = json.loads((tmp_path / "comparison" / "counts.json").read_text())
+    assert counts["added"] == 1 and counts["outside"] == 0 and sum(counts.values()) == 1
+    changed = (tmp_path / "comparison" / "changed.nul").read_bytes().decode().split("\0")[:-1]
     new_file = scifact_like_results[1]
     assert changed == [f"results/{new_file.parent.name}/{new_file.name}"]
     base = _git(repo, "merge-base", "main", "HEAD").strip()
@@ -95,12 +182,84 @@ def test_results_workflow_commands_on_fixtures(pr_checkout, scifact_like_results
     validate = subprocess.run([irboard, "validate", "--base", base, *changed], cwd=repo, capture_output=True,
                               text=True)
     assert validate.returncode == 0, validate.stderr
-    compare = subprocess.run([irboard, "compare", "--out", "comparison/comparison.md", *changed], cwd=repo,
-                             capture_output=True, text=True)
+    compare = subprocess.run([irboard, "compare", "--results", "results", "--out", str(tmp_path / "comparison.md"),
+                              *changed], cwd=repo, capture_output=True, text=True)
     assert compare.returncode == 0, compare.stderr
-    markdown = (repo / "comparison" / "comparison.md").read_text()
+    markdown = (tmp_path / "comparison.md").read_text()
     assert "| org/new-model | beir/scifact | nDCG@10 |" in markdown and "vs bm25" in markdown
-    build = subprocess.run([irboard, "build", "--strict", "--out", "_site"], cwd=repo, capture_output=True,
-                           text=True)
+    build = subprocess.run([irboard, "build", "--strict", "--results", "results", "--out", str(tmp_path / "_site")],
+                           cwd=repo, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
-    assert (repo / "_site" / "index.html").is_file()
+    assert (tmp_path / "_site" / "index.html").is_file()
+
+
+def _step(workflow: str, name: str) -> dict:
+    (job,) = _load(workflow)["jobs"].values()
+    return next(step for step in job["steps"] if step.get("name") == name)
+
+
+def _run_step(step: dict, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    """A workflow step's bash, with a recording `gh` first on PATH instead of GitHub's."""
+    bin_dir = cwd / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "gh").write_text('#!/bin/bash\nprintf "%s\\n" "$*" >> gh.log\n'
+                                '[ "$1 $2" = "pr list" ] && cat prs-from-github.json\nexit 0\n')
+    (bin_dir / "gh").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "GITHUB_OUTPUT": str(cwd / "github-output"), **env}
+    return subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=cwd, env=env, capture_output=True,
+                          text=True)
+
+
+def test_comment_goes_to_the_pull_request_whose_head_was_checked(tmp_path):
+    sha = "a" * 40
+    (tmp_path / "prs-from-github.json").write_text(json.dumps(
+        [{"number": 7, "headRefOid": "b" * 40}, {"number": 12, "headRefOid": sha}]))
+    step = _step("results-comment.yml", "Find the pull request of the checked commit")
+    done = _run_step(step, tmp_path, {"HEAD_SHA": sha, "REPO": "o/r"})
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "github-output").read_text() == "number=12\n"
+    (tmp_path / "github-output").unlink()
+    (tmp_path / "prs-from-github.json").write_text(json.dumps([{"number": 7, "headRefOid": "b" * 40}]))
+    assert _run_step(step, tmp_path, {"HEAD_SHA": sha, "REPO": "o/r"}).returncode == 1
+    assert not (tmp_path / "github-output").exists()
+
+
+COUNTS = {"added": 2, "changed": 0, "replaced": 1, "renamed": 0, "deleted": 3, "outside": 0, "problems": 0}
+
+
+def _comment(tmp_path: Path, counts) -> subprocess.CompletedProcess:
+    (tmp_path / "counts").mkdir(exist_ok=True)
+    (tmp_path / "counts" / "counts.json").write_text(counts if isinstance(counts, str) else json.dumps(counts))
+    step = _step("results-comment.yml", "Comment on the pull request")
+    return _run_step(step, tmp_path, {"NUMBER": "12", "REPO": "o/r", "RUN_ID": "99", "SERVER": "https://github.com"})
+
+
+def test_comment_is_the_fixed_template_filled_with_counts(tmp_path):
+    done = _comment(tmp_path, COUNTS)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "gh.log").read_text() == "pr comment 12 --repo o/r --body-file body.md\n"
+    body = (tmp_path / "body.md").read_text()
+    assert "| added | 2 |" in body and "| deleted | 3 |" in body and "(approved by a maintainer) | 0 |" in body
+    assert "| replaced (another model version takes the place of an existing result) | 1 |" in body
+    assert "[the check](https://github.com/o/r/actions/runs/99)" in body
+    template = re.sub(r"\| \d+ \|", "| N |", body)
+    assert template == re.sub(r"\| \d+ \|", "| N |", _comment_body_for(tmp_path, {k: 0 for k in COUNTS}))
+
+
+def _comment_body_for(tmp_path: Path, counts: dict) -> str:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert _comment(other, counts).returncode == 0
+    return (other / "body.md").read_text()
+
+
+@pytest.mark.parametrize("counts", [
+    {**COUNTS, "added": "<img src=x onerror=alert(1)>"}, {**COUNTS, "added": "2\n@everyone"},
+    {**COUNTS, "added": -1}, {**COUNTS, "added": 2.5}, {**COUNTS, "added": 10**9}, {**COUNTS, "added": [2]},
+    {k: v for k, v in COUNTS.items() if k != "deleted"}, '{"added": 1e400}', "not json", "[]",
+    json.dumps({**COUNTS, "padding": "x" * 5000}),
+])
+def test_comment_refuses_anything_but_counts(tmp_path, counts):
+    done = _comment(tmp_path, counts)
+    assert done.returncode == 1
+    assert not (tmp_path / "gh.log").exists() and not (tmp_path / "body.md").exists()

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Prints the result files (results/**/*.json, not schema.json) added, modified or renamed since the merge base
-# of HEAD with the revision given as $1, one per line.
+# Lists what a pull request changes: changed-results.sh BASE PR_CHECKOUT OUT_DIR
+# Runs the irboard of the checkout this script belongs to (the base branch in CI) on the pull request's
+# checkout, which is only read as data. Writes OUT_DIR/changed.nul (result files to validate, NUL-separated),
+# OUT_DIR/counts.json and OUT_DIR/changes.md (see leaderboard/changes.py); exit 1 if something under results/
+# is not a valid result file.
 set -euo pipefail
-base=$(git merge-base "$1" HEAD)
-git diff --name-only --diff-filter=AMR "$base" HEAD -- 'results/' \
-  | grep -E '^results/.+\.json$' | grep -v '^results/schema\.json$' || true
+tooling=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+python=${IRBOARD_PYTHON:-$tooling/.venv/bin/python}
+# -I: isolated mode, so nothing in the current folder or environment can shadow the tooling's own modules.
+exec "$python" -I -m leaderboard.changes --repo "$2" --base "$1" --out "$3"

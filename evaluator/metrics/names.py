@@ -37,7 +37,9 @@ KINDS: dict[str, MeasureKind] = {
 
 # The only parameter form accepted: nDCG's exponential gain (2^rel - 1) as ir_measures writes it.
 EXP_GAIN = "dcg='exp-log2'"
-_PATTERN = re.compile(r"^(?P<kind>[A-Za-z]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+))?$")
+# Lenient on purpose (spaces, other quotes, leading zeros) so that a near miss is told its canonical spelling.
+_PATTERN = re.compile(r"\s*(?P<kind>[A-Za-z]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+))?\s*")
+MAX_CUTOFF = 1_000_000
 
 
 @dataclass(frozen=True, order=True)
@@ -80,11 +82,15 @@ def _suggest(name: str) -> str | None:
 
 
 def parse_measure(name: str) -> Measure:
-    """Parse one measure name; unknown or malformed names raise UnknownNameError with the valid forms."""
-    match = _PATTERN.match(name.strip()) if isinstance(name, str) else None
+    """Parse one measure name; unknown or malformed names raise UnknownNameError with the valid forms.
+
+    Only the canonical spelling is accepted (`str(parse_measure(name)) == name`): one metric has one name, as a
+    JSON key as much as on the command line."""
+    match = _PATTERN.fullmatch(name) if isinstance(name, str) else None
     kind = KINDS.get(match["kind"]) if match else None
     if match is None or kind is None:
-        hint = f" Did you mean '{_suggest(str(name))}'?" if _suggest(str(name)) else ""
+        suggestion = _suggest(str(name).strip())
+        hint = f" Did you mean {suggestion!r}?" if suggestion else ""
         raise UnknownNameError(f"unknown metric {name!r}; valid forms: {valid_forms()}.{hint}")
     params, cutoff = match["params"], match["cutoff"]
     if params is not None and (kind.name != "nDCG" or params.replace('"', "'").replace(" ", "") != EXP_GAIN):
@@ -93,14 +99,18 @@ def parse_measure(name: str) -> Measure:
         raise UnknownNameError(f"metric {name!r} needs a cutoff, e.g. '{kind.name}@10'")
     if cutoff is not None and kind.cutoff == "none":
         raise UnknownNameError(f"metric {name!r} takes no cutoff; write '{kind.name}'")
-    if cutoff is not None and not 1 <= int(cutoff) <= 1_000_000:
-        raise UnknownNameError(f"metric {name!r}: the cutoff must be between 1 and 1,000,000")
-    return Measure(kind.name, int(cutoff) if cutoff is not None else None, params is not None)
+    if cutoff is not None and not (len(cutoff) <= 7 and 1 <= int(cutoff) <= MAX_CUTOFF):
+        raise UnknownNameError(f"metric {name!r}: the cutoff must be between 1 and {MAX_CUTOFF:,}")
+    measure = Measure(kind.name, int(cutoff) if cutoff is not None else None, params is not None)
+    if str(measure) != name:
+        raise UnknownNameError(f"metric {name!r} is not written canonically; write '{measure}'")
+    return measure
 
 
 def parse_measures(names: str | list[str]) -> list[Measure]:
-    """Parse a comma-separated list (CLI) or a list of names, keeping order and dropping repeats."""
-    items = names.split(",") if isinstance(names, str) else names
+    """Parse a comma-separated list (CLI; spaces around commas are fine) or a list of names, keeping order and
+    dropping repeats."""
+    items = [item.strip() for item in names.split(",")] if isinstance(names, str) else names
     measures: list[Measure] = []
     for item in items:
         if item.strip() and (measure := parse_measure(item)) not in measures:

@@ -158,3 +158,47 @@ def test_pages_work_from_file_urls(watched: Page, built_site, screenshots):
     page.screenshot(path=screenshots / "compare-file-url.png", full_page=True)
     page.goto((built_site / "datasets" / "miracl__sw.html").as_uri())
     expect(page.locator("#fig-boxes svg.main-svg").first).to_be_visible()
+
+
+MARKUP_QUERIES = ["<b>x</b>", "<img/src=x/onerror=alert(1)>", "<a/href=javascript:alert(2)>y</a>", "a&amp;b",
+                  "%{x}"]
+
+
+@pytest.fixture(scope="module")
+def markup_site(tmp_path_factory):
+    """Two models evaluated with `irboard evaluate --run` on a dataset whose query ids are markup."""
+    from leaderboard.build import build_site
+    from leaderboard.cli import main
+
+    root = tmp_path_factory.mktemp("markup-queries")
+    (root / "qrels.txt").write_text("".join(f"{q} 0 d{i} 1\n" for i, q in enumerate(MARKUP_QUERIES)))
+    for model_id, reverse in (("org/a", False), ("org/b", True)):
+        lines = []
+        for i, query in enumerate(MARKUP_QUERIES):  # the relevant document at a different rank for every query
+            rank = len(MARKUP_QUERIES) - i if reverse else i + 1
+            docs = [f"z{j}" for j in range(rank - 1)] + [f"d{i}"]
+            lines += [f"{query} Q0 {doc} {r + 1} {10.0 - r} t\n" for r, doc in enumerate(docs)]
+        (root / "run.txt").write_text("".join(lines))
+        assert main(["evaluate", "--run", str(root / "run.txt"), "--qrels", str(root / "qrels.txt"), "--quiet",
+                     "--model-id", model_id, "--dataset-id", "test/markup", "--results-dir",
+                     str(root / "results")]) == 0
+    build_site(root / "results", root / "_site")
+    return root / "_site"
+
+
+def test_compare_chart_shows_markup_query_ids_as_text(watched: Page, markup_site, screenshots):
+    page = watched
+    page.goto((markup_site / "compare.html").as_uri() + "?a=org/a&b=org/b")
+    expect(page.locator(".compare-block .js-plotly-plot svg.main-svg").first).to_be_visible()
+    queries = page.evaluate("() => window.irboardData.datasets['test/markup'].queries")
+    assert sorted(queries) == sorted(MARKUP_QUERIES)
+    for index, query in enumerate(queries):
+        page.wait_for_timeout(60)  # Plotly drops hover events closer together than 50 ms
+        page.evaluate("""i => Plotly.Fx.hover(document.querySelector('.compare-block .js-plotly-plot'),
+                                              [{curveNumber: 0, pointNumber: i}])""", index)
+        label = page.locator(".compare-block .hovertext text").first
+        expect(label).to_contain_text(f"query {query}x")  # the id exactly as written, markup and all
+        assert label.locator("a, [style*='bold']").count() == 0
+        if index == 0:
+            page.screenshot(path=screenshots / "compare-markup.png", full_page=True)
+    assert page.locator("img").count() == 0

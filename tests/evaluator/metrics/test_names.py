@@ -46,3 +46,37 @@ def test_parse_list_and_defaults():
     assert all(m.cutoff is not None and m.cutoff <= 100 for m in DEFAULT_MEASURES)
     with pytest.raises(UnknownNameError):
         parse_measures(" , ")
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("P@05", "P@5"), ("nDCG@010", "nDCG@10"), ("nDCG@10\n", "nDCG@10"), (" nDCG@10", "nDCG@10"),
+     ("R@100 ", "R@100"), ("\tAP", "AP"), ('nDCG(dcg="exp-log2")@10', "nDCG(dcg='exp-log2')@10"),
+     ("nDCG( dcg='exp-log2' )", "nDCG(dcg='exp-log2')")],
+)
+def test_only_the_canonical_spelling_is_accepted(name, canonical):
+    with pytest.raises(UnknownNameError) as error:
+        parse_measure(name)
+    message = str(error.value)
+    assert f"write '{canonical}'" in message and "\n" not in message
+
+
+def test_huge_cutoffs_are_one_line_errors():
+    for name in ("nDCG@1000001", "nDCG@" + "9" * 5000):
+        with pytest.raises(UnknownNameError, match="between 1 and 1,000,000"):
+            parse_measure(name)
+
+
+@given(st.text(max_size=30))
+def test_every_accepted_name_is_its_own_printed_form(name):
+    try:
+        measure = parse_measure(name)
+    except UnknownNameError as error:
+        assert "\n" not in str(error)
+    else:
+        assert str(measure) == name and parse_measure(str(measure)) == measure
+
+
+@given(st.sampled_from(sorted(KINDS)), st.text("0123456789@ ()'\"dcg=exp-log2\n\t", max_size=12))
+def test_near_misses_are_rejected_or_canonical(kind, tail):
+    test_every_accepted_name_is_its_own_printed_form.hypothesis.inner_test(kind + tail)

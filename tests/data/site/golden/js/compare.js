@@ -33,6 +33,11 @@
     return values.reduce(function (sum, value) { return sum + value; }, 0) / values.length;
   }
 
+  /* Plotly reads <b>, <a>, <br> in text as markup: names and query ids go in as entities it decodes. */
+  function plain(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
   function formatP(p) { return p < 0.001 ? "< 0.001" : p.toFixed(3); }
 
   function block(datasetId, info, a, b, nameA, nameB) {
@@ -66,13 +71,13 @@
     var y = b.values.map(function (value) { return 100 * value; });
     var top = Math.max(100, Math.max.apply(null, x.concat(y)));
     window.Plotly.newPlot(plot, [{
-      type: "scatter", mode: "markers", x: x, y: y, text: info.queries,
+      type: "scatter", mode: "markers", x: x, y: y, text: info.queries.map(plain),
       marker: { color: "#1f5fa8", opacity: 0.6, size: 6 },
       hovertemplate: "query %{text}<br>x %{x:.2f}<br>y %{y:.2f}<extra></extra>"
     }], {
       height: 380, width: 420, margin: { l: 60, r: 20, t: 20, b: 50 },
-      xaxis: { title: { text: nameA + " (" + info.metric + " ×100)" }, range: [-3, top + 3], gridcolor: "#eaeef2" },
-      yaxis: { title: { text: nameB }, range: [-3, top + 3], gridcolor: "#eaeef2" },
+      xaxis: { title: { text: plain(nameA + " (" + info.metric + " ×100)") }, range: [-3, top + 3], gridcolor: "#eaeef2" },
+      yaxis: { title: { text: plain(nameB) }, range: [-3, top + 3], gridcolor: "#eaeef2" },
       shapes: [{ type: "line", x0: 0, y0: 0, x1: top, y1: top, line: { color: "#8c959f", dash: "dot" } }],
       font: { family: "system-ui, sans-serif", size: 12, color: "#1f2328" }
     }, { displaylogo: false });
