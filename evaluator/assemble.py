@@ -81,14 +81,15 @@ def package_versions() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def git_commit() -> str:
-    """irboard's git commit when it runs from a checkout ('-dirty' with uncommitted changes), else ''."""
+    """irboard's git commit when it runs from a checkout ('-dirty' with uncommitted changes to its code), else ''."""
     root = Path(__file__).resolve().parents[1]
     if not (root / ".git").exists():
         return ""
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+                                "evaluator", "leaderboard", "pyproject.toml"],
                                capture_output=True, text=True, timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""

@@ -11,7 +11,7 @@ from evaluator.datasets.official import official_judgments
 from evaluator.metrics import DEFAULT_MEASURES
 from evaluator.result import read_result
 from leaderboard.cli import main
-from tests.conftest import OFFICIAL, SHARED
+from tests.conftest import OFFICIAL, ROOT, SHARED
 
 CASES = SHARED / "conformance" / "cases"
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq3 0 d9 1\n"
@@ -148,7 +148,7 @@ def test_registered_dataset_takes_its_split_settings_and_official_qrels_from_the
     assert result["dataset"]["split"] == "dev"  # not "test"
     assert result["settings"]["ignore_identical_ids"] is False and result["settings"]["relevance_level"] == 1
     assert result["dataset"]["qrels_sha256"] == official_judgments("miracl/yo").judgments_sha256
-    assert len(result["per_query"]["nDCG@10"]) == 119
+    assert result["dataset"]["num_queries"] == len(read_result(out).values("nDCG@10")) == 119
     assert main(["validate", "--results", str(tmp_path / "results")]) == 0
 
 
@@ -174,3 +174,17 @@ def test_unregistered_dataset_takes_the_flags(tmp_path):
     result = json.loads(out.read_text())
     assert result["dataset"]["split"] == "dev"
     assert result["settings"]["relevance_level"] == 2 and result["settings"]["ignore_identical_ids"] is True
+
+
+def test_provenance_records_versions_and_the_commit(tmp_path):
+    import importlib.metadata
+
+    code, out = _evaluate(tmp_path, RUN, QRELS)
+    provenance = read_result(out).provenance
+    assert code == 0
+    assert provenance.versions["numpy"] == importlib.metadata.version("numpy")
+    assert provenance.versions["scipy"] == importlib.metadata.version("scipy")
+    assert provenance.versions["torch"] == importlib.metadata.version("torch")  # installed in the test environment
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                          cwd=ROOT).stdout.strip()
+    assert provenance.git_commit.removesuffix("-dirty") == head
