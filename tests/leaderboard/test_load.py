@@ -3,12 +3,14 @@ import shutil
 
 import numpy as np
 
-from evaluator.result import SCHEMA_VERSION, result_path
+from evaluator.result import SCHEMA_VERSION, expand_result, read_result, result_path
 from leaderboard.load import load_results, read_loaded
 
 
 def _rewrite(path, change):
-    data = json.loads(path.read_text())
+    """Edit a result in its expanded form (the form versions 1 and 2 stored) and write it so."""
+    data = expand_result(read_result(path))
+    data.pop("score_samples")
     change(data)
     path.write_text(json.dumps(data, sort_keys=True, indent=1))
 
@@ -24,7 +26,7 @@ def test_loads_every_synthetic_result_without_problems(golden_results, synth):
 
 def test_per_query_arrays_follow_sorted_query_ids(golden_results):
     path = result_path("bm25", "beir/scifact", golden_results)
-    raw = json.loads(path.read_text())
+    raw = expand_result(read_result(path))
     loaded = read_loaded(path)
     assert loaded.query_ids == tuple(sorted(raw["per_query"]["nDCG@10"]))
     for metric, values in raw["per_query"].items():
@@ -37,10 +39,9 @@ def test_per_query_arrays_follow_sorted_query_ids(golden_results):
 def test_shuffled_query_order_gives_the_same_arrays(results_copy):
     path = result_path("bm25", "beir/nfcorpus", results_copy)
     before = read_loaded(path)
-    text = path.read_text()
-    data = json.loads(text)
+    data = expand_result(read_result(path))
     data["per_query"] = {m: dict(reversed(list(v.items()))) for m, v in data["per_query"].items()}
-    path.write_text(json.dumps(data))  # keys no longer sorted
+    path.write_text(json.dumps(data))  # the expanded form, keys no longer sorted
     after = read_loaded(path)
     assert after.query_ids == before.query_ids
     for metric in before.per_query:
@@ -149,13 +150,12 @@ def test_ids_that_differ_only_in_case_are_a_problem(results_copy):
 
 
 def test_score_samples_are_decoded_and_only_where_the_file_has_them(golden_results):
-    from evaluator.score_samples import LEGACY_LEVELS, ScoreSamples
+    from evaluator.score_samples import DEFAULT_LEVELS, ScoreSamples
 
     path = result_path("BAAI/bge-m3", "beir/scifact", golden_results)
     loaded = read_loaded(path)
-    stored = json.loads(path.read_text())["score_samples"]  # a version-2 file: its 16-bit samples
-    assert isinstance(loaded.score_samples, ScoreSamples) and loaded.score_samples.levels == LEGACY_LEVELS
-    assert set(loaded.score_samples.queries) == set(stored["queries"])
-    first = sorted(stored["queries"])[0]
-    assert loaded.score_samples.queries[first].relevant.tolist() == sorted(stored["queries"][first]["relevant"])
+    stored = json.loads(path.read_text())["score_samples"]
+    assert isinstance(loaded.score_samples, ScoreSamples) and stored["levels"] == DEFAULT_LEVELS
+    assert set(loaded.score_samples.queries) == set(loaded.query_ids)
+    assert all((np.diff(q.nonrelevant) >= 0).all() for q in loaded.score_samples.queries.values())
     assert read_loaded(result_path("bm25", "beir/scifact", golden_results)).score_samples is None

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from evaluator.errors import InputFormatError
-from evaluator.result import result_path
+from evaluator.result import read_result, result_path
 from leaderboard import predictions
 from leaderboard.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
 from leaderboard.build import BuildError, build_site
@@ -39,8 +39,8 @@ def board(synth):
     return build_leaderboard(load_results(synth.GOLDEN_RESULTS).results, SiteSettings(), synth.golden_lookup)
 
 
-def _raw(synth, model_id, dataset_id) -> dict:
-    return json.loads(result_path(model_id, dataset_id, synth.GOLDEN_RESULTS).read_text())
+def _raw(synth, model_id, dataset_id):
+    return read_result(result_path(model_id, dataset_id, synth.GOLDEN_RESULTS))
 
 
 def _figure(html: str, figure_id: str) -> dict:
@@ -54,14 +54,14 @@ def test_only_results_with_score_samples_get_a_prediction(board, synth):
 
 def test_prediction_is_recall_curve_of_the_stored_samples(board, synth):
     raw = _raw(synth, *SAMPLED)
-    num_docs = raw["score_samples"]["num_docs"]
+    num_docs = raw.score_samples.num_docs
     sizes = sorted({10.0**e for e in range(4, 9)} | {float(num_docs)})
     expected = recall_curve(raw, sizes, (10, 100, 1000), mode=DEFAULT_MODE, tail=DEFAULT_TAIL)
     prediction = board.predictions[SAMPLED]
     assert prediction.sizes == tuple(sizes) and prediction.ks == (10, 100, 1000)
     np.testing.assert_allclose(prediction.recall, expected.recall, rtol=0, atol=1e-12)
     assert prediction.value(COLUMN_SIZE, COLUMN_K) == pytest.approx(expected.recall[sizes.index(1e7), 1], abs=1e-12)
-    assert prediction.measured == ((100, raw["metrics"]["R@100"]),)  # R@10 and R@1000 are not in the file
+    assert prediction.measured == ((100, raw.metrics["R@100"]),)  # R@10 and R@1000 are not in the file
     assert prediction.reason is None and prediction.num_docs == num_docs
 
 
@@ -131,7 +131,7 @@ def test_model_page_draws_a_log_axis_chart_per_dataset_with_measured_points(boar
     assert lines[1]["y"] == [round(100 * v, 2) for v in prediction.recall[:, 1]]
     (measured,) = [trace for trace in figure["data"] if trace["mode"] == "markers"]
     assert measured["x"] == [float(prediction.num_docs)]
-    assert measured["y"] == [round(100 * _raw(synth, *SAMPLED)["metrics"]["R@100"], 2)]
+    assert measured["y"] == [round(100 * _raw(synth, *SAMPLED).metrics["R@100"], 2)]
     assert '<a href="../method.html#recall-at-scale">Method and measured error</a>' in html
 
 
@@ -230,10 +230,9 @@ def test_evidence_file_loads_and_bad_files_name_the_field(tmp_path):
 def test_samples_that_do_not_decode_reject_their_result_and_fail_the_build(tmp_path, results_copy, synth):
     path = result_path("BAAI/bge-m3", "custom/tiny", results_copy)
     data = json.loads(path.read_text())
-    first = sorted(data["score_samples"]["queries"])[0]
-    data["score_samples"]["queries"][first]["nonrelevant"]["data"] = "AAAA"  # valid base64, not zlib
+    data["score_samples"]["codes"] = "AAAA"  # valid base64, not zlib
     path.write_text(json.dumps(data))
     problems = load_results(results_copy).problems
-    assert len(problems) == 1 and str(path) in problems[0] and "nonrelevant.data: not zlib data" in problems[0]
+    assert len(problems) == 1 and str(path) in problems[0] and "score_samples.codes: not zlib data" in problems[0]
     with pytest.raises(BuildError, match="not zlib data"):
         build_site(results_copy, tmp_path / "_site", lookup=synth.golden_lookup)
