@@ -44,7 +44,7 @@ lint: $(VENV)/.test
 	$(VENV)/bin/ruff check evaluator leaderboard tests benchmarks
 
 golden: $(VENV)/.test
-	$(PY) -m tests.data.make_golden
+	$(PY) tests/data/make_synthetic_results.py
 
 clean:
 	rm -rf $(VENV) _site test-output
