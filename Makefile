@@ -32,7 +32,9 @@ site: $(VENV)/.core
 serve: site
 	$(VENV)/bin/irboard serve --out _site
 
+# The browser tests need Chromium: installed here when missing and possible, else one line says how.
 test: $(VENV)/.test
+	$(PY) -m tests.chromium
 	$(PY) -m pytest
 
 # The shared test data (SHARED, default ../shared) from its public upstream, checksummed; what is there is only

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.chromium import system_chromium
+
 ROOT = Path(__file__).resolve().parents[2]
 SYNTHETIC = ROOT / "tests" / "data" / "make_synthetic_results.py"
 SCREENSHOTS = ROOT / "test-output" / "screenshots"
@@ -72,9 +74,10 @@ def site_url(built_site):
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
-    """Debian's chromium, headless (see design/browser-tests.md)."""
-    return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "headless": True,
-            "args": CHROMIUM_ARGS}
+    """Debian's chromium (or $IRBOARD_CHROMIUM), else Playwright's own, headless (see design/browser-tests.md)."""
+    executable = system_chromium()
+    return {**browser_type_launch_args, **({"executable_path": executable} if executable else {}),
+            "headless": True, "args": CHROMIUM_ARGS}
 
 
 @pytest.fixture(scope="session")
