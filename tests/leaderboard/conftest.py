@@ -84,3 +84,25 @@ def browser_type_launch_args(browser_type_launch_args):
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+def watch(page):
+    """Collect console errors, uncaught exceptions and dialogs (dismissed) of `page`; returns the list."""
+    problems = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+
+    def on_dialog(dialog):
+        problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return problems
+
+
+@pytest.fixture
+def watched(page):
+    """The page, failing the test on console errors, uncaught exceptions or any dialog (alert)."""
+    problems = watch(page)
+    yield page
+    assert problems == []

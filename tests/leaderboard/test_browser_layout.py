@@ -1,0 +1,122 @@
+"""The built site on phones and desktops, in both colour themes, checked by axe-core; and what a chart page weighs.
+
+axe-core (tests/data/axe/axe.min.js, MPL-2.0, from the npm package axe-core 4.14.1) runs inside the page.
+"""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.leaderboard.conftest import ROOT, watch
+
+pytestmark = pytest.mark.browser
+
+AXE = ROOT / "tests" / "data" / "axe" / "axe.min.js"
+# One page of every type; the model page with the most charts, the compare page drawing two.
+PAGES = {
+    "home": "index.html",
+    "dataset": "datasets/beir__scifact.html",
+    "model": "models/baai__bge-m3.html",
+    "compare": "compare.html?a=bm25&b=BAAI/bge-m3",
+    "method": "method.html",
+    "submit": "submit.html",
+}
+CHART_PAGES = ("dataset", "model", "compare")
+PHONE, DESKTOP = {"width": 390, "height": 800}, {"width": 1366, "height": 900}
+
+
+@pytest.fixture
+def open_page(browser: Browser, site_url):
+    """open_page(kind, viewport, scheme) -> a Page showing PAGES[kind] with its charts drawn; fails the test on
+    console errors."""
+    contexts, problems = [], []
+
+    def open_(kind: str, viewport: dict, scheme: str = "light") -> Page:
+        context = browser.new_context(viewport=viewport, color_scheme=scheme)
+        contexts.append(context)
+        page = context.new_page()
+        problems.extend(watch(page))
+        page.goto(f"{site_url}/{PAGES[kind]}")
+        if kind in CHART_PAGES:
+            expect(page.locator(".js-plotly-plot svg.main-svg").first).to_be_visible()
+        page.wait_for_load_state("load")
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    assert problems == []
+
+
+def _axe_violations(page: Page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+        .filter(v => v.impact === 'serious' || v.impact === 'critical')
+        .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(', '))""")
+    return found
+
+
+@pytest.mark.parametrize("kind", PAGES)
+@pytest.mark.parametrize(("viewport", "scheme"), [(DESKTOP, "light"), (PHONE, "dark")], ids=["desktop", "phone-dark"])
+def test_axe_finds_nothing_serious(open_page, kind, viewport, scheme):
+    page = open_page(kind, viewport, scheme)
+    assert _axe_violations(page) == []
+
+
+@pytest.mark.parametrize("width", [360, 390])
+@pytest.mark.parametrize("kind", PAGES)
+def test_no_page_is_wider_than_a_phone(open_page, kind, width, screenshots):
+    page = open_page(kind, {"width": width, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    submit = page.locator(".site-header a", has_text="Submit").bounding_box()
+    assert submit["x"] + submit["width"] <= width  # the nav wraps instead of pushing links off the screen
+    for box in page.locator(".js-plotly-plot").evaluate_all("plots => plots.map(p => p.getBoundingClientRect())"):
+        assert box["right"] <= width
+    page.screenshot(path=screenshots / f"phone-{width}-{kind}.png", full_page=True)
+
+
+def test_home_on_a_phone_shows_scores_beside_the_model_column(open_page):
+    page = open_page("home", PHONE)
+    model = page.locator("#board tbody th").first.bounding_box()
+    assert model["width"] <= PHONE["width"] / 2
+    score = page.locator("#board tbody td.s").first
+    expect(score).to_be_visible()
+    box = score.bounding_box()
+    assert box["x"] + box["width"] <= PHONE["width"]
+
+
+def test_plots_follow_the_window_width(open_page):
+    page = open_page("dataset", DESKTOP)
+    wide = page.locator("#fig-scores .main-svg").first.bounding_box()["width"]
+    page.set_viewport_size(PHONE)
+    page.wait_for_function("""width => [...document.querySelectorAll('.js-plotly-plot .main-svg')]
+        .every(svg => svg.getBoundingClientRect().right <= width)""", arg=PHONE["width"], timeout=5000)
+    assert wide > 1000
+
+
+def test_the_dark_theme_follows_the_system_setting(open_page):
+    for scheme, light in (("light", True), ("dark", False)):
+        page = open_page("model", PHONE, scheme)
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(255, 255, 255)") == light
+        paper = page.locator("#fig-model .main-svg").first.evaluate("svg => svg.style.background")
+        assert paper == background  # the charts take the page's colours
+
+
+@pytest.mark.parametrize("kind", CHART_PAGES)
+def test_a_chart_page_weighs_at_most_1_5_mb(open_page, kind):
+    page = open_page(kind, DESKTOP)
+    sizes = page.evaluate("""() => performance.getEntriesByType('navigation').concat(
+        performance.getEntriesByType('resource')).map(e => [e.name, e.decodedBodySize])""")
+    assert any(name.endswith("js/plotly.min.js") for name, _ in sizes)
+    assert sum(size for _, size in sizes) <= 1_500_000, sizes
+
+
+def test_tables_show_without_scripts(browser: Browser, built_site: Path):
+    context = browser.new_context(java_script_enabled=False, viewport=PHONE)
+    page = context.new_page()
+    page.goto((built_site / "datasets" / "beir__scifact.html").as_uri())
+    expect(page.locator("table").first).to_be_visible()
+    expect(page.locator(".noscript-note").first).to_be_visible()
+    context.close()
