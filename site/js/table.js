@@ -32,11 +32,30 @@
   }
   var columns = headerColumns();
 
+  /* Whether `value` is one the address may set for `name`: a choice of its select, "1" for a checkbox. */
+  function allowed(name, value) {
+    var element = form.elements[name];
+    if (name === "sort") { return Boolean(columns[value]); }
+    if (name === "desc" || (element && element.type === "checkbox")) { return value === "1"; }
+    if (element && element.tagName === "SELECT") {
+      return Array.prototype.some.call(element.options, function (option) { return option.value === value; });
+    }
+    return true;
+  }
+
+  /* The view the address asks for; values it cannot show are dropped and listed in `ignored`, said once. */
   function readState() {
-    var params = new URLSearchParams(window.location.search), state = {};
-    FIELDS.forEach(function (name) { state[name] = params.get(name) || ""; });
-    if (state.sort && !columns[state.sort]) { state.sort = ""; }
+    var params = new URLSearchParams(window.location.search), state = {}, ignored = [];
+    FIELDS.forEach(function (name) {
+      var value = params.get(name) || "";
+      if (value && !allowed(name, value)) {
+        ignored.push(name + "=" + value);
+        value = "";
+      }
+      state[name] = value;
+    });
     if (state.view !== "rank") { state.view = "score"; }
+    state.ignored = ignored;
     return state;
   }
 
@@ -72,9 +91,9 @@
     ["open", "zeroshot", "verified"].forEach(function (name) { form.elements[name].checked = state[name] === "1"; });
   }
 
-  function visible(row, state) {
+  function visible(row, state, words) {
     var data = row.dataset;
-    if (state.q && data.id.indexOf(state.q.toLowerCase()) === -1) { return false; }
+    if (!words.every(function (word) { return data.id.indexOf(word) !== -1; })) { return false; }
     if (state.type && data.type !== state.type) { return false; }
     if (state.license && data.license !== state.license) { return false; }
     if (state.maxparams && (data.params === "" || Number(data.params) > Number(state.maxparams))) { return false; }
@@ -124,15 +143,16 @@
   var state = readState();
 
   function apply() {
-    var shown = 0;
+    var shown = 0, words = state.q.toLowerCase().split(/\s+/).filter(Boolean);  /* every word must match */
     rows.forEach(function (row) {
-      var show = visible(row, state);
+      var show = visible(row, state, words);
       row.hidden = !show;
       if (show) { shown += 1; }
     });
     table.dataset.view = state.view;
     sortRows(state);
-    status.textContent = "Showing " + shown + " of " + rows.length + " models.";
+    status.textContent = "Showing " + shown + " of " + rows.length + " models." + (state.ignored && state.ignored.length ?
+      " Ignored from the address (not a choice here): " + state.ignored.join(", ") + "." : "");
     writeState(state);
   }
 
@@ -163,6 +183,16 @@
 
   form.hidden = false;
   fillForm(state);
+  /* The header row sticks while the table scrolls in its box; the second header row sits under the first. */
+  function stickHeader() {
+    var second = table.tHead.rows[1];
+    if (!second) { return; }
+    var top = table.tHead.rows[0].getBoundingClientRect().height;
+    Array.prototype.forEach.call(second.cells, function (th) { th.style.top = top + "px"; });
+  }
+  stickHeader();
+  window.addEventListener("resize", stickHeader);
+
   form.addEventListener("input", function () { state = stateFromForm(state); apply(); });
   form.addEventListener("change", function () { state = stateFromForm(state); apply(); });
   form.addEventListener("submit", function (event) { event.preventDefault(); });

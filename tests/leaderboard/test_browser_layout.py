@@ -120,3 +120,43 @@ def test_tables_show_without_scripts(browser: Browser, built_site: Path):
     expect(page.locator("table").first).to_be_visible()
     expect(page.locator(".noscript-note").first).to_be_visible()
     context.close()
+
+
+def _shown(page: Page) -> list[str]:
+    return page.eval_on_selector_all("#board tbody tr:not([hidden]) th a", "links => links.map(a => a.textContent)")
+
+
+def test_address_values_the_page_cannot_show_are_reset_and_said(watched: Page, site_url, synth):
+    page = watched
+    page.goto(f"{site_url}/index.html?type=alien&sort=nonsense&open=yes&view=rank&q=bge")
+    expect(page.locator("#status")).to_contain_text("Ignored from the address (not a choice here): type=alien, "
+                                                    "open=yes, sort=nonsense.")
+    assert page.input_value("#f-type") == "" and not page.is_checked("input[name=open]")
+    assert page.input_value("#f-view") == "rank" and page.input_value("#f-q") == "bge"  # valid values kept
+    assert sorted(_shown(page)) == sorted(m.id for m in synth.GOLDEN_MODELS if "bge" in m.id.lower())
+    assert "type=" not in page.url and "sort=" not in page.url
+    page.fill("#f-q", "")
+    expect(page.locator("#status")).to_have_text(f"Showing {len(synth.GOLDEN_MODELS)} of "
+                                                 f"{len(synth.GOLDEN_MODELS)} models.")
+
+
+def test_search_matches_every_word_in_any_order(watched: Page, site_url, synth):
+    page = watched
+    page.goto(f"{site_url}/index.html")
+    page.fill("#f-q", "  small   BGE ")
+    assert _shown(page) == ["BAAI/bge-small-en-v1.5"]
+    page.fill("#f-q", "bge nothing-like-this")
+    assert _shown(page) == []
+
+
+def test_the_header_rows_stay_in_view_while_the_board_scrolls(watched: Page, site_url):
+    page = watched
+    page.set_viewport_size({"width": 1366, "height": 420})
+    page.goto(f"{site_url}/index.html")
+    box = page.locator(".table-wrap:has(> .board)")
+    box.evaluate("wrap => wrap.scrollTo(0, 250)")
+    top = box.bounding_box()["y"]
+    first = page.locator('#board th[data-key="model"]').bounding_box()
+    second = page.locator('#board th[data-key="d-beir__scifact"]').bounding_box()
+    assert abs(first["y"] - top) <= 2  # the header is at the top of the box, not scrolled away
+    assert second["y"] >= first["y"] + 10 and second["y"] < top + first["height"]
