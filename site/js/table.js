@@ -181,6 +181,48 @@
     });
   });
 
+  /* "Download this view": the rows shown, in their order, with the columns of the current view; values as the
+     table shows them (scores ×100), each header naming the full dataset id, metric and unit. */
+  function csvField(value) {
+    var text = value === null || value === undefined ? "" : String(value);
+    return /[",\r\n]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
+  }
+
+  function viewCsv() {
+    var hidden = state.view === "rank" ? "s" : "r";
+    var keys = Object.keys(columns).filter(function (key) { return !columns[key].th.classList.contains(hidden); })
+      .sort(function (a, b) { return columns[a].index - columns[b].index; });
+    var names = { model: "model_id", type: "type", params: "parameters" };
+    var lines = [keys.map(function (key) { return csvField(names[key] || columns[key].th.dataset.unit); }).join(",")];
+    Array.prototype.forEach.call(tbody.rows, function (row) {
+      if (row.hidden) { return; }
+      lines.push(keys.map(function (key) {
+        return csvField(key === "model" ? row.querySelector("th a").textContent : cellValue(row, key));
+      }).join(","));
+    });
+    return lines.join("\r\n") + "\r\n";
+  }
+
+  var downloads = document.querySelector("p.downloads");
+  if (downloads && window.Blob && window.URL) {
+    var viewButton = document.createElement("button");
+    viewButton.type = "button";
+    viewButton.id = "download-view";
+    viewButton.className = "link";
+    viewButton.textContent = "this view (CSV: filters and sort applied, ×100 as shown)";
+    viewButton.addEventListener("click", function () {
+      var link = document.createElement("a");
+      link.href = URL.createObjectURL(new Blob([viewCsv()], { type: "text/csv" }));
+      link.download = "leaderboard-view.csv";
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
+    });
+    downloads.appendChild(document.createTextNode(" · "));
+    downloads.appendChild(viewButton);
+  }
+
   form.hidden = false;
   fillForm(state);
   /* The header row sticks while the table scrolls in its box; the second header row sits under the first. */

@@ -3,6 +3,8 @@
 axe-core (tests/data/axe/axe.min.js, MPL-2.0, from the npm package axe-core 4.14.1) runs inside the page.
 """
 
+import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -160,3 +162,22 @@ def test_the_header_rows_stay_in_view_while_the_board_scrolls(watched: Page, sit
     second = page.locator('#board th[data-key="d-beir__scifact"]').bounding_box()
     assert abs(first["y"] - top) <= 2  # the header is at the top of the box, not scrolled away
     assert second["y"] >= first["y"] + 10 and second["y"] < top + first["height"]
+
+
+def test_download_of_the_view_keeps_filters_sort_units_and_dataset_ids(watched: Page, site_url, synth):
+    page = watched
+    page.goto(f"{site_url}/index.html?type=dense&sort=d-beir__scifact&desc=1")
+    with page.expect_download() as event:
+        page.click("#download-view")
+    rows = list(csv.reader(io.StringIO(Path(event.value.path()).read_text(encoding="utf-8"))))
+    header, body = rows[0], rows[1:]
+    assert header[:3] == ["model_id", "type", "parameters"]
+    assert "beir/scifact nDCG@10 ×100" in header and not any(name.endswith("mean rank") for name in header)
+    assert [row[0] for row in body] == _shown(page)  # the rows shown, in the order shown
+    assert {row[1] for row in body} == {"dense"}
+    scifact = [float(row[header.index("beir/scifact nDCG@10 ×100")]) for row in body if
+               row[header.index("beir/scifact nDCG@10 ×100")]]
+    assert scifact == sorted(scifact, reverse=True) and all(1 < value <= 100 for value in scifact)
+    shown = page.locator('#board tbody tr:not([hidden])').first
+    first_score = header.index("beir/scifact nDCG@10 ×100")
+    assert body[0][first_score] in shown.inner_text()
