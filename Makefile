@@ -32,7 +32,9 @@ site: $(VENV)/.core
 serve: site
 	$(VENV)/bin/irboard serve --out _site
 
+# The browser tests need Chromium: installed here when missing and possible, else one line says how.
 test: $(VENV)/.test
+	$(PY) -m tests.chromium
 	$(PY) -m pytest
 
 # The shared test data (SHARED, default ../shared) from its public upstream, checksummed; what is there is only
@@ -44,7 +46,7 @@ lint: $(VENV)/.test
 	$(VENV)/bin/ruff check evaluator leaderboard tests benchmarks
 
 golden: $(VENV)/.test
-	$(PY) -m tests.data.make_golden
+	$(PY) tests/data/make_synthetic_results.py
 
 clean:
 	rm -rf $(VENV) _site test-output

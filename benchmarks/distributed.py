@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from peers import require_extra  # benchmarks/peers.py
+
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "beir" / "scifact"
 
@@ -33,6 +35,7 @@ def run(model: str, engine: str, workers: int | None, out: Path, cache: Path) ->
 
 
 def main() -> None:
+    require_extra("test", "ray", "torch", "transformers")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="bm25", help="';'-separated model specs")
     parser.add_argument("--workers", default="1,2")

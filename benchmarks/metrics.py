@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import require_extra  # benchmarks/peers.py
 
 WORK = Path(__file__).resolve().parent / "_work"
 MEASURES = ("nDCG@10", "R@100", "AP", "RR")
@@ -221,6 +222,7 @@ def compare(reference: dict, candidate: dict, qrels_only: set[str]) -> tuple[flo
 
 
 def main() -> int:
+    require_extra("bench", "pytrec_eval", "ir_measures", "ranx", "pandas")
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -18,6 +18,7 @@ import sys
 import time
 
 import numpy as np
+from peers import require_extra  # benchmarks/peers.py
 
 from evaluator.index.dense import DenseIndex
 
@@ -78,6 +79,7 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def main() -> None:
+    require_extra("faiss", "faiss", "torch")
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--small", action="store_true", help="100,000 documents")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from peers import require_extra  # benchmarks/peers.py
 
 from evaluator.index.sparse import SparseIndex
 from evaluator.models.bm25 import bm25_weights
@@ -34,6 +35,7 @@ GIB = 2**30
 
 
 def main() -> None:
+    require_extra("bench", "bm25s", "numba")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=1000)

@@ -21,6 +21,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from peers import require_extra  # noqa: E402  (benchmarks/peers.py)
+
 from evaluator.datasets import load_dataset  # noqa: E402
 from evaluator.errors import IrboardError  # noqa: E402
 from evaluator.metrics import parse_measures  # noqa: E402
@@ -90,6 +92,7 @@ def evaluate_model(scores: np.ndarray, labels: np.ndarray, repeats: int, fractio
 
 
 def main() -> None:
+    require_extra("models", "torch", "transformers", "sentence_transformers", "Stemmer")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "beir" / "scifact")
     parser.add_argument("--models", default=";".join(DEFAULT_MODELS), help="';'-separated model specs")

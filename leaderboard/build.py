@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import plotly
-
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ResultFile
 from leaderboard import downloads, pages
@@ -26,8 +24,9 @@ from leaderboard.stats import TestSettings
 
 logger = logging.getLogger(__name__)
 
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+# A partial plotly.js with only the trace types charts.py uses (docs/plotly-bundle.md), copied with site/.
 PLOTLY_TARGET = "js/plotly.min.js"
+PLOTLY_JS = STATIC_DIR / PLOTLY_TARGET
 
 
 class BuildError(IrboardError):
@@ -135,7 +134,6 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[S
     render("submit.html", pages.build_submit(board))
     for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):
         files.copy(source.relative_to(STATIC_DIR).as_posix(), source)
-    files.copy(PLOTLY_TARGET, PLOTLY_JS)
     return files, rendered
 
 

@@ -19,9 +19,17 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES_DIR = PROJECT_ROOT / "templates"
-STATIC_DIR = PROJECT_ROOT / "site"
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _asset_dir(name: str) -> Path:
+    """templates/ or site/: inside the package when installed from a wheel, else at the repository's top."""
+    installed = PACKAGE_DIR / name
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / name
+
+
+TEMPLATES_DIR = _asset_dir("templates")
+STATIC_DIR = _asset_dir("site")
 MISSING = "–"
 
 

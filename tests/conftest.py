@@ -33,6 +33,14 @@ def pytest_sessionstart(session):
                     "(or set IRBOARD_SHARED to the folder holding it)", returncode=1)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Browser tests without a browser stop the run at once with one line saying how to get one."""
+    from tests.chromium import HOW, find_chromium
+
+    if any(item.get_closest_marker("browser") for item in items) and find_chromium() is None:
+        pytest.exit(f"error: {HOW}", returncode=1)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def offline_judgments(tmp_path_factory):
     """Official judgments come from the shared copy through IRBOARD_MIRROR into a fresh cache: validation and

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.chromium import system_chromium
+
 ROOT = Path(__file__).resolve().parents[2]
 SYNTHETIC = ROOT / "tests" / "data" / "make_synthetic_results.py"
 SCREENSHOTS = ROOT / "test-output" / "screenshots"
@@ -72,12 +74,35 @@ def site_url(built_site):
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
-    """Debian's chromium, headless (see design/browser-tests.md)."""
-    return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "headless": True,
-            "args": CHROMIUM_ARGS}
+    """Debian's chromium (or $IRBOARD_CHROMIUM), else Playwright's own, headless (see design/browser-tests.md)."""
+    executable = system_chromium()
+    return {**browser_type_launch_args, **({"executable_path": executable} if executable else {}),
+            "headless": True, "args": CHROMIUM_ARGS}
 
 
 @pytest.fixture(scope="session")
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+def watch(page):
+    """Collect console errors, uncaught exceptions and dialogs (dismissed) of `page`; returns the list."""
+    problems = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+
+    def on_dialog(dialog):
+        problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return problems
+
+
+@pytest.fixture
+def watched(page):
+    """The page, failing the test on console errors, uncaught exceptions or any dialog (alert)."""
+    problems = watch(page)
+    yield page
+    assert problems == []

@@ -9,22 +9,6 @@ from playwright.sync_api import Page, expect
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture
-def watched(page: Page):
-    """The page, failing the test on console errors, uncaught exceptions or any dialog (alert)."""
-    problems = []
-    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-
-    def on_dialog(dialog):
-        problems.append(f"dialog: {dialog.message}")
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
-    yield page
-    assert problems == []
-
-
 def _visible_ids(page: Page) -> list[str]:
     return page.eval_on_selector_all("#board tbody tr:not([hidden]) th a", "links => links.map(a => a.textContent)")
 

@@ -63,24 +63,22 @@
     section.appendChild(summary);
     var plot = document.createElement("div");
     plot.className = "plot";
-    plot.setAttribute("role", "img");
-    plot.setAttribute("aria-label", "Per-query " + info.metric + " of " + nameA + " against " + nameB);
     section.appendChild(plot);
     results.appendChild(section);
     var x = a.values.map(function (value) { return 100 * value; });
     var y = b.values.map(function (value) { return 100 * value; });
     var top = Math.max(100, Math.max.apply(null, x.concat(y)));
-    window.Plotly.newPlot(plot, [{
+    window.irboardPlot(plot, [{
       type: "scatter", mode: "markers", x: x, y: y, text: info.queries.map(plain),
       marker: { color: "#1f5fa8", opacity: 0.6, size: 6 },
       hovertemplate: "query %{text}<br>x %{x:.2f}<br>y %{y:.2f}<extra></extra>"
     }], {
-      height: 380, width: 420, margin: { l: 60, r: 20, t: 20, b: 50 },
+      height: 380, margin: { l: 60, r: 20, t: 20, b: 50 },
       xaxis: { title: { text: plain(nameA + " (" + info.metric + " ×100)") }, range: [-3, top + 3], gridcolor: "#eaeef2" },
       yaxis: { title: { text: plain(nameB) }, range: [-3, top + 3], gridcolor: "#eaeef2" },
       shapes: [{ type: "line", x0: 0, y0: 0, x1: top, y1: top, line: { color: "#8c959f", dash: "dot" } }],
       font: { family: "system-ui, sans-serif", size: 12, color: "#1f2328" }
-    }, { displaylogo: false });
+    });
   }
 
   function update() {

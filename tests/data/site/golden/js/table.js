@@ -32,11 +32,30 @@
   }
   var columns = headerColumns();
 
+  /* Whether `value` is one the address may set for `name`: a choice of its select, "1" for a checkbox. */
+  function allowed(name, value) {
+    var element = form.elements[name];
+    if (name === "sort") { return Boolean(columns[value]); }
+    if (name === "desc" || (element && element.type === "checkbox")) { return value === "1"; }
+    if (element && element.tagName === "SELECT") {
+      return Array.prototype.some.call(element.options, function (option) { return option.value === value; });
+    }
+    return true;
+  }
+
+  /* The view the address asks for; values it cannot show are dropped and listed in `ignored`, said once. */
   function readState() {
-    var params = new URLSearchParams(window.location.search), state = {};
-    FIELDS.forEach(function (name) { state[name] = params.get(name) || ""; });
-    if (state.sort && !columns[state.sort]) { state.sort = ""; }
+    var params = new URLSearchParams(window.location.search), state = {}, ignored = [];
+    FIELDS.forEach(function (name) {
+      var value = params.get(name) || "";
+      if (value && !allowed(name, value)) {
+        ignored.push(name + "=" + value);
+        value = "";
+      }
+      state[name] = value;
+    });
     if (state.view !== "rank") { state.view = "score"; }
+    state.ignored = ignored;
     return state;
   }
 
@@ -72,9 +91,9 @@
     ["open", "zeroshot", "verified"].forEach(function (name) { form.elements[name].checked = state[name] === "1"; });
   }
 
-  function visible(row, state) {
+  function visible(row, state, words) {
     var data = row.dataset;
-    if (state.q && data.id.indexOf(state.q.toLowerCase()) === -1) { return false; }
+    if (!words.every(function (word) { return data.id.indexOf(word) !== -1; })) { return false; }
     if (state.type && data.type !== state.type) { return false; }
     if (state.license && data.license !== state.license) { return false; }
     if (state.maxparams && (data.params === "" || Number(data.params) > Number(state.maxparams))) { return false; }
@@ -124,15 +143,16 @@
   var state = readState();
 
   function apply() {
-    var shown = 0;
+    var shown = 0, words = state.q.toLowerCase().split(/\s+/).filter(Boolean);  /* every word must match */
     rows.forEach(function (row) {
-      var show = visible(row, state);
+      var show = visible(row, state, words);
       row.hidden = !show;
       if (show) { shown += 1; }
     });
     table.dataset.view = state.view;
     sortRows(state);
-    status.textContent = "Showing " + shown + " of " + rows.length + " models.";
+    status.textContent = "Showing " + shown + " of " + rows.length + " models." + (state.ignored && state.ignored.length ?
+      " Ignored from the address (not a choice here): " + state.ignored.join(", ") + "." : "");
     writeState(state);
   }
 
@@ -161,8 +181,60 @@
     });
   });
 
+  /* "Download this view": the rows shown, in their order, with the columns of the current view; values as the
+     table shows them (scores ×100), each header naming the full dataset id, metric and unit. */
+  function csvField(value) {
+    var text = value === null || value === undefined ? "" : String(value);
+    return /[",\r\n]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
+  }
+
+  function viewCsv() {
+    var hidden = state.view === "rank" ? "s" : "r";
+    var keys = Object.keys(columns).filter(function (key) { return !columns[key].th.classList.contains(hidden); })
+      .sort(function (a, b) { return columns[a].index - columns[b].index; });
+    var names = { model: "model_id", type: "type", params: "parameters" };
+    var lines = [keys.map(function (key) { return csvField(names[key] || columns[key].th.dataset.unit); }).join(",")];
+    Array.prototype.forEach.call(tbody.rows, function (row) {
+      if (row.hidden) { return; }
+      lines.push(keys.map(function (key) {
+        return csvField(key === "model" ? row.querySelector("th a").textContent : cellValue(row, key));
+      }).join(","));
+    });
+    return lines.join("\r\n") + "\r\n";
+  }
+
+  var downloads = document.querySelector("p.downloads");
+  if (downloads && window.Blob && window.URL) {
+    var viewButton = document.createElement("button");
+    viewButton.type = "button";
+    viewButton.id = "download-view";
+    viewButton.className = "link";
+    viewButton.textContent = "this view (CSV: filters and sort applied, ×100 as shown)";
+    viewButton.addEventListener("click", function () {
+      var link = document.createElement("a");
+      link.href = URL.createObjectURL(new Blob([viewCsv()], { type: "text/csv" }));
+      link.download = "leaderboard-view.csv";
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
+    });
+    downloads.appendChild(document.createTextNode(" · "));
+    downloads.appendChild(viewButton);
+  }
+
   form.hidden = false;
   fillForm(state);
+  /* The header row sticks while the table scrolls in its box; the second header row sits under the first. */
+  function stickHeader() {
+    var second = table.tHead.rows[1];
+    if (!second) { return; }
+    var top = table.tHead.rows[0].getBoundingClientRect().height;
+    Array.prototype.forEach.call(second.cells, function (th) { th.style.top = top + "px"; });
+  }
+  stickHeader();
+  window.addEventListener("resize", stickHeader);
+
   form.addEventListener("input", function () { state = stateFromForm(state); apply(); });
   form.addEventListener("change", function () { state = stateFromForm(state); apply(); });
   form.addEventListener("submit", function (event) { event.preventDefault(); });

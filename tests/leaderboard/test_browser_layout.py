@@ -1,0 +1,183 @@
+"""The built site on phones and desktops, in both colour themes, checked by axe-core; and what a chart page weighs.
+
+axe-core (tests/data/axe/axe.min.js, MPL-2.0, from the npm package axe-core 4.14.1) runs inside the page.
+"""
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.leaderboard.conftest import ROOT, watch
+
+pytestmark = pytest.mark.browser
+
+AXE = ROOT / "tests" / "data" / "axe" / "axe.min.js"
+# One page of every type; the model page with the most charts, the compare page drawing two.
+PAGES = {
+    "home": "index.html",
+    "dataset": "datasets/beir__scifact.html",
+    "model": "models/baai__bge-m3.html",
+    "compare": "compare.html?a=bm25&b=BAAI/bge-m3",
+    "method": "method.html",
+    "submit": "submit.html",
+}
+CHART_PAGES = ("dataset", "model", "compare")
+PHONE, DESKTOP = {"width": 390, "height": 800}, {"width": 1366, "height": 900}
+
+
+@pytest.fixture
+def open_page(browser: Browser, site_url):
+    """open_page(kind, viewport, scheme) -> a Page showing PAGES[kind] with its charts drawn; fails the test on
+    console errors."""
+    contexts, problems = [], []
+
+    def open_(kind: str, viewport: dict, scheme: str = "light") -> Page:
+        context = browser.new_context(viewport=viewport, color_scheme=scheme)
+        contexts.append(context)
+        page = context.new_page()
+        problems.extend(watch(page))
+        page.goto(f"{site_url}/{PAGES[kind]}")
+        if kind in CHART_PAGES:
+            expect(page.locator(".js-plotly-plot svg.main-svg").first).to_be_visible()
+        page.wait_for_load_state("load")
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    assert problems == []
+
+
+def _axe_violations(page: Page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+        .filter(v => v.impact === 'serious' || v.impact === 'critical')
+        .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(', '))""")
+    return found
+
+
+@pytest.mark.parametrize("kind", PAGES)
+@pytest.mark.parametrize(("viewport", "scheme"), [(DESKTOP, "light"), (PHONE, "dark")], ids=["desktop", "phone-dark"])
+def test_axe_finds_nothing_serious(open_page, kind, viewport, scheme):
+    page = open_page(kind, viewport, scheme)
+    assert _axe_violations(page) == []
+
+
+@pytest.mark.parametrize("width", [360, 390])
+@pytest.mark.parametrize("kind", PAGES)
+def test_no_page_is_wider_than_a_phone(open_page, kind, width, screenshots):
+    page = open_page(kind, {"width": width, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    submit = page.locator(".site-header a", has_text="Submit").bounding_box()
+    assert submit["x"] + submit["width"] <= width  # the nav wraps instead of pushing links off the screen
+    for box in page.locator(".js-plotly-plot").evaluate_all("plots => plots.map(p => p.getBoundingClientRect())"):
+        assert box["right"] <= width
+    page.screenshot(path=screenshots / f"phone-{width}-{kind}.png", full_page=True)
+
+
+def test_home_on_a_phone_shows_scores_beside_the_model_column(open_page):
+    page = open_page("home", PHONE)
+    model = page.locator("#board tbody th").first.bounding_box()
+    assert model["width"] <= PHONE["width"] / 2
+    score = page.locator("#board tbody td.s").first
+    expect(score).to_be_visible()
+    box = score.bounding_box()
+    assert box["x"] + box["width"] <= PHONE["width"]
+
+
+def test_plots_follow_the_window_width(open_page):
+    page = open_page("dataset", DESKTOP)
+    wide = page.locator("#fig-scores .main-svg").first.bounding_box()["width"]
+    page.set_viewport_size(PHONE)
+    page.wait_for_function("""width => [...document.querySelectorAll('.js-plotly-plot .main-svg')]
+        .every(svg => svg.getBoundingClientRect().right <= width)""", arg=PHONE["width"], timeout=5000)
+    assert wide > 1000
+
+
+def test_the_dark_theme_follows_the_system_setting(open_page):
+    for scheme, light in (("light", True), ("dark", False)):
+        page = open_page("model", PHONE, scheme)
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(255, 255, 255)") == light
+        paper = page.locator("#fig-model .main-svg").first.evaluate("svg => svg.style.background")
+        assert paper == background  # the charts take the page's colours
+
+
+@pytest.mark.parametrize("kind", CHART_PAGES)
+def test_a_chart_page_weighs_at_most_1_5_mb(open_page, kind):
+    page = open_page(kind, DESKTOP)
+    sizes = page.evaluate("""() => performance.getEntriesByType('navigation').concat(
+        performance.getEntriesByType('resource')).map(e => [e.name, e.decodedBodySize])""")
+    assert any(name.endswith("js/plotly.min.js") for name, _ in sizes)
+    assert sum(size for _, size in sizes) <= 1_500_000, sizes
+
+
+def test_tables_show_without_scripts(browser: Browser, built_site: Path):
+    context = browser.new_context(java_script_enabled=False, viewport=PHONE)
+    page = context.new_page()
+    page.goto((built_site / "datasets" / "beir__scifact.html").as_uri())
+    expect(page.locator("table").first).to_be_visible()
+    expect(page.locator(".noscript-note").first).to_be_visible()
+    context.close()
+
+
+def _shown(page: Page) -> list[str]:
+    return page.eval_on_selector_all("#board tbody tr:not([hidden]) th a", "links => links.map(a => a.textContent)")
+
+
+def test_address_values_the_page_cannot_show_are_reset_and_said(watched: Page, site_url, synth):
+    page = watched
+    page.goto(f"{site_url}/index.html?type=alien&sort=nonsense&open=yes&view=rank&q=bge")
+    expect(page.locator("#status")).to_contain_text("Ignored from the address (not a choice here): type=alien, "
+                                                    "open=yes, sort=nonsense.")
+    assert page.input_value("#f-type") == "" and not page.is_checked("input[name=open]")
+    assert page.input_value("#f-view") == "rank" and page.input_value("#f-q") == "bge"  # valid values kept
+    assert sorted(_shown(page)) == sorted(m.id for m in synth.GOLDEN_MODELS if "bge" in m.id.lower())
+    assert "type=" not in page.url and "sort=" not in page.url
+    page.fill("#f-q", "")
+    expect(page.locator("#status")).to_have_text(f"Showing {len(synth.GOLDEN_MODELS)} of "
+                                                 f"{len(synth.GOLDEN_MODELS)} models.")
+
+
+def test_search_matches_every_word_in_any_order(watched: Page, site_url, synth):
+    page = watched
+    page.goto(f"{site_url}/index.html")
+    page.fill("#f-q", "  small   BGE ")
+    assert _shown(page) == ["BAAI/bge-small-en-v1.5"]
+    page.fill("#f-q", "bge nothing-like-this")
+    assert _shown(page) == []
+
+
+def test_the_header_rows_stay_in_view_while_the_board_scrolls(watched: Page, site_url):
+    page = watched
+    page.set_viewport_size({"width": 1366, "height": 420})
+    page.goto(f"{site_url}/index.html")
+    box = page.locator(".table-wrap:has(> .board)")
+    box.evaluate("wrap => wrap.scrollTo(0, 250)")
+    top = box.bounding_box()["y"]
+    first = page.locator('#board th[data-key="model"]').bounding_box()
+    second = page.locator('#board th[data-key="d-beir__scifact"]').bounding_box()
+    assert abs(first["y"] - top) <= 2  # the header is at the top of the box, not scrolled away
+    assert second["y"] >= first["y"] + 10 and second["y"] < top + first["height"]
+
+
+def test_download_of_the_view_keeps_filters_sort_units_and_dataset_ids(watched: Page, site_url, synth):
+    page = watched
+    page.goto(f"{site_url}/index.html?type=dense&sort=d-beir__scifact&desc=1")
+    with page.expect_download() as event:
+        page.click("#download-view")
+    rows = list(csv.reader(io.StringIO(Path(event.value.path()).read_text(encoding="utf-8"))))
+    header, body = rows[0], rows[1:]
+    assert header[:3] == ["model_id", "type", "parameters"]
+    assert "beir/scifact nDCG@10 ×100" in header and not any(name.endswith("mean rank") for name in header)
+    assert [row[0] for row in body] == _shown(page)  # the rows shown, in the order shown
+    assert {row[1] for row in body} == {"dense"}
+    scifact = [float(row[header.index("beir/scifact nDCG@10 ×100")]) for row in body if
+               row[header.index("beir/scifact nDCG@10 ×100")]]
+    assert scifact == sorted(scifact, reverse=True) and all(1 < value <= 100 for value in scifact)
+    shown = page.locator('#board tbody tr:not([hidden])').first
+    first_score = header.index("beir/scifact nDCG@10 ×100")
+    assert body[0][first_score] in shown.inner_text()
