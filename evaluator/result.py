@@ -53,6 +53,9 @@ _ID_SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 ID_PATTERN = re.compile(rf"{_ID_SEGMENT}(?:/{_ID_SEGMENT})*")
 SLUG_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")
 MAX_TEXT_ID_CHARS = 500
+# A stored ranking decodes to at most this many entries a query, whatever its lengths claim (ten times what the
+# per-query size cap lets a real ranking hold), so that a small file cannot make the reader inflate gigabytes.
+MAX_RUN_ENTRIES_PER_QUERY = 10_000
 # Query and document ids: any text but whitespace, control characters, line separators and lone surrogates
 # (TREC files split on whitespace; a newline would break a file or a page).
 _BAD_TEXT_ID_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
@@ -538,6 +541,9 @@ def _decode_document(data: dict, source: str) -> ResultFile:
         if lengths.size and int(lengths.max()) > columns.depth:
             raise ResultValidationError(f"{at}.lengths: a ranking is longer than depth {columns.depth}")
         total = int(lengths.sum())
+        if total > MAX_RUN_ENTRIES_PER_QUERY * num_queries:
+            raise ResultValidationError(f"{at}.lengths: claim {total} ranked documents, over the cap of "
+                                        f"{MAX_RUN_ENTRIES_PER_QUERY} a query; store a shallower run (--depth)")
         table = decode_strings(columns.doc_ids, total * (4 * MAX_TEXT_ID_CHARS + 1), f"{at}.doc_ids")
         docs = decode_array(columns.docs, "<u4", total, f"{at}.docs").astype(np.int64)
         scores = decode_array(columns.scores, "<f8", total, f"{at}.scores")

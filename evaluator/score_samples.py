@@ -55,6 +55,9 @@ FORMAT = "irboard-score-samples/2"
 FORMAT_V1 = "irboard-score-samples/1"
 DEFAULT_SAMPLES = 2000
 DEFAULT_LEVELS = 4095
+# Decoding inflates at most this many scores a query (relevant and sampled), whatever the counts claim: ten times
+# what `irboard evaluate` stores, so that a small file cannot make the reader inflate gigabytes.
+MAX_DECODED_PER_QUERY = 10 * DEFAULT_SAMPLES
 LEGACY_LEVELS = 65535
 BYTES_PER_QUERY = 1_500  # budget of the stored field per query (base64 text)
 MIN_SAMPLES = 10
@@ -356,6 +359,10 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
     if n_relevant.size and int(n_relevant.max()) > model.num_docs:
         raise ResultValidationError(f"{where}.n_relevant: more relevant documents than num_docs; {_FIX}")
     counts = np.minimum(model.samples_per_query, model.num_docs - n_relevant)
+    decoded = int(n_relevant.sum()) + int(counts.sum())
+    if decoded > MAX_DECODED_PER_QUERY * n:
+        raise ResultValidationError(f"{where}: its counts (samples_per_query {model.samples_per_query}, n_relevant) "
+                                    f"claim {decoded} scores, over the cap of {MAX_DECODED_PER_QUERY} a query; {_FIX}")
     relevant = decode_array(model.relevant, "<f8", int(n_relevant.sum()), f"{where}.relevant")
     lows = decode_array(model.lo, "<f8", n, f"{where}.lo")
     highs = decode_array(model.hi, "<f8", n, f"{where}.hi")

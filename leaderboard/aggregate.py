@@ -3,6 +3,10 @@
 Per dataset (main metric): mean, bootstrap CI, all-pairs paired tests with correction, the group of models
 not significantly worse than the best, rank ranges, and the comparison with the baseline. Across datasets:
 group means only for models that cover the whole group, with a stratified bootstrap CI, and mean ranks.
+
+Only verified results (every reported metric re-scored from the stored ranking, leaderboard/verify.py) are
+ranked: they come first, and the top group, rank ranges and mean ranks are computed among them alone.
+Unverified results follow, with their means, intervals and tests, but no rank and no place in a top group.
 Per result with score samples: the recall-at-scale prediction (predictions.py).
 """
 
@@ -112,13 +116,13 @@ class DatasetBoard:
     slug: str
     metrics: tuple[str, ...]  # main metric first
     query_ids: tuple[str, ...]
-    results: tuple[LoadedResult, ...]  # ranked: mean of the main metric descending, then model id
+    results: tuple[LoadedResult, ...]  # verified first, then unverified; each by mean descending, then model id
     scores: np.ndarray  # (models, queries) main metric
     means: np.ndarray
     ci: np.ndarray  # (models, 2)
     pvalues: np.ndarray  # (models, models) corrected
-    best: np.ndarray  # bool: not significantly worse than the best
-    rank_range: np.ndarray  # (models, 2): best and worst rank the tests allow
+    best: np.ndarray  # bool: verified and not significantly worse than the best verified result
+    rank_range: np.ndarray  # (models, 2): best and worst rank among the verified results (0, 0 when unranked)
     zero_shot: np.ndarray
     box: dict[str, np.ndarray]  # per-query distribution: q1, median, q3, low, high (whiskers), mean
     baseline: BaselineComparison | None
@@ -131,6 +135,11 @@ class DatasetBoard:
         object.__setattr__(self, "model_ids", ids)
         object.__setattr__(self, "position", {model_id: i for i, model_id in enumerate(ids)})
 
+    @property
+    def ranked(self) -> np.ndarray:
+        """bool per row: the result is verified, so it has a rank and may be in the top group."""
+        return np.array([result.verified for result in self.results], dtype=bool)
+
     def metric_means(self, metric: str) -> list[float | None]:
         return [result.metrics.get(metric) for result in self.results]
 
@@ -139,7 +148,7 @@ class DatasetBoard:
 class GroupScore:
     mean: float
     ci: tuple[float, float]
-    mean_rank: float
+    mean_rank: float | None  # None: the model is not verified on every dataset of the group, so not ranked
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,6 +235,19 @@ def rank_ranges(means: np.ndarray, pvalues: np.ndarray, alpha: float) -> np.ndar
     return np.stack([1 + better.sum(axis=1), means.size - worse.sum(axis=1)], axis=1)
 
 
+def ranks_among_verified(verified: list[bool], means: np.ndarray, pvalues: np.ndarray,
+                         alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(top group, rank ranges) computed among the verified rows only; unverified rows get (False, (0, 0))."""
+    rows = np.flatnonzero(np.asarray(verified, dtype=bool))
+    best = np.zeros(means.size, dtype=bool)
+    ranges = np.zeros((means.size, 2), dtype=np.int64)
+    if rows.size:
+        among = pvalues[np.ix_(rows, rows)]
+        best[rows] = stats.best_group(means[rows], among, alpha)
+        ranges[rows] = rank_ranges(means[rows], among, alpha)
+    return best, ranges
+
+
 def box_stats(scores: np.ndarray) -> dict[str, np.ndarray]:
     q1, median, q3 = np.percentile(scores, [25, 50, 75], axis=1)
     reach = 1.5 * (q3 - q1)
@@ -249,7 +271,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     ranked = [result for result in results if metric in result.per_query]
     left_out = tuple(sorted(result.model.id for result in results if metric not in result.per_query))
     means_by_result = np.array([result.per_query[metric].mean() for result in ranked])
-    order = sorted(range(len(ranked)), key=lambda i: (-means_by_result[i], ranked[i].model.id))
+    order = sorted(range(len(ranked)), key=lambda i: (not ranked[i].verified, -means_by_result[i], ranked[i].model.id))
     ranked = [ranked[i] for i in order]
     scores = np.stack([result.per_query[metric] for result in ranked])
     means = scores.mean(axis=1)
@@ -260,7 +282,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     else:
         ci = np.array([stats.bootstrap_ci(row, tests.ci_method, tests.ci_resamples, tests.seed) for row in scores])
     pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
-    best = stats.best_group(means, pvalues, tests.alpha)
+    best, rank_range = ranks_among_verified([result.verified for result in ranked], means, pvalues, tests.alpha)
     model_ids = [result.model.id for result in ranked]
     comparison = None
     if baseline_id in model_ids:
@@ -282,7 +304,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         ci=ci,
         pvalues=pvalues,
         best=best,
-        rank_range=rank_ranges(means, pvalues, tests.alpha),
+        rank_range=rank_range,
         zero_shot=np.array([is_zero_shot(result.model, info) for result in ranked]),
         box=box_stats(scores),
         baseline=comparison,
@@ -326,17 +348,21 @@ class _GroupAccumulator:
         ids = list(self.model_index)
         complete = [i for i in range(len(ids)) if self.coverage[i] == len(self.dataset_ids)]
         complete_ids = [ids[i] for i in complete]
+        # ranked: verified on every dataset of the group
+        ranked = np.array([all(boards[d].results[boards[d].position[model_id]].verified for d in self.dataset_ids)
+                           for model_id in complete_ids], dtype=bool)
         means = np.zeros(len(complete))
         ranks = np.zeros(len(complete))
         for dataset_id in self.dataset_ids:
             board = boards[dataset_id]
             dataset_means = board.means[[board.position[model_id] for model_id in complete_ids]]
             means += self.weights[dataset_id] * dataset_means
-            if complete:
-                ranks += self.weights[dataset_id] * rankdata(-dataset_means, method="average")
+            if ranked.any():
+                ranks[ranked] += self.weights[dataset_id] * rankdata(-dataset_means[ranked], method="average")
         ci = percentile_ci(self.boot[:, complete]) if complete else np.zeros((0, 2))
         scores = {
-            model_id: GroupScore(float(means[k]), (float(ci[k, 0]), float(ci[k, 1])), float(ranks[k]))
+            model_id: GroupScore(float(means[k]), (float(ci[k, 0]), float(ci[k, 1])),
+                                 float(ranks[k]) if ranked[k] else None)
             for k, model_id in enumerate(complete_ids)
         }
         return GroupBoard(

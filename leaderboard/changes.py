@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.errors import IrboardError
-from evaluator.result import MAX_RESULT_BYTES, SLUG_PATTERN, ResultFile, read_result
+from evaluator.result import MAX_READ_BYTES, SLUG_PATTERN, ResultFile, read_result
 from leaderboard.compare import main_metric, markdown_cell
 
 RESULTS = "results/"
@@ -90,9 +90,9 @@ def is_result_path(path: str) -> bool:
 def _read_at(repo: Path, revision: str, path: str) -> ResultFile:
     """The result at `revision:path`, through read_result so that the same size and nesting limits apply."""
     size = int(_git(repo, "cat-file", "-s", f"{revision}:{path}"))
-    if size > MAX_RESULT_BYTES:
+    if size > MAX_READ_BYTES:
         raise IrboardError(f"{path!r} at {revision[:12]}: {size / 1e6:.1f} MB, the limit is "
-                           f"{MAX_RESULT_BYTES / 1e6:.0f} MB")
+                           f"{MAX_READ_BYTES / 1e6:.0f} MB")
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "result.json"
         copy.write_bytes(_git(repo, "cat-file", "blob", f"{revision}:{path}"))

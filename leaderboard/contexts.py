@@ -60,6 +60,7 @@ class DatasetCell:
     value: float | None
     best: bool
     trained: bool
+    verified: bool = False  # the value was re-scored from the stored ranking
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class HomeRow:
     license: str
     open_weights: bool
     zero_shot: bool
-    verified: str
+    verified: str  # "all" (ranked), "some" or "none" (listed apart, unranked)
     is_baseline: bool
     groups: tuple[GroupCell, ...]
     cells: tuple[DatasetCell, ...]
@@ -112,6 +113,7 @@ class HomeContext:
     warnings: tuple[str, ...]
     downloads: tuple[Download, ...]
     prediction: PredictionColumn | None = None  # None: no result has score samples, no column
+    column_count: int = 1  # columns of the table, for the row that labels the unverified group
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,8 @@ class PredictedValue:
 class DatasetRow:
     model_id: str
     href: str
-    rank_low: int
-    rank_high: int
+    rank_low: int | None  # None: unverified, not ranked
+    rank_high: int | None
     best: bool
     mean: float
     ci: tuple[float, float]
@@ -143,6 +145,8 @@ class DatasetRow:
     verified: bool
     is_baseline: bool
     prediction: PredictedValue | None = None
+    mean_verified: bool = False  # the main metric was re-scored from the stored ranking
+    values_verified: tuple[bool, ...] = ()  # the same, per value of `values`
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,7 @@ class DatasetContext:
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
     prediction: PredictionColumn | None = None  # None: no result on the dataset has score samples
+    column_count: int = 1  # columns of the table, for the row that labels the unverified group
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,7 @@ class ModelDatasetRow:
     zero_shot: bool
     verified: bool
     prediction: PredictedValue | None = None  # None: no score samples
+    mean_verified: bool = False  # the main metric was re-scored from the stored ranking
 
 
 @dataclass(frozen=True)
@@ -259,6 +265,7 @@ class ModelContext:
     metrics: tuple[str, ...]
     metric_scales: tuple[float, ...]
     metric_rows: tuple[tuple[str, tuple[float | None, ...]], ...]
+    metric_checks: tuple[tuple[bool, ...], ...]  # per metric row and value: re-scored from the stored ranking
     efficiency: tuple[EfficiencyRow, ...]
     reproduce: tuple[ReproduceRow, ...]
     tests: str
@@ -298,6 +305,7 @@ class MethodContext:
     evidence_description: str
     evidence_ks: tuple[int, ...]
     evidence: tuple[EvidenceRow, ...]
+    verification: tuple[str, ...] = ()  # the rule that makes a value, and a result, verified
 
 
 @dataclass(frozen=True)

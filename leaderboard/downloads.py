@@ -1,4 +1,7 @@
-"""CSV and JSON downloads of every table on the site; values on the metric's own scale (not ×100)."""
+"""CSV and JSON downloads of every table on the site; values on the metric's own scale (not ×100).
+
+Rows come in the pages' order: verified results (ranked) first, then unverified ones with empty ranks. Column
+`unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,12 @@ def _prediction_values(prediction: PredictedValue | None) -> list:
     return [None, None] if prediction is None else [prediction.value, prediction.reason]
 
 
+def _unverified(names, checks, values) -> str:
+    """The names of the values that are shown (not None) but were not re-scored."""
+    return " ".join(name for name, checked, value in zip(names, checks, values, strict=True)
+                    if value is not None and not checked)
+
+
 def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
     records = [dict(zip(header, row, strict=True)) for row in rows]
     document = {**meta, "columns": header, "rows": rounded(records)}
@@ -25,7 +34,7 @@ def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[st
 
 
 def home_downloads(home: HomeContext) -> dict[str, str]:
-    header = ["model_id", "type", "parameters", "license", "open_weights", "zero_shot", "verified"]
+    header = ["model_id", "type", "parameters", "license", "open_weights", "zero_shot", "verified", "unverified"]
     for group in home.groups:
         header += [f"{group.name} mean", f"{group.name} ci_low", f"{group.name} ci_high",
                    f"{group.name} mean_rank", f"{group.name} datasets_covered"]
@@ -35,7 +44,9 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         header += [f"{home.prediction.label}, {home.prediction.detail}", "prediction datasets_covered"]
     rows = []
     for row in home.rows:
-        values = [row.model_id, row.type, row.parameters, row.license, row.open_weights, row.zero_shot, row.verified]
+        values = [row.model_id, row.type, row.parameters, row.license, row.open_weights, row.zero_shot, row.verified,
+                  _unverified([c.dataset_id for c in columns], [c.verified for c in row.cells],
+                              [c.value for c in row.cells])]
         for cell in row.groups:
             values += [cell.mean, cell.ci[0] if cell.ci else None, cell.ci[1] if cell.ci else None, cell.mean_rank,
                        cell.covered]
@@ -50,10 +61,12 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
 def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     header = ["model_id", "rank_best", "rank_worst", "top_group", page.main_metric, "ci_low", "ci_high",
               *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot",
-              "verified"]
+              "verified", "unverified"]
     rows = [
         [row.model_id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
-         row.diff, row.wins, row.ties, row.losses, row.pvalue, row.zero_shot, row.verified]
+         row.diff, row.wins, row.ties, row.losses, row.pvalue, row.zero_shot, row.verified,
+         _unverified([page.main_metric, *page.other_metrics], [row.mean_verified, *row.values_verified],
+                     [row.mean, *row.values])]
         for row in page.rows
     ]
     if page.prediction:
@@ -69,8 +82,9 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
     timing_keys = sorted({key for row in page.efficiency for key, _ in row.timings})
     header = ["dataset_id", "main_metric", "score", "ci_low", "ci_high", "rank_best", "rank_worst", "top_group",
               "baseline_score", "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot", "verified",
-              *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware"]
+              "unverified", *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware"]
     values = dict(page.metric_rows)
+    checks = {dataset_id: flags for (dataset_id, _), flags in zip(page.metric_rows, page.metric_checks, strict=True)}
     efficiency = {row.dataset_id: row for row in page.efficiency}
     rows = []
     for row in page.rows:
@@ -79,7 +93,9 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
         rows.append([
             row.dataset_id, row.metric, row.mean, row.ci[0] if row.ci else None, row.ci[1] if row.ci else None,
             row.rank_low, row.rank_high, row.best, row.baseline_mean, row.diff, row.wins, row.ties, row.losses,
-            row.pvalue, row.zero_shot, row.verified, *values[row.dataset_id],
+            row.pvalue, row.zero_shot, row.verified,
+            _unverified(page.metrics, checks[row.dataset_id], values[row.dataset_id]),
+            *values[row.dataset_id],
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
             *(_prediction_values(row.prediction) if page.scale else []),
         ])

@@ -5,6 +5,8 @@ Contexts hold raw numbers and ready-made text; templates only format them (filte
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from evaluator.metrics import parse_measure
@@ -50,6 +52,7 @@ from leaderboard.scale_pages import (
     prediction_method,
     scale_section,
 )
+from leaderboard.verify import IMPLAUSIBLE, SCORE_TOLERANCE, TOLERANCE
 
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 SCALE = 100.0  # scores are shown ×100 in tables and charts
@@ -100,17 +103,26 @@ def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
         group for group in board.groups if group.name == ALL_GROUP]
 
 
+VERIFIED_RULE = ("Verified: a value is verified when it was re-scored from the ranking stored in the result file "
+                 "against the official judgments and matched; a result is verified when every metric it reports was. "
+                 "Only verified results are ranked; unverified ones are listed apart below them, without rank or "
+                 "place in a top group, and each value that was not re-scored is marked *. The method page gives "
+                 "the rule.")
+
+
 def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
-    """Models with a mean over every dataset first, best first; then the others by id."""
+    """Verified models (every result verified) before the others; within each, models with a mean over every
+    dataset first, best first, then the rest by id."""
     overall = next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
     if overall is None:
-        return list(board.models), "Models are listed by id."
-    ranked = sorted((m for m in board.models if m.info.id in overall.scores),
-                    key=lambda m: (-overall.scores[m.info.id].mean, m.info.id))
-    rest = [m for m in board.models if m.info.id not in overall.scores]
-    text = (f"Default order: models with a result on all {len(overall.dataset_ids)} datasets, by their "
-            f"{overall.name} mean (best first), then the other models by id.")
-    return ranked + rest, text
+        return sorted(board.models, key=lambda m: (m.verified != "all", m.info.id)), "Models are listed by id."
+    ordered = sorted(board.models, key=lambda m: (
+        m.verified != "all", m.info.id not in overall.scores,
+        -overall.scores[m.info.id].mean if m.info.id in overall.scores else 0.0, m.info.id))
+    text = (f"Default order: verified models first, then the others apart; in each, models with a result on all "
+            f"{len(overall.dataset_ids)} datasets by their {overall.name} mean (best first), then the rest by id. "
+            "Sorting by a column keeps the two apart.")
+    return ordered, text
 
 
 def build_home(board: Leaderboard) -> HomeContext:
@@ -120,6 +132,8 @@ def build_home(board: Leaderboard) -> HomeContext:
                                                                                                strict=True)}
     means = {(d.info.id, model_id): float(mean) for d in board.datasets for model_id, mean in zip(d.model_ids, d.means,
                                                                                                  strict=True)}
+    checked = {(d.info.id, r.model.id): d.info.main_metric in r.verified_metrics for d in board.datasets
+               for r in d.results}
     groups = _ordered_groups(board)
     headers = tuple(GroupHeader(g.name, group_key(g.name), (), len(g.dataset_ids)) for g in groups)
     dataset_groups = tuple(
@@ -142,7 +156,7 @@ def build_home(board: Leaderboard) -> HomeContext:
                 covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids)))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
-                        d in model.zero_shot and not model.zero_shot[d])
+                        d in model.zero_shot and not model.zero_shot[d], checked.get((d, model_id), False))
             for d in ordered_ids
         )
         rows.append(HomeRow(model_id=model_id, href=f"models/{model.slug}.html", type=model.info.type,
@@ -159,9 +173,11 @@ def build_home(board: Leaderboard) -> HomeContext:
         f"95% confidence intervals [low, high] of group means: percentile bootstrap over queries, "
         f"{tests.ci_resamples:,} resamples, seed {tests.seed}: the queries of each dataset are resampled and the "
         "dataset means combined with the group's weights. Dataset pages give each dataset's interval.",
-        "Mean rank (rank view): each model's rank on every dataset of the group among the models that cover "
-        "the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
-        f"Bold scores: the model is not significantly worse than the best model on that dataset ({describe_tests(board)})",
+        "Mean rank (rank view): each model's rank on every dataset of the group among the verified models that "
+        "cover the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
+        f"Bold scores: the model is verified there and not significantly worse than the best verified model on that "
+        f"dataset ({describe_tests(board)})",
+        VERIFIED_RULE,
         "† the model's training data includes this dataset (model.training_datasets), so it is not zero-shot "
         "there; the zero-shot filter keeps models that are zero-shot on every dataset.",
     ]
@@ -180,6 +196,7 @@ def build_home(board: Leaderboard) -> HomeContext:
         tests=describe_tests(board), methods=tuple(methods), order=order_text, warnings=board.warnings,
         downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
         prediction=column,
+        column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
     )
 
 
@@ -201,9 +218,11 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         mark = ""
         if comparison is not None and model_id != comparison.model_id and comparison.pvalue[i] < alpha:
             mark = "better" if comparison.diff[i] > 0 else "worse"
+        ranked = result.verified
         rows.append(DatasetRow(
             model_id=model_id, href=f"{root}models/{slugify(model_id)}.html",
-            rank_low=int(dataset.rank_range[i, 0]), rank_high=int(dataset.rank_range[i, 1]),
+            rank_low=int(dataset.rank_range[i, 0]) if ranked else None,
+            rank_high=int(dataset.rank_range[i, 1]) if ranked else None,
             best=bool(dataset.best[i]), mean=float(dataset.means[i]),
             ci=(float(dataset.ci[i, 0]), float(dataset.ci[i, 1])), whisker=position,
             values=tuple(result.metrics.get(metric) for metric in others),
@@ -215,6 +234,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
             mark=mark, zero_shot=bool(dataset.zero_shot[i]), verified=result.verified,
             is_baseline=model_id == board.baseline_id,
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id))),
+            mean_verified=dataset.info.main_metric in result.verified_metrics,
+            values_verified=tuple(metric in result.verified_metrics for metric in others),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -242,9 +263,10 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         f"{tests.ci_resamples:,} resamples, seed {tests.seed} (the same draws for every model).",
         f"Significance: {describe_tests(board)} The tests compare per-query {metric} of every pair of the "
         f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs.",
-        "Rank range: best rank = 1 + the number of models significantly better; worst rank = the number of "
-        "models minus those significantly worse. ★ marks the top group: the models not significantly worse than "
-        "the best mean.",
+        "Rank range, among the verified results only: best rank = 1 + the number of verified models significantly "
+        "better; worst rank = the number of verified models minus those significantly worse. ★ marks the top "
+        "group: the verified models not significantly worse than the best verified mean.",
+        VERIFIED_RULE,
         (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
          f"the model scores higher / within 1e-9 / lower; p is the corrected p-value of that pair; ▲/▼ mark "
          f"p < {alpha:g}.") if comparison else "No baseline model has results on this dataset.",
@@ -259,6 +281,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
         prediction=dataset_prediction_column(root) if has_predictions else None,
+        column_count=8 + 3 * (comparison is not None) + len(others) + has_predictions,
     )
 
 
@@ -273,6 +296,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
     for dataset_id, result in model.results.items():
         dataset = boards.get(dataset_id)
         i = dataset.position.get(model.info.id) if dataset else None
+        ranked = i is not None and result.verified
         comparison = dataset.baseline if dataset else None
         b = dataset.position[comparison.model_id] if comparison else None
         is_base = comparison is not None and comparison.model_id == model.info.id
@@ -286,9 +310,9 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             metric=dataset.info.main_metric if dataset else "",
             mean=float(dataset.means[i]) if i is not None else None,
             ci=(float(dataset.ci[i, 0]), float(dataset.ci[i, 1])) if i is not None else None,
-            rank_low=int(dataset.rank_range[i, 0]) if i is not None else None,
-            rank_high=int(dataset.rank_range[i, 1]) if i is not None else None,
-            models=len(dataset.results) if dataset else 0,
+            rank_low=int(dataset.rank_range[i, 0]) if ranked else None,
+            rank_high=int(dataset.rank_range[i, 1]) if ranked else None,
+            models=int(dataset.ranked.sum()) if dataset else 0,
             best=bool(dataset.best[i]) if i is not None else False,
             baseline_mean=float(dataset.means[b]) if b is not None else None,
             diff=float(comparison.diff[i]) if comparison and i is not None else None,
@@ -298,6 +322,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             pvalue=float(comparison.pvalue[i]) if comparison and i is not None and not is_base else None,
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id))),
+            mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
         ))
     groups = tuple(
         ModelGroupRow(
@@ -311,6 +336,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
     )
     metrics = tuple(sorted({name for r in model.results.values() for name in r.metrics}, key=metric_order))
     metric_rows = tuple((d, tuple(r.metrics.get(name) for name in metrics)) for d, r in model.results.items())
+    metric_checks = tuple(tuple(name in r.verified_metrics for name in metrics) for r in model.results.values())
     efficiency = tuple(EfficiencyRow(d, r.provenance.timings, r.provenance.peak_rss_bytes, r.provenance.index_bytes,
                                      r.provenance.hardware) for d, r in model.results.items())
     reproduce = tuple(
@@ -328,7 +354,8 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         page=Page(f"models/{model.slug}.html", model.info.id, root, "models"),
         model=model.info, group_means=GROUP_MEANS, verified=model.verified, zero_shot=model.zero_shot_all,
         is_baseline=model.info.id == board.baseline_id, baseline_id=board.baseline_id, rows=tuple(rows),
-        groups=groups, metrics=metrics, metric_scales=tuple(metric_scale(m) for m in metrics), metric_rows=metric_rows, efficiency=efficiency, reproduce=reproduce,
+        groups=groups, metrics=metrics, metric_scales=tuple(metric_scale(m) for m in metrics), metric_rows=metric_rows,
+        metric_checks=metric_checks, efficiency=efficiency, reproduce=reproduce,
         tests=describe_tests(board),
         figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
@@ -341,8 +368,39 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
 
 
 def build_method(board: Leaderboard, evidence: Evidence) -> MethodContext:
-    """The method page: how recall at scale is predicted and its measured error (leaderboard/scale_evidence.json)."""
-    return method_context(board, evidence)
+    """The method page: what "verified" means, and how recall at scale is predicted with its measured error
+    (leaderboard/scale_evidence.json)."""
+    context = method_context(board, evidence)
+    return replace(context, page=replace(context.page, title="Method: verification and recall at scale"),
+                   verification=verification_method())
+
+
+def verification_method() -> tuple[str, ...]:
+    """The rule of leaderboard/verify.py, in words, with its thresholds."""
+    return (
+        "A result file may store the ranking its model produced (field run: for every query, the retrieved "
+        "documents and their scores in trec_eval order, down to a stored depth). The site re-scores that ranking "
+        "against the official judgments of the dataset and compares every query's value with the submitted one.",
+        "A metric is determined by the stored ranking when every query's stored part decides it: a metric with a "
+        "cutoff k (nDCG@10, R@100, ...) needs k at most the stored depth, or the query's whole ranking stored "
+        "(fewer documents than the depth, or a depth reaching settings.top_k); a metric without a cutoff (AP, RR, "
+        "Rprec, Bpref, ARP) needs every query's whole ranking.",
+        f"Every determined metric is re-scored for every query and must match the submitted value within "
+        f"{TOLERANCE:g}; any difference rejects the whole file, so it never reaches the site.",
+        "Metrics the stored ranking does not determine (R@1000 or AP beside a ranking stored to depth 100, "
+        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not verified, "
+        "and the result is not verified.",
+        "Score samples (used for the recall-at-scale prediction) are checked against the stored ranking: each "
+        "query may not claim more relevant documents than the judgments hold; every sampled score above the "
+        "ranking's last score must be the score of a ranked document of the same relevance (within "
+        f"{SCORE_TOLERANCE:g} relative, plus the quantisation step for non-relevant scores), since every document "
+        "the ranking leaves out scores at most that last score; and the number of sampled non-relevant scores at "
+        "or above it must be plausible for a uniform sample of the corpus (hypergeometric tail probability at "
+        f"least {IMPLAUSIBLE:g}). A contradiction rejects the file.",
+        "A result is verified when every metric it reports was re-scored and matched and its score samples "
+        "agree with its ranking. Only verified results are ranked (rank ranges, top groups, mean ranks); "
+        "unverified ones are listed apart, after them, in every table and download.",
+    )
 
 
 # --- compare and submit -------------------------------------------------------------------------------

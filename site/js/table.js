@@ -1,4 +1,5 @@
-/* Home table: filter, search and sort the server-rendered rows; the view's state lives in the URL. */
+/* Home table: filter, search and sort the server-rendered rows; the view's state lives in the URL.
+   Verified and unverified models sit in two table bodies: each is sorted on its own, so they never mix. */
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -6,8 +7,13 @@
   var form = document.getElementById("filters");
   var status = document.getElementById("status");
   if (!table || !form) { return; }
-  var tbody = table.tBodies[0];
-  var rows = Array.prototype.slice.call(tbody.rows);
+  var bodies = Array.prototype.slice.call(table.tBodies);
+  var rows = [];
+  bodies.forEach(function (body) {
+    Array.prototype.forEach.call(body.rows, function (row) {
+      if (!row.classList.contains("group-label")) { rows.push(row); }
+    });
+  });
   rows.forEach(function (row, index) { row.dataset.order = String(index); });
   var FIELDS = ["q", "type", "maxparams", "license", "open", "zeroshot", "verified", "view", "sort", "desc"];
   var TEXT_KEYS = { model: true, type: true };
@@ -127,9 +133,11 @@
         return Number(a.dataset.order) - Number(b.dataset.order);
       });
     }
-    var fragment = document.createDocumentFragment();
-    ordered.forEach(function (row) { fragment.appendChild(row); });
-    tbody.appendChild(fragment);
+    bodies.forEach(function (body) {
+      var fragment = document.createDocumentFragment();
+      ordered.forEach(function (row) { if (row.parentNode === body) { fragment.appendChild(row); } });
+      body.appendChild(fragment);
+    });
     Object.keys(columns).forEach(function (key) {
       var th = columns[key].th;
       if (key === state.sort) {
@@ -148,6 +156,10 @@
       var show = visible(row, state, words);
       row.hidden = !show;
       if (show) { shown += 1; }
+    });
+    bodies.forEach(function (body) {  /* a group label without a visible row is hidden too */
+      var label = body.querySelector("tr.group-label");
+      if (label) { label.hidden = !body.querySelector("tr:not(.group-label):not([hidden])"); }
     });
     table.dataset.view = state.view;
     sortRows(state);

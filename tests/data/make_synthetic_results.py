@@ -7,6 +7,11 @@ Everything is seeded, so the same command writes the same bytes. The golden set 
 groups, 12 models with gaps in coverage, and a model whose free-text fields carry HTML and script payloads.
 A few results carry score samples (for the recall-at-scale prediction) drawn from synthetic scores, and one
 carries tied, sparse-like scores that no prediction can be made from.
+
+Every golden result stores a (tiny) ranking. Its qrels are synthetic, so the golden build cannot re-score it:
+`golden_verification` declares which results and values count as verified, so that the site shows verified
+(ranked) and unverified (listed apart) results side by side. Real re-scoring is tested in
+tests/leaderboard/test_hostile.py and test_judgments.py.
 """
 
 from __future__ import annotations
@@ -111,6 +116,9 @@ SAMPLED_RESULTS = {
     ("naver/splade-v3", "beir/scifact"): "tied",
 }
 SAMPLES_PER_QUERY = 200
+# Declared unverified in the golden build (see golden_verification): whole models, and single values.
+UNVERIFIED_MODELS = ("org/partial-model", "test/markup-in-metadata")
+UNVERIFIED_VALUES = {("naver/splade-v3", "beir/nfcorpus"): ("R@100",), ("bm25", "miracl/fi"): ("R@100", "RR@10")}
 
 
 def dataset_table(datasets=GOLDEN_DATASETS) -> dict[str, dict]:
@@ -221,8 +229,7 @@ def write_golden_results(out: Path = GOLDEN_RESULTS) -> list[Path]:
     datasets = {d.id: d for d in GOLDEN_DATASETS}
     for model in GOLDEN_MODELS:
         for dataset_id in model.datasets or tuple(datasets):
-            data = result_dict(model, datasets[dataset_id], GOLDEN_METRICS,
-                               with_run=(model.id, dataset_id) == ("bm25", "beir/scifact"))
+            data = result_dict(model, datasets[dataset_id], GOLDEN_METRICS, with_run=True)
             if (model.id, dataset_id) in SAMPLED_RESULTS:
                 add_score_samples(data, model, datasets[dataset_id], SAMPLED_RESULTS[(model.id, dataset_id)])
             path = result_path(model.id, dataset_id, out)
@@ -285,13 +292,22 @@ def golden_lookup(dataset_id: str):
     return DatasetInfo(dataset_id, entry["name"], entry["group"], entry["language"], entry["main_metric"])
 
 
+def golden_verification(result):
+    """The golden build's declared verification of a result (see the module docstring)."""
+    from leaderboard.verify import Verification
+
+    key = (result.model.id, result.dataset.id)
+    unverified = set(result.metrics) if result.model.id in UNVERIFIED_MODELS else set(UNVERIFIED_VALUES.get(key, ()))
+    return Verification(frozenset(result.metrics) - unverified, tuple(sorted(unverified)), ())
+
+
 def write_golden_site(out: Path = GOLDEN_SITE) -> None:
     """Build the golden results into `out`, without plotly.min.js (tests check only that it is there)."""
     from leaderboard.build import PLOTLY_TARGET, build_site
 
     if out.exists():
         shutil.rmtree(out)
-    build_site(GOLDEN_RESULTS, out, strict=True, lookup=golden_lookup)
+    build_site(GOLDEN_RESULTS, out, strict=True, is_verified=golden_verification, lookup=golden_lookup)
     (out / PLOTLY_TARGET).unlink()
 
 

@@ -54,7 +54,8 @@ def built_site(tmp_path_factory) -> Path:
     from leaderboard.build import build_site
 
     out = tmp_path_factory.mktemp("site") / "_site"
-    build_site(synthetic.GOLDEN_RESULTS, out, strict=True, lookup=synthetic.golden_lookup)
+    build_site(synthetic.GOLDEN_RESULTS, out, strict=True, is_verified=synthetic.golden_verification,
+               lookup=synthetic.golden_lookup)
     return out
 
 

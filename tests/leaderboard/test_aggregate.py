@@ -20,7 +20,7 @@ from leaderboard.load import ModelInfo, load_results
 
 @pytest.fixture(scope="module")
 def board(synth):
-    loaded = load_results(synth.GOLDEN_RESULTS)
+    loaded = load_results(synth.GOLDEN_RESULTS, is_verified=synth.golden_verification)
     warnings = []
     return build_leaderboard(loaded.results, SiteSettings(), synth.golden_lookup, warnings), warnings
 
@@ -53,10 +53,19 @@ def test_dataset_statistics_match_stats_module(board):
     for dataset in leaderboard.datasets:
         scores = np.stack([r.per_query[dataset.info.main_metric] for r in dataset.results])
         np.testing.assert_allclose(dataset.means, scores.mean(axis=1))
-        assert list(dataset.means) == sorted(dataset.means, reverse=True)
+        verified = dataset.ranked
+        assert list(verified) == sorted(verified, reverse=True)  # verified results first
+        for part in (dataset.means[verified], dataset.means[~verified]):
+            assert list(part) == sorted(part, reverse=True)
         expected = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
         np.testing.assert_array_equal(dataset.pvalues, expected)
-        np.testing.assert_array_equal(dataset.best, stats.best_group(dataset.means, expected, tests.alpha))
+        # top group and rank ranges among the verified results alone
+        among = expected[np.ix_(verified, verified)]
+        np.testing.assert_array_equal(dataset.best[verified],
+                                      stats.best_group(dataset.means[verified], among, tests.alpha))
+        np.testing.assert_array_equal(dataset.rank_range[verified],
+                                      rank_ranges(dataset.means[verified], among, tests.alpha))
+        assert not dataset.best[~verified].any() and not dataset.rank_range[~verified].any()
         baseline = dataset.baseline
         b = dataset.model_ids.index("bm25")
         for i in range(len(dataset.results)):
@@ -109,6 +118,25 @@ def test_mean_rank_is_the_weighted_mean_of_ranks_among_complete_models(board):
         ranks.append(rankdata(-np.array(means), method="average"))
     expected = np.mean(ranks, axis=0)
     assert [mmarco.scores[m].mean_rank for m in complete] == pytest.approx(list(expected))
+
+
+def test_unverified_results_are_not_ranked(board, synth):
+    leaderboard, _ = board
+    scifact = leaderboard.dataset("beir/scifact")
+    assert set(scifact.model_ids[-2:]) == {"test/markup-in-metadata", "org/partial-model"}
+    assert not scifact.ranked[-2:].any() and scifact.ranked[:-2].all() and scifact.rank_range[:-2].min() == 1
+    nfcorpus = leaderboard.dataset("beir/nfcorpus")  # one value of splade unverified: the whole result unranked
+    assert set(np.array(nfcorpus.model_ids)[~nfcorpus.ranked]) == {"naver/splade-v3", "org/partial-model"}
+    # bm25 is unverified on miracl/fi: a MIRACL mean, but no mean rank; the others are ranked without it
+    miracl = next(g for g in leaderboard.groups if g.name == "MIRACL")
+    assert miracl.scores["bm25"].mean is not None and miracl.scores["bm25"].mean_rank is None
+    ranked = sorted(m for m, score in miracl.scores.items() if score.mean_rank is not None)
+    assert ranked == sorted(set(miracl.scores) - {"bm25"})
+    ranks = [rankdata(-np.array([d.means[d.model_ids.index(m)] for m in ranked]), method="average")
+             for d in map(leaderboard.dataset, miracl.dataset_ids)]
+    assert [miracl.scores[m].mean_rank for m in ranked] == pytest.approx(list(np.mean(ranks, axis=0)))
+    models = {m.info.id: m.verified for m in leaderboard.models}
+    assert (models["bm25"], models["org/partial-model"], models["BAAI/bge-m3"]) == ("some", "none", "all")
 
 
 def test_zero_shot_follows_training_datasets():

@@ -13,17 +13,18 @@ def _visible_ids(page: Page) -> list[str]:
     return page.eval_on_selector_all("#board tbody tr:not([hidden]) th a", "links => links.map(a => a.textContent)")
 
 
-def _column_values(page: Page, key: str) -> list:
+def _column_values(page: Page, key: str, body: str = "ranked") -> list:
+    """The visible values of a column in one table body: "ranked" (verified models) or "unranked"."""
     return page.evaluate(
-        """key => {
+        """([key, body]) => {
             const ths = [...document.querySelectorAll('#board thead th')];
             const header = ths.find(th => th.dataset.key === key);
-            const index = [...document.querySelectorAll('#board tbody tr')][0].cells.length
+            const index = document.querySelector('#board tbody tr:not(.group-label)').cells.length
                 - [...header.parentElement.children].length + [...header.parentElement.children].indexOf(header);
-            return [...document.querySelectorAll('#board tbody tr:not([hidden])')].map(
+            return [...document.querySelectorAll(`#board tbody.${body} tr:not([hidden]):not(.group-label)`)].map(
                 row => parseFloat(row.cells[index].textContent));
         }""",
-        key,
+        [key, body],
     )
 
 
@@ -38,8 +39,17 @@ def test_home_sorts_filters_searches_and_keeps_state_in_the_url(watched: Page, s
     assert "sort=d-beir__scifact" in page.url and "desc=1" in page.url
     values = _column_values(page, "d-beir__scifact")
     known = [v for v in values if v == v]  # NaN (no result) sorts last
-    assert known == sorted(known, reverse=True) and len(known) == 11
+    assert known == sorted(known, reverse=True) and len(known) == 7
     assert values[-1] != values[-1]
+    # unverified models stay apart, below, sorted among themselves
+    unranked = _column_values(page, "d-beir__scifact", "unranked")
+    assert len(unranked) == 4 and unranked == sorted(unranked, reverse=True)
+    label = page.locator("#board tr.group-label")
+    expect(label).to_contain_text("Not verified: not ranked")
+    page.check("input[name=verified]")
+    expect(label).to_be_hidden()
+    assert "bm25" not in _visible_ids(page) and "BAAI/bge-m3" in _visible_ids(page)
+    page.uncheck("input[name=verified]")
 
     page.select_option("#f-type", "dense")
     dense = [m.id for m in synth.GOLDEN_MODELS if m.type == "dense"]

@@ -35,7 +35,8 @@ def test_site_matches_the_golden_copy(built_site, synth):
 
 
 def test_the_build_is_deterministic(tmp_path, synth, built_site):
-    build_site(synth.GOLDEN_RESULTS, tmp_path / "again", lookup=synth.golden_lookup)
+    build_site(synth.GOLDEN_RESULTS, tmp_path / "again", is_verified=synth.golden_verification,
+               lookup=synth.golden_lookup)
     assert _tree(tmp_path / "again") == _tree(built_site)
 
 
@@ -60,9 +61,14 @@ def test_downloads_hold_the_tables(built_site, synth):
     data = json.loads((built_site / "downloads" / "leaderboard.json").read_text())
     assert [row["model_id"] for row in data["rows"]] == [row["model_id"] for row in rows]
     scifact = json.loads((built_site / "downloads" / "datasets" / "beir__scifact.json").read_text())
-    values = read_result(result_path("bm25", "beir/scifact", synth.GOLDEN_RESULTS)).values("nDCG@10")
+    values = read_result(result_path("bm25", "beir/scifact", synth.GOLDEN_RESULTS)).per_query["nDCG@10"]
     bm25 = next(row for row in scifact["rows"] if row["model_id"] == "bm25")
-    assert bm25["nDCG@10"] == pytest.approx(sum(values.values()) / len(values), abs=1e-6)
+    assert bm25["nDCG@10"] == pytest.approx(values.mean(), abs=1e-6)
+    assert bm25["rank_best"] >= 1 and bm25["verified"] is True and bm25["unverified"] == ""
+    markup = next(row for row in scifact["rows"] if row["model_id"] == "test/markup-in-metadata")
+    assert scifact["rows"][-2:].count(markup) == 1  # unverified rows come last, without rank
+    assert (markup["rank_best"], markup["top_group"], markup["verified"]) == (None, False, False)
+    assert markup["unverified"] == "nDCG@10 R@100 RR@10"
     assert "Holm" in scifact["significance"]
 
 

@@ -3,7 +3,14 @@ import shutil
 
 import numpy as np
 
-from evaluator.result import SCHEMA_VERSION, expand_result, read_result, result_path
+from evaluator.result import (
+    SCHEMA_VERSION,
+    build_result,
+    expand_result,
+    read_result,
+    result_path,
+    write_result,
+)
 from leaderboard.load import load_results, read_loaded
 
 
@@ -55,17 +62,21 @@ def test_keep_metrics_keeps_only_the_named_per_query_vectors(golden_results):
     assert set(loaded.metrics) == {"nDCG@10", "R@100", "RR@10"}  # means of every metric stay
 
 
-def test_is_verified_is_asked_only_about_results_with_a_run(golden_results):
+def test_is_verified_is_asked_only_about_results_with_a_run(results_copy):
+    path = result_path("bm25", "beir/scifact", results_copy)
+    result = read_result(path)
+    write_result(build_result(result.header, result.query_ids, result.per_query), path, force=True)  # no run
     asked = []
 
     def verifier(result):
         asked.append((result.model.id, result.dataset.id))
         return True
 
-    report = load_results(golden_results, is_verified=verifier)
-    assert asked == [("bm25", "beir/scifact")]
-    verified = [(r.model.id, r.dataset_id) for r in report.results if r.verified]
-    assert verified == [("bm25", "beir/scifact")]
+    report = load_results(results_copy, is_verified=verifier)
+    assert len(asked) == len(report.results) - 1 and ("bm25", "beir/scifact") not in asked
+    unverified = [(r.model.id, r.dataset_id) for r in report.results if not r.verified]
+    assert unverified == [("bm25", "beir/scifact")]
+    assert all(r.verified_metrics == frozenset(r.metrics) for r in report.results if r.verified)
 
 
 def test_every_broken_file_is_listed_at_once(results_copy):

@@ -52,7 +52,8 @@ def parse(path: Path) -> Collector:
 
 @pytest.fixture(scope="module")
 def board(synth):
-    return build_leaderboard(load_results(synth.GOLDEN_RESULTS).results, SiteSettings(), synth.golden_lookup)
+    return build_leaderboard(load_results(synth.GOLDEN_RESULTS, is_verified=synth.golden_verification).results,
+                             SiteSettings(), synth.golden_lookup)
 
 
 def test_formatting_filters():
@@ -81,8 +82,19 @@ def test_home_context_rows_and_partial_coverage(board, synth):
     home = build_home(board)
     assert len(home.rows) == len(synth.GOLDEN_MODELS)
     assert [group.name for group in home.groups] == ["BEIR", "MIRACL", "mMARCO", "Classic", "Other", "All datasets"]
-    complete = [row for row in home.rows if row.groups[-1].mean is not None]
-    assert [row.groups[-1].mean for row in complete] == sorted((row.groups[-1].mean for row in complete), reverse=True)
+    assert [row.verified == "all" for row in home.rows] == sorted((row.verified == "all" for row in home.rows),
+                                                                   reverse=True)  # verified models first
+    for verified in (True, False):
+        complete = [row.groups[-1].mean for row in home.rows
+                    if row.groups[-1].mean is not None and (row.verified == "all") == verified]
+        assert complete == sorted(complete, reverse=True)
+    bm25 = next(row for row in home.rows if row.model_id == "bm25")  # unverified on miracl/fi: no mean rank
+    assert bm25.verified == "some" and bm25.groups[-1].mean is not None and bm25.groups[-1].mean_rank is None
+    columns = [c.dataset_id for g in home.dataset_groups for c in g.columns]
+    # the cell's value, nDCG@10, was re-scored there even though R@100 and RR@10 were not
+    assert bm25.cells[columns.index("miracl/fi")].verified
+    partial = next(row for row in home.rows if row.model_id == "org/partial-model")
+    assert partial.verified == "none" and not partial.cells[columns.index("beir/scifact")].verified
     partial = next(row for row in home.rows if row.model_id == "org/partial-model")
     assert (partial.groups[0].mean, partial.groups[0].covered, partial.groups[0].total) == (None, 2, 4)
     trained = next(row for row in home.rows if row.model_id == "BAAI/bge-small-en-v1.5")
@@ -164,7 +176,7 @@ def test_tables_and_forms_are_labelled(built_site):
                 assert attrs["id"] in labelled, f"{page}: {tag} without label"
         for tag, attrs in parsed.tags:
             if tag == "th":
-                assert attrs.get("scope") in ("col", "row", "colgroup"), f"{page}: th without scope"
+                assert attrs.get("scope") in ("col", "row", "colgroup", "rowgroup"), f"{page}: th without scope"
         assert len(ids) == len([a for _, a in parsed.tags if "id" in a]), f"{page}: duplicate id"
         html = page.read_text()
         assert re.search(r'<html lang="en">', html) and '<link rel="icon"' in html
@@ -183,7 +195,7 @@ def test_main_metric_comes_first_and_unbounded_metrics_are_not_scaled(tmp_path, 
     assert (page.main_metric, page.other_metrics, page.other_scales) == ("nDCG@10", ("RR@10", "ARP"), (100.0, 1.0))
     html = make_environment().get_template("dataset.html").render(ctx=page)
     arp = page.rows[0].values[1]
-    assert f'<td class="num">{arp:.2f}</td>' in html
+    assert f'<td class="num">{arp:.2f}<span class="unv"' in html  # not verified: no stored ranking
 
 
 def test_mmarco_pages_lead_with_its_own_main_metric(board):
