@@ -112,6 +112,8 @@ class HomeContext:
     warnings: tuple[str, ...]
     downloads: tuple[Download, ...]
     prediction: PredictionColumn | None = None  # None: no result has score samples, no column
+    separability: tuple[SeparabilityRow, ...] = ()
+    rank_summary: tuple[RankTable, ...] = ()  # group rank tables without rows: name, bands, size
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,62 @@ class PredictedValue:
 
     value: float | None
     reason: str | None  # "cannot predict" reason; both None: the result has no score samples
+
+
+@dataclass(frozen=True)
+class Effect:
+    """The size of a paired difference, shown beside its p-value."""
+
+    diff: float
+    ci: tuple[float, float]  # 95% t-interval of the mean difference
+    dz: float  # standardised: mean / SD of the per-query differences
+    meaningful: bool  # |diff| >= the dataset's meaningful-difference threshold
+
+
+@dataclass(frozen=True)
+class SeparabilityRow:
+    """What one dataset can tell apart: power and the share of separable model pairs."""
+
+    dataset_id: str
+    href: str
+    metric: str
+    queries: int
+    models: int
+    pairs: int
+    separable_share: float | None
+    adjacent: int
+    adjacent_separable: int
+    meaningful_share: float | None
+    threshold: float  # meaningful difference, metric units
+    mde: float  # minimum detectable difference at 80% power, metric units (typical pair)
+    mde_dz: float  # the same, standardised
+
+
+@dataclass(frozen=True)
+class RankRow:
+    model_id: str
+    href: str
+    mean: float
+    ci: tuple[float, float]
+    rank: int  # by mean
+    rank_interval: tuple[int, int]
+    band: int
+
+
+@dataclass(frozen=True)
+class RankTable:
+    name: str
+    key: str
+    datasets: int
+    rows: tuple[RankRow, ...]
+    bands: int
+
+
+@dataclass(frozen=True)
+class RanksContext:
+    page: Page
+    tables: tuple[RankTable, ...]
+    methods: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -143,6 +201,7 @@ class DatasetRow:
     verified: bool
     is_baseline: bool
     prediction: PredictedValue | None = None
+    effect: Effect | None = None  # against the baseline
 
 
 @dataclass(frozen=True)
@@ -164,6 +223,7 @@ class DatasetContext:
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
     prediction: PredictionColumn | None = None  # None: no result on the dataset has score samples
+    separability: SeparabilityRow | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +249,7 @@ class ModelDatasetRow:
     zero_shot: bool
     verified: bool
     prediction: PredictedValue | None = None  # None: no score samples
+    effect: Effect | None = None  # against the baseline
 
 
 @dataclass(frozen=True)
@@ -200,6 +261,9 @@ class ModelGroupRow:
     covered: int
     total: int
     method: str
+    rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
+    band: int | None = None
+    ranked: int = 0  # models with a group mean
 
 
 @dataclass(frozen=True)
@@ -284,6 +348,22 @@ class EvidenceRow:
 
 
 @dataclass(frozen=True)
+class StatisticsMethod:
+    """Method page: the tests, corrections, effect sizes and rank intervals the site uses, and why."""
+
+    tests: str
+    test: str
+    correction: str
+    alpha: float
+    resamples: int
+    seed: int
+    resample_datasets: bool
+    meaningful_share: float
+    power: float
+    thresholds: tuple[SeparabilityRow, ...]
+
+
+@dataclass(frozen=True)
 class MethodContext:
     page: Page
     variant: str  # "mode/tail" used on this site
@@ -298,6 +378,7 @@ class MethodContext:
     evidence_description: str
     evidence_ks: tuple[int, ...]
     evidence: tuple[EvidenceRow, ...]
+    statistics: StatisticsMethod | None = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ Contexts hold raw numbers and ready-made text; templates only format them (filte
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from evaluator.metrics import parse_measure
@@ -41,6 +43,16 @@ from leaderboard.contexts import (
     SubmitContext,
 )
 from leaderboard.predictions import Evidence
+from leaderboard.rank_pages import (
+    RANKS_PAGE,
+    baseline_effect,
+    effect_method,
+    group_key,
+    rank_tables,
+    separability_method,
+    separability_row,
+    statistics_method,
+)
 from leaderboard.render import json_text
 from leaderboard.scale_pages import (
     dataset_prediction_column,
@@ -63,10 +75,6 @@ def metric_scale(name: str) -> float:
 
 def _figure(figure_id: str, title: str, figure: dict) -> Figure:
     return Figure(figure_id, title, json_text(figure))
-
-
-def group_key(name: str) -> str:
-    return "all" if name == ALL_GROUP else "".join(c for c in name.lower() if c.isalnum()) or "group"
 
 
 def describe_tests(board: Leaderboard) -> str:
@@ -162,6 +170,7 @@ def build_home(board: Leaderboard) -> HomeContext:
         "Mean rank (rank view): each model's rank on every dataset of the group among the models that cover "
         "the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
         f"Bold scores: the model is not significantly worse than the best model on that dataset ({describe_tests(board)})",
+        f"Rank intervals and tie bands of every group mean: the ranks page ({RANKS_PAGE}).",
         "† the model's training data includes this dataset (model.training_datasets), so it is not zero-shot "
         "there; the zero-shot filter keeps models that are zero-shot on every dataset.",
     ]
@@ -180,6 +189,8 @@ def build_home(board: Leaderboard) -> HomeContext:
         tests=describe_tests(board), methods=tuple(methods), order=order_text, warnings=board.warnings,
         downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
         prediction=column,
+        separability=tuple(separability_row(d, "") for d in board.datasets),
+        rank_summary=rank_tables(board, rows=False),
     )
 
 
@@ -215,6 +226,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
             mark=mark, zero_shot=bool(dataset.zero_shot[i]), verified=result.verified,
             is_baseline=model_id == board.baseline_id,
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id))),
+            effect=baseline_effect(dataset, model_id),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -248,7 +260,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
          f"the model scores higher / within 1e-9 / lower; p is the corrected p-value of that pair; ▲/▼ mark "
          f"p < {alpha:g}.") if comparison else "No baseline model has results on this dataset.",
-    ) + ((prediction_method(board),) if has_predictions else ())
+    ) + ((prediction_method(board),) if has_predictions else ()) + (effect_method(board), separability_method(board))
     return DatasetContext(
         page=Page(f"datasets/{dataset.slug}.html", dataset.info.name, root, "datasets"),
         id=dataset.info.id, name=dataset.info.name, group=dataset.info.group, language=dataset.info.language,
@@ -259,6 +271,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
         prediction=dataset_prediction_column(root) if has_predictions else None,
+        separability=separability_row(dataset, root),
     )
 
 
@@ -298,6 +311,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             pvalue=float(comparison.pvalue[i]) if comparison and i is not None and not is_base else None,
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id))),
+            effect=baseline_effect(dataset, model.info.id),
         ))
     groups = tuple(
         ModelGroupRow(
@@ -306,6 +320,8 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             ci=g.scores[model.info.id].ci if model.info.id in g.scores else None,
             mean_rank=g.scores[model.info.id].mean_rank if model.info.id in g.scores else None,
             covered=g.coverage.get(model.info.id, 0), total=len(g.dataset_ids), method=group_method(g),
+            rank_interval=g.scores[model.info.id].rank_interval if model.info.id in g.scores else None,
+            band=g.scores[model.info.id].band if model.info.id in g.scores else None, ranked=len(g.scores),
         )
         for g in _ordered_groups(board)
     )
@@ -342,7 +358,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
 
 def build_method(board: Leaderboard, evidence: Evidence) -> MethodContext:
     """The method page: how recall at scale is predicted and its measured error (leaderboard/scale_evidence.json)."""
-    return method_context(board, evidence)
+    return dataclasses.replace(method_context(board, evidence), statistics=statistics_method(board))
 
 
 # --- compare and submit -------------------------------------------------------------------------------
