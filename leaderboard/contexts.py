@@ -53,6 +53,8 @@ class GroupCell:
     mean_rank: float | None
     covered: int
     total: int
+    rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
+    band: int | None = None
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
-from leaderboard.contexts import DatasetContext, HomeContext, ModelContext, PredictedValue
+from leaderboard.contexts import DatasetContext, Effect, HomeContext, ModelContext, PredictedValue
 from leaderboard.render import csv_text, rounded
 from leaderboard.scale_pages import COLUMN_LABEL
 
@@ -13,6 +14,13 @@ PREDICTION_COLUMNS = [COLUMN_LABEL, "prediction_problem"]
 
 def _prediction_values(prediction: PredictedValue | None) -> list:
     return [None, None] if prediction is None else [prediction.value, prediction.reason]
+
+
+EFFECT_COLUMNS = ["baseline_diff_ci_low", "baseline_diff_ci_high", "baseline_dz", "baseline_meaningful"]
+
+
+def _effect_values(effect: Effect | None) -> list:
+    return [None] * 4 if effect is None else [effect.ci[0], effect.ci[1], effect.dz, effect.meaningful]
 
 
 def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
@@ -42,8 +50,13 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         values += [cell.value for cell in row.cells]
         if home.prediction:
             values += [row.prediction.mean, row.prediction.covered]
+        for cell in row.groups:
+            values += [*(cell.rank_interval or (None, None)), cell.band]
         rows.append(values)
-    meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods)}
+    for group in home.groups:
+        header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band"]
+    meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods),
+            "separability": [asdict(row) for row in home.separability]}
     return _both("downloads/leaderboard", header, rows, meta)
 
 
@@ -59,8 +72,11 @@ def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     if page.prediction:
         header += PREDICTION_COLUMNS
         rows = [values + _prediction_values(row.prediction) for values, row in zip(rows, page.rows, strict=True)]
+    header += EFFECT_COLUMNS
+    rows = [values + _effect_values(row.effect) for values, row in zip(rows, page.rows, strict=True)]
     meta = {"table": f"dataset {page.id}", "dataset_id": page.id, "main_metric": page.main_metric,
-            "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods)}
+            "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods),
+            "separability": asdict(page.separability) if page.separability else None}
     return _both(f"downloads/datasets/{slug}", header, rows, meta)
 
 
@@ -81,13 +97,15 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
             row.rank_low, row.rank_high, row.best, row.baseline_mean, row.diff, row.wins, row.ties, row.losses,
             row.pvalue, row.zero_shot, row.verified, *values[row.dataset_id],
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
-            *(_prediction_values(row.prediction) if page.scale else []),
+            *(_prediction_values(row.prediction) if page.scale else []), *_effect_values(row.effect),
         ])
     if page.scale:
         header += PREDICTION_COLUMNS
+    header += EFFECT_COLUMNS
     groups = {group.name: {"mean": group.mean, "ci": list(group.ci) if group.ci else None,
                            "mean_rank": group.mean_rank, "datasets_covered": group.covered,
-                           "datasets_in_group": group.total} for group in page.groups}
+                           "datasets_in_group": group.total, "rank_interval": group.rank_interval,
+                           "band": group.band} for group in page.groups}
     meta = {"table": f"model {page.model.id}", "model_id": page.model.id, "baseline": page.baseline_id,
             "significance": page.tests, "group_means": rounded(groups)}
     return _both(f"downloads/models/{slug}", header, rows, meta)

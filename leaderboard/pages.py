@@ -147,7 +147,8 @@ def build_home(board: Leaderboard) -> HomeContext:
             group_cells.append(GroupCell(
                 mean=score.mean if score else None, ci=score.ci if score else None,
                 mean_rank=score.mean_rank if score else None,
-                covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids)))
+                covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids),
+                rank_interval=score.rank_interval if score else None, band=score.band if score else None))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
                         d in model.zero_shot and not model.zero_shot[d])
