@@ -34,6 +34,11 @@ class PairEffects:
     dz: np.ndarray  # standardised effect: diff / SD of the differences (0 when both are 0, ±inf for a shift)
 
 
+def t_critical(n: int, confidence: float = 0.95) -> float:
+    """Half-width factor of the t-interval of a mean of n values: the t quantile at 0.5 + confidence / 2."""
+    return float(stats.t.ppf(0.5 + confidence / 2, max(n - 1, 1)))
+
+
 def _dz(diff: np.ndarray, sd: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sd > 0, diff / np.where(sd > 0, sd, 1.0), np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
@@ -56,7 +61,7 @@ def pair_effects(scores, confidence: float = 0.95) -> PairEffects:
     var_diff = total - 2 * cov
     var_diff[var_diff <= 1e-12 * total] = 0.0  # identical rows or a constant shift, up to rounding
     sd = np.sqrt(var_diff)
-    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)
+    half = t_critical(n, confidence) * sd / np.sqrt(n)
     return PairEffects(diff, diff - half, diff + half, sd, _dz(diff, sd))
 
 

@@ -42,6 +42,7 @@ from leaderboard.contexts import (
     ReproduceRow,
     SubmitContext,
 )
+from leaderboard.effects import t_critical
 from leaderboard.predictions import Evidence
 from leaderboard.rank_pages import (
     RANKS_PAGE,
@@ -399,6 +400,8 @@ def compare_data(board: Leaderboard, model: ModelBoard) -> dict:
 def datasets_data(board: Leaderboard) -> dict:
     return {
         d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
-                    "models": list(d.model_ids), "unit": unit_of(d.info.id)}
+                    "models": list(d.model_ids), "unit": unit_of(d.info.id),
+                    "t975": round(t_critical(len(d.query_ids)), 6),
+                    "meaningful": round(d.separability.threshold, 6)}
         for d in board.datasets
     }
