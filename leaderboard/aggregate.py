@@ -2,11 +2,12 @@
 
 Per dataset (main metric): mean, bootstrap CI, all-pairs paired tests with correction, the group of models
 not significantly worse than the best, rank ranges, and the comparison with the baseline. Across datasets:
-group means only for models that cover the whole group, with a stratified bootstrap CI, and mean ranks.
+group means only for models that cover the whole group, with a bootstrap CI, rank intervals and bands
+(ranks.py), and mean ranks. Effect sizes of every pair and what each dataset can tell apart: effects.py.
 
 Only verified results (every reported metric re-scored from the stored ranking, leaderboard/verify.py) are
-ranked: they come first, and the top group, rank ranges and mean ranks are computed among them alone.
-Unverified results follow, with their means, intervals and tests, but no rank and no place in a top group.
+ranked: they come first, and the top group, rank ranges, rank intervals, bands and mean ranks are computed among
+them alone. Unverified results follow, with their means, intervals and tests, but no rank and no place in a top group.
 Per result with score samples: the recall-at-scale prediction (predictions.py).
 """
 
@@ -22,9 +23,10 @@ from scipy.stats import rankdata
 from evaluator.errors import IrboardError
 from evaluator.metrics import KINDS, parse_measure
 from evaluator.result import slugify
-from leaderboard import stats
+from leaderboard import effects, stats
 from leaderboard.load import LoadedResult, ModelInfo
 from leaderboard.predictions import DEFAULT_MODE, DEFAULT_TAIL, Prediction, predict_results
+from leaderboard.ranks import GroupBootstrap, rank_bands, rank_intervals
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +52,7 @@ class SiteSettings:
     baseline: str = DEFAULT_BASELINE
     scale_mode: str = DEFAULT_MODE  # recall-at-scale prediction: "pooled" or "per_query"
     scale_tail: str = DEFAULT_TAIL  # "hybrid" or "skewnorm"
+    resample_datasets: bool = False  # group bootstrap: also resample the datasets of a group (ranks.py)
 
 
 def dataset_info(dataset_id: str) -> DatasetInfo:
@@ -127,6 +130,8 @@ class DatasetBoard:
     box: dict[str, np.ndarray]  # per-query distribution: q1, median, q3, low, high (whiskers), mean
     baseline: BaselineComparison | None
     left_out: tuple[str, ...]  # models whose results lack the main metric
+    effects: effects.PairEffects | None = None  # every pair: mean difference, its CI, d_z
+    separability: effects.Separability | None = None
     model_ids: tuple[str, ...] = field(init=False, default=())  # from results
     position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
 
@@ -149,6 +154,8 @@ class GroupScore:
     mean: float
     ci: tuple[float, float]
     mean_rank: float | None  # None: the model is not verified on every dataset of the group, so not ranked
+    rank_interval: tuple[int, int] = (0, 0)  # 95% bootstrap interval of the rank of the mean among ranked models
+    band: int = 0  # tie band of the group mean (ranks.rank_bands), 1 = top; 0 when not ranked
 
 
 @dataclass(frozen=True, eq=False)
@@ -293,6 +300,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         comparison = BaselineComparison(baseline_id, means - means[b], wins, scores.shape[1] - wins - losses,
                                         losses, pvalues[:, b].copy())
     metrics = sorted({name for result in results for name in result.metrics}, key=metric_order)
+    pair_effects = effects.pair_effects(scores, CONFIDENCE)
     board = DatasetBoard(
         info=info,
         slug=slugify(info.id),
@@ -309,6 +317,8 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         box=box_stats(scores),
         baseline=comparison,
         left_out=left_out,
+        effects=pair_effects,
+        separability=effects.separability(means, pair_effects, pvalues, scores.shape[1], tests.alpha, tests.method),
     )
     if boot is None:  # group intervals need resampled means: percentile draws of the same seed
         boot = bootstrap_means(scores, tests.ci_resamples, tests.seed)
@@ -331,17 +341,19 @@ def _weights(dataset_ids: list[str]) -> list[float]:
 class _GroupAccumulator:
     """Sums weighted per-dataset means and bootstrap means of one group, for all models at once."""
 
-    def __init__(self, name: str, dataset_ids: list[str], model_index: dict[str, int], resamples: int):
+    def __init__(self, name: str, dataset_ids: list[str], model_index: dict[str, int], resamples: int,
+                 resample_datasets: bool = False, seed: int = 0):
         self.name = name
         self.dataset_ids = dataset_ids
         self.weights = dict(zip(dataset_ids, _weights(dataset_ids), strict=True))
         self.model_index = model_index
-        self.boot = np.zeros((resamples, len(model_index)), dtype=np.float32)
+        self.bootstrap = GroupBootstrap(len(model_index), resamples, [unit_of(d) for d in dataset_ids],
+                                        resample_datasets, seed)
         self.coverage = np.zeros(len(model_index), dtype=np.int64)
 
     def add(self, board: DatasetBoard, boot: np.ndarray) -> None:
         columns = [self.model_index[model_id] for model_id in board.model_ids]
-        self.boot[:, columns] += self.weights[board.info.id] * boot
+        self.bootstrap.add(columns, self.weights[board.info.id], unit_of(board.info.id), boot)
         self.coverage[columns] += 1
 
     def finish(self, boards: dict[str, DatasetBoard]) -> GroupBoard:
@@ -359,10 +371,17 @@ class _GroupAccumulator:
             means += self.weights[dataset_id] * dataset_means
             if ranked.any():
                 ranks[ranked] += self.weights[dataset_id] * rankdata(-dataset_means[ranked], method="average")
-        ci = percentile_ci(self.boot[:, complete]) if complete else np.zeros((0, 2))
+        boot = self.bootstrap.boot[:, complete]
+        ci = percentile_ci(boot) if complete else np.zeros((0, 2))
+        intervals = np.zeros((len(complete), 2), dtype=np.int64)
+        bands = np.zeros(len(complete), dtype=np.int64)
+        if ranked.any():
+            intervals[ranked] = rank_intervals(boot[:, ranked], CONFIDENCE)
+            bands[ranked] = rank_bands(means[ranked], intervals[ranked])
         scores = {
             model_id: GroupScore(float(means[k]), (float(ci[k, 0]), float(ci[k, 1])),
-                                 float(ranks[k]) if ranked[k] else None)
+                                 float(ranks[k]) if ranked[k] else None,
+                                 (int(intervals[k, 0]), int(intervals[k, 1])), int(bands[k]))
             for k, model_id in enumerate(complete_ids)
         }
         return GroupBoard(
@@ -401,13 +420,13 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
                                 "out of this dataset's ranking and means; evaluate it with that metric")
     ranked_datasets = [d for d in dataset_order if any(infos[d].main_metric in r.per_query for r in by_dataset[d])]
     model_index = {model_id: i for i, model_id in enumerate(model_ids)}
-    resamples = settings.tests.ci_resamples
+    options = (settings.tests.ci_resamples, settings.resample_datasets, settings.tests.seed)
     accumulators = [
-        _GroupAccumulator(name, [d for d in ranked_datasets if infos[d].group == name], model_index, resamples)
+        _GroupAccumulator(name, [d for d in ranked_datasets if infos[d].group == name], model_index, *options)
         for name in groups
     ]
     if len(groups) > 1:
-        accumulators.append(_GroupAccumulator(ALL_GROUP, ranked_datasets, model_index, resamples))
+        accumulators.append(_GroupAccumulator(ALL_GROUP, ranked_datasets, model_index, *options))
     boards: dict[str, DatasetBoard] = {}
     for dataset_id in ranked_datasets:
         board, boot = _dataset_board(infos[dataset_id], by_dataset[dataset_id], settings, baseline_id)

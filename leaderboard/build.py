@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ResultFile
-from leaderboard import downloads, pages
+from leaderboard import downloads, pages, rank_pages
 from leaderboard.aggregate import Leaderboard, SiteSettings, build_leaderboard, dataset_info
 from leaderboard.load import load_results
 from leaderboard.predictions import Evidence, load_evidence
@@ -131,6 +131,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[S
     files.add("data/datasets.js", _data_script("datasets", None, pages.datasets_data(board)))
     render("compare.html", pages.build_compare(board))
     render("method.html", pages.build_method(board, evidence))
+    render("ranks.html", rank_pages.build_ranks(board))
     render("submit.html", pages.build_submit(board))
     for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):
         files.copy(source.relative_to(STATIC_DIR).as_posix(), source)

@@ -53,6 +53,8 @@ class GroupCell:
     mean_rank: float | None
     covered: int
     total: int
+    rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
+    band: int | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ class HomeContext:
     downloads: tuple[Download, ...]
     prediction: PredictionColumn | None = None  # None: no result has score samples, no column
     column_count: int = 1  # columns of the table, for the row that labels the unverified group
+    separability: tuple[SeparabilityRow, ...] = ()
+    rank_summary: tuple[RankTable, ...] = ()  # group rank tables without rows: name, bands, size
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,62 @@ class PredictedValue:
 
     value: float | None
     reason: str | None  # "cannot predict" reason; both None: the result has no score samples
+
+
+@dataclass(frozen=True)
+class Effect:
+    """The size of a paired difference, shown beside its p-value."""
+
+    diff: float
+    ci: tuple[float, float]  # 95% t-interval of the mean difference
+    dz: float  # standardised: mean / SD of the per-query differences
+    meaningful: bool  # |diff| >= the dataset's meaningful-difference threshold
+
+
+@dataclass(frozen=True)
+class SeparabilityRow:
+    """What one dataset can tell apart: power and the share of separable model pairs."""
+
+    dataset_id: str
+    href: str
+    metric: str
+    queries: int
+    models: int
+    pairs: int
+    separable_share: float | None
+    adjacent: int
+    adjacent_separable: int
+    meaningful_share: float | None
+    threshold: float  # meaningful difference, metric units
+    mde: float  # minimum detectable difference at 80% power, metric units (typical pair)
+    mde_dz: float  # the same, standardised
+
+
+@dataclass(frozen=True)
+class RankRow:
+    model_id: str
+    href: str
+    mean: float
+    ci: tuple[float, float]
+    rank: int  # by mean
+    rank_interval: tuple[int, int]
+    band: int
+
+
+@dataclass(frozen=True)
+class RankTable:
+    name: str
+    key: str
+    datasets: int
+    rows: tuple[RankRow, ...]
+    bands: int
+
+
+@dataclass(frozen=True)
+class RanksContext:
+    page: Page
+    tables: tuple[RankTable, ...]
+    methods: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -147,6 +207,7 @@ class DatasetRow:
     prediction: PredictedValue | None = None
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     values_verified: tuple[bool, ...] = ()  # the same, per value of `values`
+    effect: Effect | None = None  # against the baseline
 
 
 @dataclass(frozen=True)
@@ -169,6 +230,7 @@ class DatasetContext:
     downloads: tuple[Download, ...]
     prediction: PredictionColumn | None = None  # None: no result on the dataset has score samples
     column_count: int = 1  # columns of the table, for the row that labels the unverified group
+    separability: SeparabilityRow | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +257,7 @@ class ModelDatasetRow:
     verified: bool
     prediction: PredictedValue | None = None  # None: no score samples
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
+    effect: Effect | None = None  # against the baseline
 
 
 @dataclass(frozen=True)
@@ -206,6 +269,9 @@ class ModelGroupRow:
     covered: int
     total: int
     method: str
+    rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
+    band: int | None = None
+    ranked: int = 0  # models with a group mean
 
 
 @dataclass(frozen=True)
@@ -291,6 +357,22 @@ class EvidenceRow:
 
 
 @dataclass(frozen=True)
+class StatisticsMethod:
+    """Method page: the tests, corrections, effect sizes and rank intervals the site uses, and why."""
+
+    tests: str
+    test: str
+    correction: str
+    alpha: float
+    resamples: int
+    seed: int
+    resample_datasets: bool
+    meaningful_share: float
+    power: float
+    thresholds: tuple[SeparabilityRow, ...]
+
+
+@dataclass(frozen=True)
 class MethodContext:
     page: Page
     variant: str  # "mode/tail" used on this site
@@ -306,6 +388,7 @@ class MethodContext:
     evidence_ks: tuple[int, ...]
     evidence: tuple[EvidenceRow, ...]
     verification: tuple[str, ...] = ()  # the rule that makes a value, and a result, verified
+    statistics: StatisticsMethod | None = None
 
 
 @dataclass(frozen=True)

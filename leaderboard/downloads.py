@@ -6,8 +6,9 @@ Rows come in the pages' order: verified results (ranked) first, then unverified 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
-from leaderboard.contexts import DatasetContext, HomeContext, ModelContext, PredictedValue
+from leaderboard.contexts import DatasetContext, Effect, HomeContext, ModelContext, PredictedValue
 from leaderboard.render import csv_text, rounded
 from leaderboard.scale_pages import COLUMN_LABEL
 
@@ -22,6 +23,13 @@ def _unverified(names, checks, values) -> str:
     """The names of the values that are shown (not None) but were not re-scored."""
     return " ".join(name for name, checked, value in zip(names, checks, values, strict=True)
                     if value is not None and not checked)
+
+
+EFFECT_COLUMNS = ["baseline_diff_ci_low", "baseline_diff_ci_high", "baseline_dz", "baseline_meaningful"]
+
+
+def _effect_values(effect: Effect | None) -> list:
+    return [None] * 4 if effect is None else [effect.ci[0], effect.ci[1], effect.dz, effect.meaningful]
 
 
 def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
@@ -53,8 +61,13 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         values += [cell.value for cell in row.cells]
         if home.prediction:
             values += [row.prediction.mean, row.prediction.covered]
+        for cell in row.groups:
+            values += [*(cell.rank_interval or (None, None)), cell.band]
         rows.append(values)
-    meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods)}
+    for group in home.groups:
+        header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band"]
+    meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods),
+            "separability": [asdict(row) for row in home.separability]}
     return _both("downloads/leaderboard", header, rows, meta)
 
 
@@ -72,8 +85,11 @@ def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     if page.prediction:
         header += PREDICTION_COLUMNS
         rows = [values + _prediction_values(row.prediction) for values, row in zip(rows, page.rows, strict=True)]
+    header += EFFECT_COLUMNS
+    rows = [values + _effect_values(row.effect) for values, row in zip(rows, page.rows, strict=True)]
     meta = {"table": f"dataset {page.id}", "dataset_id": page.id, "main_metric": page.main_metric,
-            "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods)}
+            "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods),
+            "separability": asdict(page.separability) if page.separability else None}
     return _both(f"downloads/datasets/{slug}", header, rows, meta)
 
 
@@ -97,13 +113,15 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
             _unverified(page.metrics, checks[row.dataset_id], values[row.dataset_id]),
             *values[row.dataset_id],
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
-            *(_prediction_values(row.prediction) if page.scale else []),
+            *(_prediction_values(row.prediction) if page.scale else []), *_effect_values(row.effect),
         ])
     if page.scale:
         header += PREDICTION_COLUMNS
+    header += EFFECT_COLUMNS
     groups = {group.name: {"mean": group.mean, "ci": list(group.ci) if group.ci else None,
                            "mean_rank": group.mean_rank, "datasets_covered": group.covered,
-                           "datasets_in_group": group.total} for group in page.groups}
+                           "datasets_in_group": group.total, "rank_interval": group.rank_interval,
+                           "band": group.band} for group in page.groups}
     meta = {"table": f"model {page.model.id}", "model_id": page.model.id, "baseline": page.baseline_id,
             "significance": page.tests, "group_means": rounded(groups)}
     return _both(f"downloads/models/{slug}", header, rows, meta)

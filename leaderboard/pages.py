@@ -42,7 +42,18 @@ from leaderboard.contexts import (
     ReproduceRow,
     SubmitContext,
 )
+from leaderboard.effects import t_critical
 from leaderboard.predictions import Evidence
+from leaderboard.rank_pages import (
+    RANKS_PAGE,
+    baseline_effect,
+    effect_method,
+    group_key,
+    rank_tables,
+    separability_method,
+    separability_row,
+    statistics_method,
+)
 from leaderboard.render import json_text
 from leaderboard.scale_pages import (
     dataset_prediction_column,
@@ -66,10 +77,6 @@ def metric_scale(name: str) -> float:
 
 def _figure(figure_id: str, title: str, figure: dict) -> Figure:
     return Figure(figure_id, title, json_text(figure))
-
-
-def group_key(name: str) -> str:
-    return "all" if name == ALL_GROUP else "".join(c for c in name.lower() if c.isalnum()) or "group"
 
 
 def describe_tests(board: Leaderboard) -> str:
@@ -153,7 +160,8 @@ def build_home(board: Leaderboard) -> HomeContext:
             group_cells.append(GroupCell(
                 mean=score.mean if score else None, ci=score.ci if score else None,
                 mean_rank=score.mean_rank if score else None,
-                covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids)))
+                covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids),
+                rank_interval=score.rank_interval if score else None, band=score.band if score else None))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
                         d in model.zero_shot and not model.zero_shot[d], checked.get((d, model_id), False))
@@ -178,6 +186,7 @@ def build_home(board: Leaderboard) -> HomeContext:
         f"Bold scores: the model is verified there and not significantly worse than the best verified model on that "
         f"dataset ({describe_tests(board)})",
         VERIFIED_RULE,
+        f"Rank intervals and tie bands of every group mean (among the verified models): the ranks page ({RANKS_PAGE}).",
         "† the model's training data includes this dataset (model.training_datasets), so it is not zero-shot "
         "there; the zero-shot filter keeps models that are zero-shot on every dataset.",
     ]
@@ -197,6 +206,8 @@ def build_home(board: Leaderboard) -> HomeContext:
         downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
         prediction=column,
         column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
+        separability=tuple(separability_row(d, "") for d in board.datasets),
+        rank_summary=rank_tables(board, rows=False),
     )
 
 
@@ -236,6 +247,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id))),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(metric in result.verified_metrics for metric in others),
+            effect=baseline_effect(dataset, model_id),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -270,7 +282,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
          f"the model scores higher / within 1e-9 / lower; p is the corrected p-value of that pair; ▲/▼ mark "
          f"p < {alpha:g}.") if comparison else "No baseline model has results on this dataset.",
-    ) + ((prediction_method(board),) if has_predictions else ())
+    ) + ((prediction_method(board),) if has_predictions else ()) + (effect_method(board), separability_method(board))
     return DatasetContext(
         page=Page(f"datasets/{dataset.slug}.html", dataset.info.name, root, "datasets"),
         id=dataset.info.id, name=dataset.info.name, group=dataset.info.group, language=dataset.info.language,
@@ -281,7 +293,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
         prediction=dataset_prediction_column(root) if has_predictions else None,
-        column_count=8 + 3 * (comparison is not None) + len(others) + has_predictions,
+        column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
+        separability=separability_row(dataset, root),
     )
 
 
@@ -323,6 +336,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id))),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
+            effect=baseline_effect(dataset, model.info.id),
         ))
     groups = tuple(
         ModelGroupRow(
@@ -331,6 +345,8 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             ci=g.scores[model.info.id].ci if model.info.id in g.scores else None,
             mean_rank=g.scores[model.info.id].mean_rank if model.info.id in g.scores else None,
             covered=g.coverage.get(model.info.id, 0), total=len(g.dataset_ids), method=group_method(g),
+            rank_interval=g.scores[model.info.id].rank_interval if model.info.id in g.scores else None,
+            band=g.scores[model.info.id].band if model.info.id in g.scores else None, ranked=len(g.scores),
         )
         for g in _ordered_groups(board)
     )
@@ -372,7 +388,7 @@ def build_method(board: Leaderboard, evidence: Evidence) -> MethodContext:
     (leaderboard/scale_evidence.json)."""
     context = method_context(board, evidence)
     return replace(context, page=replace(context.page, title="Method: verification and recall at scale"),
-                   verification=verification_method())
+                   verification=verification_method(), statistics=statistics_method(board))
 
 
 def verification_method() -> tuple[str, ...]:
@@ -440,6 +456,8 @@ def compare_data(board: Leaderboard, model: ModelBoard) -> dict:
 def datasets_data(board: Leaderboard) -> dict:
     return {
         d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
-                    "models": list(d.model_ids), "unit": unit_of(d.info.id)}
+                    "models": list(d.model_ids), "unit": unit_of(d.info.id),
+                    "t975": round(t_critical(len(d.query_ids)), 6),
+                    "meaningful": round(d.separability.threshold, 6)}
         for d in board.datasets
     }

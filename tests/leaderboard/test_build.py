@@ -127,6 +127,7 @@ def test_test_settings_reach_the_pages(tmp_path, synth):
     from leaderboard.stats import TestSettings
 
     out = tmp_path / "_site"
-    build_site(synth.GOLDEN_RESULTS, out, settings=TestSettings(alpha=0.01, seed=7), lookup=synth.golden_lookup)
+    settings = TestSettings(alpha=0.01, seed=7, correction="holm")
+    build_site(synth.GOLDEN_RESULTS, out, settings=settings, lookup=synth.golden_lookup)
     page = (out / "datasets" / "beir__scifact.html").read_text()
     assert "α = 0.01" in page and "seed 7" in page and "Holm" in page

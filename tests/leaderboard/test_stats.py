@@ -258,9 +258,10 @@ def test_wins_ties_losses():
 
 def test_settings_describe():
     assert TestSettings().describe() == (
-        "Paired two-sided t-test, Holm–Bonferroni correction over all pairs, α = 0.05; "
+        "Paired two-sided t-test, Benjamini–Hochberg correction (false discovery rate) over all pairs, α = 0.05; "
         "95% percentile bootstrap CI, 10,000 resamples, seed 0."
     )
+    assert "Holm–Bonferroni correction (family-wise error rate)" in TestSettings(correction="holm").describe()
     text = TestSettings(method="randomization", correction="none", ci_method="bca", seed=7).describe()
     assert "randomization" in text and "100,000 resamples" in text and "BCa" in text and "seed 7" in text
     with pytest.raises(UnknownNameError, match="randomization, t, wilcoxon"):

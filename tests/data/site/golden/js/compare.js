@@ -40,6 +40,20 @@
 
   function formatP(p) { return p < 0.001 ? "< 0.001" : p.toFixed(3); }
 
+  /* The size of the difference beside its p-value: paired mean difference with its t-interval (t975: the
+     dataset's t quantile) and d_z = mean / SD of the per-query differences, as on the dataset pages. */
+  function effectText(aValues, bValues, info, nameB, nameA) {
+    var d = bValues.map(function (value, i) { return value - aValues[i]; });
+    var m = mean(d), n = d.length;
+    var sd = n > 1 ? Math.sqrt(d.reduce(function (sum, x) { return sum + (x - m) * (x - m); }, 0) / (n - 1)) : 0;
+    var half = info.t975 * sd / Math.sqrt(n);
+    var text = "Effect " + nameB + " − " + nameA + ": Δ " + (100 * m).toFixed(2) + " [" + (100 * (m - half)).toFixed(2) +
+      ", " + (100 * (m + half)).toFixed(2) + "]";
+    if (sd > 0) { text += ", d_z " + (m / sd).toFixed(2); }
+    return text + (Math.abs(m) >= info.meaningful ? ", a meaningful difference." : ", below the meaningful difference of " +
+      (100 * info.meaningful).toFixed(2) + ".");
+  }
+
   function block(datasetId, info, a, b, nameA, nameB) {
     var section = document.createElement("section");
     section.className = "compare-block";
@@ -59,7 +73,7 @@
     summary.textContent = info.metric + " ×100: " + nameA + " " + (100 * mean(a.values)).toFixed(2) + ", " +
       nameB + " " + (100 * mean(b.values)).toFixed(2) + ". " + nameB + " wins " + wins + ", ties " + ties +
       ", loses " + losses + " of " + a.values.length + " queries (values rounded to 4 decimals). Corrected p = " +
-      formatP(p) + ".";
+      formatP(p) + ". " + effectText(a.values, b.values, info, nameB, nameA);
     section.appendChild(summary);
     var plot = document.createElement("div");
     plot.className = "plot";

@@ -1,0 +1,78 @@
+"""The site's honest-ranks parts: effect sizes beside p-values, what each dataset can tell apart, the ranks page."""
+
+import numpy as np
+import pytest
+
+from leaderboard.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
+from leaderboard.effects import minimum_detectable_effect, paired_effect
+from leaderboard.load import load_results
+from leaderboard.pages import build_dataset, build_home, build_model
+from leaderboard.rank_pages import build_ranks
+from leaderboard.ranks import rank_bands
+
+
+@pytest.fixture(scope="module")
+def board(synth):
+    return build_leaderboard(load_results(synth.GOLDEN_RESULTS).results, SiteSettings(), synth.golden_lookup)
+
+
+def test_dataset_rows_carry_the_effect_against_the_baseline(board):
+    dataset = next(d for d in board.datasets if d.baseline is not None)
+    page = build_dataset(board, dataset)
+    b = dataset.position[dataset.baseline.model_id]
+    for i, row in enumerate(page.rows):
+        if i == b:
+            assert row.effect is None
+            continue
+        diff, low, high, dz = paired_effect(dataset.scores[i], dataset.scores[b])
+        assert row.effect.diff == pytest.approx(diff) == pytest.approx(row.diff)
+        assert row.effect.ci == pytest.approx((low, high))
+        assert row.effect.dz == pytest.approx(dz)
+        assert row.effect.meaningful == (abs(diff) >= 0.05 * np.median(dataset.means))
+    summary = page.separability
+    assert summary.queries == len(dataset.query_ids) and summary.models == len(dataset.results)
+    assert summary.mde_dz == pytest.approx(minimum_detectable_effect(len(dataset.query_ids), 0.05))
+    first, second = np.triu_indices(len(dataset.results), k=1)
+    assert summary.separable_share == pytest.approx(np.mean(dataset.pvalues[first, second] < 0.05))
+
+
+def test_group_scores_have_rank_intervals_holding_the_rank_and_bands(board):
+    for group in board.groups:
+        ordered = sorted(group.scores, key=lambda m: (-group.scores[m].mean, m))
+        for model_id in ordered:
+            low, high = group.scores[model_id].rank_interval
+            assert 1 <= low <= high <= len(ordered)
+        means = np.array([group.scores[m].mean for m in ordered])
+        intervals = np.array([group.scores[m].rank_interval for m in ordered])
+        np.testing.assert_array_equal([group.scores[m].band for m in ordered], rank_bands(means, intervals))
+        if ordered:
+            assert group.scores[ordered[0]].band == 1
+
+
+def test_ranks_home_and_model_pages(board):
+    ranks = build_ranks(board)
+    assert [table.name for table in ranks.tables][-1] == ALL_GROUP
+    overall = next(g for g in board.groups if g.name == ALL_GROUP)
+    table = ranks.tables[-1]
+    assert [row.model_id for row in table.rows] == sorted(overall.scores, key=lambda m: -overall.scores[m].mean)
+    assert [row.rank for row in table.rows] == list(range(1, len(table.rows) + 1))
+    home = build_home(board)
+    assert len(home.separability) == len(board.datasets)
+    assert [t.bands for t in home.rank_summary] == [t.bands for t in ranks.tables]
+    model = next(m for m in board.models if m.info.id in overall.scores)
+    groups = {row.name: row for row in build_model(board, model).groups}
+    assert groups[ALL_GROUP].rank_interval == overall.scores[model.info.id].rank_interval
+    assert groups[ALL_GROUP].ranked == len(overall.scores)
+
+
+def test_built_site_shows_ranks_effects_and_the_method(built_site):
+    ranks = (built_site / "ranks.html").read_text()
+    assert "Rank, 95% interval" in ranks and 'id="all"' in ranks
+    home = (built_site / "index.html").read_text()
+    assert 'href="ranks.html"' in home and "What each benchmark can tell apart" in home
+    dataset = (built_site / "datasets" / "beir__scifact.html").read_text()
+    assert "What this dataset can tell apart" in dataset and "Δ 95% CI vs" in dataset
+    method = (built_site / "method.html").read_text()
+    for cited in ("Otero", "Urbano", "Parapar", "Ihemelandu", "Sakai", "Benjamini", "Sparck Jones"):
+        assert cited in method
+    assert "Benjamini–Hochberg correction (false discovery rate)" in method
