@@ -345,8 +345,9 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             ci=g.scores[model.info.id].ci if model.info.id in g.scores else None,
             mean_rank=g.scores[model.info.id].mean_rank if model.info.id in g.scores else None,
             covered=g.coverage.get(model.info.id, 0), total=len(g.dataset_ids), method=group_method(g),
-            rank_interval=g.scores[model.info.id].rank_interval if model.info.id in g.scores else None,
-            band=g.scores[model.info.id].band if model.info.id in g.scores else None, ranked=len(g.scores),
+            rank_interval=g.scores[model.info.id].rank_interval if _ranked_in(g, model.info.id) else None,
+            band=g.scores[model.info.id].band if _ranked_in(g, model.info.id) else None,
+            ranked=sum(score.mean_rank is not None for score in g.scores.values()),
         )
         for g in _ordered_groups(board)
     )
@@ -381,6 +382,11 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
 
 
 # --- method, compare and submit ----------------------------------------------------------------------
+
+
+def _ranked_in(group, model_id: str) -> bool:
+    """Has the model a rank in the group (a group mean, verified on every dataset of the group)?"""
+    return model_id in group.scores and group.scores[model_id].mean_rank is not None
 
 
 def build_method(board: Leaderboard, evidence: Evidence) -> MethodContext:

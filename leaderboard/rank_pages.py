@@ -67,7 +67,9 @@ def effect_method(board: Leaderboard) -> str:
 
 
 def group_rank_rows(group: GroupBoard, root: str) -> tuple[RankRow, ...]:
-    ordered = sorted(group.scores.items(), key=lambda item: (-item[1].mean, item[0]))
+    # only models verified on the whole group are ranked (see aggregate.py)
+    ordered = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None),
+                     key=lambda item: (-item[1].mean, item[0]))
     return tuple(
         RankRow(model_id=model_id, href=f"{root}models/{slugify(model_id)}.html", mean=score.mean, ci=score.ci,
                 rank=position, rank_interval=score.rank_interval, band=score.band)

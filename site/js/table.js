@@ -206,11 +206,13 @@
       .sort(function (a, b) { return columns[a].index - columns[b].index; });
     var names = { model: "model_id", type: "type", params: "parameters" };
     var lines = [keys.map(function (key) { return csvField(names[key] || columns[key].th.dataset.unit); }).join(",")];
-    Array.prototype.forEach.call(tbody.rows, function (row) {
-      if (row.hidden) { return; }
-      lines.push(keys.map(function (key) {
-        return csvField(key === "model" ? row.querySelector("th a").textContent : cellValue(row, key));
-      }).join(","));
+    bodies.forEach(function (body) {  /* in the order shown: verified models first, each body as sorted */
+      Array.prototype.forEach.call(body.rows, function (row) {
+        if (row.hidden || row.classList.contains("group-label")) { return; }
+        lines.push(keys.map(function (key) {
+          return csvField(key === "model" ? row.querySelector("th a").textContent : cellValue(row, key));
+        }).join(","));
+      });
     });
     return lines.join("\r\n") + "\r\n";
   }

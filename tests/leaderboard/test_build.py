@@ -69,7 +69,7 @@ def test_downloads_hold_the_tables(built_site, synth):
     assert scifact["rows"][-2:].count(markup) == 1  # unverified rows come last, without rank
     assert (markup["rank_best"], markup["top_group"], markup["verified"]) == (None, False, False)
     assert markup["unverified"] == "nDCG@10 R@100 RR@10"
-    assert "Holm" in scifact["significance"]
+    assert "Benjamini–Hochberg" in scifact["significance"]
 
 
 def test_problems_stop_the_build_and_leave_the_old_site(tmp_path, results_copy, synth):

@@ -38,7 +38,10 @@ def test_dataset_rows_carry_the_effect_against_the_baseline(board):
 
 def test_group_scores_have_rank_intervals_holding_the_rank_and_bands(board):
     for group in board.groups:
-        ordered = sorted(group.scores, key=lambda m: (-group.scores[m].mean, m))
+        # only models verified on the whole group are ranked; the others have no interval and no band
+        unranked = [m for m in group.scores if group.scores[m].mean_rank is None]
+        assert all(group.scores[m].rank_interval == (0, 0) and group.scores[m].band == 0 for m in unranked)
+        ordered = sorted((m for m in group.scores if m not in unranked), key=lambda m: (-group.scores[m].mean, m))
         for model_id in ordered:
             low, high = group.scores[model_id].rank_interval
             assert 1 <= low <= high <= len(ordered)
@@ -54,15 +57,17 @@ def test_ranks_home_and_model_pages(board):
     assert [table.name for table in ranks.tables][-1] == ALL_GROUP
     overall = next(g for g in board.groups if g.name == ALL_GROUP)
     table = ranks.tables[-1]
-    assert [row.model_id for row in table.rows] == sorted(overall.scores, key=lambda m: -overall.scores[m].mean)
+    ranked = [m for m in overall.scores if overall.scores[m].mean_rank is not None]  # verified on every dataset
+    assert [row.model_id for row in table.rows] == sorted(ranked, key=lambda m: -overall.scores[m].mean)
     assert [row.rank for row in table.rows] == list(range(1, len(table.rows) + 1))
     home = build_home(board)
     assert len(home.separability) == len(board.datasets)
     assert [t.bands for t in home.rank_summary] == [t.bands for t in ranks.tables]
-    model = next(m for m in board.models if m.info.id in overall.scores)
+    group = next(g for g in board.groups if any(s.mean_rank is not None for s in g.scores.values()))
+    model = next(m for m in board.models if m.info.id in group.scores and group.scores[m.info.id].mean_rank is not None)
     groups = {row.name: row for row in build_model(board, model).groups}
-    assert groups[ALL_GROUP].rank_interval == overall.scores[model.info.id].rank_interval
-    assert groups[ALL_GROUP].ranked == len(overall.scores)
+    assert groups[group.name].rank_interval == group.scores[model.info.id].rank_interval
+    assert groups[group.name].ranked == sum(s.mean_rank is not None for s in group.scores.values())
 
 
 def test_built_site_shows_ranks_effects_and_the_method(built_site):

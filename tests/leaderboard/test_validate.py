@@ -202,7 +202,8 @@ def test_corrupt_score_samples_reported(tmp_path):
     result = parse_result_text(make_scifact_result("org/model", 0))
     rng = np.random.default_rng(0)
     doc_ids = [f"d{i}" for i in range(5183)]
-    samples = collect_score_samples(list(result.query_ids), doc_ids, rng.normal(size=(300, 5183)), {},
+    # scores below every ranked one: consistent with the stored ranking, which re-scoring checks
+    samples = collect_score_samples(list(result.query_ids), doc_ids, rng.normal(size=(300, 5183)) - 10, {},
                                     n_samples=20)
     expanded = expand_result(result)
     expanded["score_samples"] = samples
