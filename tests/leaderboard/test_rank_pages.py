@@ -13,7 +13,7 @@ from leaderboard.ranks import rank_bands
 
 @pytest.fixture(scope="module")
 def board(synth):
-    return build_leaderboard(load_results(synth.GOLDEN_RESULTS).results, SiteSettings(), synth.golden_lookup)
+    return build_leaderboard(load_results(synth.GOLDEN_RESULTS, is_verified=synth.golden_verification).results, SiteSettings(), synth.golden_lookup)
 
 
 def test_dataset_rows_carry_the_effect_against_the_baseline(board):
