@@ -43,6 +43,7 @@ from leaderboard.contexts import (
 from leaderboard.predictions import Evidence
 from leaderboard.render import json_text
 from leaderboard.scale_pages import (
+    crossing_section,
     dataset_prediction_column,
     home_predictions,
     method_context,
@@ -186,7 +187,8 @@ def build_home(board: Leaderboard) -> HomeContext:
 # --- dataset ------------------------------------------------------------------------------------------
 
 
-def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
+def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence | None = None) -> DatasetContext:
+    """The dataset page; `evidence` (the recall-at-scale method's measured error) is quoted beside crossings."""
     root = "../"
     alpha = board.settings.tests.alpha
     lowest, highest = float(dataset.ci[:, 0].min()), float(dataset.ci[:, 1].max())
@@ -259,6 +261,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
         prediction=dataset_prediction_column(root) if has_predictions else None,
+        crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
     )
 
 
