@@ -14,6 +14,10 @@ that have a relevant document in the sub-corpus. Methods: per_query (the site's 
 pooled (the SDM paper's). Reported: mean |predicted - measured| per dataset, model and scenario.
 
     python benchmarks/scale.py [--seeds 3] [--fractions 0.05,0.1,0.2,0.3] [--write-evidence leaderboard/scale_evidence.json]
+
+Cost (`--cost [RESULTS]`, default results/): `irboard build` of the repository's real results (rankings and score
+samples in every file, `--copies` times each under other model ids), in fresh processes, with the score samples
+and with them removed; and the prediction step alone (leaderboard.predictions.predict_results) on the loaded files.
 """
 
 from __future__ import annotations
@@ -162,6 +166,70 @@ def mean_errors(entries) -> list[float] | None:
     return [float(v) for v in np.mean([e for _, e in entries], axis=0)] if entries else None
 
 
+BUILD = """
+import json, sys, time
+from leaderboard.build import build_site
+start = time.perf_counter()
+build_site(sys.argv[1], sys.argv[2])
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+PREDICT = """
+import json, sys, time
+from leaderboard.load import load_results
+from leaderboard.predictions import predict_results
+results = load_results(sys.argv[1]).results
+start = time.perf_counter()
+found = predict_results(results)
+print(json.dumps({"seconds": time.perf_counter() - start, "results": len(found),
+                  "queries": sum(p.queries for p in found.values())}))
+"""
+
+
+def measure_cost(source: Path, copies: int, repeats: int) -> None:
+    """Build time with and without score samples, and the prediction step alone, each in a fresh process."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from evaluator.result import result_path
+
+    def run(code: str, *args) -> dict:
+        done = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(done.stderr[-2000:])
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    with tempfile.TemporaryDirectory() as work:
+        folders = {"with samples": Path(work) / "with", "without samples": Path(work) / "without"}
+        for name, folder in folders.items():
+            for path in sorted(source.glob("*/*.json")):
+                data = json.loads(path.read_text())
+                if name == "without samples":
+                    data.pop("score_samples", None)
+                for copy in range(copies):
+                    model_id = data["model"]["id"] + (f"-copy{copy}" if copy else "")
+                    target = result_path(model_id, data["dataset"]["id"], folder)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(json.dumps({**data, "model": {**data["model"], "id": model_id}}))
+            if (source / "schema.json").exists():
+                shutil.copy(source / "schema.json", folder / "schema.json")
+        files = len(list(folders["with samples"].glob("*/*.json")))
+        builds = {name: min(run(BUILD, folder, Path(work) / "site")["seconds"] for _ in range(repeats))
+                  for name, folder in folders.items()}
+        predict = min((run(PREDICT, folders["with samples"]) for _ in range(repeats)), key=lambda r: r["seconds"])
+    from leaderboard.predictions import CHART_KS, CHART_SIZES, CURVE_SIZES
+
+    rest = builds["with samples"] - predict["seconds"]
+    sizes = len(set(CURVE_SIZES) | {float(size) for size in CHART_SIZES}) + 1  # and each result's own size
+    print(f"irboard build of {files} real results ({source}, x{copies}), best of {repeats} fresh processes:\n")
+    print("| measure | seconds | per result |\n|---|---|---|")
+    for name, seconds in builds.items():
+        print(f"| build, {name} | {seconds:.2f} | {1000 * seconds / files:.0f} ms |")
+    print(f"| predictions alone ({predict['results']} results, {predict['queries']} queries, both growth scenarios,"
+          f" {sizes} sizes x {len(CHART_KS)} k) | {predict['seconds']:.2f} | {1000 * predict['seconds'] / files:.1f} ms |")
+    print(f"\npredictions / rest of the build: {predict['seconds'] / rest:.2f} (target <= 0.5)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset ids")
@@ -171,7 +239,14 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated: " + ", ".join(METHODS))
     parser.add_argument("--write-evidence", type=Path,
                         help="also write the table as JSON for the site (leaderboard/scale_evidence.json)")
+    parser.add_argument("--cost", nargs="?", const=ROOT / "results", type=Path, metavar="RESULTS",
+                        help="measure what predictions add to irboard build instead (default results/)")
+    parser.add_argument("--copies", type=int, default=1, help="with --cost: copies of each result")
+    parser.add_argument("--repeats", type=int, default=3, help="with --cost: best of this many runs")
     args = parser.parse_args()
+    if args.cost:
+        measure_cost(args.cost, args.copies, args.repeats)
+        return
     fractions = [float(f) for f in args.fractions.split(",")]
     seeds = list(range(args.seeds))
     methods = [m for m in METHODS if m in args.methods.split(",")]

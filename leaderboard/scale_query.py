@@ -23,7 +23,7 @@ A query whose sample cannot support a tail is dropped with a reason, never fatal
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -76,105 +76,124 @@ class QueryModel:
     dropped: dict[str, int]  # reason -> queries dropped for it
 
 
+@dataclass(frozen=True)
+class _Flat:
+    """Ragged per-query arrays as one flat array, sorted within each query, with counts and starts."""
+
+    values: np.ndarray
+    counts: np.ndarray
+    starts: np.ndarray
+    query: np.ndarray  # query index of each value
+
+    @classmethod
+    def of(cls, arrays: list[np.ndarray]) -> _Flat:
+        counts = np.array([a.size for a in arrays], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        values = np.concatenate(arrays) if arrays else np.zeros(0)
+        return cls(values, counts, starts, np.repeat(np.arange(counts.size), counts))
+
+    def keys(self, lowest: float, width: float) -> np.ndarray:
+        """Values made sortable across queries: query index x width + (value - lowest), width > every range."""
+        return self.query * width + (self.values - lowest)
+
+    def count_above_and_tied(self, values: np.ndarray, query: np.ndarray, lowest: float, width: float):
+        """For each (value, query): how many of that query's values lie above it and are equal to it."""
+        own = self.keys(lowest, width)
+        keys = query * width + (values - lowest)
+        right = np.searchsorted(own, keys, side="right")
+        left = np.searchsorted(own, keys, side="left")
+        return self.starts[query] + self.counts[query] - right, right - left
+
+
 def fit_queries(samples: ScoreSamples, empirical: bool = False) -> QueryModel:
-    """The per-query model of every query with a relevant document (`empirical`: the rank-scaling baseline)."""
-    kept, rows, dropped = [], [], Counter()
+    """The per-query model of every query with a relevant document (`empirical`: the rank-scaling baseline).
+
+    Every step runs on all queries' scores at once (flat arrays, one searchsorted), not query by query."""
+    kept, relevant, sampled, dropped = [], [], [], Counter()
     for query_id, q in samples.queries.items():
         if q.n_relevant <= 0:
             continue  # recall is undefined without a relevant document
-        relevant = np.sort(np.asarray(q.relevant, dtype=np.float64))
-        sample = np.asarray(q.nonrelevant, dtype=np.float64)
-        if relevant.size != q.n_relevant or not (np.isfinite(relevant).all() and np.isfinite(sample).all()):
+        if len(q.relevant) != q.n_relevant:
             dropped["relevant or sampled scores missing or not finite"] += 1
-            continue
-        if sample.size == 0:
+        elif len(q.nonrelevant) == 0:
             dropped["no sampled non-relevant score"] += 1
-            continue
-        if sample.size > 1 and (np.diff(sample) < 0).any():
-            sample = np.sort(sample)
-        rows.append((relevant, sample))
-        kept.append(query_id)
-    shares_above, shares_tied = _empirical_shares(rows)
-    if not empirical and rows:
-        shares_above, keep, reasons = _tail_shares(rows, shares_above, shares_tied)
-        dropped.update(reasons)
-        rows = [row for row, k in zip(rows, keep, strict=True) if k]
-        kept = [query_id for query_id, k in zip(kept, keep, strict=True) if k]
-        shares_above = [s for s, k in zip(shares_above, keep, strict=True) if k]
-        shares_tied = [s for s, k in zip(shares_tied, keep, strict=True) if k]
-    counts = np.array([row[0].size for row in rows], dtype=np.int64)
-    flat = np.concatenate([row[0] for row in rows]) if rows else np.zeros(0)
-    query = np.repeat(np.arange(len(rows)), counts)
-    above, tied = _relevant_ranks(rows)
-    return QueryModel(
-        query_ids=tuple(kept), num_docs=int(samples.num_docs), n_relevant=counts, query=query,
-        above=above, tied=tied,
-        share_above=np.concatenate(shares_above) if rows else flat,
-        share_tied=np.concatenate(shares_tied) if rows else flat,
-        binomial=not empirical, dropped=dict(dropped),
-    )
+        else:
+            kept.append(query_id)
+            relevant.append(np.sort(np.asarray(q.relevant, dtype=np.float64)))
+            sampled.append(np.sort(np.asarray(q.nonrelevant, dtype=np.float64)))
+    rel, sam = _Flat.of(relevant), _Flat.of(sampled)
+    finite = np.ones(len(kept), dtype=bool)
+    finite[rel.query[~np.isfinite(rel.values)]] = False
+    finite[sam.query[~np.isfinite(sam.values)]] = False
+    if not finite.all():
+        dropped["relevant or sampled scores missing or not finite"] += int((~finite).sum())
+        return _subset(samples, kept, relevant, sampled, finite, empirical, dropped)
+    if not kept:
+        return _model(samples, [], rel, *(np.zeros(0),) * 4, empirical, dropped)
+    lowest = min(float(rel.values.min()), float(sam.values.min()))
+    width = max(float(rel.values.max()), float(sam.values.max())) - lowest + 1.0
+    above, tied = sam.count_above_and_tied(rel.values, rel.query, lowest, width)
+    share_above, share_tied = above / sam.counts[rel.query], tied / sam.counts[rel.query]
+    if not empirical:
+        share_above, keep, reasons = _tail_shares(rel, sam, share_above, share_tied, lowest, width)
+        if not keep.all():
+            dropped.update(reasons)
+            return _subset(samples, kept, relevant, sampled, keep, empirical, dropped)
+    rel_above, rel_tied = rel.count_above_and_tied(rel.values, rel.query, lowest, width)
+    return _model(samples, kept, rel, rel_above, rel_tied - 1, share_above, share_tied, empirical, dropped)
 
 
-def _empirical_shares(rows):
-    """Per query: shares of the sample strictly above and tied with each relevant score."""
-    above, tied = [], []
-    for relevant, sample in rows:
-        below_or_equal = np.searchsorted(sample, relevant, side="right")
-        below = np.searchsorted(sample, relevant, side="left")
-        above.append((sample.size - below_or_equal) / sample.size)
-        tied.append((below_or_equal - below) / sample.size)
-    return above, tied
+def _subset(samples, kept, relevant, sampled, keep, empirical, dropped) -> QueryModel:
+    """The model of the kept queries only (after dropping some), counting the dropped ones."""
+    queries = {qid: samples.queries[qid] for qid, k in zip(kept, keep, strict=True) if k}
+    model = fit_queries(replace(samples, queries=queries), empirical)
+    counts = Counter(dropped)
+    counts.update(model.dropped)
+    return replace(model, dropped=dict(counts))
 
 
-def _relevant_ranks(rows):
-    above, tied = [], []
-    for relevant, _ in rows:
-        right = np.searchsorted(relevant, relevant, side="right")
-        left = np.searchsorted(relevant, relevant, side="left")
-        above.append(relevant.size - right)
-        tied.append(right - left - 1)
-    empty = np.zeros(0, dtype=np.int64)
-    return (np.concatenate(above) if above else empty), (np.concatenate(tied) if tied else empty)
+def _model(samples, kept, rel, above, tied, share_above, share_tied, empirical, dropped) -> QueryModel:
+    return QueryModel(query_ids=tuple(kept), num_docs=int(samples.num_docs), n_relevant=rel.counts, query=rel.query,
+                      above=np.asarray(above), tied=np.asarray(tied), share_above=np.asarray(share_above),
+                      share_tied=np.asarray(share_tied), binomial=not empirical, dropped=dict(dropped))
 
 
-def _tail_shares(rows, shares_above, shares_tied):
+def _tail_shares(rel: _Flat, sam: _Flat, share_above, share_tied, lowest: float, width: float):
     """Replaces the empirical share above relevant scores in each query's tail by the fitted GPD's.
 
-    All queries' tails are fitted at once: their exceedances are concatenated and the probability-weighted
-    moments summed per query with np.add.reduceat."""
-    sizes = np.array([sample.size for _, sample in rows])
-    mass = np.array([np.searchsorted(sample, sample[0], side="right") for _, sample in rows])
-    continuous = sizes - mass
+    All queries' tails are fitted at once from their concatenated exceedances. Returns (shares, queries kept,
+    reasons for the dropped ones): a query is dropped when a relevant score needs a tail it cannot have."""
+    mass = sam.count_above_and_tied(sam.values[sam.starts], np.arange(sam.counts.size), lowest, width)[1]
+    continuous = sam.counts - mass
     n_tail = np.minimum(np.maximum(np.ceil(TAIL_FRACTION * continuous).astype(np.int64), MIN_TAIL), continuous - 1)
     fittable = n_tail >= MIN_TAIL
-    thresholds = np.array([sample[size - n - 1] if ok else sample[0]
-                           for (_, sample), size, n, ok in zip(rows, sizes, n_tail, fittable, strict=True)])
-    scale, shape = np.ones(len(rows)), np.zeros(len(rows))
+    ends = sam.starts + sam.counts
+    thresholds = np.where(fittable, sam.values[np.maximum(ends - n_tail - 1, sam.starts)], sam.values[sam.starts])
+    scale, shape = np.ones(sam.counts.size), np.zeros(sam.counts.size)
     if fittable.any():
         index = np.flatnonzero(fittable)
-        excess = [rows[i][1][sizes[i] - n_tail[i]:] - thresholds[i] for i in index]
-        scale[index], shape[index] = _pwm_gpd(excess)
+        tail = _Flat.of([np.arange(e - n, e) for e, n in zip(ends[index], n_tail[index], strict=True)])
+        excess = sam.values[tail.values.astype(np.int64)] - thresholds[index][tail.query]
+        scale[index], shape[index] = _pwm_gpd(excess, tail.counts, tail.starts)
     fittable &= scale > 0
-    keep = np.ones(len(rows), dtype=bool)
+    q = rel.query
+    in_tail = (rel.values > thresholds[q]) & (share_tied == 0)
+    lacking = np.zeros(sam.counts.size, dtype=bool)
+    lacking[q[in_tail & ~fittable[q]]] = True
     reasons = Counter()
-    out = []
-    for i, (relevant, _) in enumerate(rows):
-        share = shares_above[i].copy()
-        in_tail = (relevant > thresholds[i]) & (shares_tied[i] == 0)
-        if in_tail.any():
-            if not fittable[i]:
-                keep[i] = False
-                reasons[f"fewer than {MIN_TAIL + 1} sampled scores above the tie mass, too few for a tail fit"
-                        if scale[i] > 0 else "the sampled scores of the tail are all tied"] += 1
-            else:
-                weight = n_tail[i] / sizes[i]
-                share[in_tail] = weight * gpd_sf(relevant[in_tail] - thresholds[i], scale[i], shape[i])
-        out.append(share)
-    return out, keep, reasons
+    for i in np.flatnonzero(lacking):
+        reasons[f"fewer than {MIN_TAIL + 1} sampled scores above the tie mass, too few for a tail fit"
+                if scale[i] > 0 else "the sampled scores of the tail are all tied"] += 1
+    use = in_tail & fittable[q]
+    share = np.array(share_above, dtype=np.float64)
+    weight = n_tail / sam.counts
+    share[use] = weight[q[use]] * gpd_sf(rel.values[use] - thresholds[q[use]], scale[q[use]], shape[q[use]])
+    return share, ~lacking, reasons
 
 
-def _pwm_gpd(excess: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(scale, shape) of a GPD (scipy's genpareto convention) per array of exceedances, sorted ascending.
+def _pwm_gpd(flat: np.ndarray, counts: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(scale, shape) of a GPD (scipy's genpareto convention) per query from its exceedances, `flat[starts[i]:
+    starts[i] + counts[i]]` sorted ascending.
 
     Probability-weighted moments: a0 = mean(y), a1 = mean((1 - p_j) y_(j)) with p_j = (j - 0.35)/n; then
     k = a0/(a0 - 2 a1) - 2 and shape = -k. A few hundred exceedances leave the shape uncertain by ~0.06, and a
@@ -182,9 +201,6 @@ def _pwm_gpd(excess: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     by the share of the spread that is not sampling noise (an empirical-Bayes step; the noise variance of the
     estimate is 4 / (3 n) near shape 0, Hosking and Wallis 1987). The scale then keeps the mean excess:
     scale = a0 (1 - shape). Shapes are clipped to +-SHAPE_LIMIT and a bounded tail reaches the largest excess."""
-    counts = np.array([y.size for y in excess])
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    flat = np.concatenate(excess)
     position = np.arange(flat.size) - np.repeat(starts, counts)  # j - 1 within each query
     n = np.repeat(counts, counts)
     a0 = np.add.reduceat(flat, starts) / counts
@@ -206,13 +222,15 @@ def _pwm_gpd(excess: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gpd_sf(excess, scale, shape):
-    """Survival of a GPD(shape, loc 0, scale) at excess >= 0 (0 beyond a bounded tail's end)."""
+    """Survival of a GPD(shape, loc 0, scale) at excess >= 0 (0 beyond a bounded tail's end), elementwise."""
     z = np.asarray(excess, dtype=np.float64) / scale
-    if abs(shape) < 1e-9:
-        return np.exp(-z)
-    base = 1.0 + shape * z
+    shape = np.broadcast_to(np.asarray(shape, dtype=np.float64), z.shape)
+    exponential = np.abs(shape) < 1e-9
+    safe = np.where(exponential, 1.0, shape)
+    base = 1.0 + safe * z
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(base > 0, np.exp(-np.log(np.maximum(base, 1e-300)) / shape), 0.0)
+        pareto = np.where(base > 0, np.exp(-np.log(np.maximum(base, 1e-300)) / safe), 0.0)
+    return np.where(exponential, np.exp(-z), pareto)
 
 
 def query_recall(model: QueryModel, sizes, ks, growth: str) -> np.ndarray:
@@ -239,7 +257,10 @@ def query_recall(model: QueryModel, sizes, ks, growth: str) -> np.ndarray:
     if model.binomial:
         trials = np.broadcast_to(np.rint(nonrel), room.shape)
         p = np.broadcast_to(share, room.shape)
-        inside = (_partial_mean(room, trials, p) - _partial_mean(room - factor, trials, p)) / factor
+        if (factor == 1.0).all():  # one target document per sampled one: P[B <= k - 1 - above]
+            inside = _cdf(room - 1.0, trials, p)
+        else:
+            inside = (_partial_mean(room, trials, p) - _partial_mean(room - factor, trials, p)) / factor
     else:
         inside = np.clip(room - nonrel * share, 0.0, factor) / factor
     inside = np.where(tied_share > 0, in_ties, inside)
@@ -252,19 +273,22 @@ def _partial_mean(x, n, p):
 
     At an integer j it is j F_n(j) - n p F_{n-1}(j - 1) (F: binomial cdfs); between integers it is linear with
     slope F_n(floor x)."""
-    x, n, p = np.broadcast_arrays(x, n, p)
     j = np.floor(x)
-    at_j = j * _cdf(j, n, p) - n * p * _cdf(j - 1.0, n - 1.0, p)
-    value = np.maximum(at_j, 0.0) + (x - j) * _cdf(j, n, p)
-    return np.where(x <= 0, 0.0, value)
+    below = _cdf(j, n, p)
+    at_j = j * below - n * p * _cdf(j - 1.0, n - 1.0, p)
+    return np.where(x <= 0, 0.0, np.maximum(at_j, 0.0) + (x - j) * below)
 
 
 def _cdf(x, n, p):
     """Binomial cdf, computed exactly only near the mean (far away it is 0 or 1 to double precision)."""
+    x, n, p = np.broadcast_arrays(x, n, p)
+    shape = x.shape
+    x, n, p = (np.asarray(a, dtype=np.float64).ravel() for a in (x, n, p))
     mean = n * p
-    sd = np.sqrt(n * p * (1.0 - p))
-    out = np.where(x < 0, 0.0, np.where((x >= n) | (x >= mean), 1.0, 0.0))
-    near = (np.abs(x - mean) <= _EXACT_BAND * sd + _EXACT_BAND) & (x >= 0) & (x < n)
-    if near.any():
+    out = ((x >= n) | (x >= mean)).astype(np.float64)
+    out[x < 0] = 0.0
+    near = np.flatnonzero((np.abs(x - mean) <= _EXACT_BAND * np.sqrt(mean * (1.0 - p)) + _EXACT_BAND)
+                          & (x >= 0) & (x < n))
+    if near.size:
         out[near] = stats.binom.cdf(x[near], n[near], p[near])
-    return out
+    return out.reshape(shape)
