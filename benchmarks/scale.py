@@ -251,6 +251,7 @@ def main() -> None:
     seeds = list(range(args.seeds))
     methods = [m for m in METHODS if m in args.methods.split(",")]
     rows, pooled = [], {g: {m: [] for m in methods} for g in GROWTHS}
+    by_fraction = {g: {m: {f: [] for f in fractions} for m in methods} for g in GROWTHS}
     print("| dataset | model | growth | measured R@10 · R@100 · R@1000 | "
           + " | ".join(f"{m} error" for m in methods) + " | per_query dropped |")
     print("|---|---|---|---|" + "---|" * len(methods) + "---|")
@@ -266,6 +267,8 @@ def main() -> None:
                 for method in methods:
                     errors = mean_errors(part["errors"][method])
                     pooled[growth][method].extend(e for _, e in part["errors"][method])
+                    for fraction, error in part["errors"][method]:
+                        by_fraction[growth][method][fraction].append(error)
                     cells.append(" · ".join(f"{e:.3f}" for e in errors) if errors else "cannot predict")
                 print(f"| {dataset_id} | {model_id} | {growth} | "
                       + " · ".join(f"{v:.3f}" for v in part["measured"]) + " | " + " | ".join(cells)
@@ -280,6 +283,16 @@ def main() -> None:
         for method in methods:
             values = summary[growth][method]
             print(f"  {growth:15s} {method:10s} " + (" · ".join(f"{v:.4f}" for v in values) if values else "n/a"))
+    print("\nBy fraction of the corpus the samples come from (extrapolation 1/fraction), same errors:")
+    fraction_json = {}
+    for growth in GROWTHS:
+        for method in methods:
+            for fraction in fractions:
+                values = mean_errors([(0, e) for e in by_fraction[growth][method][fraction]])
+                if values:
+                    fraction_json.setdefault(growth, {}).setdefault(method, {})[str(fraction)] = {
+                        str(k): round(v, 4) for k, v in zip(KS, values, strict=True)}
+                    print(f"  {growth:15s} {method:10s} {fraction:5.0%} " + " · ".join(f"{v:.4f}" for v in values))
     if args.write_evidence:
         from evaluator.result import write_atomic
 
@@ -295,7 +308,7 @@ def main() -> None:
                             for m, values in by_method.items()} for g, by_method in summary.items()}
         write_atomic(args.write_evidence, json.dumps(
             {"description": description, "fractions": fractions, "seeds": len(seeds), "summary": summary_json,
-             "rows": rows}, indent=1, sort_keys=True) + "\n")
+             "by_fraction": fraction_json, "rows": rows}, indent=1, sort_keys=True) + "\n")
 
 
 def evidence_row(dataset_id: str, model_id: str, growth: str, part: dict, methods) -> dict:

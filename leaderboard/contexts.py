@@ -316,6 +316,7 @@ class EvidenceRow:
 class EvidenceSummary:
     growth: str
     variants: tuple[EvidenceVariant, ...]
+    fraction: float | None = None  # the share of the corpus the samples came from; None: all fractions
 
 
 @dataclass(frozen=True)
@@ -336,6 +337,7 @@ class MethodContext:
     evidence_ks: tuple[int, ...]
     evidence: tuple[EvidenceRow, ...]
     summary: tuple[EvidenceSummary, ...]
+    by_fraction: tuple[EvidenceSummary, ...] = ()
 
 
 @dataclass(frozen=True)

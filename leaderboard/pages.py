@@ -260,7 +260,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         tests=describe_tests(board), methods=methods, figures=tuple(figures),
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
-        prediction=dataset_prediction_column(root) if has_predictions else None,
+        prediction=dataset_prediction_column(board, root) if has_predictions else None,
         crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
     )
 

@@ -33,7 +33,7 @@ DEFAULT_TAIL: Tail = "hybrid"  # the pooled mode's non-relevant tail; the per-qu
 # capped by k / (relevant documents), which grows with the corpus (see the method page).
 DEFAULT_GROWTH = "fixed-relevant"
 CHART_SIZES: tuple[int, ...] = tuple(10**exponent for exponent in range(4, 9))
-CURVE_SIZES: tuple[float, ...] = tuple(10 ** (4 + j / 2) for j in range(9))  # charts and crossings
+CURVE_SIZES: tuple[float, ...] = tuple(float(size) for size in CHART_SIZES)  # charts and crossings (log-linear)
 CHART_KS: tuple[int, ...] = (10, 100, 1000)
 COLUMN_SIZE = 10**7  # the leaderboard column: predicted R@COLUMN_K at COLUMN_SIZE documents
 COLUMN_K = 100
@@ -186,6 +186,7 @@ class Evidence(_Strict):
     fractions: list[float] = []
     seeds: int = 0
     summary: dict[str, dict[str, dict[str, float] | None]] = {}  # growth -> method -> k -> mean |error|
+    by_fraction: dict[str, dict[str, dict[str, dict[str, float]]]] = {}  # growth -> method -> fraction -> k -> error
     rows: list[EvidenceRow]
 
     def error(self, growth: str, method: str, k: int) -> float | None:

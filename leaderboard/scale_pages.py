@@ -76,8 +76,8 @@ def prediction_method(board: Leaderboard) -> str:
             "header links to it). – : the result has no score samples.")
 
 
-def dataset_prediction_column(root: str) -> PredictionColumn:
-    return PredictionColumn(COLUMN_LABEL, "", root + METHOD_ANCHOR)
+def dataset_prediction_column(board: Leaderboard, root: str) -> PredictionColumn:
+    return PredictionColumn(COLUMN_LABEL, f"{board.settings.scale_growth} growth", root + METHOD_ANCHOR)
 
 
 def home_predictions(board: Leaderboard, model_ids: list[str]):
@@ -86,8 +86,8 @@ def home_predictions(board: Leaderboard, model_ids: list[str]):
     if not board.predictions or overall is None:
         return None, {}
     count = len(overall.dataset_ids)
-    column = PredictionColumn(COLUMN_LABEL, f"mean over all {count} dataset{'s' if count != 1 else ''}",
-                              METHOD_ANCHOR)
+    column = PredictionColumn(COLUMN_LABEL, f"{board.settings.scale_growth} growth, mean over all {count} "
+                              f"dataset{'s' if count != 1 else ''}", METHOD_ANCHOR)
     cells = {}
     for model_id in model_ids:
         mean, covered = predictions.mean_column_value(board.predictions, model_id, overall.dataset_ids,
@@ -163,7 +163,7 @@ def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Eviden
     note = (f"From the predicted Recall@{k} curves ({method_words(board)}), between the dataset's own size and "
             f"{size_label(predictions.CURVE_SIZES[-1])} documents. A crossing is only as reliable as the prediction: "
             + (f"on the validation datasets the method's mean absolute error at R@{k} in this scenario was "
-               f"{PERCENT * error:.1f} points (×100); where the two curves stay closer than that, the order is not "
+               f"{PERCENT * error:.2f} points (×100); where the two curves stay closer than that, the order is not "
                "settled." if error is not None else "its error has not been measured in this scenario."))
     return CrossingSection(k=k, growth=growth, crossings=tuple(sorted(crossings, key=lambda c: c.size)),
                            error=error, note=note, method_href=root + METHOD_ANCHOR)
@@ -184,6 +184,10 @@ def method_context(board: Leaderboard, evidence: Evidence) -> MethodContext:
                              row.dropped, variants(row.errors, row.cannot_predict)) for row in evidence.rows)
     summary = tuple(EvidenceSummary(growth, variants(evidence.summary[growth], {}))
                     for growth in GROWTHS if growth in evidence.summary)
+    by_fraction = tuple(
+        EvidenceSummary(growth, variants({m: by[m].get(fraction) for m in by}, {}), float(fraction))
+        for growth in GROWTHS if (by := evidence.by_fraction.get(growth))
+        for fraction in sorted({f for errors in by.values() for f in errors}, key=float))
     found = list(board.predictions.values())
     return MethodContext(
         page=Page("method.html", "Method: recall at scale", "", "method"),
@@ -192,4 +196,5 @@ def method_context(board: Leaderboard, evidence: Evidence) -> MethodContext:
         ks=predictions.CHART_KS, column=COLUMN_LABEL, predictions=sum(p.recall is not None for p in found),
         cannot_predict=sum(p.recall is None for p in found), dropped_queries=sum(p.n_dropped for p in found),
         evidence_description=evidence.description, evidence_ks=tuple(ks), evidence=rows, summary=summary,
+        by_fraction=by_fraction,
     )

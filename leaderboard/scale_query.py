@@ -36,7 +36,7 @@ GROWTHS: tuple[str, ...] = ("fixed-relevant", "uniform")
 TAIL_FRACTION = 0.05  # share of the scores above the tie mass that the tail is fitted on
 MIN_TAIL = 10  # fewest scores a tail is fitted on
 SHAPE_LIMIT = 0.5  # |GPD shape| is clipped here (probability-weighted moments need shape < 0.5)
-_EXACT_BAND = 12.0  # binomial cdfs further than this many sds (+ this count) from the mean are taken as 0 or 1
+_EXACT_BAND = 9.0  # binomial cdfs further than this many sds (+ this count) from the mean are 0 or 1 to 1e-15
 
 
 def check_growth(growth: str) -> None:
@@ -78,30 +78,33 @@ class QueryModel:
 
 @dataclass(frozen=True)
 class _Flat:
-    """Ragged per-query arrays as one flat array, sorted within each query, with counts and starts."""
+    """Ragged per-query arrays as one flat array, sorted within each query, with counts and starts.
+
+    `keys` make the values sortable across queries: query index x width + (value - lowest), width larger than
+    any query's range, so one searchsorted answers every query (equal values stay equal: same arithmetic)."""
 
     values: np.ndarray
     counts: np.ndarray
     starts: np.ndarray
     query: np.ndarray  # query index of each value
+    keys: np.ndarray
 
     @classmethod
-    def of(cls, arrays: list[np.ndarray]) -> _Flat:
+    def of(cls, arrays: list[np.ndarray], lowest: float = 0.0, width: float = 1.0) -> _Flat:
         counts = np.array([a.size for a in arrays], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        values = np.concatenate(arrays) if arrays else np.zeros(0)
-        return cls(values, counts, starts, np.repeat(np.arange(counts.size), counts))
+        values = np.concatenate(arrays).astype(np.float64, copy=False) if arrays else np.zeros(0)
+        query = np.repeat(np.arange(counts.size), counts)
+        flat = cls(values, counts, starts, query, query * width + (values - lowest))
+        if values.size > 1 and (np.diff(flat.keys) < 0).any():  # a query's values were not sorted
+            order = np.argsort(flat.keys, kind="stable")
+            flat = cls(values[order], counts, starts, query, flat.keys[order])
+        return flat
 
-    def keys(self, lowest: float, width: float) -> np.ndarray:
-        """Values made sortable across queries: query index x width + (value - lowest), width > every range."""
-        return self.query * width + (self.values - lowest)
-
-    def count_above_and_tied(self, values: np.ndarray, query: np.ndarray, lowest: float, width: float):
-        """For each (value, query): how many of that query's values lie above it and are equal to it."""
-        own = self.keys(lowest, width)
-        keys = query * width + (values - lowest)
-        right = np.searchsorted(own, keys, side="right")
-        left = np.searchsorted(own, keys, side="left")
+    def count_above_and_tied(self, keys: np.ndarray, query: np.ndarray):
+        """For each key (of a value in `query`): how many of that query's values lie above it and equal it."""
+        right = np.searchsorted(self.keys, keys, side="right")
+        left = np.searchsorted(self.keys, keys, side="left")
         return self.starts[query] + self.counts[query] - right, right - left
 
 
@@ -119,31 +122,34 @@ def fit_queries(samples: ScoreSamples, empirical: bool = False) -> QueryModel:
             dropped["no sampled non-relevant score"] += 1
         else:
             kept.append(query_id)
-            relevant.append(np.sort(np.asarray(q.relevant, dtype=np.float64)))
-            sampled.append(np.sort(np.asarray(q.nonrelevant, dtype=np.float64)))
-    rel, sam = _Flat.of(relevant), _Flat.of(sampled)
-    finite = np.ones(len(kept), dtype=bool)
-    finite[rel.query[~np.isfinite(rel.values)]] = False
-    finite[sam.query[~np.isfinite(sam.values)]] = False
-    if not finite.all():
-        dropped["relevant or sampled scores missing or not finite"] += int((~finite).sum())
-        return _subset(samples, kept, relevant, sampled, finite, empirical, dropped)
+            relevant.append(np.asarray(q.relevant))
+            sampled.append(np.asarray(q.nonrelevant))
     if not kept:
-        return _model(samples, [], rel, *(np.zeros(0),) * 4, empirical, dropped)
-    lowest = min(float(rel.values.min()), float(sam.values.min()))
-    width = max(float(rel.values.max()), float(sam.values.max())) - lowest + 1.0
-    above, tied = sam.count_above_and_tied(rel.values, rel.query, lowest, width)
+        empty = _Flat.of([])
+        return _model(samples, [], empty, *(np.zeros(0),) * 4, empirical, dropped)
+    everything = np.concatenate(relevant + sampled).astype(np.float64, copy=False)
+    finite = np.isfinite(everything)
+    if not finite.all():
+        bad = np.zeros(len(kept), dtype=bool)
+        owner = np.repeat(np.r_[np.arange(len(kept)), np.arange(len(kept))],
+                          [a.size for a in relevant] + [a.size for a in sampled])
+        bad[owner[~finite]] = True
+        dropped["relevant or sampled scores missing or not finite"] += int(bad.sum())
+        return _subset(samples, kept, ~bad, empirical, dropped)
+    lowest, width = float(everything.min()), float(everything.max() - everything.min()) + 1.0
+    rel, sam = _Flat.of(relevant, lowest, width), _Flat.of(sampled, lowest, width)
+    above, tied = sam.count_above_and_tied(rel.keys, rel.query)
     share_above, share_tied = above / sam.counts[rel.query], tied / sam.counts[rel.query]
     if not empirical:
-        share_above, keep, reasons = _tail_shares(rel, sam, share_above, share_tied, lowest, width)
+        share_above, keep, reasons = _tail_shares(rel, sam, share_above, share_tied)
         if not keep.all():
             dropped.update(reasons)
-            return _subset(samples, kept, relevant, sampled, keep, empirical, dropped)
-    rel_above, rel_tied = rel.count_above_and_tied(rel.values, rel.query, lowest, width)
+            return _subset(samples, kept, keep, empirical, dropped)
+    rel_above, rel_tied = rel.count_above_and_tied(rel.keys, rel.query)
     return _model(samples, kept, rel, rel_above, rel_tied - 1, share_above, share_tied, empirical, dropped)
 
 
-def _subset(samples, kept, relevant, sampled, keep, empirical, dropped) -> QueryModel:
+def _subset(samples, kept, keep, empirical, dropped) -> QueryModel:
     """The model of the kept queries only (after dropping some), counting the dropped ones."""
     queries = {qid: samples.queries[qid] for qid, k in zip(kept, keep, strict=True) if k}
     model = fit_queries(replace(samples, queries=queries), empirical)
@@ -158,12 +164,12 @@ def _model(samples, kept, rel, above, tied, share_above, share_tied, empirical, 
                       share_tied=np.asarray(share_tied), binomial=not empirical, dropped=dict(dropped))
 
 
-def _tail_shares(rel: _Flat, sam: _Flat, share_above, share_tied, lowest: float, width: float):
+def _tail_shares(rel: _Flat, sam: _Flat, share_above, share_tied):
     """Replaces the empirical share above relevant scores in each query's tail by the fitted GPD's.
 
     All queries' tails are fitted at once from their concatenated exceedances. Returns (shares, queries kept,
     reasons for the dropped ones): a query is dropped when a relevant score needs a tail it cannot have."""
-    mass = sam.count_above_and_tied(sam.values[sam.starts], np.arange(sam.counts.size), lowest, width)[1]
+    mass = sam.count_above_and_tied(sam.keys[sam.starts], np.arange(sam.counts.size))[1]
     continuous = sam.counts - mass
     n_tail = np.minimum(np.maximum(np.ceil(TAIL_FRACTION * continuous).astype(np.int64), MIN_TAIL), continuous - 1)
     fittable = n_tail >= MIN_TAIL
@@ -172,9 +178,11 @@ def _tail_shares(rel: _Flat, sam: _Flat, share_above, share_tied, lowest: float,
     scale, shape = np.ones(sam.counts.size), np.zeros(sam.counts.size)
     if fittable.any():
         index = np.flatnonzero(fittable)
-        tail = _Flat.of([np.arange(e - n, e) for e, n in zip(ends[index], n_tail[index], strict=True)])
-        excess = sam.values[tail.values.astype(np.int64)] - thresholds[index][tail.query]
-        scale[index], shape[index] = _pwm_gpd(excess, tail.counts, tail.starts)
+        counts = n_tail[index]
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        within = np.arange(counts.sum()) - np.repeat(starts, counts)  # the top n_tail scores of each query
+        excess = sam.values[np.repeat(ends[index] - counts, counts) + within] - np.repeat(thresholds[index], counts)
+        scale[index], shape[index] = _pwm_gpd(excess, counts, starts)
     fittable &= scale > 0
     q = rel.query
     in_tail = (rel.values > thresholds[q]) & (share_tied == 0)
