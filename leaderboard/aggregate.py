@@ -25,7 +25,7 @@ from evaluator.metrics import KINDS, parse_measure
 from evaluator.result import slugify
 from leaderboard import effects, stats
 from leaderboard.load import LoadedResult, ModelInfo
-from leaderboard.predictions import DEFAULT_MODE, DEFAULT_TAIL, Prediction, predict_results
+from leaderboard.predictions import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL, Prediction, predict_results
 from leaderboard.ranks import GroupBootstrap, rank_bands, rank_intervals
 
 logger = logging.getLogger(__name__)
@@ -50,8 +50,9 @@ class DatasetInfo:
 class SiteSettings:
     tests: stats.TestSettings = field(default_factory=stats.TestSettings)
     baseline: str = DEFAULT_BASELINE
-    scale_mode: str = DEFAULT_MODE  # recall-at-scale prediction: "pooled" or "per_query"
-    scale_tail: str = DEFAULT_TAIL  # "hybrid" or "skewnorm"
+    scale_mode: str = DEFAULT_MODE  # recall-at-scale prediction: "per_query", "pooled" or "rank"
+    scale_tail: str = DEFAULT_TAIL  # pooled mode's tail: "hybrid" or "skewnorm"
+    scale_growth: str = DEFAULT_GROWTH  # growth scenario of the leaderboard column and crossings
     resample_datasets: bool = False  # group bootstrap: also resample the datasets of a group (ranks.py)
 
 

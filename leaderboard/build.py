@@ -117,7 +117,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[S
     for path, text in downloads.home_downloads(home).items():
         files.add(path, text)
     for dataset in board.datasets:
-        context = pages.build_dataset(board, dataset)
+        context = pages.build_dataset(board, dataset, evidence)
         render("dataset.html", context)
         for path, text in downloads.dataset_downloads(context, dataset.slug).items():
             files.add(path, text)

@@ -220,25 +220,27 @@ def model_vs_baseline(datasets: Sequence[str], means, low, high, baseline_means,
     }
 
 
-def recall_at_scale(dataset: str, sizes: Sequence[float], ks: Sequence[int], recall, measured: Sequence[tuple[int, float]],
+def recall_at_scale(dataset: str, sizes: Sequence[float], ks: Sequence[int], recall: dict, measured: Sequence[tuple[int, float]],
                     num_docs: int, method: str) -> dict:
-    """Predicted Recall@k (×100) against corpus size on a log axis, one line per k, with the measured values at
-    the dataset's own size drawn over it as diamonds of the same colour."""
+    """Predicted Recall@k (×100) against corpus size on a log axis, one line per k and growth scenario (`recall`:
+    growth -> (sizes, ks) matrix; the first scenario solid, the others dashed), with the measured values at the
+    dataset's own size drawn over it as diamonds of the same colour."""
     dataset, method = _plain(dataset), _plain(method)
     colors = (BLUE, ORANGE, GREEN, RED, GREY)
-    recall = np.asarray(recall, dtype=np.float64)
+    dashes = ("solid", "dash", "dot")
     traces = []
-    for j, k in enumerate(ks):
-        traces.append({
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": f"predicted R@{k}",
-            "x": [float(size) for size in sizes],
-            "y": _round(recall[:, j], 2),
-            "line": {"color": colors[j % len(colors)], "width": 2},
-            "marker": {"size": 5},
-            "hovertemplate": f"predicted R@{k}" + " at %{x:,.0f} docs: %{y:.1f}<extra></extra>",
-        })
+    for g, (growth, matrix) in enumerate(recall.items()):
+        matrix = np.asarray(matrix, dtype=np.float64)
+        for j, k in enumerate(ks):
+            traces.append({
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"R@{k}, {growth}",
+                "x": [float(size) for size in sizes],
+                "y": _round(matrix[:, j], 2),
+                "line": {"color": colors[j % len(colors)], "width": 2, "dash": dashes[g % len(dashes)]},
+                "hovertemplate": f"predicted R@{k} ({growth} growth)" + " at %{x:,.0f} docs: %{y:.1f}<extra></extra>",
+            })
     shown = [(k, value) for k, value in measured if k in ks]
     if shown:
         traces.append({

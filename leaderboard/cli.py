@@ -1,4 +1,4 @@
-"""The `irboard` command: evaluate (evaluator), validate, build and serve (leaderboard)."""
+"""The `irboard` command: evaluate (evaluator), validate, build, predict and serve (leaderboard)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from evaluator.errors import IrboardError, one_line
 
 def _parser() -> argparse.ArgumentParser:
     from evaluator import cli as evaluate_cli
+    from leaderboard import predict as predict_cli
 
     parser = argparse.ArgumentParser(prog="irboard", description="Reproducible IR leaderboard.")
     parser.add_argument("--version", action="version", version=f"irboard {__version__}")
@@ -57,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="local datasets (as for validate) to re-score stored rankings: those are 'verified'")
     build.set_defaults(handler=_build)
 
+    predict = commands.add_parser("predict", help="predicted Recall@k of a result at another corpus size (JSON)")
+    predict_cli.add_arguments(predict)
+    predict.set_defaults(handler=_predict)
+
     serve = commands.add_parser("serve", help="preview the built site on http://127.0.0.1:PORT")
     serve.add_argument("--out", type=Path, default=Path("_site"))
     serve.add_argument("--port", type=int, default=8000)
@@ -99,6 +104,12 @@ def _build(args: argparse.Namespace) -> int:
     print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
           f"({report.models} models, {report.datasets} datasets)")
     return 0
+
+
+def _predict(args: argparse.Namespace) -> int:
+    from leaderboard.predict import run_predict
+
+    return run_predict(args)
 
 
 def _serve(args: argparse.Namespace) -> int:

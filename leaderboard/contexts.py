@@ -231,6 +231,30 @@ class DatasetContext:
     prediction: PredictionColumn | None = None  # None: no result on the dataset has score samples
     column_count: int = 1  # columns of the table, for the row that labels the unverified group
     separability: SeparabilityRow | None = None
+    crossings: CrossingSection | None = None  # None: no pair of predicted curves crosses
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """One model's predicted Recall@k passing another's as the corpus grows."""
+
+    leader: str  # the model ahead at the dataset's own size
+    follower: str  # the model that overtakes it
+    leader_href: str
+    follower_href: str
+    size: float  # corpus size where the predicted curves cross
+    size_text: str
+    gap_at_own_size: float  # leader - follower at the dataset's own size (Recall@k)
+
+
+@dataclass(frozen=True)
+class CrossingSection:
+    k: int
+    growth: str
+    crossings: tuple[Crossing, ...]
+    error: float | None  # the method's mean |error| at R@k in this growth scenario (benchmarks/scale.py)
+    note: str
+    method_href: str
 
 
 @dataclass(frozen=True)
@@ -294,10 +318,12 @@ class ReproduceRow:
 
 @dataclass(frozen=True)
 class ScaleRow:
-    """Predicted Recall@k of one dataset and k at every chart size, with the measured value at its own size."""
+    """Predicted Recall@k of one dataset, k and growth scenario at every chart size, with the measured value at
+    its own size."""
 
     dataset_id: str
     k: int
+    growth: str
     num_docs: int
     measured: float | None  # the result's own R@k, when it has that metric
     at_own_size: float  # the prediction at num_docs
@@ -313,6 +339,7 @@ class ScaleSection:
     rows: tuple[ScaleRow, ...]
     figures: tuple[Figure, ...]
     problems: tuple[tuple[str, str], ...]  # (dataset id, why it cannot be predicted)
+    dropped: tuple[tuple[str, int, int, str], ...]  # (dataset id, queries dropped, queries, reasons)
     note: str
     method_href: str
 
@@ -342,17 +369,19 @@ class ModelContext:
 
 @dataclass(frozen=True)
 class EvidenceVariant:
-    variant: str  # "mode/tail"
-    used: bool  # the variant this site shows
+    variant: str  # the method: per_query, rank or pooled
+    used: bool  # the method this site shows
     errors: tuple[float | None, ...]  # in MethodContext.evidence_ks order
-    reason: str | None  # why this variant could not predict
+    reason: str | None  # why this method could not predict
 
 
 @dataclass(frozen=True)
 class EvidenceRow:
+    dataset: str
     model: str
-    extrapolation: float
+    growth: str
     measured: tuple[float | None, ...]  # in MethodContext.evidence_ks order
+    dropped: float  # share of queries the per-query model dropped
     variants: tuple[EvidenceVariant, ...]
 
 
@@ -373,20 +402,31 @@ class StatisticsMethod:
 
 
 @dataclass(frozen=True)
+class EvidenceSummary:
+    growth: str
+    variants: tuple[EvidenceVariant, ...]
+    fraction: float | None = None  # the share of the corpus the samples came from; None: all fractions
+
+
+@dataclass(frozen=True)
 class MethodContext:
     page: Page
-    variant: str  # "mode/tail" used on this site
-    mode: str
-    tail: str
-    tail_quantile: float
+    mode: str  # the method this site uses
+    growth: str  # the growth scenario of the leaderboard column
+    growths: tuple[str, ...]
+    tail_fraction: float
+    min_tail: int
     size_labels: tuple[str, ...]
     ks: tuple[int, ...]
     column: str  # the home column's quantity, in words
     predictions: int  # results with a prediction on this site
     cannot_predict: int  # results with score samples but no prediction
+    dropped_queries: int  # queries left out of predictions on this site
     evidence_description: str
     evidence_ks: tuple[int, ...]
     evidence: tuple[EvidenceRow, ...]
+    summary: tuple[EvidenceSummary, ...]
+    by_fraction: tuple[EvidenceSummary, ...] = ()
     verification: tuple[str, ...] = ()  # the rule that makes a value, and a result, verified
     statistics: StatisticsMethod | None = None
 

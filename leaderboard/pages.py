@@ -56,6 +56,7 @@ from leaderboard.rank_pages import (
 )
 from leaderboard.render import json_text
 from leaderboard.scale_pages import (
+    crossing_section,
     dataset_prediction_column,
     home_predictions,
     method_context,
@@ -214,7 +215,8 @@ def build_home(board: Leaderboard) -> HomeContext:
 # --- dataset ------------------------------------------------------------------------------------------
 
 
-def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
+def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence | None = None) -> DatasetContext:
+    """The dataset page; `evidence` (the recall-at-scale method's measured error) is quoted beside crossings."""
     root = "../"
     alpha = board.settings.tests.alpha
     lowest, highest = float(dataset.ci[:, 0].min()), float(dataset.ci[:, 1].max())
@@ -292,7 +294,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard) -> DatasetContext:
         tests=describe_tests(board), methods=methods, figures=tuple(figures),
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
-        prediction=dataset_prediction_column(root) if has_predictions else None,
+        prediction=dataset_prediction_column(board, root) if has_predictions else None,
+        crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
     )

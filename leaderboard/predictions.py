@@ -21,15 +21,19 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evaluator.errors import InputFormatError, ResultValidationError
 from leaderboard.load import LoadedResult
-from leaderboard.scale import CannotPredictError, Mode, Tail, recall_curve
+from leaderboard.scale import GROWTHS, CannotPredictError, Mode, Tail, forecasts, samples_of
 
 logger = logging.getLogger(__name__)
 
-# Chosen from benchmarks/scale.py on SciFact (all-MiniLM-L6-v2, 6.6x extrapolation): per-query/hybrid erred by
-# 0.010 (R@10) and 0.008 (R@100); the pooled model of the paper by 0.091 and 0.042. See benchmarks/README.md.
+# Chosen from benchmarks/scale.py (four datasets, three models, 5-30% sub-corpora, both growth scenarios; see
+# benchmarks/README.md and the method page).
 DEFAULT_MODE: Mode = "per_query"
-DEFAULT_TAIL: Tail = "hybrid"
+DEFAULT_TAIL: Tail = "hybrid"  # the pooled mode's non-relevant tail; the per-query model always has a GPD tail
+# fixed-relevant: a number that keeps telling models apart at 10^7 documents; under uniform growth Recall@k is
+# capped by k / (relevant documents), which grows with the corpus (see the method page).
+DEFAULT_GROWTH = "fixed-relevant"
 CHART_SIZES: tuple[int, ...] = tuple(10**exponent for exponent in range(4, 9))
+CURVE_SIZES: tuple[float, ...] = tuple(float(size) for size in CHART_SIZES)  # charts and crossings (log-linear)
 CHART_KS: tuple[int, ...] = (10, 100, 1000)
 COLUMN_SIZE = 10**7  # the leaderboard column: predicted R@COLUMN_K at COLUMN_SIZE documents
 COLUMN_K = 100
@@ -38,29 +42,41 @@ EVIDENCE_FILE = Path(__file__).with_name("scale_evidence.json")
 
 @dataclass(frozen=True, eq=False)
 class Prediction:
-    """Predicted Recall@k of one result over corpus sizes, or the reason there is none.
+    """Predicted Recall@k of one result over corpus sizes in each growth scenario, or the reason there is none.
 
-    `sizes` are CHART_SIZES plus the result's own corpus size (`num_docs`), ascending; `recall[i, j]` is the
-    prediction at sizes[i] for ks[j]. `measured` holds the result's own R@k at num_docs, for the k in `ks` whose
-    metric the result has."""
+    `sizes` are CURVE_SIZES, CHART_SIZES and the result's own corpus size (`num_docs`), ascending;
+    `recall[growth][i, j]` is the prediction at sizes[i] for ks[j]. `measured` holds the result's own R@k at
+    num_docs, for the k in `ks` whose metric the result has. `dropped` counts the queries the model could not
+    describe (by reason); they are left out of the mean."""
 
     model_id: str
     dataset_id: str
     num_docs: int
     sizes: tuple[float, ...]
     ks: tuple[int, ...]
-    recall: np.ndarray | None
+    recall: dict[str, np.ndarray] | None
     reason: str | None
     measured: tuple[tuple[int, float], ...]
     mode: str
     tail: str
-    queries: int  # queries with a relevant document, the ones the fit uses
+    queries: int  # queries the prediction averages over
+    dropped: tuple[tuple[str, int], ...] = ()
 
-    def value(self, size: float, k: int) -> float | None:
+    def value(self, size: float, k: int, growth: str = DEFAULT_GROWTH) -> float | None:
         """The prediction at a corpus size and cut-off the prediction holds, or None without one."""
         if self.recall is None or k not in self.ks or float(size) not in self.sizes:
             return None
-        return float(self.recall[self.sizes.index(float(size)), self.ks.index(k)])
+        return float(self.recall[growth][self.sizes.index(float(size)), self.ks.index(k)])
+
+    def curve(self, k: int, growth: str = DEFAULT_GROWTH) -> np.ndarray | None:
+        """Predicted Recall@k at every size in `sizes`."""
+        if self.recall is None or k not in self.ks:
+            return None
+        return self.recall[growth][:, self.ks.index(k)]
+
+    @property
+    def n_dropped(self) -> int:
+        return sum(count for _, count in self.dropped)
 
     @property
     def column_value(self) -> float | None:
@@ -69,20 +85,23 @@ class Prediction:
 
 def predict_result(result: LoadedResult, mode: Mode = DEFAULT_MODE, tail: Tail = DEFAULT_TAIL,
                    warnings: list[str] | None = None) -> Prediction | None:
-    """The prediction for one result; None when it has no score samples.
+    """The prediction for one result in both growth scenarios; None when it has no score samples.
 
     Samples that the schema accepted but that do not decode (bad base64, wrong counts) give a reason and a
     warning in `warnings` naming the file, so that `irboard build --strict` stops on them."""
-    samples = result.score_samples
-    if samples is None:
+    if result.score_samples is None:
         return None
-    num_docs = int(samples.num_docs)
-    sizes = tuple(sorted({float(size) for size in CHART_SIZES} | {float(num_docs)}))
     measured = tuple((k, float(result.metrics[f"R@{k}"])) for k in CHART_KS if f"R@{k}" in result.metrics)
-    recall, reason, queries = None, None, 0
+    recall, reason, queries, dropped, num_docs = None, None, 0, (), int(result.num_docs or 0)
+    sizes = tuple(float(size) for size in CHART_SIZES)
     try:
-        curve = recall_curve(result, sizes, CHART_KS, mode, tail)
-        recall, queries = curve.recall, curve.n_queries
+        samples = samples_of(result)
+        num_docs = int(samples.num_docs)
+        sizes = tuple(sorted({float(s) for s in CHART_SIZES} | set(CURVE_SIZES) | {float(num_docs)}))
+        found = forecasts(samples, sizes, CHART_KS, mode, tail, GROWTHS)
+        recall = {growth: f.recall for growth, f in found.items()}
+        first = found[GROWTHS[0]]
+        queries, dropped = first.queries, tuple(sorted(first.dropped.items()))
     except CannotPredictError as error:
         reason = error.reason
     except ResultValidationError as error:
@@ -93,12 +112,14 @@ def predict_result(result: LoadedResult, mode: Mode = DEFAULT_MODE, tail: Tail =
         logger.info("%s: cannot predict recall at scale: %s", result.path, reason)
     return Prediction(model_id=result.model.id, dataset_id=result.dataset_id, num_docs=num_docs, sizes=sizes,
                       ks=CHART_KS, recall=recall, reason=reason, measured=measured, mode=mode, tail=tail,
-                      queries=queries)
+                      queries=queries, dropped=dropped)
 
 
 def predict_results(results: Iterable[LoadedResult], mode: Mode = DEFAULT_MODE, tail: Tail = DEFAULT_TAIL,
                     warnings: list[str] | None = None) -> dict[tuple[str, str], Prediction]:
-    """(model id, dataset id) -> Prediction for every result with score samples (the others are left out)."""
+    """(model id, dataset id) -> Prediction for every result with score samples (the others are left out).
+
+    Computed once per result while the leaderboard is aggregated; the pages only read these values."""
     start = time.perf_counter()
     predictions = {}
     for result in results:
@@ -106,9 +127,26 @@ def predict_results(results: Iterable[LoadedResult], mode: Mode = DEFAULT_MODE, 
         if prediction is not None:
             predictions[(result.model.id, result.dataset_id)] = prediction
     if predictions:
-        logger.info("predicted recall at scale for %d results in %.1f s", len(predictions),
+        logger.info("predicted recall at scale for %d results in %.2f s", len(predictions),
                     time.perf_counter() - start)
     return predictions
+
+
+def crossing(first: Prediction, second: Prediction, k: int, growth: str = DEFAULT_GROWTH) -> float | None:
+    """The corpus size beyond the larger of the two datasets' sizes where `second`'s predicted Recall@k passes
+    `first`'s (log-linear interpolation between CURVE_SIZES), or None where it does not."""
+    a, b = first.curve(k, growth), second.curve(k, growth)
+    if a is None or b is None or first.sizes != second.sizes:
+        return None
+    sizes = np.asarray(first.sizes)
+    start = max(first.num_docs, second.num_docs)
+    keep = sizes >= start
+    sizes, gap = sizes[keep], (b - a)[keep]
+    for i in range(1, gap.size):
+        if gap[i - 1] < 0 <= gap[i] and gap[i] > gap[i - 1]:
+            t = -gap[i - 1] / (gap[i] - gap[i - 1])
+            return float(10 ** (math.log10(sizes[i - 1]) + t * (math.log10(sizes[i]) - math.log10(sizes[i - 1]))))
+    return None
 
 
 def mean_column_value(predictions: dict[tuple[str, str], Prediction], model_id: str, dataset_ids: Sequence[str],
@@ -134,16 +172,26 @@ class _Strict(BaseModel):
 
 
 class EvidenceRow(_Strict):
+    dataset: str
     model: str
-    extrapolation: float  # full corpus size / the size the fit saw
-    measured: dict[str, float]  # k -> measured Recall@k on the full corpus
-    errors: dict[str, dict[str, float | None]]  # "mode/tail" -> k -> mean |predicted - measured|
-    cannot_predict: dict[str, str] = {}  # "mode/tail" -> reason
+    growth: str
+    measured: dict[str, float]  # k -> Recall@k measured on the full corpus
+    errors: dict[str, dict[str, float] | None]  # method -> k -> mean |predicted - measured| (None: cannot predict)
+    dropped: float  # share of queries the per-query model dropped
+    cannot_predict: dict[str, str] = {}  # method -> reason
 
 
 class Evidence(_Strict):
     description: str
+    fractions: list[float] = []
+    seeds: int = 0
+    summary: dict[str, dict[str, dict[str, float] | None]] = {}  # growth -> method -> k -> mean |error|
+    by_fraction: dict[str, dict[str, dict[str, dict[str, float]]]] = {}  # growth -> method -> fraction -> k -> error
     rows: list[EvidenceRow]
+
+    def error(self, growth: str, method: str, k: int) -> float | None:
+        """The mean |error| over every row of a scenario and method at cut-off k, None if not measured."""
+        return ((self.summary.get(growth) or {}).get(method) or {}).get(str(k))
 
 
 def load_evidence(path: Path | str = EVIDENCE_FILE) -> Evidence:

@@ -1,19 +1,21 @@
-"""Recall at scale: predict Recall@k at a larger corpus size from score samples (the SDM method).
+"""Recall at scale: predict Recall@k at a larger corpus size from score samples (the SDM method and two others).
 
 Model (../shared/design/sdm.md): relevant scores follow a skew-normal; non-relevant scores a
 skew-normal body, optionally with a generalized Pareto tail spliced above its 80th percentile
 ("hybrid"). At corpus size S with R relevant and N = S - R non-relevant documents per query, the
 plug-in threshold tau_k solves R*sf_r(tau) + N*sf_n(tau) = k and Recall@k = sf_r(tau_k).
 
-Two modes:
+Three modes (`forecasts`):
+- "per_query" (leaderboard/scale_query.py): per query, a tie mass at the lowest score, the empirical sample
+  above it and a GPD tail; each relevant document's chance of being in the top k, averaged. Vectorised over
+  queries; a query that cannot be modelled is dropped and counted.
 - "pooled" (the paper's): one fit over all queries' relevant scores and pooled non-relevant samples,
   R = mean relevant count per query, one plug-in recall.
-- "per_query": the non-relevant model is fitted per query and the query's relevant scores are kept
-  as observed (sdm.md §1.3). Each query's value is E[Recall@k | its relevant scores]: a relevant
-  document with score s, below a_s other relevant documents, is in the top k when at most k-1-a_s
-  of the query's N non-relevant documents score above s, a Binomial(N, sf_n(s)) count. With one or
-  two relevant documents per query (SciFact averages 1.1) the plug-in threshold of that step
-  function is ill-defined, so the expectation replaces it. Queries are averaged.
+- "rank": the rank-scaling baseline, each relevant document placed at 1 + (documents above it in the
+  sample) x (target size / sample size).
+
+Two growth scenarios say what a larger corpus holds (scale_query.target_counts): "fixed-relevant" (the judged
+relevant documents stay, non-relevant ones are added) and "uniform" (relevant documents grow in proportion).
 
 Inputs that cannot support a prediction raise CannotPredictError with a ``reason``.
 """
@@ -31,6 +33,7 @@ from scipy import optimize, special, stats
 
 from evaluator.errors import IrboardError
 from evaluator.score_samples import FORMAT_V1, ScoreSamples, ScoreSamplesModel, decode_score_samples_v1
+from leaderboard.scale_query import GROWTHS, check_growth, fit_queries, query_recall, target_counts
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +41,8 @@ MIN_SAMPLES = 10
 TAIL_QUANTILE = 80.0
 MAX_TIED_FRACTION = 0.5
 Tail = Literal["hybrid", "skewnorm"]
-Mode = Literal["pooled", "per_query"]
+Mode = Literal["per_query", "pooled", "rank"]
+MODES: tuple[str, ...] = ("per_query", "pooled", "rank")
 
 
 class CannotPredictError(IrboardError, ValueError):
@@ -316,23 +320,6 @@ def plugin_recall(relevant, nonrelevant, n_relevant: float, n_nonrelevant: float
     return {k: float(v) for k, v in zip(_check_ks(ks), row, strict=True)}
 
 
-def conditional_recall(relevant_scores, nonrelevant, n_nonrelevant: int, ks) -> dict[int, float]:
-    """E[Recall@k] of one query given its relevant scores, n_nonrelevant scores drawn from ``nonrelevant``."""
-    scores = np.asarray(relevant_scores, dtype=np.float64)
-    ks = _check_ks(ks)
-    matrix = _conditional_matrix(scores, nonrelevant.sf(scores), np.array([float(n_nonrelevant)]), ks)
-    return {k: float(v) for k, v in zip(ks, matrix[0], strict=True)}
-
-
-def _conditional_matrix(scores: np.ndarray, tail_prob, n_nonrelevant: np.ndarray, ks: tuple[int, ...]):
-    """(len(n_nonrelevant), len(ks)) expected recall of one query."""
-    above = (scores[None, :] > scores[:, None]).sum(axis=1)  # relevant documents scored higher
-    slots = np.array(ks)[None, :, None] - 1 - above[None, None, :]
-    trials = np.rint(n_nonrelevant)[:, None, None]
-    inside = stats.binom.cdf(slots, trials, np.asarray(tail_prob)[None, None, :])
-    return np.where(slots >= 0, inside, 0.0).mean(axis=2)
-
-
 def _check_ks(ks) -> tuple[int, ...]:
     """Positive integer cut-offs, duplicates dropped, order kept."""
     given = np.atleast_1d(np.asarray(ks, dtype=np.float64))
@@ -343,20 +330,44 @@ def _check_ks(ks) -> tuple[int, ...]:
     return tuple(dict.fromkeys(int(k) for k in given))
 
 
-@dataclass(frozen=True)
-class RecallCurve:
-    """Predicted Recall@k for each (size, k): ``recall[i, j]`` is at sizes[i], ks[j]."""
+@dataclass(frozen=True, eq=False)
+class Forecast:
+    """Predicted Recall@k in one growth scenario: ``recall[i, j]`` at sizes[i] for ks[j].
+
+    ``per_query`` holds each kept query's values (per_query and rank modes); ``dropped`` counts the queries
+    left out, by reason; ``fit`` is the pooled fit (pooled mode)."""
 
     sizes: tuple[float, ...]
     ks: tuple[int, ...]
-    recall: np.ndarray
+    growth: str
     mode: str
     tail: str
-    n_queries: int
-    fit: ScoreModel | None  # the pooled fit; None in per-query mode
+    recall: np.ndarray
+    queries: int
+    dropped: dict[str, int]
+    per_query: np.ndarray | None = None
+    fit: ScoreModel | None = None
+
+    @property
+    def n_dropped(self) -> int:
+        return sum(self.dropped.values())
+
+    def band(self, level: float = 0.95, resamples: int = 1000, seed: int = 0) -> np.ndarray | None:
+        """(2, sizes, ks) percentile bootstrap interval of the mean over queries; None without per-query values."""
+        if self.per_query is None or len(self.per_query) < 2:
+            return None
+        rng = np.random.default_rng(seed)
+        picks = rng.integers(0, len(self.per_query), size=(resamples, len(self.per_query)))
+        flat = self.per_query.reshape(len(self.per_query), -1)
+        means = np.stack([flat[row].mean(axis=0) for row in picks])
+        tails = [(1.0 - level) / 2 * 100, (1.0 + level) / 2 * 100]
+        return np.percentile(means, tails, axis=0).reshape(2, *self.recall.shape)
 
 
-def _samples_of(result) -> ScoreSamples:
+def samples_of(result) -> ScoreSamples:
+    """The decoded score samples of a result (object or dict), of its encoded field, or ScoreSamples itself.
+
+    The one adapter between result files and the prediction; CannotPredictError without samples."""
     if isinstance(result, ScoreSamples):
         return result
     data = getattr(result, "score_samples", None)
@@ -376,96 +387,55 @@ def _samples_of(result) -> ScoreSamples:
     raise CannotPredictError("stored score samples are decoded when their result is read; pass the result")
 
 
-def recall_curve(result, sizes, ks, mode: Mode = "pooled", tail: Tail = "hybrid") -> RecallCurve:
-    """What a chart needs: predicted recall over sizes x ks, with the pooled fit for display.
+def forecasts(result, sizes, ks, mode: Mode = "per_query", tail: Tail = "hybrid",
+              growths: Sequence[str] = GROWTHS) -> dict[str, Forecast]:
+    """Recall@k over sizes x ks for each growth scenario, from one fit of the result's score samples.
 
-    ``result`` is a result (object or dict) with ``score_samples``, the encoded field itself, or
-    decoded ScoreSamples. Queries without relevant documents are left out.
-    """
-    samples = _samples_of(result)
-    used = {qid: q for qid, q in samples.queries.items() if q.n_relevant > 0}
+    ``result``: anything `samples_of` accepts. Queries without relevant documents are left out (their recall
+    is undefined); per_query mode drops queries whose samples cannot support a tail, counting them."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    _check_tail(tail)
+    for growth in growths:
+        check_growth(growth)
+    samples = samples_of(result)
     sizes_array = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
     ks = _check_ks(ks)
-    matrix, fit = _predict_matrix(
-        [q.relevant for q in used.values()],
-        [q.nonrelevant for q in used.values()],
-        np.array([q.n_relevant for q in used.values()], dtype=np.float64),
-        sizes_array,
-        ks,
-        mode,
-        tail,
-        list(used),
-    )
-    return RecallCurve(tuple(float(s) for s in sizes_array), ks, matrix, mode, tail, len(used), fit)
-
-
-def predict_recall(result, n_docs, ks, mode: Mode = "pooled", tail: Tail = "hybrid") -> dict[int, Any]:
-    """Recall@k at corpus size n_docs from a result's score samples: {k: float} ({k: array} for arrays)."""
-    curve = recall_curve(result, n_docs, ks, mode, tail)
-    return _as_dict(curve.recall, curve.ks, np.ndim(n_docs) == 0)
-
-
-def _as_dict(matrix: np.ndarray, ks: tuple[int, ...], scalar: bool) -> dict[int, Any]:
-    if scalar:
-        return {k: float(matrix[0, j]) for j, k in enumerate(ks)}
-    return {k: matrix[:, j].copy() for j, k in enumerate(ks)}
-
-
-def fit_and_predict_from_arrays(
-    relevant_per_query: Sequence,
-    nonrelevant_per_query: Sequence,
-    n_relevant_per_query: Sequence,
-    n_docs,
-    ks,
-    mode: Mode = "pooled",
-    tail: Tail = "hybrid",
-    query_ids: Sequence[str] | None = None,
-) -> dict[int, Any]:
-    """Fits and predicts from plain per-query arrays; {k: recall} (arrays over n_docs if it is one).
-
-    Queries with n_relevant 0 are left out; ``query_ids`` only names queries in error reasons.
-    """
-    sizes = np.atleast_1d(np.asarray(n_docs, dtype=np.float64))
-    ks = _check_ks(ks)
-    matrix, _ = _predict_matrix(
-        relevant_per_query,
-        nonrelevant_per_query,
-        np.asarray(n_relevant_per_query, dtype=np.float64),
-        sizes,
-        ks,
-        mode,
-        tail,
-        query_ids,
-    )
-    return _as_dict(matrix, ks, np.ndim(n_docs) == 0)
-
-
-def _predict_matrix(
-    relevant_per_query, nonrelevant_per_query, n_relevant, sizes, ks, mode, tail, query_ids=None
-):
-    if mode not in ("pooled", "per_query"):
-        raise ValueError(f"mode must be 'pooled' or 'per_query', got {mode!r}")
-    if not (len(relevant_per_query) == len(nonrelevant_per_query) == len(n_relevant)):
-        raise ValueError("relevant, non-relevant and n_relevant need one entry per query")
-    keep = [i for i, n in enumerate(n_relevant) if n > 0]
-    if not keep:
+    n_relevant = np.array([q.n_relevant for q in samples.queries.values() if q.n_relevant > 0], dtype=np.float64)
+    if not n_relevant.size:
         raise CannotPredictError("no query has a relevant document, so there are no relevant scores to fit")
-    if not (np.isfinite(sizes).all() and (sizes > n_relevant.max()).all()):
+    if not (np.isfinite(sizes_array).all() and (sizes_array > n_relevant.max()).all()):
         raise CannotPredictError(
-            f"corpus sizes {sizes.tolist()} must be finite and larger than the relevant count per query "
+            f"corpus sizes {sizes_array.tolist()} must be finite and larger than the relevant count per query "
             f"(up to {n_relevant.max():g})"
         )
-    relevant = [np.asarray(relevant_per_query[i], dtype=np.float64) for i in keep]
-    nonrelevant = [nonrelevant_per_query[i] for i in keep]
+    common = {"sizes": tuple(float(s) for s in sizes_array), "ks": ks, "mode": mode, "tail": tail}
     if mode == "pooled":
-        fit = fit_score_model(np.concatenate(relevant), np.concatenate(nonrelevant), tail)
-        r_mean = float(n_relevant[keep].mean())
-        return plugin_recall_matrix(*fit, r_mean, sizes - r_mean, ks), fit
-    total = np.zeros((sizes.size, len(ks)))
-    for i, scores, sample in zip(keep, relevant, nonrelevant, strict=True):
-        what = f"query {query_ids[i]!r}" if query_ids is not None else f"query #{i}"
-        if scores.size == 0 or not np.isfinite(scores).all():
-            raise CannotPredictError(f"{what}: relevant scores are missing or not finite")
-        model = fit_nonrelevant(sample, tail, f"{what}: non-relevant scores")
-        total += _conditional_matrix(scores, model.sf(scores), sizes - n_relevant[i], ks)
-    return total / len(keep), None
+        return {growth: _pooled(samples, n_relevant, sizes_array, growth, common) for growth in growths}
+    model = fit_queries(samples, empirical=mode == "rank")
+    if not model.query_ids:
+        reasons = "; ".join(f"{count} {reason}" for reason, count in model.dropped.items())
+        raise CannotPredictError(f"no query could be modelled ({reasons})")
+    out = {}
+    for growth in growths:
+        values = query_recall(model, sizes_array, ks, growth)
+        out[growth] = Forecast(growth=growth, recall=values.mean(axis=0), queries=len(model.query_ids),
+                               dropped=dict(model.dropped), per_query=values, **common)
+    return out
+
+
+def forecast(result, sizes, ks, growth: str = "fixed-relevant", mode: Mode = "per_query",
+             tail: Tail = "hybrid") -> Forecast:
+    """`forecasts` for one growth scenario."""
+    return forecasts(result, sizes, ks, mode, tail, (growth,))[growth]
+
+
+def _pooled(samples: ScoreSamples, n_relevant: np.ndarray, sizes: np.ndarray, growth: str, common) -> Forecast:
+    """The paper's pooled plug-in: one fit over every query's scores, R = the mean relevant count."""
+    used = [q for q in samples.queries.values() if q.n_relevant > 0]
+    fit = fit_score_model(np.concatenate([q.relevant for q in used]),
+                          np.concatenate([q.nonrelevant for q in used]), common["tail"])
+    relevant, nonrelevant = target_counts(float(n_relevant.mean()), samples.num_docs, sizes, growth)
+    rows = [plugin_recall_matrix(*fit, float(r), n, common["ks"])[0] for r, n in zip(relevant, nonrelevant,
+                                                                                        strict=True)]
+    return Forecast(growth=growth, recall=np.array(rows), queries=len(used), dropped={}, fit=fit, **common)

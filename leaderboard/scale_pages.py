@@ -11,9 +11,12 @@ import math
 
 from evaluator.result import slugify
 from leaderboard import charts, predictions
-from leaderboard.aggregate import ALL_GROUP, Leaderboard, ModelBoard
+from leaderboard.aggregate import ALL_GROUP, DatasetBoard, Leaderboard, ModelBoard
 from leaderboard.contexts import (
+    Crossing,
+    CrossingSection,
     EvidenceRow,
+    EvidenceSummary,
     EvidenceVariant,
     Figure,
     MethodContext,
@@ -26,7 +29,8 @@ from leaderboard.contexts import (
 )
 from leaderboard.predictions import COLUMN_K, COLUMN_SIZE, Evidence, Prediction
 from leaderboard.render import json_text
-from leaderboard.scale import TAIL_QUANTILE
+from leaderboard.scale import GROWTHS, MODES
+from leaderboard.scale_query import MIN_TAIL, TAIL_FRACTION
 
 PERCENT = 100.0  # recall is shown ×100, as every bounded metric on the site
 METHOD_ANCHOR = "method.html#recall-at-scale"
@@ -41,19 +45,21 @@ def size_label(size: float) -> str:
     return f"{int(size):,}"
 
 
-def short_count(size: int) -> str:
-    """10_000_000 -> "10M" (exact multiples only)."""
+def short_count(size: float) -> str:
+    """10_000_000 -> "10M" (exact multiples only); 3_162_278 -> "3.2M" (others, two significant digits)."""
+    size = float(size)
     for limit, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "k")):
-        if size >= limit and size % limit == 0:
-            return f"{size // limit}{suffix}"
-    return f"{size:,}"
+        if size >= limit:
+            value = size / limit
+            return f"{value:.0f}{suffix}" if value == int(value) or value >= 10 else f"{value:.1f}{suffix}"
+    return f"{size:,.0f}"
 
 
 COLUMN_LABEL = f"Predicted R@{COLUMN_K} @{short_count(COLUMN_SIZE)} docs (model-based)"
 
 
 def method_words(board: Leaderboard) -> str:
-    return f"{board.settings.scale_mode} mode, {board.settings.scale_tail} tail"
+    return f"{board.settings.scale_mode} mode, {board.settings.scale_growth} growth"
 
 
 def predicted_value(prediction: Prediction | None) -> PredictedValue | None:
@@ -63,15 +69,15 @@ def predicted_value(prediction: Prediction | None) -> PredictedValue | None:
 
 
 def prediction_method(board: Leaderboard) -> str:
-    return (f"{COLUMN_LABEL}: the Recall@{COLUMN_K} the model would reach on a corpus of {COLUMN_SIZE:,} documents, "
-            "predicted from the score samples stored in its result by the Score Distribution Model "
-            f"({method_words(board)}), ×100. This is a model-based prediction, not a measurement; the method, its "
-            "assumptions and its measured error are on the Method page (the column header links to it). – : the "
-            "result has no score samples.")
+    return (f"{COLUMN_LABEL}: the Recall@{COLUMN_K} the model would reach on a corpus of {COLUMN_SIZE:,} documents "
+            f"holding the same relevant documents ({board.settings.scale_growth} growth), predicted from the score "
+            f"samples stored in its result ({method_words(board)}), ×100. This is a model-based prediction, not a "
+            "measurement; the method, its assumptions and its measured error are on the Method page (the column "
+            "header links to it). – : the result has no score samples.")
 
 
-def dataset_prediction_column(root: str) -> PredictionColumn:
-    return PredictionColumn(COLUMN_LABEL, "", root + METHOD_ANCHOR)
+def dataset_prediction_column(board: Leaderboard, root: str) -> PredictionColumn:
+    return PredictionColumn(COLUMN_LABEL, f"{board.settings.scale_growth} growth", root + METHOD_ANCHOR)
 
 
 def home_predictions(board: Leaderboard, model_ids: list[str]):
@@ -80,8 +86,8 @@ def home_predictions(board: Leaderboard, model_ids: list[str]):
     if not board.predictions or overall is None:
         return None, {}
     count = len(overall.dataset_ids)
-    column = PredictionColumn(COLUMN_LABEL, f"mean over all {count} dataset{'s' if count != 1 else ''}",
-                              METHOD_ANCHOR)
+    column = PredictionColumn(COLUMN_LABEL, f"{board.settings.scale_growth} growth, mean over all {count} "
+                              f"dataset{'s' if count != 1 else ''}", METHOD_ANCHOR)
     cells = {}
     for model_id in model_ids:
         mean, covered = predictions.mean_column_value(board.predictions, model_id, overall.dataset_ids,
@@ -96,54 +102,99 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
     if not found:
         return None
     sizes = tuple(float(size) for size in predictions.CHART_SIZES)
-    rows, figures, problems = [], [], []
+    rows, figures, problems, dropped = [], [], [], []
+    ordered = (board.settings.scale_growth,) + tuple(g for g in GROWTHS if g != board.settings.scale_growth)
     for prediction in found:
         if prediction.recall is None:
             problems.append((prediction.dataset_id, prediction.reason or "no prediction"))
             continue
+        if prediction.n_dropped:
+            reasons = "; ".join(f"{count}: {reason}" for reason, count in prediction.dropped)
+            dropped.append((prediction.dataset_id, prediction.n_dropped,
+                            prediction.n_dropped + prediction.queries, reasons))
         measured = dict(prediction.measured)
-        for k in prediction.ks:
-            rows.append(ScaleRow(
-                dataset_id=prediction.dataset_id, k=k, num_docs=prediction.num_docs, measured=measured.get(k),
-                at_own_size=prediction.value(prediction.num_docs, k),
-                values=tuple(prediction.value(size, k) for size in sizes)))
+        for growth in ordered:
+            for k in prediction.ks:
+                rows.append(ScaleRow(
+                    dataset_id=prediction.dataset_id, k=k, growth=growth, num_docs=prediction.num_docs,
+                    measured=measured.get(k), at_own_size=prediction.value(prediction.num_docs, k, growth),
+                    values=tuple(prediction.value(size, k, growth) for size in sizes)))
+        recall = {growth: PERCENT * prediction.recall[growth] for growth in ordered}
         figure = charts.recall_at_scale(
-            prediction.dataset_id, prediction.sizes, prediction.ks, PERCENT * prediction.recall,
-            [(k, PERCENT * value) for k, value in prediction.measured], prediction.num_docs, method_words(board))
+            prediction.dataset_id, prediction.sizes, prediction.ks, recall,
+            [(k, PERCENT * value) for k, value in prediction.measured], prediction.num_docs,
+            f"{board.settings.scale_mode} mode")
         figures.append(Figure(f"fig-scale-{slugify(prediction.dataset_id)}",
-                              f"{prediction.dataset_id}: predicted Recall@k against corpus size "
-                              "(model-based prediction)", json_text(figure)))
-    note = (f"Model-based prediction, not a measurement: the Score Distribution Model ({method_words(board)}) is "
-            "fitted to the score samples stored in each result and extrapolated to larger corpora; the diamonds "
-            "are the recall measured on the dataset itself, at its own size (dotted line).")
+                              f"{prediction.dataset_id}: predicted Recall@k against corpus size in both growth "
+                              "scenarios (model-based prediction)", json_text(figure)))
+    note = (f"Model-based prediction, not a measurement ({board.settings.scale_mode} mode): each result's score "
+            "samples are extrapolated to larger corpora in two growth scenarios, fixed-relevant (solid lines: "
+            "the judged relevant documents stay, only non-relevant ones are added) and uniform (dashed: relevant "
+            "documents grow in proportion, so Recall@k cannot exceed k ÷ their number); the diamonds are the "
+            "recall measured on the dataset itself, at its own size (dotted line).")
     return ScaleSection(sizes=sizes, size_labels=tuple(size_label(size) for size in sizes), rows=tuple(rows),
-                        figures=tuple(figures), problems=tuple(problems), note=note,
+                        figures=tuple(figures), problems=tuple(problems), dropped=tuple(dropped), note=note,
                         method_href=root + METHOD_ANCHOR)
+
+
+def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence | None,
+                     root: str) -> CrossingSection | None:
+    """Where one model's predicted Recall@k (the column's k, the site's growth scenario) overtakes another's as
+    the corpus grows; None when no two predicted curves cross."""
+    growth, k = board.settings.scale_growth, COLUMN_K
+    found = [p for model_id in dataset.model_ids
+             if (p := board.predictions.get((model_id, dataset.info.id))) is not None and p.recall is not None]
+    crossings = []
+    for leader in found:
+        for follower in found:
+            if leader is follower:
+                continue
+            gap = leader.value(leader.num_docs, k, growth) - follower.value(follower.num_docs, k, growth)
+            size = predictions.crossing(leader, follower, k, growth) if gap > 0 else None
+            if size is not None:
+                crossings.append(Crossing(
+                    leader=leader.model_id, follower=follower.model_id,
+                    leader_href=f"{root}models/{slugify(leader.model_id)}.html",
+                    follower_href=f"{root}models/{slugify(follower.model_id)}.html",
+                    size=size, size_text=short_count(size), gap_at_own_size=gap))
+    if not crossings:
+        return None
+    error = evidence.error(growth, board.settings.scale_mode, k) if evidence is not None else None
+    note = (f"From the predicted Recall@{k} curves ({method_words(board)}), between the dataset's own size and "
+            f"{size_label(predictions.CURVE_SIZES[-1])} documents. A crossing is only as reliable as the prediction: "
+            + (f"on the validation datasets the method's mean absolute error at R@{k} in this scenario was "
+               f"{PERCENT * error:.2f} points (×100); where the two curves stay closer than that, the order is not "
+               "settled." if error is not None else "its error has not been measured in this scenario."))
+    return CrossingSection(k=k, growth=growth, crossings=tuple(sorted(crossings, key=lambda c: c.size)),
+                           error=error, note=note, method_href=root + METHOD_ANCHOR)
 
 
 def method_context(board: Leaderboard, evidence: Evidence) -> MethodContext:
     """The method page: how recall at scale is predicted, and its measured error (scale_evidence.json)."""
-    used = f"{board.settings.scale_mode}/{board.settings.scale_tail}"
-    ks = sorted({int(k) for row in evidence.rows for k in row.measured}
-                | {int(k) for row in evidence.rows for errors in row.errors.values() for k in errors})
-    known = ("pooled/hybrid", "pooled/skewnorm", "per_query/hybrid", "per_query/skewnorm")
-    rows = []
-    for row in evidence.rows:
-        names = set(row.errors) | set(row.cannot_predict)
-        ordered = [name for name in known if name in names] + sorted(names - set(known))
-        variants = tuple(
-            EvidenceVariant(name, name == used, tuple(row.errors.get(name, {}).get(str(k)) for k in ks),
-                            row.cannot_predict.get(name))
-            for name in ordered
-        )
-        rows.append(EvidenceRow(row.model, row.extrapolation, tuple(row.measured.get(str(k)) for k in ks), variants))
+    used = board.settings.scale_mode
+    ks = sorted({int(k) for row in evidence.rows for k in row.measured})
+    known = [m for m in MODES if any(m in row.errors or m in row.cannot_predict for row in evidence.rows)]
+
+    def variants(errors, reasons) -> tuple[EvidenceVariant, ...]:
+        return tuple(EvidenceVariant(name, name == used, tuple((errors.get(name) or {}).get(str(k)) for k in ks),
+                                     reasons.get(name) if errors.get(name) is None else None)
+                     for name in known)
+
+    rows = tuple(EvidenceRow(row.dataset, row.model, row.growth, tuple(row.measured.get(str(k)) for k in ks),
+                             row.dropped, variants(row.errors, row.cannot_predict)) for row in evidence.rows)
+    summary = tuple(EvidenceSummary(growth, variants(evidence.summary[growth], {}))
+                    for growth in GROWTHS if growth in evidence.summary)
+    by_fraction = tuple(
+        EvidenceSummary(growth, variants({m: by[m].get(fraction) for m in by}, {}), float(fraction))
+        for growth in GROWTHS if (by := evidence.by_fraction.get(growth))
+        for fraction in sorted({f for errors in by.values() for f in errors}, key=float))
     found = list(board.predictions.values())
     return MethodContext(
         page=Page("method.html", "Method: recall at scale", "", "method"),
-        variant=used, mode=board.settings.scale_mode, tail=board.settings.scale_tail,
-        tail_quantile=TAIL_QUANTILE,
-        size_labels=tuple(size_label(size) for size in predictions.CHART_SIZES), ks=predictions.CHART_KS,
-        column=COLUMN_LABEL, predictions=sum(p.recall is not None for p in found),
-        cannot_predict=sum(p.recall is None for p in found),
-        evidence_description=evidence.description, evidence_ks=tuple(ks), evidence=tuple(rows),
+        mode=used, growth=board.settings.scale_growth, growths=GROWTHS, tail_fraction=TAIL_FRACTION,
+        min_tail=MIN_TAIL, size_labels=tuple(size_label(size) for size in predictions.CHART_SIZES),
+        ks=predictions.CHART_KS, column=COLUMN_LABEL, predictions=sum(p.recall is not None for p in found),
+        cannot_predict=sum(p.recall is None for p in found), dropped_queries=sum(p.n_dropped for p in found),
+        evidence_description=evidence.description, evidence_ks=tuple(ks), evidence=rows, summary=summary,
+        by_fraction=by_fraction,
     )

@@ -6,7 +6,8 @@
 Everything is seeded, so the same command writes the same bytes. The golden set has 10 datasets in five
 groups, 12 models with gaps in coverage, and a model whose free-text fields carry HTML and script payloads.
 A few results carry score samples (for the recall-at-scale prediction) drawn from synthetic scores, and one
-carries tied, sparse-like scores that no prediction can be made from.
+carries tied, sparse-like scores (mostly zeros: the prediction models them as a tie mass).
+
 
 Every golden result stores a (tiny) ranking. Its qrels are synthetic, so the golden build cannot re-score it:
 `golden_verification` declares which results and values count as verified, so that the site shows verified
@@ -108,7 +109,7 @@ GOLDEN_MODELS = (
     SyntheticModel("org/miracl-only", "dense", 0.41, 278_000_000, "mit", datasets=("miracl/sw", "miracl/fi")),
 )
 GOLDEN_METRICS = ("nDCG@10", "R@100", "RR@10")
-# Results with score samples: "continuous" scores (a prediction), or "tied" ones (cannot predict).
+# Results with score samples: "continuous" scores, or "tied" ones (mostly zeros, as a sparse model gives).
 SAMPLED_RESULTS = {
     **{("BAAI/bge-m3", d.id): "continuous" for d in GOLDEN_DATASETS},
     ("sentence-transformers/all-MiniLM-L6-v2", "beir/scifact"): "continuous",

@@ -108,14 +108,15 @@ def test_model_page_draws_the_recall_at_scale_charts(watched: Page, site_url, sc
     charts = page.locator('[id^="fig-scale-"].js-plotly-plot')
     expect(charts).to_have_count(len(synth.GOLDEN_DATASETS))
     expect(page.locator("#fig-scale-beir__scifact .xtitle")).to_contain_text("log scale")
-    expect(page.locator("#fig-scale-beir__scifact .legendtext")).to_have_count(4)  # three k and the measured
+    # three k in each of the two growth scenarios, and the measured points
+    expect(page.locator("#fig-scale-beir__scifact .legendtext")).to_have_count(7)
     page.locator("#recall-at-scale").scroll_into_view_if_needed()
     page.screenshot(path=screenshots / "model-recall-at-scale.png", full_page=True)
     page.click("text=Method and measured error")
     expect(page).to_have_url(f"{site_url}/method.html#recall-at-scale")
     evidence = page.locator("#evidence-caption").locator("xpath=..")  # the table of measured errors
     expect(evidence).to_contain_text("all-MiniLM-L6-v2")
-    expect(evidence.locator("tr.used").first).to_contain_text("per_query/hybrid")
+    expect(evidence.locator("tr.used").first).to_contain_text("per_query")
 
 
 def test_home_prediction_column_sorts_and_links_to_the_method(watched: Page, site_url, screenshots):
