@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from evaluator.result import result_path
+from evaluator.result import read_result, result_path
 from leaderboard.cli import main
 from leaderboard.scale import forecast
 
@@ -29,7 +29,7 @@ def test_prints_the_forecast_as_json(capsys, sampled):
     code, out, err = run(capsys, sampled, "--docs", "10000000", "--k", "10,100")
     assert code == 0 and err == ""
     data = json.loads(out)
-    expected = forecast(json.loads(sampled.read_text()), [1e7], [10, 100])
+    expected = forecast(read_result(sampled), [1e7], [10, 100])
     assert data["R@10"] == pytest.approx(expected.recall[0, 0], abs=1e-6)
     assert data["R@100"] == pytest.approx(expected.recall[0, 1], abs=1e-6)
     assert (data["docs"], data["growth"], data["mode"]) == (10_000_000, "fixed-relevant", "per_query")
@@ -44,7 +44,7 @@ def test_growth_and_mode_are_passed_through(capsys, sampled, growth, mode):
     code, out, _ = run(capsys, sampled, "--docs", "1e6", "--growth", growth, "--mode", mode)
     assert code == 0
     data = json.loads(out)
-    expected = forecast(json.loads(sampled.read_text()), [1e6], [10, 100, 1000], growth, mode)
+    expected = forecast(read_result(sampled), [1e6], [10, 100, 1000], growth, mode)
     assert [data[f"R@{k}"] for k in (10, 100, 1000)] == pytest.approx(list(expected.recall[0]), abs=1e-6)
     assert ("band" in data) == (mode != "pooled") and data["growth"] == growth
 
