@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,6 +23,7 @@ class Qrels:
 
     query_ids: list[str]
     judgments: list[dict[str, int]]  # per query: doc_id -> label
+    _digest: list[str] = field(default_factory=list, init=False, repr=False, compare=False)  # sha256(), once
 
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, int]]) -> Qrels:
@@ -31,11 +32,13 @@ class Qrels:
 
     def sha256(self) -> str:
         """A fingerprint of the judgments, independent of file format and line order."""
-        digest = hashlib.sha256()
-        for query_id, judged in zip(self.query_ids, self.judgments, strict=True):
-            for doc_id in sorted(judged, key=lambda d: d.encode("utf-8")):
-                digest.update(f"{query_id}\t{doc_id}\t{judged[doc_id]}\n".encode())
-        return digest.hexdigest()
+        if not self._digest:
+            digest = hashlib.sha256()
+            for query_id, judged in zip(self.query_ids, self.judgments, strict=True):
+                for doc_id in sorted(judged, key=lambda d: d.encode("utf-8")):
+                    digest.update(f"{query_id}\t{doc_id}\t{judged[doc_id]}\n".encode())
+            self._digest.append(digest.hexdigest())
+        return self._digest[0]
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         return dict(zip(self.query_ids, self.judgments, strict=True))

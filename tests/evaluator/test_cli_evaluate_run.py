@@ -148,7 +148,7 @@ def test_registered_dataset_takes_its_split_settings_and_official_qrels_from_the
     assert result["dataset"]["split"] == "dev"  # not "test"
     assert result["settings"]["ignore_identical_ids"] is False and result["settings"]["relevance_level"] == 1
     assert result["dataset"]["qrels_sha256"] == official_judgments("miracl/yo").judgments_sha256
-    assert len(result["per_query"]["nDCG@10"]) == 119
+    assert len(read_result(out).query_ids) == 119
     assert main(["validate", "--results", str(tmp_path / "results")]) == 0
 
 
