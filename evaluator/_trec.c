@@ -248,10 +248,18 @@ typedef struct {
     Bytes *top_table;     /* the distinct doc ids of the tops, in order of first appearance */
     Slot *top_slots;
     uint32_t top_mask, n_top_table;
+    char **blocks;        /* copies of those ids, packed close together (looking them up in the file is slow) */
+    Py_ssize_t n_blocks, blocks_size, block_used;
     const char *repeated; /* the earliest doc id found a second time in its query */
 } Ranking;
 
+static void free_blocks(Ranking *r) {
+    for (Py_ssize_t i = 0; i < r->n_blocks; i++) PyMem_Free(r->blocks[i]);
+    r->n_blocks = 0;
+}
+
 static void ranking_reset(Ranking *r) {
+    free_blocks(r);
     memset(r->seen, 0, (size_t)r->n_queries);
     memset(r->count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
     memset(r->top_count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
@@ -261,10 +269,11 @@ static void ranking_reset(Ranking *r) {
 }
 
 static void ranking_free(Ranking *r) {
+    free_blocks(r);
     void *arrays[] = {r->queries,   r->judged,   r->query_slots, r->judged_slots, r->dup_slots,
                       r->judged_label, r->judged_start, r->records, r->labels,  r->label_start,
                       r->count,     r->seen,     r->tops,        r->top_start, r->top_count,
-                      r->top_table, r->top_slots};
+                      r->top_table, r->top_slots,   r->blocks};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
 }
 
@@ -346,6 +355,22 @@ static void sort_query(Record *records, Py_ssize_t n) {
     }
 }
 
+#define BLOCK_BYTES (1 << 20)
+
+/* A copy of n bytes in the current block (a new one when it is full); NULL when out of memory. */
+static const char *keep_bytes(Ranking *r, const char *p, uint32_t n) {
+    if (!r->n_blocks || r->block_used + n > BLOCK_BYTES) {
+        if (reserve((void **)&r->blocks, &r->blocks_size, r->n_blocks + 1, sizeof(char *)) < 0) return NULL;
+        if (!(r->blocks[r->n_blocks] = PyMem_Malloc(n > BLOCK_BYTES ? n : BLOCK_BYTES))) return PyErr_NoMemory(), NULL;
+        r->n_blocks++;
+        r->block_used = 0;
+    }
+    char *copy = r->blocks[r->n_blocks - 1] + r->block_used;
+    memcpy(copy, p, n);
+    r->block_used += n;
+    return copy;
+}
+
 /* The index of `doc` in the table of distinct top doc ids, adding it (and growing the table) when new. */
 static Py_ssize_t top_doc_index(Ranking *r, Bytes *doc) {
     Py_ssize_t found = r->top_slots ? table_find(r->top_slots, r->top_mask, r->top_table, doc) : -1;
@@ -359,7 +384,9 @@ static Py_ssize_t top_doc_index(Ranking *r, Bytes *doc) {
         r->top_mask = size - 1;
         for (uint32_t i = 0; i < r->n_top_table; i++) table_insert(r->top_slots, r->top_mask, r->top_table[i].hash, i);
     }
-    r->top_table[r->n_top_table] = *doc;
+    const char *copy = keep_bytes(r, doc->p, doc->n);
+    if (!copy) return -1;
+    r->top_table[r->n_top_table] = (Bytes){copy, doc->n, doc->hash};
     table_insert(r->top_slots, r->top_mask, doc->hash, r->n_top_table);
     return r->n_top_table++;
 }
