@@ -86,7 +86,8 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     query_ids = result.query_ids
     kept = keep_metrics(result.dataset.id) if keep_metrics else None
     names = sorted(result.per_query if kept is None else set(kept) & set(result.per_query))
-    per_query = {name: result.per_query[name] for name in names}
+    # copies: the decoded values are views of one matrix holding every metric, which would all stay in memory
+    per_query = {name: result.per_query[name].copy() for name in names}
     verified, verified_metrics = False, frozenset()
     if is_verified is not None and result.run is not None:
         outcome = is_verified(result)  # a Verification (leaderboard.verify), None without qrels, or a plain bool
