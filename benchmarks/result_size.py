@@ -84,17 +84,18 @@ def report(path: Path) -> None:
     result = read_result(path)
     n = len(result.query_ids)
     stored = dump_result(result)
-    rows = {"v3 as written now": len(stored)}
+    rows = {f"v3 as written now (zlib level {columns.ZLIB_LEVEL})": len(stored)}
     rows |= {f"  of which {k}": v for k, v in part_bytes(stored).items()}
     if result.score_samples is not None and result.score_samples.levels == LEGACY_LEVELS:
         # 16-bit codes (migrated from version 2) re-quantised to the 12 bits a fresh result gets; the other way
         # round would only spread 12-bit values over a 16-bit grid
         rows["v3 with 12-bit sample codes"] = len(dump_result(replace(
             result, score_samples=replace(result.score_samples, levels=DEFAULT_LEVELS))))
-    for level in (1, 9):
+    stored_level = columns.ZLIB_LEVEL
+    for level in (1, 6, 9):
         columns.ZLIB_LEVEL = level
         rows[f"v3 with zlib level {level}"] = len(dump_result(result))
-    columns.ZLIB_LEVEL = 6
+    columns.ZLIB_LEVEL = stored_level
     expanded = expanded_json(result)
     rows["expanded JSON (samples as numbers)"] = len(expanded)
     rows["expanded JSON + zlib 6"] = len(zlib.compress(expanded.encode(), 6))
