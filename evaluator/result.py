@@ -18,7 +18,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -531,7 +531,7 @@ def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run |
     return Run.from_rankings(query_ids, rankings, block["depth"])
 
 
-def _decode_document(data: dict, source: str) -> ResultFile:
+def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
     try:
         document = Document.model_validate(data)
     except ValidationError as error:
@@ -548,7 +548,7 @@ def _decode_document(data: dict, source: str) -> ResultFile:
     matrix = decode_array(document.per_query.values, "<f8", len(names) * num_queries, f"{where}.values")
     per_query = {name: matrix[i * num_queries:(i + 1) * num_queries] for i, name in enumerate(names)}
     run = None
-    if document.run is not None:
+    if document.run is not None and (with_run(header) if callable(with_run) else with_run):
         columns, at = document.run, f"{source}: run"
         lengths = decode_array(columns.lengths, "<u4", num_queries, f"{at}.lengths").astype(np.int64)
         if lengths.size and int(lengths.max()) > columns.depth:
@@ -564,20 +564,26 @@ def _decode_document(data: dict, source: str) -> ResultFile:
     return build_result(header, query_ids, per_query, run, samples, source)
 
 
-def parse_result_text(text: str | bytes, source: str = "<result>") -> ResultFile:
-    """Validate a result file's text, of any readable schema version."""
+def parse_result_text(text: str | bytes, source: str = "<result>",
+                      with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
+    """Validate a result file's text, of any readable schema version.
+
+    `with_run` False, or a function of the header that returns False, leaves a version-3 file's ranking
+    columns undecoded and unchecked (`run` is None): for readers that will not re-score it, such as a site
+    build without judgments. `irboard validate` always decodes and checks it."""
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError as error:
         raise ResultValidationError(f"{source}: invalid JSON ({error}); fix or regenerate the file") from None
     if isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION and "per_query" in data \
             and isinstance(data["per_query"], dict) and set(data["per_query"]) == {"query_ids", "values"}:
-        return _decode_document(data, source)
+        return _decode_document(data, source, with_run)
     return parse_result(data, source)
 
 
-def read_result(path: Path | str) -> ResultFile:
-    """Read and validate one result file, refusing files over the size cap for their query count."""
+def read_result(path: Path | str, with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
+    """Read and validate one result file, refusing files over the size cap for their query count
+    (`with_run`: see parse_result_text)."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -587,7 +593,7 @@ def read_result(path: Path | str) -> ResultFile:
         raise ResultValidationError(f"{path}: file is {size / 1e6:.0f} MB, far over any result's size cap; "
                                     "store a shallower run (--depth) or fewer metrics")
     try:
-        result = parse_result_text(path.read_bytes(), str(path))
+        result = parse_result_text(path.read_bytes(), str(path), with_run)
     except OSError as error:
         raise ResultValidationError(f"{path}: cannot read ({error.strerror}); check the path") from None
     limit = size_limit(result.dataset.num_queries)
