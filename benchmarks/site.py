@@ -2,7 +2,9 @@
 
 Usage: python benchmarks/site.py                      (200 models, 30 datasets, 1,000 queries, 3 metrics)
        python benchmarks/site.py --small              (40 x 8 x 200, a quick check)
-       python benchmarks/site.py --models 200 --datasets 30 --queries 1000
+       python benchmarks/site.py --models 1000 --datasets 30 --queries 100 --depth 100 --default-metrics
+                                                      (results shaped like real ones: a depth-100 ranking
+                                                      and per-query values for the 30 default metrics)
 
 Results (per-query values for nDCG@10, R@100, RR@10; about 1 model in 10 misses some datasets) are written
 once to benchmarks/_work/ by tests/data/make_synthetic_results.py. Each measurement runs in its own fresh
@@ -107,16 +109,20 @@ def run_python(code: str, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def ensure_results(models: int, datasets: int, queries: int) -> Path:
+def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, real_metrics: bool = False) -> Path:
     from make_synthetic_results import write_scaled_results
 
-    folder = WORK / f"site_{models}x{datasets}x{queries}"
+    from evaluator.metrics import DEFAULT_MEASURES
+
+    shape = (f"_depth{depth}" if depth else "") + ("_defaultmetrics" if real_metrics else "")
+    folder = WORK / f"site_{models}x{datasets}x{queries}{shape}"
     results = folder / "results"
     done = folder / "complete"
     if not done.exists():
         print(f"writing synthetic results to {results} (once) ...", flush=True)
         start = time.perf_counter()
-        count = write_scaled_results(results, models, datasets, queries)
+        metrics = [str(m) for m in DEFAULT_MEASURES] if real_metrics else ["nDCG@10", "R@100", "RR@10"]
+        count = write_scaled_results(results, models, datasets, queries, metrics, depth)
         done.write_text(f"{count}\n")
         print(f"  {count} files in {time.perf_counter() - start:.1f} s", flush=True)
     return folder
@@ -129,10 +135,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--sample", type=int, default=300, help="files read by each reader in the peer test")
     parser.add_argument("--small", action="store_true", help="40 models x 8 datasets x 200 queries")
+    parser.add_argument("--depth", type=int, default=0, help="store a ranking this deep in every result "
+                        "(as real results do; 100 is what evaluate stores by default)")
+    parser.add_argument("--default-metrics", action="store_true",
+                        help="per-query values for evaluate's 30 default metrics instead of 3")
     args = parser.parse_args()
     if args.small:
         args.models, args.datasets, args.queries, args.sample = 40, 8, 200, 100
-    folder = ensure_results(args.models, args.datasets, args.queries)
+    folder = ensure_results(args.models, args.datasets, args.queries, args.depth, args.default_metrics)
     results = folder / "results"
     files = sorted(results.glob("*/*.json"))
     data_mb = sum(path.stat().st_size for path in files) / 1e6

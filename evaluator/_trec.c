@@ -4,7 +4,8 @@
  * query is in the qrels, look each document up among its query's judgments, sort every query by
  * (float32 score desc, doc id bytes desc) and return the labels as a (queries, depth) int32 matrix.
  * Each query is finished as soon as its lines end, so memory stays small; a file whose queries are
- * interleaved is read a second time, keeping all lines.
+ * interleaved is read a second time, keeping all lines. The top of each ranking is returned as columns (a
+ * sorted doc-id table, indices, scores): what a result file stores, without a Python object per entry.
  *
  * The buffer must end with '\n' (the Python wrapper makes sure), so line scanning needs no bounds checks.
  * Input errors are raised as ValueError(line_number, message), line 0 meaning the whole file; the
@@ -30,6 +31,7 @@ typedef struct {                                           /* one kept run line 
     int32_t row; /* its qrels query, then its label once looked up */
     double score;
 } Record;
+typedef struct { double score; uint32_t doc; } Entry; /* one kept top entry; doc indexes Ranking.top_table */
 
 static uint32_t hash_bytes(const char *p, uint32_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w = 0;
@@ -241,22 +243,37 @@ typedef struct {
     int32_t *labels; /* ranked labels of the finished queries: query q's at labels[label_start[q]:][:count[q]] */
     Py_ssize_t n_labels, labels_size, *label_start, *count;
     char *seen;           /* the run has query q */
-    PyObject **tops;      /* query q's top [(doc_id, score), ...] */
+    Entry *tops;          /* the kept tops: query q's at tops[top_start[q]:][:top_count[q]] */
+    Py_ssize_t n_tops, tops_size, *top_start, *top_count;
+    Bytes *top_table;     /* the distinct doc ids of the tops, in order of first appearance */
+    Slot *top_slots;
+    uint32_t top_mask, n_top_table;
+    char **blocks;        /* copies of those ids, packed close together (looking them up in the file is slow) */
+    Py_ssize_t n_blocks, blocks_size, block_used;
     const char *repeated; /* the earliest doc id found a second time in its query */
 } Ranking;
 
+static void free_blocks(Ranking *r) {
+    for (Py_ssize_t i = 0; i < r->n_blocks; i++) PyMem_Free(r->blocks[i]);
+    r->n_blocks = 0;
+}
+
 static void ranking_reset(Ranking *r) {
-    for (Py_ssize_t q = 0; q < r->n_queries; q++) Py_CLEAR(r->tops[q]);
+    free_blocks(r);
     memset(r->seen, 0, (size_t)r->n_queries);
     memset(r->count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
-    r->n_records = r->n_labels = 0;
+    memset(r->top_count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
+    if (r->top_slots) memset(r->top_slots, 0, ((size_t)r->top_mask + 1) * sizeof(Slot));
+    r->n_records = r->n_labels = r->n_tops = r->n_top_table = 0;
     r->first_query.p = r->repeated = NULL;
 }
 
 static void ranking_free(Ranking *r) {
-    if (r->tops && r->seen && r->count) ranking_reset(r);
-    void *arrays[] = {r->queries, r->judged,  r->query_slots, r->judged_slots, r->dup_slots, r->judged_label,
-                      r->judged_start, r->records, r->labels, r->label_start, r->count, r->seen, r->tops};
+    free_blocks(r);
+    void *arrays[] = {r->queries,   r->judged,   r->query_slots, r->judged_slots, r->dup_slots,
+                      r->judged_label, r->judged_start, r->records, r->labels,  r->label_start,
+                      r->count,     r->seen,     r->tops,        r->top_start, r->top_count,
+                      r->top_table, r->top_slots,   r->blocks};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
 }
 
@@ -338,6 +355,50 @@ static void sort_query(Record *records, Py_ssize_t n) {
     }
 }
 
+#define BLOCK_BYTES (1 << 20)
+
+/* A copy of n bytes in the current block (a new one when it is full); NULL when out of memory. */
+static const char *keep_bytes(Ranking *r, const char *p, uint32_t n) {
+    if (!r->n_blocks || r->block_used + n > BLOCK_BYTES) {
+        if (reserve((void **)&r->blocks, &r->blocks_size, r->n_blocks + 1, sizeof(char *)) < 0) return NULL;
+        if (!(r->blocks[r->n_blocks] = PyMem_Malloc(n > BLOCK_BYTES ? n : BLOCK_BYTES))) return PyErr_NoMemory(), NULL;
+        r->n_blocks++;
+        r->block_used = 0;
+    }
+    char *copy = r->blocks[r->n_blocks - 1] + r->block_used;
+    memcpy(copy, p, n);
+    r->block_used += n;
+    return copy;
+}
+
+/* The index of `doc` in the table of distinct top doc ids, adding it (and growing the table) when new. */
+static Py_ssize_t top_doc_index(Ranking *r, Bytes *doc) {
+    Py_ssize_t found = r->top_slots ? table_find(r->top_slots, r->top_mask, r->top_table, doc) : -1;
+    if (found >= 0) return found;
+    if (!r->top_slots || 2 * ((uint64_t)r->n_top_table + 1) > (uint64_t)r->top_mask + 1) { /* keep it half empty */
+        uint32_t size = r->top_slots ? 2 * (r->top_mask + 1) : 4096;
+        Bytes *table = PyMem_Realloc(r->top_table, (size_t)size / 2 * sizeof(Bytes));
+        if (table) r->top_table = table;
+        PyMem_Free(r->top_slots);
+        if (!table || !(r->top_slots = PyMem_Calloc((size_t)size, sizeof(Slot)))) return PyErr_NoMemory(), -1;
+        r->top_mask = size - 1;
+        for (uint32_t i = 0; i < r->n_top_table; i++) table_insert(r->top_slots, r->top_mask, r->top_table[i].hash, i);
+    }
+    const char *copy = keep_bytes(r, doc->p, doc->n);
+    if (!copy) return -1;
+    r->top_table[r->n_top_table] = (Bytes){copy, doc->n, doc->hash};
+    table_insert(r->top_slots, r->top_mask, doc->hash, r->n_top_table);
+    return r->n_top_table++;
+}
+
+static const Bytes *sort_keys; /* for compare_keys: qsort has no context argument (the GIL is held) */
+
+static int compare_keys(const void *a, const void *b) { /* byte order, which is code point order for UTF-8 */
+    const Bytes *x = &sort_keys[*(const uint32_t *)a], *y = &sort_keys[*(const uint32_t *)b];
+    int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
 /* All lines of query q are read: label them (noting a repeated doc id), sort them, keep their labels and
  * make the top list. */
 static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
@@ -366,19 +427,14 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
     r->label_start[q] = r->n_labels;
     r->count[q] = n;
     for (Py_ssize_t i = 0; i < n; i++) r->labels[r->n_labels++] = rec[i].row;
-    if (!(r->tops[q] = PyList_New(keep))) return -1;
+    if (reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0) return -1;
+    r->top_start[q] = r->n_tops;
+    r->top_count[q] = keep;
     for (Py_ssize_t i = 0; i < keep; i++) {
-        PyObject *pair = PyTuple_New(2), *doc = PyUnicode_DecodeUTF8(rec[i].doc, rec[i].doc_n, "strict");
-        PyObject *score = PyFloat_FromDouble(rec[i].score);
-        if (!pair || !doc || !score) {
-            Py_XDECREF(pair);
-            Py_XDECREF(doc);
-            Py_XDECREF(score);
-            return -1;
-        }
-        PyTuple_SET_ITEM(pair, 0, doc);
-        PyTuple_SET_ITEM(pair, 1, score);
-        PyList_SET_ITEM(r->tops[q], i, pair);
+        Bytes doc = {rec[i].doc, rec[i].doc_n, hash_bytes(rec[i].doc, rec[i].doc_n)};
+        Py_ssize_t d = top_doc_index(r, &doc);
+        if (d < 0) return -1;
+        r->tops[r->n_tops++] = (Entry){rec[i].score, (uint32_t)d};
     }
     return 0;
 }
@@ -440,13 +496,48 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
     return status;
 }
 
+/* The kept tops as columns, queries in qrels order: the distinct doc ids sorted in byte order (a list of str),
+ * and per entry its index into them (int64) and its score (float64). */
+static int top_columns(Ranking *r, PyObject **doc_ids, PyObject **docs, PyObject **scores) {
+    uint32_t *order = PyMem_Malloc((size_t)r->n_top_table * sizeof(uint32_t) + 1);
+    uint32_t *position = PyMem_Malloc((size_t)r->n_top_table * sizeof(uint32_t) + 1); /* inverse of order */
+    if (!order || !position) return PyMem_Free(order), PyMem_Free(position), PyErr_NoMemory(), -1;
+    for (uint32_t i = 0; i < r->n_top_table; i++) order[i] = i;
+    sort_keys = r->top_table;
+    qsort(order, r->n_top_table, sizeof(uint32_t), compare_keys);
+    *doc_ids = PyList_New(r->n_top_table);
+    *docs = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)r->n_tops * sizeof(int64_t)));
+    *scores = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)r->n_tops * sizeof(double)));
+    int status = *doc_ids && *docs && *scores ? 0 : -1;
+    for (uint32_t k = 0; !status && k < r->n_top_table; k++) {
+        const Bytes *doc = &r->top_table[order[k]];
+        PyObject *text = PyUnicode_DecodeUTF8(doc->p, doc->n, "strict");
+        if (!text) status = -1;
+        else PyList_SET_ITEM(*doc_ids, k, text);
+        position[order[k]] = k;
+    }
+    int64_t *doc_out = status ? NULL : (int64_t *)PyByteArray_AS_STRING(*docs);
+    double *score_out = status ? NULL : (double *)PyByteArray_AS_STRING(*scores);
+    for (Py_ssize_t q = 0, j = 0; !status && q < r->n_queries; q++)
+        for (Py_ssize_t i = r->top_start[q]; i < r->top_start[q] + r->top_count[q]; i++, j++) {
+            doc_out[j] = position[r->tops[i].doc];
+            score_out[j] = r->tops[i].score;
+        }
+    PyMem_Free(order);
+    PyMem_Free(position);
+    return status;
+}
+
 /* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top)
- *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth, tops)
- * tops = {query_id: [(doc_id, score), ...]}: the top keep_top (all when negative) of each query the run has. */
+ *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth,
+ *       doc_ids, top_lengths, top_docs, top_scores)
+ * The last four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
+ * doc_ids the distinct doc ids in byte order, top_lengths per query (int64; 0 where the run lacks the query),
+ * top_docs (int64 indices into doc_ids) and top_scores (float64), all queries' entries concatenated. */
 static PyObject *rank_run(PyObject *self, PyObject *args) {
     Py_buffer view;
-    PyObject *query_ids, *judgments, *message = NULL, *labels = NULL, *lengths = NULL, *tops = NULL;
-    PyObject *result = NULL;
+    PyObject *query_ids, *judgments, *message = NULL, *labels = NULL, *lengths = NULL, *top_lengths = NULL;
+    PyObject *doc_ids = NULL, *docs = NULL, *scores = NULL, *result = NULL;
     Py_ssize_t line = 0, depth = 1, n;
     Ranking r = {0};
     if (!PyArg_ParseTuple(args, "y*O!O!pn", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
@@ -457,8 +548,9 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     r.label_start = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
     r.count = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
     r.seen = PyMem_Calloc((size_t)n + 1, 1);
-    r.tops = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
-    if (!r.label_start || !r.count || !r.seen || !r.tops) PyErr_NoMemory();
+    r.top_start = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    r.top_count = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    if (!r.label_start || !r.count || !r.seen || !r.top_start || !r.top_count) PyErr_NoMemory();
     else if (PyList_GET_SIZE(judgments) != n || view.len == 0 || end[-1] != '\n')
         PyErr_SetString(PyExc_ValueError, "expected one dict per query and a buffer ending with a newline");
     if (PyErr_Occurred() || load_qrels(&r, query_ids, judgments) < 0) goto done;
@@ -487,22 +579,25 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     for (Py_ssize_t q = 0; q < n; q++) depth = r.count[q] > depth ? r.count[q] : depth;
     labels = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * depth * sizeof(int32_t)));
     lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
-    tops = PyDict_New();
-    if (!labels || !lengths || !tops) goto done;
+    top_lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
+    if (!labels || !lengths || !top_lengths || top_columns(&r, &doc_ids, &docs, &scores) < 0) goto done;
     for (Py_ssize_t q = 0; q < n; q++) {
         int32_t *row = (int32_t *)PyByteArray_AS_STRING(labels) + q * depth;
         if (r.count[q]) memcpy(row, r.labels + r.label_start[q], (size_t)r.count[q] * sizeof(int32_t));
         for (Py_ssize_t i = r.count[q]; i < depth; i++) row[i] = PAD;
         ((int64_t *)PyByteArray_AS_STRING(lengths))[q] = r.count[q];
-        if (r.tops[q] && PyDict_SetItem(tops, PyList_GET_ITEM(query_ids, q), r.tops[q]) < 0) goto done;
+        ((int64_t *)PyByteArray_AS_STRING(top_lengths))[q] = r.top_count[q];
     }
-    result = Py_BuildValue("(OOnO)", labels, lengths, depth, tops);
+    result = Py_BuildValue("(OOnOOOO)", labels, lengths, depth, doc_ids, top_lengths, docs, scores);
 done:
     PyBuffer_Release(&view);
     ranking_free(&r);
     Py_XDECREF(labels);
     Py_XDECREF(lengths);
-    Py_XDECREF(tops);
+    Py_XDECREF(top_lengths);
+    Py_XDECREF(doc_ids);
+    Py_XDECREF(docs);
+    Py_XDECREF(scores);
     return message ? line_error(line, message) : result;
 }
 

@@ -100,12 +100,13 @@ def assemble_result(
     ranked: RankedRun,
     qrels: Qrels,
     measures: Sequence[Measure],
-    top_rankings: dict[str, list[tuple[str, float]]],
+    top_rankings: dict[str, list[tuple[str, float]]] | Run,
     meta: RunMetadata,
     extra_provenance: dict | None = None,
     score_samples: ScoreSamples | None = None,
 ) -> ResultFile:
-    """Compute every measure and build the validated result object."""
+    """Compute every measure and build the validated result object. `top_rankings`: {query_id: [(doc_id,
+    score), ...]}, or a Run whose rows are `ranked`'s queries."""
     values = evaluate(ranked, qrels, measures, meta.relevance_level)
     per_query = {name: np.asarray(array, dtype=np.float64) for name, array in values.items()}
     header = {
@@ -136,6 +137,10 @@ def assemble_result(
             **(extra_provenance or {}),
         },
     }
-    run = Run.from_rankings(ranked.query_ids, top_rankings, stored_depth(measures, meta.top_k))
+    depth = stored_depth(measures, meta.top_k)
+    if isinstance(top_rankings, Run):  # rows aligned with ranked.query_ids (from rank_trec_run)
+        run = top_rankings.cut(depth)
+    else:
+        run = Run.from_rankings(ranked.query_ids, top_rankings, depth)
     return build_result(header, ranked.query_ids, per_query, run, score_samples,
                         f"result for {meta.model.get('id')} on {meta.dataset_id}")

@@ -18,7 +18,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -278,6 +278,16 @@ class Run:
         docs = np.fromiter(map(position.__getitem__, names), dtype=np.int64, count=len(names))
         return cls(depth, tuple(table), lengths, docs, scores)
 
+    def cut(self, depth: int) -> Run:
+        """The top `depth` of every ranking, with the doc-id table reduced to the ids still used."""
+        if depth >= int(self.lengths.max(initial=0)):
+            return Run(depth, self.doc_ids, self.lengths, self.docs, self.scores)
+        rank = np.arange(self.docs.size) - np.repeat(self.offsets[:-1], self.lengths)
+        keep = rank < depth
+        used, docs = np.unique(self.docs[keep], return_inverse=True)
+        return Run(depth, tuple(self.doc_ids[i] for i in used.tolist()), np.minimum(self.lengths, depth),
+                   docs.astype(np.int64), self.scores[keep])
+
     def ranking(self, row: int) -> list[tuple[str, float]]:
         start, end = int(self.offsets[row]), int(self.offsets[row + 1])
         return [(self.doc_ids[d], float(s)) for d, s in zip(self.docs[start:end], self.scores[start:end], strict=True)]
@@ -341,6 +351,11 @@ class ResultFile:
         return {q: self.run.ranking(i) for i, q in enumerate(self.query_ids) if self.run.lengths[i]}
 
 
+def _sorted_unique(values: Sequence[str]) -> bool:
+    """Strictly increasing (sorting an already sorted list is one pass, in C: far faster than a Python loop)."""
+    return list(values) == sorted(values) and len(set(values)) == len(values)
+
+
 def _check_arrays(result: ResultFile) -> None:
     """The invariants between the header and the arrays; raise ValueError with the field and the problem."""
     from evaluator.metrics import parse_measure  # local: metrics imports nothing from here
@@ -354,27 +369,37 @@ def _check_arrays(result: ResultFile) -> None:
     if len(query_ids) != header.dataset.num_queries:
         raise ValueError(f"per_query has {len(query_ids)} queries but dataset.num_queries is "
                          f"{header.dataset.num_queries}")
-    if any(a >= b for a, b in zip(query_ids, query_ids[1:], strict=False)):
+    if not _sorted_unique(query_ids):
         raise ValueError("per_query.query_ids must be sorted and unique")
     _check_text_ids(query_ids, "per_query.query_ids")
-    for name, values in result.per_query.items():
+    names, bounded = list(result.per_query), []
+    for name in names:
         try:
             measure = parse_measure(name)
         except ValueError as error:
             raise ValueError(f"metrics: {error}") from None
         if str(measure) != name:
             raise ValueError(f"metrics: {name!r} is not the canonical spelling; write {str(measure)!r}")
-        if values.shape != (len(query_ids),):
-            raise ValueError(f"per_query[{name!r}] has {values.size} values for {len(query_ids)} queries")
-        bad = ~np.isfinite(values) | (values < 0.0) | ((values > 1.0) if measure.bounded else (values > 1e12))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            limit = "[0, 1]" if measure.bounded else "[0, 1e12]"
-            raise ValueError(f"per_query[{name!r}][{query_ids[i]!r}] = {values[i]} is not a finite number in {limit}")
-        mean = header.metrics[name]
-        expected = math.fsum(values.tolist()) / len(values)
-        if not math.isfinite(mean) or abs(mean - expected) > MEAN_TOLERANCE:
-            raise ValueError(f"metrics[{name!r}] = {mean} but the mean of its per_query values is {expected:.10f}")
+        if result.per_query[name].shape != (len(query_ids),):
+            raise ValueError(f"per_query[{name!r}] has {result.per_query[name].size} values for {len(query_ids)} "
+                             "queries")
+        bounded.append(measure.bounded)
+    # all metrics at once (a build reads tens of thousands of files with 30 metrics each)
+    matrix = np.stack([result.per_query[name] for name in names])
+    limits = np.where(bounded, 1.0, 1e12)
+    bad = ~np.isfinite(matrix) | (matrix < 0.0) | (matrix > limits[:, None])
+    if bad.any():
+        row, i = (int(k) for k in np.argwhere(bad)[0])
+        limit = "[0, 1]" if bounded[row] else "[0, 1e12]"
+        raise ValueError(f"per_query[{names[row]!r}][{query_ids[i]!r}] = {matrix[row, i]} is not a finite number in "
+                         f"{limit}")
+    means = np.array([header.metrics[name] for name in names])
+    wrong = ~(np.abs(means - matrix.mean(axis=1)) <= MEAN_TOLERANCE)  # also catches a non-finite mean
+    if wrong.any():
+        row = int(np.flatnonzero(wrong)[0])
+        expected = math.fsum(matrix[row].tolist()) / len(query_ids)
+        raise ValueError(f"metrics[{names[row]!r}] = {means[row]} but the mean of its per_query values is "
+                         f"{expected:.10f}")
     if result.run is not None:
         _check_run(result.run, query_ids, header.settings.top_k)
     if result.score_samples is not None:
@@ -399,7 +424,7 @@ def _check_run(run: Run, query_ids: Sequence[str], top_k: int) -> None:
         raise ValueError(f"{where}: query {query_ids[i]!r} has {run.lengths[i]} entries, more than depth {run.depth}")
     if run.docs.size and (run.docs.min() < 0 or run.docs.max() >= len(run.doc_ids)):
         raise ValueError(f"{where}.docs points outside doc_ids")
-    if any(a >= b for a, b in zip(run.doc_ids, run.doc_ids[1:], strict=False)):
+    if not _sorted_unique(run.doc_ids):
         raise ValueError(f"{where}.doc_ids must be sorted and unique")
     _check_text_ids(run.doc_ids, f"{where}.doc_ids")
     if not np.isfinite(run.scores).all():
@@ -408,7 +433,8 @@ def _check_run(run: Run, query_ids: Sequence[str], top_k: int) -> None:
         return
     query_of = np.repeat(np.arange(len(query_ids)), run.lengths)
     same = query_of[1:] == query_of[:-1]
-    if np.unique(query_of * np.int64(len(run.doc_ids)) + run.docs).size != run.docs.size:
+    pairs = np.sort(query_of * np.int64(len(run.doc_ids)) + run.docs)  # sorting beats np.unique's hashing 80x here
+    if (pairs[1:] == pairs[:-1]).any():
         raise ValueError(f"{where}: a document appears twice in one query's ranking")
     # trec_eval order: score (as float32) descending, ties by doc id descending
     score32 = run.scores.astype(np.float32)
@@ -518,7 +544,7 @@ def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run |
     return Run.from_rankings(query_ids, rankings, block["depth"])
 
 
-def _decode_document(data: dict, source: str) -> ResultFile:
+def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
     try:
         document = Document.model_validate(data)
     except ValidationError as error:
@@ -535,7 +561,7 @@ def _decode_document(data: dict, source: str) -> ResultFile:
     matrix = decode_array(document.per_query.values, "<f8", len(names) * num_queries, f"{where}.values")
     per_query = {name: matrix[i * num_queries:(i + 1) * num_queries] for i, name in enumerate(names)}
     run = None
-    if document.run is not None:
+    if document.run is not None and (with_run(header) if callable(with_run) else with_run):
         columns, at = document.run, f"{source}: run"
         lengths = decode_array(columns.lengths, "<u4", num_queries, f"{at}.lengths").astype(np.int64)
         if lengths.size and int(lengths.max()) > columns.depth:
@@ -554,20 +580,26 @@ def _decode_document(data: dict, source: str) -> ResultFile:
     return build_result(header, query_ids, per_query, run, samples, source)
 
 
-def parse_result_text(text: str | bytes, source: str = "<result>") -> ResultFile:
-    """Validate a result file's text, of any readable schema version."""
+def parse_result_text(text: str | bytes, source: str = "<result>",
+                      with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
+    """Validate a result file's text, of any readable schema version.
+
+    `with_run` False, or a function of the header that returns False, leaves a version-3 file's ranking
+    columns undecoded and unchecked (`run` is None): for readers that will not re-score it, such as a site
+    build without judgments. `irboard validate` always decodes and checks it."""
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError as error:
         raise ResultValidationError(f"{source}: invalid JSON ({error}); fix or regenerate the file") from None
     if isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION and "per_query" in data \
             and isinstance(data["per_query"], dict) and set(data["per_query"]) == {"query_ids", "values"}:
-        return _decode_document(data, source)
+        return _decode_document(data, source, with_run)
     return parse_result(data, source)
 
 
-def read_result(path: Path | str) -> ResultFile:
-    """Read and validate one result file, refusing files over the size cap for their query count."""
+def read_result(path: Path | str, with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
+    """Read and validate one result file, refusing files over the size cap for their query count
+    (`with_run`: see parse_result_text)."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -577,7 +609,7 @@ def read_result(path: Path | str) -> ResultFile:
         raise ResultValidationError(f"{path}: file is {size / 1e6:.0f} MB, far over any result's size cap; "
                                     "store a shallower run (--depth) or fewer metrics")
     try:
-        result = parse_result_text(path.read_bytes(), str(path))
+        result = parse_result_text(path.read_bytes(), str(path), with_run)
     except OSError as error:
         raise ResultValidationError(f"{path}: cannot read ({error.strerror}); check the path") from None
     limit = size_limit(result.dataset.num_queries)
@@ -656,13 +688,14 @@ def write_result(result: ResultFile, path: Path | str, force: bool = False) -> P
     path = Path(path)
     if path.exists() and not force:
         raise OutputExistsError(f"{path}: already exists; pass --force to overwrite it")
+    # `result` was validated when it was built and dump_result is ASCII text (len = bytes), so reading it back
+    # would repeat the same checks (tests/evaluator/test_result.py checks that it reads back unchanged)
     text = dump_result(result)
-    written = parse_result_text(text, str(path))  # what we write must read back
-    limit = size_limit(written.dataset.num_queries)
+    limit = size_limit(result.dataset.num_queries)
     if len(text) > limit:
         raise ResultValidationError(
             f"{path}: the result would take {len(text) / 1e6:.1f} MB, over the cap of {limit / 1e6:.1f} MB for "
-            f"{written.dataset.num_queries} queries; store a shallower run (--depth) or fewer metrics")
+            f"{result.dataset.num_queries} queries; store a shallower run (--depth) or fewer metrics")
     write_atomic(path, text)
     return path
 

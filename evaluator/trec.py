@@ -12,7 +12,6 @@ extension on a memory-mapped file; `read_run` is the plain Python reader for sma
 
 from __future__ import annotations
 
-import gc
 import math
 import mmap
 import re
@@ -25,7 +24,7 @@ import numpy as np
 from evaluator import _trec
 from evaluator.errors import InputFormatError
 from evaluator.metrics.ranking import MAX_LABEL, MIN_LABEL, Qrels, RankedRun
-from evaluator.result import write_atomic
+from evaluator.result import Run, write_atomic
 
 BEIR_HEADER = (b"query-id", b"corpus-id", b"score")
 RUN_COLUMNS = "expected 6 columns 'query_id Q0 doc_id rank score tag', found {}; fix or remove the line"
@@ -92,20 +91,19 @@ def rank_trec_run(
     qrels: Qrels,
     ignore_identical_ids: bool = False,
     keep_top: int | None = 100,
-) -> tuple[RankedRun, dict[str, list[tuple[str, float]]]]:
+) -> tuple[RankedRun, Run]:
     """Read a TREC run and rank it against `qrels` in one pass (equal to `ranking.rank_run` on its dict).
 
-    Returns the ranked run (one row per qrels query) and the top `keep_top` (doc_id, score) of every qrels
-    query the run has, in trec_eval order (`None` keeps all). Run queries without qrels are skipped
-    (their lines are still validated, but not checked for duplicate doc ids).
+    Returns the ranked run (one row per qrels query) and the top `keep_top` entries of each of those queries
+    in trec_eval order, as a result's `Run` (`None` keeps all; a query the run lacks has an empty ranking).
+    Run queries without qrels are skipped (their lines are still validated, but not checked for duplicate
+    doc ids).
     """
     if keep_top is not None and keep_top < 0:
         raise ValueError(f"keep_top must be None or >= 0, got {keep_top}")
-    collecting = gc.isenabled()
-    gc.disable()  # the top lists are a million small tuples: no collection passes while they are built
     try:
         with _file_bytes(path) as content:
-            labels, lengths, depth, tops = _trec.rank_run(
+            labels, lengths, depth, doc_ids, top_lengths, docs, scores = _trec.rank_run(
                 content,
                 qrels.query_ids,
                 qrels.judgments,
@@ -114,11 +112,11 @@ def rank_trec_run(
             )
     except ValueError as error:
         raise _line_error(path, error) from None
-    finally:
-        if collecting:
-            gc.enable()
     matrix = np.frombuffer(labels, dtype=np.int32).reshape(len(qrels.query_ids), depth)
-    return RankedRun(list(qrels.query_ids), matrix, np.frombuffer(lengths, dtype=np.int64)), tops
+    top_lengths = np.frombuffer(top_lengths, dtype=np.int64)
+    top = Run(int(top_lengths.max(initial=0)) if keep_top is None else keep_top, tuple(doc_ids), top_lengths,
+              np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64))
+    return RankedRun(list(qrels.query_ids), matrix, np.frombuffer(lengths, dtype=np.int64)), top
 
 
 def _parse_score(text: bytes, where: str) -> float:

@@ -90,8 +90,12 @@ def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, b
     }
 
 
-def pvalue_heatmap(models: Sequence[str], pvalues: np.ndarray, alpha: float, correction: str) -> dict:
-    """Corrected p-values of every pair; cells below alpha are dark (the pair differs significantly)."""
+def pvalue_heatmap(models: Sequence[str], pvalues: np.ndarray, alpha: float, correction: str,
+                   of_models: int | None = None) -> dict:
+    """Corrected p-values of every pair; cells below alpha are dark (the pair differs significantly).
+    `of_models`: how many models were tested when `models` are only the best of them."""
+    pairs = "all pairs" if of_models in (None, len(models)) else \
+        f"the pairs among the {len(models)} best of {of_models:,} models"
     models, correction = _plain_all(models), _plain(correction)
     z = np.round(np.asarray(pvalues, dtype=np.float64), 4).tolist()
     scale = [[0.0, "#08306b"], [alpha, "#4a90c8"], [alpha, "#f6f8fa"], [1.0, "#ffffff"]]
@@ -113,7 +117,7 @@ def pvalue_heatmap(models: Sequence[str], pvalues: np.ndarray, alpha: float, cor
     return {
         "data": [trace],
         "layout": _layout(
-            f"p-values of all pairs ({correction}); dark: p < {alpha:g}",
+            f"p-values of {pairs} ({correction}); dark: p < {alpha:g}",
             340 + cell * len(models),
             xaxis={"automargin": True, "type": "category", "tickangle": -45, "constrain": "domain", **every},
             yaxis={"automargin": True, "type": "category", "autorange": "reversed", "scaleanchor": "x",

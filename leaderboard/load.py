@@ -81,12 +81,23 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     """Read and validate one result file (ResultValidationError names the file and field).
 
     `keep_metrics(dataset_id)` names the metrics whose per-query values are kept (None: all of them), so
-    that memory holds only what the site shows; `is_verified(result)` is asked about results with a run."""
-    result = read_result(path)
+    that memory holds only what the site shows; `is_verified(result)` is asked about results with a run.
+    A stored ranking is decoded only when it can be verified: `is_verified` given and, when it is a
+    `Judgments`, holding judgments for the result's dataset (decoding it is most of the reading time)."""
+    stored_run = []
+
+    def wants_run(header) -> bool:  # asked only about version-3 files that store a ranking
+        stored_run.append(True)
+        judgments = getattr(is_verified, "get", None)  # leaderboard.verify.Judgments looks each dataset up once
+        return is_verified is not None and (judgments is None or judgments(header.dataset.id, header.dataset.split)
+                                            is not None)
+
+    result = read_result(path, with_run=wants_run)
     query_ids = result.query_ids
     kept = keep_metrics(result.dataset.id) if keep_metrics else None
     names = sorted(result.per_query if kept is None else set(kept) & set(result.per_query))
-    per_query = {name: result.per_query[name] for name in names}
+    # copies: the decoded values are views of one matrix holding every metric, which would all stay in memory
+    per_query = {name: result.per_query[name].copy() for name in names}
     verified, verified_metrics = False, frozenset()
     if is_verified is not None and result.run is not None:
         outcome = is_verified(result)  # a Verification (leaderboard.verify), None without qrels, or a plain bool
@@ -97,11 +108,12 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
         else:
             verified = bool(outcome)
             verified_metrics = frozenset(result.metrics) if verified else frozenset()
-    return _to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics)
+    return _to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics,
+                      result.run is not None or bool(stored_run))
 
 
 def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
-               verified: bool, verified_metrics: frozenset[str] = frozenset()) -> LoadedResult:
+               verified: bool, verified_metrics: frozenset[str] = frozenset(), has_run: bool | None = None) -> LoadedResult:
     model, dataset, prov = result.model, result.dataset, result.provenance
     return LoadedResult(
         path=path,
@@ -118,7 +130,7 @@ def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_qu
         metrics=dict(sorted(result.metrics.items())),
         query_ids=query_ids,
         per_query=per_query,
-        has_run=result.run is not None,
+        has_run=result.run is not None if has_run is None else has_run,
         verified=verified,
         verified_metrics=verified_metrics,
         provenance=Provenance(

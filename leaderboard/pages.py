@@ -68,6 +68,7 @@ from leaderboard.verify import IMPLAUSIBLE, SCORE_TOLERANCE, TOLERANCE
 
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 SCALE = 100.0  # scores are shown ×100 in tables and charts
+HEATMAP_MODELS = 50  # a dataset page's p-value heatmap shows the pairs among this many best models (it grows as m²)
 PARAMETER_BOUNDS = (50_000_000, 150_000_000, 500_000_000, 1_000_000_000, 10_000_000_000)
 
 
@@ -259,8 +260,10 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         _figure("fig-scores", f"{metric} with 95% CI", charts.scores_with_ci(
             models, SCALE * dataset.means, SCALE * dataset.ci[:, 0], SCALE * dataset.ci[:, 1], dataset.best, metric,
             SCALE * float(dataset.means[dataset.position[comparison.model_id]]) if comparison else None)),
-        _figure("fig-pvalues", "p-values of all pairs", charts.pvalue_heatmap(
-            models, dataset.pvalues, alpha, tests.correction)),
+        _figure("fig-pvalues", "p-values of all pairs" if len(models) <= HEATMAP_MODELS else
+                f"p-values of the pairs among the {HEATMAP_MODELS} best of {len(models):,} models",
+                charts.pvalue_heatmap(models[:HEATMAP_MODELS], dataset.pvalues[:HEATMAP_MODELS, :HEATMAP_MODELS],
+                                      alpha, tests.correction, len(models))),
         _figure("fig-boxes", f"Per-query {metric}", charts.per_query_boxes(
             models, {name: SCALE * values for name, values in dataset.box.items()}, metric)),
     ]

@@ -210,16 +210,39 @@ def pairwise_pvalues(
     first, second = np.triu_indices(m, k=1)
     raw = np.empty(first.size)
     run = PAIRED_TESTS[method].run
+    exact = np.ones(first.size, dtype=bool)
+    if method == "t" and n >= 2:  # all pairs from one matrix product: m^2 n / 2 operations fewer passes
+        exact = _gram_t_pvalues(scores, first, second, raw)
+    pairs = np.flatnonzero(exact)
     block = max(1, _CHUNK_ELEMENTS // n)
-    for start in range(0, first.size, block):
-        stop = start + block
-        d = scores[first[start:stop]] - scores[second[start:stop]]
-        raw[start:stop] = run(d, resamples, seed)
+    for start in range(0, pairs.size, block):
+        chosen = pairs[start:start + block]
+        d = scores[first[chosen]] - scores[second[chosen]]
+        raw[chosen] = run(d, resamples, seed)
     adjusted = CORRECTIONS[correction][0](raw)
     matrix = np.ones((m, m))
     matrix[first, second] = adjusted
     matrix[second, first] = adjusted
     return matrix
+
+
+def _gram_t_pvalues(scores: np.ndarray, first: np.ndarray, second: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Paired t-test p-values of the pairs (first[i], second[i]) into `out`, with the variance of each pair's
+    differences from one Gram matrix of the centred scores: var(a - b) = var(a) + var(b) - 2 cov(a, b).
+    Returns the pairs to compute directly instead: those whose differences vary so little next to the scores
+    themselves (below 1e-3 of it) that the subtraction would lose digits; identical and shifted systems
+    among them get their exact p of 1 and 0 there."""
+    n = scores.shape[1]
+    means = scores.mean(axis=1)
+    centred = scores - means[:, None]
+    gram = centred @ centred.T
+    own = np.diag(gram)
+    squares = own[first] + own[second] - 2.0 * gram[first, second]
+    exact = ~(squares > 1e-3 * (own[first] + own[second]))
+    varying = ~exact
+    t = (means[first[varying]] - means[second[varying]]) / np.sqrt(squares[varying] / (n - 1) / n)
+    out[varying] = np.minimum(2.0 * stats.t.sf(np.abs(t), n - 1), 1.0)
+    return exact
 
 
 def best_group(means, pvalues, alpha: float = 0.05) -> np.ndarray:

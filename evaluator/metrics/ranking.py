@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -23,6 +24,7 @@ class Qrels:
 
     query_ids: list[str]
     judgments: list[dict[str, int]]  # per query: doc_id -> label
+    _digest: list[str] = field(default_factory=list, init=False, repr=False, compare=False)  # sha256(), once
 
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, int]]) -> Qrels:
@@ -31,11 +33,14 @@ class Qrels:
 
     def sha256(self) -> str:
         """A fingerprint of the judgments, independent of file format and line order."""
-        digest = hashlib.sha256()
-        for query_id, judged in zip(self.query_ids, self.judgments, strict=True):
-            for doc_id in sorted(judged, key=lambda d: d.encode("utf-8")):
-                digest.update(f"{query_id}\t{doc_id}\t{judged[doc_id]}\n".encode())
-        return digest.hexdigest()
+        if not self._digest:
+            digest = hashlib.sha256()
+            for query_id, judged in zip(self.query_ids, self.judgments, strict=True):
+                # doc ids in UTF-8 byte order, which is code point order (no lone surrogates get this far)
+                digest.update("".join(f"{query_id}\t{doc_id}\t{judged[doc_id]}\n" for doc_id in sorted(judged))
+                              .encode())
+            self._digest.append(digest.hexdigest())
+        return self._digest[0]
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         return dict(zip(self.query_ids, self.judgments, strict=True))
@@ -43,16 +48,20 @@ class Qrels:
     def label_stats(self, relevance_level: int) -> QrelsStats:
         """Per-query counts and ideal gains, the qrels side of every metric."""
         n = len(self.query_ids)
-        width = max((sum(1 for v in j.values() if v > 0) for j in self.judgments), default=0)
-        ideal = np.zeros((n, max(width, 1)), dtype=np.int64)
-        n_relevant = np.zeros(n, dtype=np.int64)
-        n_nonrelevant = np.zeros(n, dtype=np.int64)
-        for row, judged in enumerate(self.judgments):
-            labels = np.fromiter(judged.values(), dtype=np.int64, count=len(judged))
-            positive = np.sort(labels[labels > 0])[::-1]
-            ideal[row, : len(positive)] = positive
-            n_relevant[row] = np.count_nonzero(labels >= relevance_level)
-            n_nonrelevant[row] = np.count_nonzero((labels >= 0) & (labels < relevance_level))
+        counts = np.fromiter(map(len, self.judgments), dtype=np.int64, count=n)
+        labels = np.fromiter(chain.from_iterable(j.values() for j in self.judgments), dtype=np.int64,
+                             count=int(counts.sum()))
+        rows = np.repeat(np.arange(n), counts)
+        n_relevant = np.bincount(rows[labels >= relevance_level], minlength=n).astype(np.int64)
+        n_nonrelevant = np.bincount(rows[(labels >= 0) & (labels < relevance_level)], minlength=n).astype(np.int64)
+        # the ideal ranking: each query's positive labels in descending order, left-aligned in its row
+        positive = labels > 0
+        rows, labels = rows[positive], labels[positive]
+        order = np.lexsort((-labels, rows))
+        rows, labels = rows[order], labels[order]
+        per_row = np.bincount(rows, minlength=n)
+        ideal = np.zeros((n, max(int(per_row.max(initial=0)), 1)), dtype=np.int64)
+        ideal[rows, np.arange(rows.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)] = labels
         return QrelsStats(ideal, n_relevant, n_nonrelevant)
 
 

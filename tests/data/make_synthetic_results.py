@@ -31,7 +31,15 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evaluator.result import SCHEMA_VERSION, dump_result, parse_result, result_path, write_atomic  # noqa: E402
+from evaluator.result import (  # noqa: E402
+    SCHEMA_VERSION,
+    Run,
+    build_result,
+    dump_result,
+    parse_result,
+    result_path,
+    write_atomic,
+)
 from evaluator.score_samples import collect_score_samples  # noqa: E402
 
 SITE_DATA = ROOT / "tests" / "data" / "site"
@@ -269,8 +277,24 @@ def scaled_sets(n_models: int, n_datasets: int, n_queries: int) -> tuple[list[Sy
     return models, datasets
 
 
+def synthetic_run(model: SyntheticModel, dataset: SyntheticDataset, query_ids, depth: int) -> Run:
+    """A depth-`depth` ranking per query, shaped like a real one: doc ids drawn from the dataset's corpus
+    (`D` + number), float32-valued scores descending. Only the shape matters: these results carry no qrels."""
+    rng = np.random.default_rng(_stable_seed("run", model.id, dataset.id))
+    corpus = 1000 + 37 * dataset.queries
+    docs = np.stack([rng.choice(corpus, size=depth, replace=False) for _ in query_ids])
+    scores = rng.normal(10.0, 2.0, size=docs.shape).astype(np.float32).astype(np.float64)
+    order = np.lexsort((-docs, -scores), axis=-1)  # trec_eval order: score descending, ties by doc id descending
+    docs, scores = np.take_along_axis(docs, order, -1), np.take_along_axis(scores, order, -1)
+    table, index = np.unique(docs, return_inverse=True)
+    names = [f"D{d:07d}" for d in table.tolist()]  # zero-padded: numeric order is text order
+    return Run(depth, tuple(names), np.full(len(query_ids), depth, dtype=np.int64), index.reshape(-1).astype(np.int64),
+               scores.reshape(-1))
+
+
 def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: int,
-                         metrics=("nDCG@10", "R@100", "RR@10")) -> int:
+                         metrics=("nDCG@10", "R@100", "RR@10"), depth: int = 0) -> int:
+    """The benchmark's results; `depth` > 0 adds a stored ranking of that depth to every one."""
     models, datasets = scaled_sets(n_models, n_datasets, n_queries)
     by_id = {d.id: d for d in datasets}
     count = 0
@@ -278,7 +302,11 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
         for dataset_id in model.datasets or tuple(by_id):
             path = result_path(model.id, dataset_id, out)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(dump(result_dict(model, by_id[dataset_id], metrics)), encoding="utf-8")
+            result = parse_result(result_dict(model, by_id[dataset_id], metrics))
+            if depth:
+                run = synthetic_run(model, by_id[dataset_id], result.query_ids, depth)
+                result = build_result(result.header, result.query_ids, result.per_query, run)
+            path.write_text(dump_result(result), encoding="utf-8")
             count += 1
     return count
 

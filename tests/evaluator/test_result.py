@@ -228,3 +228,21 @@ def test_version_1_and_2_files_are_read(tmp_path):
         result = read_result(path)
         assert result.source_version == version and result.score_samples is None
         assert result.provenance.index_bytes is None and result.rankings() == {"q1": [("d1", 2.5), ("d2", 1.0)]}
+
+
+def test_a_reader_that_will_not_rescore_can_leave_the_ranking_encoded(tmp_path):
+    from leaderboard.load import read_loaded
+
+    path = write_result(parse_result(valid_data()), tmp_path / "org__model-1" / "beir__scifact.json")
+    data = json.loads(path.read_text())
+    data["run"]["scores"] = data["run"]["scores"][:-8] + "AAAAAAA="  # a damaged ranking column
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultValidationError, match=r"run\.scores"):
+        read_result(path)
+    asked = []
+    result = read_result(path, with_run=lambda header: asked.append(header.dataset.id) or False)
+    assert result.run is None and asked == ["beir/scifact"] and result.values("nDCG@10")["q2"] == 1.0
+    loaded = read_loaded(path)  # no verification: the ranking is not decoded, but the site knows it is there
+    assert loaded.has_run and not loaded.verified
+    with pytest.raises(ResultValidationError, match=r"run\.scores"):
+        read_loaded(path, is_verified=lambda result: True)  # one that verifies reads and checks it

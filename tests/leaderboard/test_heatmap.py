@@ -1,0 +1,16 @@
+"""The p-value heatmap of a dataset page: all pairs for a few models, the best ones' pairs for many."""
+
+import numpy as np
+
+from leaderboard import charts
+
+
+def test_heatmap_names_the_pairs_it_shows():
+    models = [f"org/m{i}" for i in range(4)]
+    pvalues = np.full((4, 4), 0.5)
+    full = charts.pvalue_heatmap(models, pvalues, 0.05, "holm")
+    assert full["layout"]["title"]["text"].startswith("p-values of all pairs (holm)")
+    assert np.array(full["data"][0]["z"]).shape == (4, 4)
+    best = charts.pvalue_heatmap(models[:2], pvalues[:2, :2], 0.05, "holm", of_models=1000)
+    assert best["layout"]["title"]["text"].startswith("p-values of the pairs among the 2 best of 1,000 models (holm)")
+    assert best["data"][0]["x"] == models[:2] and np.array(best["data"][0]["z"]).shape == (2, 2)
