@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
-    from evaluator.datasets.official import fetch_official, official_judgments
+    from evaluator.datasets.official import SOURCE, fetch_official, official_judgments
     from evaluator.trec import rank_trec_run, read_qrels
 
     missing = [flag for flag, value in [("--run", args.run), ("--model-id", args.model_id),
@@ -103,7 +103,8 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     qrels_path = args.qrels or fetch_official(official.qrels, args.cache_dir)
     with step(f"reading qrels {qrels_path}", timings, "read_qrels_s"):
         qrels = read_qrels(qrels_path)
-    if official is not None and qrels.sha256() != official.judgments_sha256:
+    is_official = official is not None and qrels.sha256() == official.judgments_sha256
+    if official is not None and not is_official:
         log.warning("%s: not the official judgments of %s (%s); the result will not verify",
                     qrels_path, args.dataset_id, official.qrels.name)
     size_mb = args.run.stat().st_size / 1e6 if args.run.exists() else 0
@@ -126,6 +127,7 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         relevance_level=relevance_level,
         timings=timings,
         command=getattr(args, "command_line", ""),
+        dataset_revision=SOURCE if is_official else "",  # the judgments' pinned upstream (no corpus is read)
     )
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
         return assemble_result(ranked, qrels, measures, top, meta)

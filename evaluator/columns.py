@@ -65,8 +65,15 @@ def encode_strings(values: list[str] | tuple[str, ...]) -> str:
     return base64.b64encode(zlib.compress(raw, ZLIB_LEVEL)).decode("ascii")
 
 
+# Ids compress a few times over, never a thousand times (unique strings); a text column that would inflate
+# more than this ratio is a bomb, refused whatever its declared counts allow.
+MAX_TEXT_RATIO = 64
+
+
 def decode_strings(text: str, max_bytes: int, where: str) -> list[str]:
-    """The strings of a text column, refusing more than `max_bytes` once inflated."""
+    """The strings of a text column, refusing more than `max_bytes` (or MAX_TEXT_RATIO times the column's own
+    size) once inflated."""
+    max_bytes = min(max_bytes, MAX_TEXT_RATIO * len(text) + 4096)
     try:
         packed = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):

@@ -146,6 +146,7 @@ def test_registered_dataset_takes_its_split_settings_and_official_qrels_from_the
                  "miracl/yo", "--out", str(out), "--quiet"]) == 0  # no --qrels: the official ones
     result = json.loads(out.read_text())
     assert result["dataset"]["split"] == "dev"  # not "test"
+    assert result["dataset"]["revision"].startswith("castorini/anserini-tools@")  # the judgments' upstream
     assert result["settings"]["ignore_identical_ids"] is False and result["settings"]["relevance_level"] == 1
     assert result["dataset"]["qrels_sha256"] == official_judgments("miracl/yo").judgments_sha256
     assert result["dataset"]["num_queries"] == len(read_result(out).values("nDCG@10")) == 119

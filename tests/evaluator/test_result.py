@@ -246,3 +246,15 @@ def test_a_reader_that_will_not_rescore_can_leave_the_ranking_encoded(tmp_path):
     assert loaded.has_run and not loaded.verified
     with pytest.raises(ResultValidationError, match=r"run\.scores"):
         read_loaded(path, is_verified=lambda result: True)  # one that verifies reads and checks it
+
+
+def test_a_text_column_that_inflates_far_beyond_its_own_size_is_refused():
+    import base64
+    import zlib
+
+    document = json.loads(dump_result(parse_result(valid_data())))
+    document["dataset"]["num_queries"] = 10**7  # the counts would allow 20 GB of ids
+    bomb = zlib.compress(b"q" * 50_000_000, 9)  # 50 MB in about 50 KB: far more than ids ever compress
+    document["per_query"]["query_ids"] = base64.b64encode(bomb).decode()
+    with pytest.raises(ResultValidationError, match="per_query.query_ids: inflates to more than"):
+        parse_result_text(json.dumps(document), "r.json")
