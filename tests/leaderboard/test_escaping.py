@@ -76,7 +76,8 @@ def test_chart_text_reaches_plotly_as_entities():
                                "<i>m</i>"),
         charts.wins_ties_losses(MARKUP, [1] * 4, [1] * 4, [1] * 4, "<b>base</b>"),
         charts.model_vs_baseline(MARKUP, [1] * 4, [0] * 4, [2] * 4, [1] * 4, "<b>m</b>", "<b>base</b>"),
-        charts.recall_at_scale("<b>d</b>", [1e3, 1e4], [10], [[0.5], [0.4]], [(10, 0.5)], 1000, "<b>sdm</b>"),
+        charts.recall_at_scale("<b>d</b>", [1e3, 1e4], [10], {"uniform": [[0.5], [0.4]]}, [(10, 0.5)], 1000,
+                               "<b>sdm</b>"),
     ]
     for figure in figures:
         text = json.dumps(figure)
