@@ -23,6 +23,10 @@ class DatasetLoadError(IrboardError):
     """A dataset that cannot be downloaded, verified or read."""
 
 
+class DownloadMismatchError(DatasetLoadError):
+    """A download that is not the file it was addressed as: another sha256, or more bytes than announced."""
+
+
 class ModelLoadError(IrboardError):
     """A model that cannot be loaded or configured."""
 

@@ -43,6 +43,9 @@ READABLE_VERSIONS = (1, 2, 3)
 BASE_BYTES = 1_000_000
 BYTES_PER_QUERY = 4_096
 LEGACY_MAX_BYTES = 10 * 1024 * 1024  # versions 1 and 2
+# A split file (readable part, main metric's per-query values, address of the full file) has its own, small cap.
+SPLIT_BASE_BYTES = 64 * 1024
+SPLIT_BYTES_PER_QUERY = 64
 MAX_READ_BYTES = 512 * 1024 * 1024  # refused before reading, whatever the header says
 FLOAT_DECIMALS = 10  # readable means; enough that a mean and the mean of its parts agree to 1e-9
 MEAN_TOLERANCE = 1e-6
@@ -111,6 +114,11 @@ def result_path(model_id: str, dataset_id: str, root: Path | str = "results") ->
 def size_limit(num_queries: int) -> int:
     """The largest result file accepted for a dataset of `num_queries` queries."""
     return BASE_BYTES + BYTES_PER_QUERY * num_queries
+
+
+def split_size_limit(num_queries: int) -> int:
+    """The largest split result file (one with a `full` address) accepted for `num_queries` queries."""
+    return SPLIT_BASE_BYTES + SPLIT_BYTES_PER_QUERY * num_queries
 
 
 # ---------------------------------------------------------------------------------------------- readable part
@@ -213,14 +221,24 @@ class Header(_Strict):
     provenance: Provenance
 
 
+class FullAddress(_Strict):
+    """Where a split result's full file lies outside git: its address, sha256 and exact size."""
+
+    url: str = Field(max_length=500, pattern=r"^https?://[^\s\"'<>`\\]+$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    bytes: int = Field(ge=1, le=MAX_READ_BYTES)
+
+
 # ---------------------------------------------------------------------------------------------- columns
 
 
 class PerQueryColumns(_Strict):
-    """`values` is the (metrics in sorted name order) x (queries) float64 matrix, metric by metric."""
+    """`values` is the (metrics in sorted name order) x (queries) float64 matrix, metric by metric. A split file
+    names the metrics it keeps (sorted) in `metrics`; a whole file keeps every metric and leaves it out."""
 
     query_ids: str
     values: str
+    metrics: list[str] | None = Field(None, min_length=1, max_length=200)
 
 
 class RunColumns(_Strict):
@@ -246,6 +264,7 @@ class Document(_Strict):
     per_query: PerQueryColumns
     run: RunColumns | None = None
     score_samples: dict | None = None
+    full: FullAddress | None = None
 
 
 # ---------------------------------------------------------------------------------------------- in memory
@@ -303,6 +322,7 @@ class ResultFile:
     run: Run | None = None
     score_samples: ScoreSamples | None = None
     source_version: int = SCHEMA_VERSION  # schema version of the file it was read from
+    full: FullAddress | None = None  # a split file: per_query holds the main metric only, the rest lies at `full`
     _rows: dict[str, int] = field(default_factory=dict, repr=False)
 
     schema_version = SCHEMA_VERSION
@@ -363,7 +383,9 @@ def _check_arrays(result: ResultFile) -> None:
     header, query_ids = result.header, result.query_ids
     if not header.metrics:
         raise ValueError("metrics is empty; a result needs at least one metric")
-    if set(header.metrics) != set(result.per_query):
+    if result.full is not None:
+        _check_split(result)
+    elif set(header.metrics) != set(result.per_query):
         differing = sorted(set(header.metrics) ^ set(result.per_query))
         raise ValueError(f"metrics and per_query must name the same metrics; differing: {differing[:5]}")
     if len(query_ids) != header.dataset.num_queries:
@@ -411,6 +433,18 @@ def _check_arrays(result: ResultFile) -> None:
                              f"{header.dataset.num_docs}")
         if samples.relevance_level != header.settings.relevance_level:
             raise ValueError("score_samples.relevance_level differs from settings.relevance_level")
+
+
+def _check_split(result: ResultFile) -> None:
+    """A split file keeps some metrics' per-query values and the address of the full file, nothing else."""
+    if not result.per_query or not set(result.per_query) <= set(result.header.metrics):
+        raise ValueError("per_query of a split file must hold some of the metrics in metrics (the main metric)")
+    if result.run is not None or result.score_samples is not None:
+        raise ValueError("a split file holds no run or score_samples; they belong in the full file at full.url")
+    limit = size_limit(result.header.dataset.num_queries)
+    if result.full.bytes > limit:
+        raise ValueError(f"full.bytes is {result.full.bytes}, over the cap of {limit} bytes for "
+                         f"{result.header.dataset.num_queries} queries (1 MB + 4 KB a query)")
 
 
 def _check_run(run: Run, query_ids: Sequence[str], top_k: int) -> None:
@@ -474,25 +508,27 @@ def build_result(
     score_samples: ScoreSamples | None = None,
     source: str = "<result>",
     source_version: int = SCHEMA_VERSION,
+    full: FullAddress | None = None,
 ) -> ResultFile:
     """Validate the parts of a result and put them together; problems raise ResultValidationError."""
     if not isinstance(header, Header):
         header = _header(header, source)
     try:
         return ResultFile(header, tuple(query_ids), {k: np.asarray(v, dtype=np.float64) for k, v in per_query.items()},
-                          run, score_samples, source_version)
+                          run, score_samples, source_version, full)
     except ValueError as error:
         raise ResultValidationError(f"{source}: {error}") from None
 
 
 _EXPANDED_KEYS = {"schema_version", "model", "dataset", "settings", "metrics", "per_query", "run", "provenance",
-                  "score_samples"}
+                  "score_samples", "full"}
 
 
 def parse_result(data: object, source: str = "<result>") -> ResultFile:
     """A result from its expanded form (versions 1 and 2, or the same shape with schema_version 3): per_query
     as {metric: {query_id: value}}, run as {"depth", "rankings": {query_id: [[doc_id, score], ...]}}, and
-    score_samples as a ScoreSamples object or a version-2 `irboard-score-samples/1` field."""
+    score_samples as a ScoreSamples object or a version-2 `irboard-score-samples/1` field; a split result
+    (version 3) has `full` and per_query holding only the metrics it keeps."""
     if not isinstance(data, dict):
         raise ResultValidationError(f"{source}: a result is a JSON object; regenerate it with irboard evaluate")
     unknown = sorted(set(data) - _EXPANDED_KEYS)
@@ -503,6 +539,7 @@ def parse_result(data: object, source: str = "<result>") -> ResultFile:
         raise ResultValidationError(f"{source}: schema_version: expected one of {READABLE_VERSIONS}, got {version!r}")
     if version == 1 and data.get("score_samples") is not None:
         raise ResultValidationError(f"{source}: score_samples: not part of schema version 1")
+    full = _full_address(data.get("full"), version, source)
     header = _header(data, source)
     per_query = data.get("per_query")
     if not isinstance(per_query, dict) or not per_query or not all(isinstance(v, dict) for v in per_query.values()):
@@ -521,7 +558,18 @@ def parse_result(data: object, source: str = "<result>") -> ResultFile:
     samples = data.get("score_samples")
     if samples is not None and not isinstance(samples, ScoreSamples):
         samples = decode_score_samples_v1(samples, f"{source}: score_samples")
-    return build_result(header, query_ids, arrays, run, samples, source, version)
+    return build_result(header, query_ids, arrays, run, samples, source, version, full)
+
+
+def _full_address(block: object, version: object, source: str) -> FullAddress | None:
+    if block is None:
+        return None
+    if version != SCHEMA_VERSION:
+        raise ResultValidationError(f"{source}: full: split files exist since schema version {SCHEMA_VERSION}")
+    try:
+        return FullAddress.model_validate(block)
+    except ValidationError as error:
+        raise ResultValidationError(f"{source}: {_describe_error(error, 'full')}") from None
 
 
 def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run | None:
@@ -558,6 +606,15 @@ def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header]
         raise ResultValidationError(f"{where}.query_ids: holds {len(query_ids)} ids, dataset.num_queries says "
                                     f"{num_queries}")
     names = sorted(header.metrics)
+    if document.per_query.metrics is not None:
+        kept = document.per_query.metrics
+        if document.full is None or kept != sorted(set(kept)) or not set(kept) <= set(names):
+            raise ResultValidationError(f"{where}.metrics: only a split file (with full) names its per-query "
+                                        "metrics, sorted, unique and among metrics; remove it or add full")
+        names = kept
+    elif document.full is not None:
+        raise ResultValidationError(f"{where}.metrics: a split file names the metrics whose per-query values it "
+                                    "keeps; run `irboard split` on the full file")
     matrix = decode_array(document.per_query.values, "<f8", len(names) * num_queries, f"{where}.values")
     per_query = {name: matrix[i * num_queries:(i + 1) * num_queries] for i, name in enumerate(names)}
     run = None
@@ -577,7 +634,7 @@ def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header]
     samples = None
     if document.score_samples is not None:
         samples = decode_score_samples(document.score_samples, query_ids, f"{source}: score_samples")
-    return build_result(header, query_ids, per_query, run, samples, source)
+    return build_result(header, query_ids, per_query, run, samples, source, full=document.full)
 
 
 def parse_result_text(text: str | bytes, source: str = "<result>",
@@ -592,7 +649,7 @@ def parse_result_text(text: str | bytes, source: str = "<result>",
     except orjson.JSONDecodeError as error:
         raise ResultValidationError(f"{source}: invalid JSON ({error}); fix or regenerate the file") from None
     if isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION and "per_query" in data \
-            and isinstance(data["per_query"], dict) and set(data["per_query"]) == {"query_ids", "values"}:
+            and isinstance(data["per_query"], dict) and {"query_ids", "values"} <= set(data["per_query"]):
         return _decode_document(data, source, with_run)
     return parse_result(data, source)
 
@@ -615,6 +672,11 @@ def read_result(path: Path | str, with_run: bool | Callable[[Header], bool] = Tr
     limit = size_limit(result.dataset.num_queries)
     if result.source_version < SCHEMA_VERSION:
         limit = max(limit, LEGACY_MAX_BYTES)  # expanded JSON; `irboard migrate` brings it under the cap
+    if result.full is not None and size > split_size_limit(result.dataset.num_queries):
+        raise ResultValidationError(
+            f"{path}: split file is {size} bytes, over its cap of {split_size_limit(result.dataset.num_queries)} "
+            f"bytes for {result.dataset.num_queries} queries (64 KB + 64 bytes a query); keep only the main "
+            "metric's per-query values (irboard split)")
     if size > limit:
         raise ResultValidationError(
             f"{path}: file is {size / 1e6:.1f} MB, over the cap of {limit / 1e6:.1f} MB for "
@@ -630,12 +692,15 @@ def dump_result(result: ResultFile) -> str:
     """Deterministic version-3 text: readable blocks with sorted keys and rounded means, then the columns."""
     header = result.header.model_dump(mode="json")
     header["metrics"] = {name: round(value, FLOAT_DECIMALS) for name, value in header["metrics"].items()}
-    names = sorted(result.metrics)
+    names = sorted(result.per_query)
     matrix = np.concatenate([result.per_query[name] for name in names])
     document: dict[str, Any] = {
         **header,
         "per_query": {"query_ids": encode_strings(result.query_ids), "values": encode_array(matrix, "<f8")},
     }
+    if result.full is not None:
+        document["per_query"]["metrics"] = names
+        document["full"] = result.full.model_dump(mode="json")
     if result.run is not None:
         run = result.run
         document["run"] = {"depth": run.depth, "doc_ids": encode_strings(run.doc_ids),
@@ -656,6 +721,8 @@ def expand_result(result: ResultFile) -> dict[str, Any]:
         data["run"] = {"depth": result.run.depth,
                        "rankings": {q: [list(entry) for entry in ranking] for q, ranking in result.rankings().items()}}
     data["score_samples"] = result.score_samples
+    if result.full is not None:
+        data["full"] = result.full.model_dump(mode="json")
     return data
 
 
@@ -691,7 +758,7 @@ def write_result(result: ResultFile, path: Path | str, force: bool = False) -> P
     # `result` was validated when it was built and dump_result is ASCII text (len = bytes), so reading it back
     # would repeat the same checks (tests/evaluator/test_result.py checks that it reads back unchanged)
     text = dump_result(result)
-    limit = size_limit(result.dataset.num_queries)
+    limit = (split_size_limit if result.full is not None else size_limit)(result.dataset.num_queries)
     if len(text) > limit:
         raise ResultValidationError(
             f"{path}: the result would take {len(text) / 1e6:.1f} MB, over the cap of {limit / 1e6:.1f} MB for "

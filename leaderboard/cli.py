@@ -38,6 +38,13 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--results", type=Path, default=Path("results"), help="the results folder")
     migrate.set_defaults(handler=_migrate)
 
+    split = commands.add_parser("split", help="keep a result's readable part and main metric in git; write its full "
+                                "file, named by sha256, for upload outside git")
+    split.add_argument("paths", nargs="+", type=Path, help="whole result files, rewritten as split files")
+    split.add_argument("--url-base", required=True, help="http(s) address the full files will be uploaded under")
+    split.add_argument("--out-dir", type=Path, required=True, help="folder to write <sha256>.json full files to")
+    split.set_defaults(handler=_split)
+
     datasets = commands.add_parser("datasets", help="list the registered datasets and whether their judgments are "
                                    "cached")
     datasets.add_argument("prefix", nargs="?", default="", help="only ids starting with this (e.g. miracl/)")
@@ -79,6 +86,12 @@ def _migrate(args: argparse.Namespace) -> int:
     from leaderboard.migrate import run_migrate
 
     return run_migrate(args)
+
+def _split(args: argparse.Namespace) -> int:
+    from leaderboard.full import run_split
+
+    return run_split(args)
+
 
 def _datasets(args: argparse.Namespace) -> int:
     from leaderboard.catalog import run_datasets

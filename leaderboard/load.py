@@ -99,7 +99,7 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     # copies: the decoded values are views of one matrix holding every metric, which would all stay in memory
     per_query = {name: result.per_query[name].copy() for name in names}
     verified, verified_metrics = False, frozenset()
-    if is_verified is not None and result.run is not None:
+    if is_verified is not None and (result.run is not None or result.full is not None):
         outcome = is_verified(result)  # a Verification (leaderboard.verify), None without qrels, or a plain bool
         if hasattr(outcome, "problems"):
             if outcome.problems:
@@ -109,7 +109,7 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
             verified = bool(outcome)
             verified_metrics = frozenset(result.metrics) if verified else frozenset()
     return _to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics,
-                      result.run is not None or bool(stored_run))
+                      result.run is not None or bool(stored_run) or result.full is not None)
 
 
 def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],

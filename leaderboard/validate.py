@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import IrboardError, ResultValidationError, UnknownNameError, one_line
+from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
 from evaluator.result import ResultFile, parse_result_text, read_result, slugify
 from leaderboard.verify import Judgments, verify_result
 
@@ -26,6 +26,7 @@ class ValidationReport:
     problems: list[str] = field(default_factory=list)
     verified: set[Path] = field(default_factory=set)
     partly_verified: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics not re-scorable
+    unfetched: dict[Path, str] = field(default_factory=dict)  # split result -> why its full file cannot be had
 
     def add(self, path: Path, message: str) -> None:
         self.problems.append(f"{path}: {message}")
@@ -150,17 +151,31 @@ def validate_paths(
         except ResultValidationError as error:
             report.problems.append(str(error))
             continue
-        check_result(path, result, report)
+        whole = result  # a split result is checked and re-scored through its full file
+        if result.full is not None:
+            from leaderboard.full import resolve_full, split_problems
+
+            for problem in split_problems(result):
+                report.add(path, problem)
+            try:
+                if judgments.get(result.dataset.id, result.dataset.split) is not None:
+                    whole = resolve_full(result)
+            except ResultValidationError as error:
+                report.add(path, str(error))
+                continue
+            except DatasetLoadError as error:
+                report.unfetched[path] = one_line(str(error))
+        check_result(path, whole, report)
         key = (slugify(result.model.id), slugify(result.dataset.id))
         if key in seen:
             report.add(path, f"a second result for {result.model.id} on {result.dataset.id} (first: {seen[key]})")
         seen[key] = path
         if base:
             check_against_base(path, result, base, report)
-        if result.run is not None:
+        if whole.run is not None:
             qrels = judgments.get(result.dataset.id, result.dataset.split)
             if qrels is not None:
-                outcome = verify_result(result, qrels)
+                outcome = verify_result(whole, qrels)
                 for problem in outcome.problems:
                     report.add(path, problem)
                 if outcome.complete:
@@ -191,6 +206,8 @@ def run_validate(args: argparse.Namespace) -> int:
         print(one_line(problem), file=sys.stderr)
     if report.problems:
         raise IrboardError(f"{len(report.problems)} problem(s) found; fix each line above")
+    for path, reason in sorted(report.unfetched.items()):
+        print(f"{path}: not verified: its full file cannot be fetched ({reason})")
     for path, metrics in sorted(report.partly_verified.items()):
         print(f"{path}: not verified: the stored ranking does not determine {', '.join(metrics)} (store a deeper run "
               "or drop them)")

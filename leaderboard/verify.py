@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.errors import DatasetLoadError, IrboardError
+from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate, parse_measure
 from evaluator.metrics.ranking import PAD, UNJUDGED
 from evaluator.result import ResultFile
@@ -239,11 +239,24 @@ class Judgments:
         return self._qrels[key]
 
     def __call__(self, result: ResultFile) -> Verification | None:
-        """The verification of a result with a stored ranking; None without one or without judgments."""
-        if result.run is None:
+        """The verification of a result with a stored ranking (a split result's: that of its full file); None
+        without one, without judgments or when a split result's full file cannot be fetched (said in `errors`)."""
+        if result.run is None and result.full is None:
             return None
         qrels = self.get(result.dataset.id, result.dataset.split)
-        return None if qrels is None else verify_result(result, qrels)
+        if qrels is None:
+            return None
+        if result.full is not None:
+            from leaderboard.full import resolve_full
+
+            try:
+                result = resolve_full(result)
+            except ResultValidationError as error:
+                return Verification(frozenset(), tuple(sorted(result.metrics)), (str(error),))
+            except DatasetLoadError as error:
+                self.errors.append(f"{result.model.id} on {result.dataset.id}: full file not available: {error}")
+                return None
+        return verify_result(result, qrels)
 
 
 def verifier(data_dirs: dict[str, Path], data_root: Path | None) -> Judgments:

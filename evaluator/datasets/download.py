@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 from typing import IO
 
-from evaluator.errors import DatasetLoadError
+from evaluator.errors import DatasetLoadError, DownloadMismatchError
 
 logger = logging.getLogger(__name__)
 
@@ -78,18 +78,20 @@ def fetch_archive(url: str, md5: str | None, dest: Path, timeout: float = DEFAUL
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def fetch_file(url: str, sha256: str, dest: Path, hint: str, timeout: float = DEFAULT_TIMEOUT_S) -> Path:
+def fetch_file(url: str, sha256: str, dest: Path, hint: str, timeout: float = DEFAULT_TIMEOUT_S,
+               max_bytes: int | None = None) -> Path:
     """``dest``, downloaded from ``url`` (http(s) or file://) if not there yet and renamed into place only
-    when its sha256 matches. ``hint`` ends every error message: how else to supply the file."""
+    when its sha256 matches. ``hint`` ends every error message: how else to supply the file. With
+    ``max_bytes`` the download stops as soon as it is longer. DownloadMismatchError: another sha256, or longer."""
     if dest.is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     try:
         with os.fdopen(fd, "wb") as out:
-            digest = _download(url, out, timeout, "sha256", hint)
+            digest = _download(url, out, timeout, "sha256", hint, max_bytes)
         if digest != sha256.lower():
-            raise DatasetLoadError(
+            raise DownloadMismatchError(
                 f"{url}: sha256 of the download is {digest}, expected {sha256}; the file is damaged or "
                 f"changed upstream: retry, or {hint}"
             )
@@ -101,8 +103,9 @@ def fetch_file(url: str, sha256: str, dest: Path, hint: str, timeout: float = DE
 
 
 def _download(url: str, out: IO[bytes], timeout: float, algorithm: str = "md5",
-              hint: str = "pass --data-dir with a local copy") -> str:
-    """Stream ``url`` into ``out``; returns the hex digest (``algorithm``). Short reads raise."""
+              hint: str = "pass --data-dir with a local copy", max_bytes: int | None = None) -> str:
+    """Stream ``url`` into ``out``; returns the hex digest (``algorithm``). Short reads raise, and so (with
+    DownloadMismatchError) does anything longer than ``max_bytes``."""
     from tqdm.auto import tqdm
 
     request = urllib.request.Request(url, headers={"User-Agent": "irboard"})
@@ -112,15 +115,22 @@ def _download(url: str, out: IO[bytes], timeout: float, algorithm: str = "md5",
         with urllib.request.urlopen(request, timeout=timeout) as response:
             length = response.headers.get("Content-Length")
             total = int(length) if length and length.isdigit() else None
+            if max_bytes is not None and (total or 0) > max_bytes:
+                raise DownloadMismatchError(f"{url}: the server announces {total} bytes, more than the "
+                                            f"{max_bytes} expected; the address points at another file")
             name = url.rsplit("/", 1)[-1]
             with tqdm(
                 total=total, unit="B", unit_scale=True, desc=name, disable=not sys.stderr.isatty()
             ) as bar:
-                while chunk := response.read(CHUNK_BYTES):
+                while chunk := response.read(CHUNK_BYTES if max_bytes is None
+                                             else min(CHUNK_BYTES, max_bytes + 1 - received)):
                     out.write(chunk)
                     digest.update(chunk)
                     received += len(chunk)
                     bar.update(len(chunk))
+                    if max_bytes is not None and received > max_bytes:
+                        raise DownloadMismatchError(f"{url}: the download passes the {max_bytes} bytes expected; "
+                                                    "the address points at another file")
     except urllib.error.HTTPError as err:
         raise DatasetLoadError(
             f"{url}: server answered HTTP {err.code} {err.reason}; check the URL or retry later, or {hint}"

@@ -1,0 +1,150 @@
+"""Split results: the readable part and the main metric's per-query values in git, the full file outside it.
+
+`irboard split RESULT --url-base URL --out-dir DIR` copies the full version-3 file, byte for byte, to
+`DIR/<sha256>.json` (to be uploaded under URL) and rewrites RESULT as the split file: the same readable part,
+`per_query` with the dataset's main metric only, and `full: {url, sha256, bytes}`.
+
+Verification fetches the full file into `$IRBOARD_CACHE/full/<sha256>.json` (from `$IRBOARD_FULL_MIRROR`, a
+folder or URL holding `<sha256>.json`, when set, else from `full.url`), reading no more than `full.bytes`,
+checks its sha256, reads it with `read_result`, and requires its readable part and main-metric values to
+equal the split file's; it is then re-scored like any whole file (docs/result-format.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+from pydantic import ValidationError
+
+from evaluator.datasets.download import cache_root, fetch_file
+from evaluator.errors import DownloadMismatchError, ResultValidationError
+from evaluator.result import (
+    SCHEMA_VERSION,
+    FullAddress,
+    ResultFile,
+    build_result,
+    dump_result,
+    read_result,
+    split_size_limit,
+    write_atomic,
+)
+
+FULL_MIRROR_ENV = "IRBOARD_FULL_MIRROR"
+_READABLE_BLOCKS = ("model", "dataset", "settings", "metrics", "provenance")
+
+
+def main_metric(dataset_id: str) -> str:
+    """The metric the site ranks a dataset by (its spec's main metric; nDCG@10 for unregistered ids)."""
+    from leaderboard.aggregate import dataset_info
+
+    return dataset_info(dataset_id).main_metric
+
+
+def split_problems(result: ResultFile) -> list[str]:
+    """What keeps a split result from serving the site: its per_query must hold the dataset's main metric."""
+    metric = main_metric(result.dataset.id)
+    if result.full is None or metric in result.per_query:
+        return []
+    return [f"per_query holds {sorted(result.per_query)}, not the main metric {metric} of {result.dataset.id}; "
+            "split the full file again with `irboard split`"]
+
+
+def split_result(path: Path, url_base: str, out_dir: Path) -> FullAddress:
+    """Write `path`'s full file to `out_dir/<sha256>.json` and rewrite `path` as its split file."""
+    result = read_result(path)
+    if result.full is not None:
+        raise ResultValidationError(f"{path}: already a split file (its full file: {result.full.url})")
+    if result.source_version != SCHEMA_VERSION:
+        raise ResultValidationError(f"{path}: schema version {result.source_version}; run `irboard migrate` first")
+    metric = main_metric(result.dataset.id)
+    if metric not in result.per_query:
+        raise ResultValidationError(f"{path}: has no values of {metric}, the main metric of {result.dataset.id}; "
+                                    "evaluate with it")
+    data = path.read_bytes()
+    sha256 = hashlib.sha256(data).hexdigest()
+    try:
+        full = FullAddress(url=f"{url_base.rstrip('/')}/{sha256}.json", sha256=sha256, bytes=len(data))
+    except ValidationError:
+        raise ResultValidationError(f"--url-base {url_base!r}: expected an http:// or https:// address without "
+                                    "spaces or quotes") from None
+    split = build_result(result.header, result.query_ids, {metric: result.per_query[metric]}, source=str(path),
+                         full=full)
+    text = dump_result(split)
+    limit = split_size_limit(result.dataset.num_queries)
+    if len(text) > limit:  # pragma: no cover - the main metric alone stays far under the cap
+        raise ResultValidationError(f"{path}: the split file would take {len(text)} bytes, over its cap of {limit}")
+    write_atomic(out_dir / f"{sha256}.json", data.decode("utf-8"))
+    write_atomic(path, text)  # last: until here `path` is the whole file
+    return full
+
+
+def cached_full(sha256: str) -> Path:
+    return cache_root() / "full" / f"{sha256}.json"
+
+
+def _full_url(address: FullAddress) -> str:
+    mirror = os.environ.get(FULL_MIRROR_ENV, "").strip()
+    if not mirror:
+        return address.url
+    if "://" not in mirror:  # a folder
+        mirror = Path(mirror).expanduser().resolve().as_uri()
+    return f"{mirror.rstrip('/')}/{address.sha256}.json"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch_full(address: FullAddress) -> Path:
+    """The cached full file (its sha256 checked), fetched first when missing or damaged.
+    DatasetLoadError: it cannot be had; DownloadMismatchError: the address serves another file."""
+    dest = cached_full(address.sha256)
+    if dest.is_file() and _sha256(dest) != address.sha256:
+        dest.unlink()  # a damaged cache entry: fetch it again
+    hint = f"set {FULL_MIRROR_ENV} to a folder or URL holding {address.sha256}.json, or copy the file to {dest}"
+    return fetch_file(_full_url(address), address.sha256, dest, hint, max_bytes=address.bytes)
+
+
+def resolve_full(split: ResultFile) -> ResultFile:
+    """The full file of a split result, fetched, read and checked against the split file.
+
+    ResultValidationError: the full file is not the split file's (reject the result); DatasetLoadError: it
+    cannot be fetched (the result stays valid but unverified)."""
+    address = split.full
+    try:
+        path = fetch_full(address)
+    except DownloadMismatchError as error:
+        raise ResultValidationError(f"full: {error}") from None
+    if path.stat().st_size != address.bytes:
+        raise ResultValidationError(f"full.bytes is {address.bytes} but the file with its sha256 has "
+                                    f"{path.stat().st_size} bytes; split the full file again with `irboard split`")
+    try:
+        full = read_result(path)
+    except ResultValidationError as error:
+        raise ResultValidationError(f"full file {address.url}: {error}") from None
+    if full.full is not None:
+        raise ResultValidationError(f"full file {address.url}: is itself a split file; address the whole file")
+    differing = [block for block in _READABLE_BLOCKS if getattr(full.header, block) != getattr(split.header, block)]
+    if differing:
+        raise ResultValidationError(f"full file {address.url}: its {', '.join(differing)} differ from the split "
+                                    "file's; split the full file again with `irboard split`")
+    for metric, values in sorted(split.per_query.items()):
+        if full.query_ids != split.query_ids or not np.array_equal(full.per_query[metric], values):
+            raise ResultValidationError(f"full file {address.url}: per_query[{metric!r}] differs from the split "
+                                        "file's; split the full file again with `irboard split`")
+    return full
+
+
+def run_split(args: argparse.Namespace) -> int:
+    for path in args.paths:
+        full = split_result(path, args.url_base, args.out_dir)
+        print(f"{path}: split; upload {args.out_dir / f'{full.sha256}.json'} ({full.bytes} bytes) to {full.url}")
+    return 0
