@@ -1,0 +1,193 @@
+"""Split results: `irboard split` keeps the readable part and the main metric in git, and validate and build fetch
+the full file from a real HTTP server on 127.0.0.1, check it against the split file and re-score it."""
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluator.result import (
+    build_result,
+    dump_result,
+    read_result,
+    size_limit,
+    split_size_limit,
+)
+from leaderboard.build import BuildError, build_site
+from leaderboard.cli import main
+from leaderboard.load import load_results
+from leaderboard.validate import validate_paths
+from leaderboard.verify import verifier
+from tests.conftest import ROOT
+
+ORIGINAL = ROOT / "results" / "bm25" / "beir__scifact.json"  # a real result, verified against official judgments
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """A fresh cache per test, so that every test fetches its full files itself."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("IRBOARD_CACHE", str(folder))
+    return folder
+
+
+@pytest.fixture
+def split(tmp_path, server, cache) -> Path:
+    """results/bm25/beir__scifact.json split, its full file served under <server>/full/."""
+    path = tmp_path / "results" / "bm25" / "beir__scifact.json"
+    path.parent.mkdir(parents=True)
+    shutil.copy(ORIGINAL, path)
+    upload = tmp_path / "upload"
+    assert main(["split", str(path), "--url-base", f"{server.base_url}/full", "--out-dir", str(upload)]) == 0
+    server.folders["/full/"] = upload
+    return path
+
+
+def _validate(capsys, path: Path) -> tuple[int, list[str], list[str]]:
+    code = main(["validate", str(path)])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err.splitlines()
+
+
+def _readdress(path: Path, full_text: str, server, **changes) -> None:
+    """Serve `full_text` as the full file of the split file at `path`, with its address rewritten to match it."""
+    data = full_text.encode()
+    sha256 = hashlib.sha256(data).hexdigest()
+    server.files[f"/other/{sha256}.json"] = data
+    document = json.loads(path.read_text())
+    document["full"] = {"url": f"{server.base_url}/other/{sha256}.json", "sha256": sha256, "bytes": len(data),
+                        **changes}
+    path.write_text(json.dumps(document, indent=1, sort_keys=True))
+
+
+def test_split_keeps_the_readable_part_and_main_metric_and_validate_verifies_via_url(split, server, cache, capsys):
+    original, result = read_result(ORIGINAL), read_result(split)
+    assert result.header == original.header and result.query_ids == original.query_ids
+    assert set(result.per_query) == {"nDCG@10"} and result.run is None and result.score_samples is None
+    np.testing.assert_array_equal(result.per_query["nDCG@10"], original.per_query["nDCG@10"])
+    uploaded = split.parent.parent.parent / "upload" / f"{result.full.sha256}.json"
+    assert uploaded.read_bytes() == ORIGINAL.read_bytes()  # the full file exactly as evaluate wrote it
+    assert result.full.sha256 == hashlib.sha256(ORIGINAL.read_bytes()).hexdigest()
+    assert result.full.bytes == ORIGINAL.stat().st_size
+    assert result.full.url == f"{server.base_url}/full/{result.full.sha256}.json"
+    assert split.stat().st_size <= split_size_limit(300) < ORIGINAL.stat().st_size / 4
+
+    code, out, err = _validate(capsys, split)
+    assert (code, err) == (0, [])
+    assert out == ["irboard: 1 result file(s) valid, 1 verified by re-scoring every metric"]
+    assert server.requests == [f"/full/{result.full.sha256}.json"]
+    assert (cache / "full" / f"{result.full.sha256}.json").read_bytes() == ORIGINAL.read_bytes()
+
+
+def test_a_cached_full_file_needs_no_server(split, server, capsys):
+    assert _validate(capsys, split)[0] == 0
+    server.stop()
+    code, out, _ = _validate(capsys, split)
+    assert code == 0 and out[-1].endswith("1 verified by re-scoring every metric")
+    assert len(server.requests) == 1
+
+
+def test_a_full_file_that_cannot_be_fetched_leaves_the_result_valid_but_unverified(split, server, tmp_path, capsys):
+    server.folders.clear()
+    code, out, err = _validate(capsys, split)
+    assert (code, err) == (0, [])
+    assert len(out) == 2 and out[0].startswith(f"{split}: not verified: its full file cannot be fetched (")
+    assert "HTTP 404" in out[0] and out[1].endswith("0 verified by re-scoring every metric")
+    built = build_site(split.parent.parent, tmp_path / "site", is_verified=verifier({}, None))
+    assert any("full file not available" in warning and "unverified" in warning for warning in built.warnings)
+    with pytest.raises(BuildError, match="full file not available"):
+        build_site(split.parent.parent, tmp_path / "site", strict=True, is_verified=verifier({}, None))
+
+
+def test_another_file_at_the_address_is_rejected_and_not_cached(split, server, cache, capsys):
+    sha256 = read_result(split).full.sha256
+    bad = ORIGINAL.read_bytes().replace(b'"bm25"', b'"bm26"', 1)  # same length, other bytes
+    server.files[f"/full/{sha256}.json"] = bad
+    code, out, err = _validate(capsys, split)
+    assert code == 1 and len(err) == 2
+    assert err[0].startswith(f"{split}: full: ")
+    assert f"sha256 of the download is {hashlib.sha256(bad).hexdigest()}, expected {sha256}" in err[0]
+    assert not (cache / "full").exists() or list((cache / "full").iterdir()) == []
+
+
+def test_a_full_file_with_another_readable_part_is_rejected(split, server, capsys):
+    full = read_result(ORIGINAL)
+    other = full.header.model_copy(update={"provenance": full.provenance.model_copy(update={"hardware": "elsewhere"})})
+    text = dump_result(build_result(other, full.query_ids, full.per_query, full.run, full.score_samples))
+    _readdress(split, text, server)
+    code, _, err = _validate(capsys, split)
+    assert code == 1
+    assert err[0] == (f"{split}: full file {json.loads(split.read_text())['full']['url']}: its provenance differ "
+                      "from the split file's; split the full file again with `irboard split`")
+
+
+def test_a_full_file_with_other_main_metric_values_is_rejected(split, server, capsys):
+    result = read_result(split)
+    values = result.per_query["nDCG@10"].copy()
+    low, high = int(np.argmin(values)), int(np.argmax(values))
+    values[[low, high]] = values[[high, low]]  # the same mean, other per-query values
+    swapped = build_result(result.header, result.query_ids, {"nDCG@10": values}, full=result.full)
+    split.write_text(dump_result(swapped))
+    code, _, err = _validate(capsys, split)
+    assert code == 1
+    assert err[0] == (f"{split}: full file {result.full.url}: per_query['nDCG@10'] differs from the split file's; "
+                      "split the full file again with `irboard split`")
+
+
+def test_full_bytes_over_the_cap_or_under_the_download_are_rejected(split, server, capsys):
+    document = json.loads(split.read_text())
+    document["full"]["bytes"] = size_limit(300) + 1
+    split.write_text(json.dumps(document))
+    code, _, err = _validate(capsys, split)
+    assert code == 1 and "full.bytes is 2228801, over the cap of 2228800 bytes for 300 queries" in err[0]
+    assert server.requests == []
+
+    document["full"]["bytes"] = ORIGINAL.stat().st_size - 1
+    split.write_text(json.dumps(document))
+    code, _, err = _validate(capsys, split)
+    assert code == 1 and len(err) == 2
+    assert err[0].startswith(f"{split}: full: ") and f"more than the {ORIGINAL.stat().st_size - 1} expected" in err[0]
+
+
+def test_the_split_file_has_its_own_cap(split, capsys):
+    text = split.read_text()
+    limit = split_size_limit(300)
+    assert limit == 65_536 + 64 * 300
+    split.write_text(text.rstrip("\n") + " " * (limit + 1 - len(text)) + "\n")  # one byte over, still valid JSON
+    code, _, err = _validate(capsys, split)
+    assert code == 1 and err[0] == (f"{split}: split file is {limit + 1} bytes, over its cap of {limit} bytes for 300 "
+                                    "queries (64 KB + 64 bytes a query); keep only the main metric's per-query "
+                                    "values (irboard split)")
+
+
+def test_a_split_file_without_the_main_metric_is_a_problem(split, tmp_path):
+    result = read_result(split)
+    other = build_result(result.header, result.query_ids, {"R@100": read_result(ORIGINAL).per_query["R@100"]},
+                         full=result.full)
+    split.write_text(dump_result(other))
+    problems = validate_paths([split], tmp_path).problems
+    assert problems == [f"{split}: per_query holds ['R@100'], not the main metric nDCG@10 of beir/scifact; "
+                        "split the full file again with `irboard split`"]
+
+
+def test_splitting_a_split_file_is_refused(split, tmp_path, capsys):
+    assert main(["split", str(split), "--url-base", "https://example.org", "--out-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"error: {split}: already a split file (its full file: " \
+                                      f"{read_result(split).full.url})\n"
+
+
+def test_build_with_a_split_result(split, tmp_path):
+    other = split.parent.parent / "splade-tiny" / "beir__scifact.json"
+    other.parent.mkdir()
+    shutil.copy(ROOT / "results" / "splade-tiny" / "beir__scifact.json", other)
+    report = build_site(split.parent.parent, tmp_path / "site", strict=True, is_verified=verifier({}, None))
+    assert (report.results, report.warnings) == (2, [])
+    loaded = {r.model.id: r for r in load_results(split.parent.parent, is_verified=verifier({}, None)).results}
+    assert loaded["bm25"].verified and loaded["splade-tiny"].verified
+    assert set(loaded["bm25"].per_query) == {"nDCG@10"} and loaded["bm25"].has_run
+    assert loaded["bm25"].metrics == read_result(ORIGINAL).metrics
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "bm25" in page and "splade-tiny" in page
