@@ -191,3 +191,38 @@ def test_build_with_a_split_result(split, tmp_path):
     assert loaded["bm25"].metrics == read_result(ORIGINAL).metrics
     page = (tmp_path / "site" / "index.html").read_text()
     assert "bm25" in page and "splade-tiny" in page
+
+
+def test_a_mirror_folder_stands_in_for_the_address(split, server, monkeypatch, capsys):
+    server.stop()
+    monkeypatch.setenv("IRBOARD_FULL_MIRROR", str(split.parent.parent.parent / "upload"))
+    code, out, _ = _validate(capsys, split)
+    assert code == 0 and out[-1].endswith("1 verified by re-scoring every metric")
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d.pop("full"), "per_query.metrics: only a split file (with full) names its per-query metrics"),
+    (lambda d: d["per_query"].pop("metrics"), "per_query.metrics: a split file names the metrics whose per-query"),
+    (lambda d: d["per_query"].update(metrics=["R@100", "nDCG@10"]), "per_query.values: "),
+    (lambda d: d["per_query"].update(metrics=["R@100"]), r"metrics\[.R@100.\] = 0.925.* mean of its per_query"),
+    (lambda d: d["full"].update(url="ftp://x/y.json"), "full.url: String should match pattern"),
+    (lambda d: d["full"].update(sha256="ABC"), "full.sha256: String should match pattern"),
+    (lambda d: d.update(run=json.loads(ORIGINAL.read_text())["run"]), "a split file holds no run or score_samples"),
+])
+def test_split_files_are_read_strictly(split, edit, message):
+    from evaluator.errors import ResultValidationError
+    from evaluator.result import parse_result_text
+
+    document = json.loads(split.read_text())
+    edit(document)
+    with pytest.raises(ResultValidationError, match="^<result>: .*" + message.replace("(", r"\(").replace(")", r"\)")):
+        parse_result_text(json.dumps(document))
+
+
+def test_the_expanded_form_keeps_the_address(split):
+    from evaluator.result import expand_result, parse_result
+
+    result = read_result(split)
+    again = parse_result(expand_result(result))
+    assert again.full == result.full and dump_result(again) == split.read_text()
+    assert "full" not in expand_result(read_result(ORIGINAL))
