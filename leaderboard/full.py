@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from evaluator.datasets.download import cache_root, fetch_file
+from evaluator.datasets.download import cache_root, fetch_file, file_sha256
 from evaluator.errors import DownloadMismatchError, ResultValidationError
 from evaluator.result import (
     SCHEMA_VERSION,
@@ -95,19 +95,11 @@ def _full_url(address: FullAddress) -> str:
     return f"{mirror.rstrip('/')}/{address.sha256}.json"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        while chunk := stream.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def fetch_full(address: FullAddress) -> Path:
     """The cached full file (its sha256 checked), fetched first when missing or damaged.
     DatasetLoadError: it cannot be had; DownloadMismatchError: the address serves another file."""
     dest = cached_full(address.sha256)
-    if dest.is_file() and _sha256(dest) != address.sha256:
+    if dest.is_file() and file_sha256(dest) != address.sha256:
         dest.unlink()  # a damaged cache entry: fetch it again
     hint = f"set {FULL_MIRROR_ENV} to a folder or URL holding {address.sha256}.json, or copy the file to {dest}"
     return fetch_file(_full_url(address), address.sha256, dest, hint, max_bytes=address.bytes)

@@ -102,6 +102,15 @@ def fetch_file(url: str, sha256: str, dest: Path, hint: str, timeout: float = DE
         Path(tmp_name).unlink(missing_ok=True)
 
 
+def file_sha256(path: Path) -> str:
+    """The hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _download(url: str, out: IO[bytes], timeout: float, algorithm: str = "md5",
               hint: str = "pass --data-dir with a local copy", max_bytes: int | None = None) -> str:
     """Stream ``url`` into ``out``; returns the hex digest (``algorithm``). Short reads raise, and so (with

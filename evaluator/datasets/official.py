@@ -19,14 +19,13 @@ downloads them, sha256-checked, from ``$IRBOARD_MIRROR`` (a folder or http(s) UR
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from evaluator.datasets.download import cache_root, fetch_file
+from evaluator.datasets.download import cache_root, fetch_file, file_sha256
 from evaluator.errors import DatasetLoadError
 from evaluator.metrics import Qrels
 
@@ -296,7 +295,7 @@ def fetch_official(file: OfficialFile, cache_dir: str | os.PathLike[str] | None 
     """The cached copy of ``file`` (its sha256 checked), downloaded first when missing or damaged."""
     dest = cached_path(file, cache_dir)
     if dest.is_file():
-        if _sha256(dest) == file.sha256:
+        if file_sha256(dest) == file.sha256:
             return dest
         logger.warning("%s: sha256 differs from the official file's; downloading it again", dest)
         dest.unlink()
@@ -320,9 +319,3 @@ def official_qrels(dataset_id: str, cache_dir: str | os.PathLike[str] | None = N
     return read_qrels(path)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        while chunk := stream.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
