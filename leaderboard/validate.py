@@ -157,8 +157,9 @@ def validate_paths(
 
             for problem in split_problems(result):
                 report.add(path, problem)
+            qrels = judgments.get(result.dataset.id, result.dataset.split)
             try:
-                if judgments.get(result.dataset.id, result.dataset.split) is not None:
+                if qrels is not None and tuple(qrels.query_ids) == result.query_ids:  # else nothing to re-score
                     whole = resolve_full(result)
             except ResultValidationError as error:
                 report.add(path, str(error))
@@ -172,7 +173,8 @@ def validate_paths(
         seen[key] = path
         if base:
             check_against_base(path, result, base, report)
-        if whole.run is not None:
+        # (a split result left whole here has other queries than the qrels: verify_result says so)
+        if whole.run is not None or (whole.full is not None and path not in report.unfetched):
             qrels = judgments.get(result.dataset.id, result.dataset.split)
             if qrels is not None:
                 outcome = verify_result(whole, qrels)

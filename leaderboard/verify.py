@@ -246,7 +246,8 @@ class Judgments:
         qrels = self.get(result.dataset.id, result.dataset.split)
         if qrels is None:
             return None
-        if result.full is not None:
+        # a split result whose queries are not the qrels' is rejected below without fetching its full file
+        if result.full is not None and tuple(qrels.query_ids) == result.query_ids:
             from leaderboard.full import resolve_full
 
             try:

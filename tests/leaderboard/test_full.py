@@ -226,3 +226,19 @@ def test_the_expanded_form_keeps_the_address(split):
     again = parse_result(expand_result(result))
     assert again.full == result.full and dump_result(again) == split.read_text()
     assert "full" not in expand_result(read_result(ORIGINAL))
+
+
+def test_a_split_result_on_other_queries_is_rejected_without_fetching(split, server, tmp_path):
+    result = read_result(split)
+    keep = result.query_ids[:-1]
+    header = result.header.model_copy(update={"dataset": result.dataset.model_copy(update={"num_queries": 299})})
+    values = result.per_query["nDCG@10"][:-1]
+    header = header.model_copy(update={"metrics": {**result.metrics, "nDCG@10": float(values.mean())}})
+    split.write_text(dump_result(build_result(header, keep, {"nDCG@10": values}, full=result.full)))
+    problems = validate_paths([split], tmp_path).problems
+    assert f"{split}: per_query has 299 queries, expected 300 (the test qrels of beir/scifact)" in problems
+    assert f"{split}: per_query's queries differ from the queries of the qrels of beir/scifact" in problems
+    assert server.requests == []
+    loaded = load_results(split.parent.parent, is_verified=verifier({}, None))
+    assert loaded.problems == [f"{split}: per_query's queries differ from the queries of the qrels of beir/scifact"]
+    assert server.requests == []
