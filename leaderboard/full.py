@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from evaluator.datasets.download import cache_root, fetch_file, file_sha256
-from evaluator.errors import DownloadMismatchError, ResultValidationError
+from evaluator.errors import DownloadMismatchError, IrboardError, ResultValidationError
 from evaluator.result import (
     SCHEMA_VERSION,
     FullAddress,
@@ -77,8 +77,12 @@ def split_result(path: Path, url_base: str, out_dir: Path) -> FullAddress:
     limit = split_size_limit(result.dataset.num_queries)
     if len(text) > limit:  # pragma: no cover - the main metric alone stays far under the cap
         raise ResultValidationError(f"{path}: the split file would take {len(text)} bytes, over its cap of {limit}")
-    write_atomic(out_dir / f"{sha256}.json", data.decode("utf-8"))
-    write_atomic(path, text)  # last: until here `path` is the whole file
+    try:
+        write_atomic(out_dir / f"{sha256}.json", data.decode("utf-8"))
+        write_atomic(path, text)  # last: until here `path` is the whole file
+    except OSError as error:
+        raise IrboardError(f"{error.filename or out_dir}: cannot write ({error.strerror}); check --out-dir and "
+                           "the result's folder") from None
     return full
 
 

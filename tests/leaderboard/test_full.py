@@ -242,3 +242,20 @@ def test_a_split_result_on_other_queries_is_rejected_without_fetching(split, ser
     loaded = load_results(split.parent.parent, is_verified=verifier({}, None))
     assert loaded.problems == [f"{split}: per_query's queries differ from the queries of the qrels of beir/scifact"]
     assert server.requests == []
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--url-base", "https://x.org/a b", "--out-dir", "upload"], "error: --url-base 'https://x.org/a b': expected an "
+     "http:// or https:// address without spaces or quotes\n"),
+    (["--url-base", "https://x.org", "--out-dir", "taken"], "error: {tmp}/taken: cannot write (File exists); check --out-dir and the result's folder\n"),
+])
+def test_split_refuses_bad_options_in_one_line_and_leaves_the_result(tmp_path, options, message, capsys):
+    path = tmp_path / "results" / "bm25" / "beir__scifact.json"
+    path.parent.mkdir(parents=True)
+    shutil.copy(ORIGINAL, path)
+    (tmp_path / "taken").write_text("a file, not a folder")
+    options = [str(tmp_path / o) if o in ("upload", "taken") else o for o in options]
+    assert main(["split", str(path), *options]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(message.format(tmp=tmp_path)) and err.count("\n") == 1
+    assert path.read_bytes() == ORIGINAL.read_bytes() and not (tmp_path / "upload").exists()
