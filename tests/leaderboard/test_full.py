@@ -247,7 +247,8 @@ def test_a_split_result_on_other_queries_is_rejected_without_fetching(split, ser
 @pytest.mark.parametrize(("options", "message"), [
     (["--url-base", "https://x.org/a b", "--out-dir", "upload"], "error: --url-base 'https://x.org/a b': expected an "
      "http:// or https:// address without spaces or quotes\n"),
-    (["--url-base", "https://x.org", "--out-dir", "taken"], "error: {tmp}/taken: cannot write (File exists); check --out-dir and the result's folder\n"),
+    (["--url-base", "https://x.org", "--out-dir", "taken"], "error: {tmp}/taken: cannot write (File exists); "
+     "check --out-dir and the result's folder\n"),
 ])
 def test_split_refuses_bad_options_in_one_line_and_leaves_the_result(tmp_path, options, message, capsys):
     path = tmp_path / "results" / "bm25" / "beir__scifact.json"
