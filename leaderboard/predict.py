@@ -11,8 +11,7 @@ import math
 from pathlib import Path
 
 from evaluator.errors import UnknownNameError
-from leaderboard.predictions import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL
-from leaderboard.scale import GROWTHS, MODES
+from leaderboard.scale_options import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL, GROWTHS, MODES
 
 DEFAULT_KS = "10,100,1000"
 MAX_DOCS = 10**12

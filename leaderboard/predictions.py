@@ -22,16 +22,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evaluator.errors import InputFormatError, ResultValidationError
 from leaderboard.load import LoadedResult
 from leaderboard.scale import GROWTHS, CannotPredictError, Mode, Tail, forecasts, samples_of
+from leaderboard.scale_options import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL  # noqa: F401 (re-exported)
 
 logger = logging.getLogger(__name__)
 
-# Chosen from benchmarks/scale.py (four datasets, three models, 5-30% sub-corpora, both growth scenarios; see
-# benchmarks/README.md and the method page).
-DEFAULT_MODE: Mode = "per_query"
-DEFAULT_TAIL: Tail = "hybrid"  # the pooled mode's non-relevant tail; the per-query model always has a GPD tail
-# fixed-relevant: a number that keeps telling models apart at 10^7 documents; under uniform growth Recall@k is
-# capped by k / (relevant documents), which grows with the corpus (see the method page).
-DEFAULT_GROWTH = "fixed-relevant"
 CHART_SIZES: tuple[int, ...] = tuple(10**exponent for exponent in range(4, 9))
 CURVE_SIZES: tuple[float, ...] = tuple(float(size) for size in CHART_SIZES)  # charts and crossings (log-linear)
 CHART_KS: tuple[int, ...] = (10, 100, 1000)

@@ -26,13 +26,14 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import optimize, special, stats
 
 from evaluator.errors import IrboardError
 from evaluator.score_samples import FORMAT_V1, ScoreSamples, ScoreSamplesModel, decode_score_samples_v1
+from leaderboard.scale_options import MODES, Mode, Tail  # noqa: F401 (re-exported)
 from leaderboard.scale_query import GROWTHS, check_growth, fit_queries, query_recall, target_counts
 
 logger = logging.getLogger(__name__)
@@ -40,9 +41,6 @@ logger = logging.getLogger(__name__)
 MIN_SAMPLES = 10
 TAIL_QUANTILE = 80.0
 MAX_TIED_FRACTION = 0.5
-Tail = Literal["hybrid", "skewnorm"]
-Mode = Literal["per_query", "pooled", "rank"]
-MODES: tuple[str, ...] = ("per_query", "pooled", "rank")
 
 
 class CannotPredictError(IrboardError, ValueError):

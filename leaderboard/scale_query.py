@@ -24,15 +24,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Literal
 
 import numpy as np
 from scipy import stats
 
 from evaluator.score_samples import ScoreSamples
+from leaderboard.scale_options import GROWTHS, Growth  # noqa: F401 (re-exported)
 
-Growth = Literal["fixed-relevant", "uniform"]
-GROWTHS: tuple[str, ...] = ("fixed-relevant", "uniform")
 TAIL_FRACTION = 0.05  # share of the scores above the tie mass that the tail is fitted on
 MIN_TAIL = 10  # fewest scores a tail is fitted on
 SHAPE_LIMIT = 0.5  # |GPD shape| is clipped here (probability-weighted moments need shape < 0.5)
