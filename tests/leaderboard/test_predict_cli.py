@@ -83,3 +83,11 @@ def test_the_installed_command_exits_1_without_a_traceback(tmp_path):
                            "1e6"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+
+
+def test_the_command_line_parser_does_not_import_the_fitting_code():
+    """Every irboard command builds the whole parser: importing scipy there cost each command ~0.9 s."""
+    script = "import sys; from leaderboard.cli import _parser; _parser(); print(sorted(m for m in sys.modules " \
+             "if m.split('.')[0] in ('scipy', 'torch', 'pydantic_settings')))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
