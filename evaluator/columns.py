@@ -34,27 +34,29 @@ def encode_array(values: np.ndarray, dtype: str) -> str:
     return base64.b64encode(zlib.compress(planes, ZLIB_LEVEL)).decode("ascii")
 
 
-def _inflate(text: str, expected_bytes: int, where: str) -> bytes:
+def _inflate(text: str, max_bytes: int, where: str) -> tuple[bytes, bool]:
+    """The column's bytes, inflated no further than `max_bytes`; and whether it ended cleanly within them."""
     try:
         packed = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
         raise ResultValidationError(f"{where}: not base64 text; {_FIX}") from None
     inflater = zlib.decompressobj()
     try:
-        raw = inflater.decompress(packed, expected_bytes + 1)  # one byte more reveals an oversized column
+        raw = inflater.decompress(packed, max_bytes + 1)  # one byte more reveals an oversized column
     except zlib.error as error:
         raise ResultValidationError(f"{where}: not zlib data ({error}); {_FIX}") from None
-    if len(raw) != expected_bytes or not inflater.eof or inflater.unconsumed_tail or inflater.unused_data:
-        raise ResultValidationError(
-            f"{where}: holds a different amount of data than its counts say ({expected_bytes} bytes expected); {_FIX}"
-        )
-    return raw
+    whole = len(raw) <= max_bytes and inflater.eof and not inflater.unconsumed_tail and not inflater.unused_data
+    return raw, whole
 
 
 def decode_array(text: str, dtype: str, count: int, where: str) -> np.ndarray:
     """The `count` values of a numeric column (see encode_array)."""
     item = np.dtype(dtype)
-    raw = _inflate(text, count * item.itemsize, where)
+    expected = count * item.itemsize
+    raw, whole = _inflate(text, expected, where)
+    if not whole or len(raw) != expected:
+        raise ResultValidationError(
+            f"{where}: holds a different amount of data than its counts say ({expected} bytes expected); {_FIX}")
     planes = np.frombuffer(raw, dtype=np.uint8).reshape(item.itemsize, count)
     return np.ascontiguousarray(planes.T).view(item).reshape(count)
 
@@ -74,16 +76,8 @@ def decode_strings(text: str, max_bytes: int, where: str) -> list[str]:
     """The strings of a text column, refusing more than `max_bytes` (or MAX_TEXT_RATIO times the column's own
     size) once inflated."""
     max_bytes = min(max_bytes, MAX_TEXT_RATIO * len(text) + 4096)
-    try:
-        packed = base64.b64decode(text.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError, ValueError):
-        raise ResultValidationError(f"{where}: not base64 text; {_FIX}") from None
-    inflater = zlib.decompressobj()
-    try:
-        raw = inflater.decompress(packed, max_bytes + 1)
-    except zlib.error as error:
-        raise ResultValidationError(f"{where}: not zlib data ({error}); {_FIX}") from None
-    if len(raw) > max_bytes or not inflater.eof or inflater.unconsumed_tail or inflater.unused_data:
+    raw, whole = _inflate(text, max_bytes, where)
+    if not whole:
         raise ResultValidationError(f"{where}: inflates to more than {max_bytes} bytes or is cut short; {_FIX}")
     try:
         decoded = raw.decode("utf-8")
