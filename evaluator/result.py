@@ -19,7 +19,8 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -280,8 +281,9 @@ class Run:
     docs: np.ndarray  # int64 indices into doc_ids, all rankings concatenated
     scores: np.ndarray  # float64, aligned with docs
 
-    @property
+    @cached_property
     def offsets(self) -> np.ndarray:
+        """Where each query's ranking starts in `docs` (and, last, where the final one ends)."""
         return np.concatenate(([0], np.cumsum(self.lengths)))
 
     @classmethod
@@ -323,7 +325,6 @@ class ResultFile:
     score_samples: ScoreSamples | None = None
     source_version: int = SCHEMA_VERSION  # schema version of the file it was read from
     full: FullAddress | None = None  # a split file: per_query holds the main metric only, the rest lies at `full`
-    _rows: dict[str, int] = field(default_factory=dict, repr=False)
 
     schema_version = SCHEMA_VERSION
 
@@ -353,12 +354,6 @@ class ResultFile:
     @property
     def path_parts(self) -> tuple[str, str]:
         return slugify(self.model.id), slugify(self.dataset.id)
-
-    def row(self, query_id: str) -> int:
-        """The position of `query_id` in query_ids (KeyError when absent)."""
-        if not self._rows:
-            self._rows.update((q, i) for i, q in enumerate(self.query_ids))
-        return self._rows[query_id]
 
     def values(self, metric: str) -> dict[str, float]:
         """One metric's per-query values as {query_id: value}."""

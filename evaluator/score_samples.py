@@ -340,12 +340,10 @@ def fit_to_budget(samples: ScoreSamples, query_ids: Sequence[str],
     return replace(samples, samples_per_query=cap, queries=queries)
 
 
-def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
-                         where: str = "score_samples") -> ScoreSamples:
-    """Validates and decodes the stored field (format irboard-score-samples/2) of a result whose queries are
-    `query_ids`; problems raise ResultValidationError naming the field."""
+def _validated(schema: type[_Strict], data: Mapping[str, Any], where: str):
+    """`data` checked against `schema` (either stored format), with the sample cap within the request."""
     try:
-        model = ScoreSamplesColumns.model_validate(data)
+        model = schema.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ResultValidationError(
@@ -354,6 +352,14 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
     if model.samples_per_query > model.samples_requested:
         raise ResultValidationError(f"{where}.samples_per_query: {model.samples_per_query} exceeds "
                                     f"samples_requested {model.samples_requested}; {_FIX}")
+    return model
+
+
+def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
+                         where: str = "score_samples") -> ScoreSamples:
+    """Validates and decodes the stored field (format irboard-score-samples/2) of a result whose queries are
+    `query_ids`; problems raise ResultValidationError naming the field."""
+    model = _validated(ScoreSamplesColumns, data, where)
     n = len(query_ids)
     n_relevant = decode_array(model.n_relevant, "<u4", n, f"{where}.n_relevant").astype(np.int64)
     if n_relevant.size and int(n_relevant.max()) > model.num_docs:
@@ -395,17 +401,11 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
 def _decode_sample_v1(sample: NonrelevantSampleModel, where: str) -> np.ndarray:
     if sample.hi < sample.lo:
         raise ResultValidationError(f"{where}: hi {sample.hi} is below lo {sample.lo}; {_FIX}")
-    deltas = decode_legacy_planes(sample.data, sample.count, f"{where}.data")
-    codes = np.cumsum(deltas)
+    # uint16 deltas in two byte planes: the same layout as a numeric column
+    codes = np.cumsum(decode_array(sample.data, "<u2", sample.count, f"{where}.data").astype(np.int64))
     if codes.size and codes[-1] > LEGACY_LEVELS:
         raise ResultValidationError(f"{where}.data: codes exceed {LEGACY_LEVELS}; {_FIX}")
     return sample.lo + codes * ((sample.hi - sample.lo) / LEGACY_LEVELS)
-
-
-def decode_legacy_planes(text: str, count: int, where: str) -> np.ndarray:
-    """uint16 values in two byte planes, zlib and base64 (version 2's sample data), inflated no further
-    than `count` values."""
-    return decode_array(text, "<u2", count, where).astype(np.int64)
 
 
 def _field_path(loc: tuple) -> str:
@@ -419,19 +419,7 @@ def _field_path(loc: tuple) -> str:
 
 def decode_score_samples_v1(data: Mapping[str, Any], where: str = "score_samples") -> ScoreSamples:
     """Validates and decodes a version-2 result's field (format irboard-score-samples/1)."""
-    try:
-        model = ScoreSamplesModel.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ResultValidationError(
-            f"{where}{_field_path(first['loc'])}: {first['msg']} ({exc.error_count()} problem(s) in all); "
-            f"{_FIX}"
-        ) from None
-    if model.samples_per_query > model.samples_requested:
-        raise ResultValidationError(
-            f"{where}.samples_per_query: {model.samples_per_query} exceeds samples_requested "
-            f"{model.samples_requested}; {_FIX}"
-        )
+    model = _validated(ScoreSamplesModel, data, where)
     queries = {}
     for query_id, q in model.queries.items():
         at = f"{where}.queries[{query_id!r}]"
