@@ -99,9 +99,16 @@ def settings_problems(result: ResultFile, spec) -> list[str]:
 
 
 def _may_retrieve_own_id(result: ResultFile) -> bool:
-    if result.run is None:
+    run = result.run
+    if run is None:
         return True
-    return any(any(doc_id == query_id for doc_id, _ in ranking) for query_id, ranking in result.rankings().items())
+    shared = set(result.query_ids).intersection(run.doc_ids)  # nearly always empty: no ranking to expand
+    if not shared:
+        return False
+    position = {doc_id: i for i, doc_id in enumerate(run.doc_ids) if doc_id in shared}
+    offsets = run.offsets
+    return any(position[query_id] in run.docs[offsets[row]:offsets[row + 1]]
+               for row, query_id in enumerate(result.query_ids) if query_id in position)
 
 
 def _file_at(revision: str, path: Path) -> str | None:
