@@ -13,11 +13,11 @@ recall measured on the full corpus (ties at a score counted as a uniform positio
 that have a relevant document in the sub-corpus. Methods: per_query (the site's model), rank (rank scaling) and
 pooled (the SDM paper's). Reported: mean |predicted - measured| per dataset, model and scenario.
 
-    python benchmarks/scale.py [--seeds 3] [--fractions 0.05,0.1,0.2,0.3] [--write-evidence leaderboard/scale_evidence.json]
+    python benchmarks/scale.py [--seeds 3] [--fractions 0.05,0.1,0.2,0.3] [--write-evidence leaderboard/analysis/scale_evidence.json]
 
 Cost (`--cost [RESULTS]`, default results/): `irboard build` of the repository's real results (rankings and score
 samples in every file, `--copies` times each under other model ids), in fresh processes, with the score samples
-and with them removed; and the prediction step alone (leaderboard.predictions.predict_results) on the loaded files.
+and with them removed; and the prediction step alone (leaderboard.analysis.predictions.predict_results) on the loaded files.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from evaluator.datasets import load_dataset  # noqa: E402
 from evaluator.errors import IrboardError  # noqa: E402
 from evaluator.models import load_model  # noqa: E402
 from evaluator.score_samples import DEFAULT_SAMPLES, QueryScoreSamples, ScoreSamples  # noqa: E402
-from leaderboard.scale import forecast  # noqa: E402
-from leaderboard.scale_query import GROWTHS  # noqa: E402
+from leaderboard.analysis.scale import forecast  # noqa: E402
+from leaderboard.analysis.scale_query import GROWTHS  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 DATASETS = {"beir/scifact": DATA / "beir" / "scifact", "classic/cranfield": DATA / "classic" / "cranfield",
@@ -170,15 +170,15 @@ def mean_errors(entries) -> list[float] | None:
 
 BUILD = """
 import json, sys, time
-from leaderboard.build import build_site
+from leaderboard.web.build import build_site
 start = time.perf_counter()
 build_site(sys.argv[1], sys.argv[2])
 print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 PREDICT = """
 import json, sys, time
-from leaderboard.load import load_results
-from leaderboard.predictions import predict_results
+from leaderboard.submissions.load import load_results
+from leaderboard.analysis.predictions import predict_results
 results = load_results(sys.argv[1]).results
 start = time.perf_counter()
 found = predict_results(results)
@@ -219,7 +219,7 @@ def measure_cost(source: Path, copies: int, repeats: int) -> None:
         builds = {name: min(run(BUILD, folder, Path(work) / "site")["seconds"] for _ in range(repeats))
                   for name, folder in folders.items()}
         predict = min((run(PREDICT, folders["with samples"]) for _ in range(repeats)), key=lambda r: r["seconds"])
-    from leaderboard.predictions import CHART_KS, CHART_SIZES, CURVE_SIZES
+    from leaderboard.analysis.predictions import CHART_KS, CHART_SIZES, CURVE_SIZES
 
     rest = builds["with samples"] - predict["seconds"]
     sizes = len(set(CURVE_SIZES) | {float(size) for size in CHART_SIZES}) + 1  # and each result's own size
@@ -241,7 +241,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated: " + ", ".join(METHODS))
     parser.add_argument("--write-evidence", type=Path,
-                        help="also write the table as JSON for the site (leaderboard/scale_evidence.json)")
+                        help="also write the table as JSON for the site (leaderboard/analysis/scale_evidence.json)")
     parser.add_argument("--cost", nargs="?", const=ROOT / "results", type=Path, metavar="RESULTS",
                         help="measure what predictions add to irboard build instead (default results/)")
     parser.add_argument("--copies", type=int, default=1, help="with --cost: copies of each result")

@@ -10,7 +10,7 @@ Results (per-query values for nDCG@10, R@100, RR@10; about 1 model in 10 misses 
 once to benchmarks/_work/ by tests/data/make_synthetic_results.py. Each measurement runs in its own fresh
 process, so its wall time and peak RSS (resource.getrusage, ru_maxrss) are its own:
 
-- full build: `leaderboard.build.build_site` end to end (load + validate every file, all-pairs paired t-tests
+- full build: `leaderboard.web.build.build_site` end to end (load + validate every file, all-pairs paired t-tests
   with Benjamini–Hochberg per dataset, effect sizes of every pair, power and separability per dataset,
   10,000-resample bootstrap CIs, rank intervals and bands of every group mean, render, write), the issue's
   targets being <= 60 s and <= 2 GiB, and a home page of at most 300 KB (plotly.js is a separate file the home
@@ -19,7 +19,7 @@ process, so its wall time and peak RSS (resource.getrusage, ru_maxrss) are its o
   ranks (effect sizes + power + separability of every dataset; rank intervals + bands of every group), timed
   by running them again on the same data;
 - reading a sample of the same files: `json.loads` alone (a lower bound for any loader of these JSON files)
-  against `leaderboard.load.read_loaded` (the build's reader: json + the full schema validation of
+  against `leaderboard.submissions.load.read_loaded` (the build's reader: json + the full schema validation of
   `evaluator.result.read_result` + per-query arrays), per file.
 """
 
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests" / "data"))
 
 FULL_BUILD = """
 import json, resource, sys, time
-from leaderboard.build import build_site
+from leaderboard.web.build import build_site
 start = time.perf_counter()
 report = build_site(sys.argv[1], sys.argv[2])
 print(json.dumps({"seconds": time.perf_counter() - start, "files": report.files, "results": report.results,
@@ -48,10 +48,11 @@ print(json.dumps({"seconds": time.perf_counter() - start, "files": report.files,
 STAGES = """
 import functools, json, resource, sys, time
 from pathlib import Path
-from leaderboard.aggregate import build_leaderboard, dataset_info
-from leaderboard.build import render_site
-from leaderboard.load import load_results
-from leaderboard.render import replace_folder
+from leaderboard.analysis.aggregate import build_leaderboard
+from leaderboard.submissions.catalog import dataset_info
+from leaderboard.web.build import render_site
+from leaderboard.submissions.load import load_results
+from leaderboard.web.render import replace_folder
 lookup = functools.lru_cache(maxsize=None)(dataset_info)
 times = {}
 start = time.perf_counter()
@@ -61,8 +62,8 @@ start = time.perf_counter()
 board = build_leaderboard(loaded.results, lookup=lookup)
 times["statistics + aggregation"] = time.perf_counter() - start
 import numpy as np
-from leaderboard import effects
-from leaderboard.ranks import rank_bands, rank_intervals
+from leaderboard.analysis import effects
+from leaderboard.analysis.ranks import rank_bands, rank_intervals
 tests = board.settings.tests
 start = time.perf_counter()
 for dataset in board.datasets:
@@ -93,7 +94,7 @@ if sys.argv[1] == "json":
     def read(path):
         return _json.loads(path.read_bytes())
 else:
-    from leaderboard.load import read_loaded as read
+    from leaderboard.submissions.load import read_loaded as read
 start = time.perf_counter()
 for path in paths:
     read(path)
@@ -173,7 +174,7 @@ def main() -> None:
     print(f"| {'reader':<44} | {'ms per file':>14} | {'peak RSS':>10} |")
     print(f"|{'-' * 46}|{'-' * 16}|{'-' * 12}|")
     for name, measured in (("json.loads only (no validation)", reference),
-                           ("leaderboard.load.read_loaded (validated)", fast)):
+                           ("leaderboard.submissions.load.read_loaded (validated)", fast)):
         print(f"| {name:<44} | {1000 * measured['seconds'] / count:>14.2f} | "
               f"{measured['rss'] / 2**20:>7.0f} MiB |")
     print(f"\nFull validation costs {fast['seconds'] / reference['seconds']:.1f}x the time of parsing alone.")

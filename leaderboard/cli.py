@@ -14,7 +14,7 @@ from evaluator.errors import IrboardError, one_line
 
 def _parser() -> argparse.ArgumentParser:
     from evaluator import cli as evaluate_cli
-    from leaderboard import predict as predict_cli
+    from leaderboard.analysis import predict as predict_cli
 
     parser = argparse.ArgumentParser(prog="irboard", description="Reproducible IR leaderboard.")
     parser.add_argument("--version", action="version", version=f"irboard {__version__}")
@@ -77,38 +77,38 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from leaderboard.validate import run_validate
+    from leaderboard.submissions.validate import run_validate
 
     return run_validate(args)
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from leaderboard.migrate import run_migrate
+    from leaderboard.submissions.migrate import run_migrate
 
     return run_migrate(args)
 
 def _split(args: argparse.Namespace) -> int:
-    from leaderboard.full import run_split
+    from leaderboard.submissions.full import run_split
 
     return run_split(args)
 
 
 def _datasets(args: argparse.Namespace) -> int:
-    from leaderboard.catalog import run_datasets
+    from leaderboard.submissions.catalog import run_datasets
 
     return run_datasets(args)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from leaderboard.compare import run_compare
+    from leaderboard.review.compare import run_compare
 
     return run_compare(args)
 
 
 def _build(args: argparse.Namespace) -> int:
-    from leaderboard.build import build_site
-    from leaderboard.validate import parse_data_dirs
-    from leaderboard.verify import verifier
+    from leaderboard.submissions.validate import parse_data_dirs
+    from leaderboard.submissions.verify import verifier
+    from leaderboard.web.build import build_site
 
     data_dirs, data_root = parse_data_dirs(args.data_dir)
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root))
@@ -120,13 +120,13 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from leaderboard.predict import run_predict
+    from leaderboard.analysis.predict import run_predict
 
     return run_predict(args)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from leaderboard.build import serve_site
+    from leaderboard.web.build import serve_site
 
     serve_site(args.out, args.port)
     return 0

@@ -313,7 +313,7 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
 
 def golden_lookup(dataset_id: str):
     """The lookup the golden build uses, so that the golden site does not change with the registry."""
-    from leaderboard.aggregate import DEFAULT_MAIN_METRIC, DatasetInfo
+    from leaderboard.submissions.catalog import DEFAULT_MAIN_METRIC, DatasetInfo
 
     entry = dataset_table().get(dataset_id)
     if entry is None:
@@ -323,7 +323,7 @@ def golden_lookup(dataset_id: str):
 
 def golden_verification(result):
     """The golden build's declared verification of a result (see the module docstring)."""
-    from leaderboard.verify import Verification
+    from leaderboard.submissions.verify import Verification
 
     key = (result.model.id, result.dataset.id)
     unverified = set(result.metrics) if result.model.id in UNVERIFIED_MODELS else set(UNVERIFIED_VALUES.get(key, ()))
@@ -332,7 +332,7 @@ def golden_verification(result):
 
 def write_golden_site(out: Path = GOLDEN_SITE) -> None:
     """Build the golden results into `out`, without plotly.min.js (tests check only that it is there)."""
-    from leaderboard.build import PLOTLY_TARGET, build_site
+    from leaderboard.web.build import PLOTLY_TARGET, build_site
 
     if out.exists():
         shutil.rmtree(out)

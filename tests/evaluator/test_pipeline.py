@@ -7,7 +7,7 @@ import pytrec_eval
 
 from evaluator.result import read_result
 from leaderboard.cli import main
-from leaderboard.verify import rescore_problems
+from leaderboard.submissions.verify import rescore_problems
 from tests.conftest import SCIFACT, SHARED, write_scifact_slice
 
 SPLADE = SHARED / "models" / "splade-tiny"

@@ -231,7 +231,7 @@ def test_version_1_and_2_files_are_read(tmp_path):
 
 
 def test_a_reader_that_will_not_rescore_can_leave_the_ranking_encoded(tmp_path):
-    from leaderboard.load import read_loaded
+    from leaderboard.submissions.load import read_loaded
 
     path = write_result(parse_result(valid_data()), tmp_path / "org__model-1" / "beir__scifact.json")
     data = json.loads(path.read_text())

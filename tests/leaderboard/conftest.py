@@ -51,7 +51,7 @@ def results_copy(tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    from leaderboard.build import build_site
+    from leaderboard.web.build import build_site
 
     out = tmp_path_factory.mktemp("site") / "_site"
     build_site(synthetic.GOLDEN_RESULTS, out, strict=True, is_verified=synthetic.golden_verification,
@@ -62,7 +62,7 @@ def built_site(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def site_url(built_site):
     """The built site served over real HTTP on 127.0.0.1."""
-    from leaderboard.build import make_server
+    from leaderboard.web.build import make_server
 
     server = make_server(built_site, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from leaderboard import stats
-from leaderboard.aggregate import (
+from leaderboard.analysis import stats
+from leaderboard.analysis.aggregate import (
     ALL_GROUP,
     DatasetInfo,
     SiteSettings,
@@ -15,7 +15,7 @@ from leaderboard.aggregate import (
     percentile_ci,
     rank_ranges,
 )
-from leaderboard.load import ModelInfo, load_results
+from leaderboard.submissions.load import ModelInfo, load_results
 
 
 @pytest.fixture(scope="module")

@@ -162,8 +162,8 @@ MARKUP_QUERIES = ["<b>x</b>", "<img/src=x/onerror=alert(1)>", "<a/href=javascrip
 @pytest.fixture(scope="module")
 def markup_site(tmp_path_factory):
     """Two models evaluated with `irboard evaluate --run` on a dataset whose query ids are markup."""
-    from leaderboard.build import build_site
     from leaderboard.cli import main
+    from leaderboard.web.build import build_site
 
     root = tmp_path_factory.mktemp("markup-queries")
     (root / "qrels.txt").write_text("".join(f"{q} 0 d{i} 1\n" for i, q in enumerate(MARKUP_QUERIES)))

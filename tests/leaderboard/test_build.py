@@ -15,8 +15,8 @@ import pytest
 
 from evaluator.errors import IrboardError
 from evaluator.result import read_result, result_path
-from leaderboard.build import PLOTLY_JS, PLOTLY_TARGET, BuildError, build_site
-from leaderboard.render import MARKER
+from leaderboard.web.build import PLOTLY_JS, PLOTLY_TARGET, BuildError, build_site
+from leaderboard.web.render import MARKER
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -124,7 +124,7 @@ def test_served_over_http(site_url, built_site):
 
 
 def test_test_settings_reach_the_pages(tmp_path, synth):
-    from leaderboard.stats import TestSettings
+    from leaderboard.analysis.stats import TestSettings
 
     out = tmp_path / "_site"
     settings = TestSettings(alpha=0.01, seed=7, correction="holm")

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from leaderboard import stats
-from leaderboard.effects import (
+from leaderboard.analysis import stats
+from leaderboard.analysis.effects import (
     meaningful_threshold,
     minimum_detectable_effect,
     pair_effects,

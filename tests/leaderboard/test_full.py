@@ -16,11 +16,11 @@ from evaluator.result import (
     size_limit,
     split_size_limit,
 )
-from leaderboard.build import BuildError, build_site
 from leaderboard.cli import main
-from leaderboard.load import load_results
-from leaderboard.validate import validate_paths
-from leaderboard.verify import verifier
+from leaderboard.submissions.load import load_results
+from leaderboard.submissions.validate import validate_paths
+from leaderboard.submissions.verify import verifier
+from leaderboard.web.build import BuildError, build_site
 from tests.conftest import ROOT
 
 ORIGINAL = ROOT / "results" / "bm25" / "beir__scifact.json"  # a real result, verified against official judgments

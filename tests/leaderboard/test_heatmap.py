@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from leaderboard import charts
+from leaderboard.web import charts
 
 
 def test_heatmap_names_the_pairs_it_shows():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.result import result_path
-from leaderboard.render import format_bytes, format_parameters
+from leaderboard.web.render import format_bytes, format_parameters
 from tests.conftest import SHARED, make_scifact_result
 
 IRBOARD = str(Path(sys.executable).parent / "irboard")

@@ -9,7 +9,7 @@ import pytest
 from evaluator.datasets.official import MIRROR_ENV, RAW_BASE_ENV
 from evaluator.result import result_path
 from leaderboard.cli import main
-from leaderboard.validate import validate_paths
+from leaderboard.submissions.validate import validate_paths
 from tests.conftest import ROOT, make_scifact_result
 
 
@@ -72,8 +72,8 @@ def test_build_without_judgments_marks_results_unverified_with_a_warning(tmp_pat
 
 
 def test_the_build_verifier_uses_the_official_judgments(tmp_path, scifact_result):
-    from leaderboard.load import load_results
-    from leaderboard.verify import verifier
+    from leaderboard.submissions.load import load_results
+    from leaderboard.submissions.verify import verifier
 
     _write(tmp_path, scifact_result)
     is_verified = verifier({}, None)

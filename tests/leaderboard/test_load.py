@@ -11,7 +11,7 @@ from evaluator.result import (
     result_path,
     write_result,
 )
-from leaderboard.load import load_results, read_loaded
+from leaderboard.submissions.load import load_results, read_loaded
 
 
 def _rewrite(path, change):

@@ -53,7 +53,7 @@ def installed(tmp_path_factory) -> Path:
 
 
 def test_the_wheel_evaluates_and_builds_the_site(installed, tmp_path):
-    where = _run(installed / "python", "-c", "import leaderboard.render as r; print(r.TEMPLATES_DIR); "
+    where = _run(installed / "python", "-c", "import leaderboard.web.render as r; print(r.TEMPLATES_DIR); "
                  "print(r.STATIC_DIR)", cwd=tmp_path).split()
     assert all(Path(path).is_relative_to(installed.parent) for path in where), where  # not the repository's
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")

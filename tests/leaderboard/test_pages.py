@@ -6,10 +6,10 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from leaderboard.aggregate import SiteSettings, build_leaderboard
-from leaderboard.load import load_results
-from leaderboard.pages import build_dataset, build_home, build_model
-from leaderboard.render import (
+from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
+from leaderboard.submissions.load import load_results
+from leaderboard.web.pages import build_dataset, build_home, build_model
+from leaderboard.web.render import (
     format_ci,
     format_parameters,
     format_pvalue,

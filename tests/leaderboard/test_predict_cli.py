@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from evaluator.result import read_result, result_path
+from leaderboard.analysis.scale import forecast
 from leaderboard.cli import main
-from leaderboard.scale import forecast
 
 SAMPLED = ("BAAI/bge-m3", "beir/scifact")
 

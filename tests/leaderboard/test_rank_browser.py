@@ -5,8 +5,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from leaderboard.effects import paired_effect
-from leaderboard.load import load_results
+from leaderboard.analysis.effects import paired_effect
+from leaderboard.submissions.load import load_results
 
 pytestmark = pytest.mark.browser
 

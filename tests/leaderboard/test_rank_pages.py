@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from leaderboard.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
-from leaderboard.effects import minimum_detectable_effect, paired_effect
-from leaderboard.load import load_results
-from leaderboard.pages import build_dataset, build_home, build_model
-from leaderboard.rank_pages import build_ranks
-from leaderboard.ranks import rank_bands
+from leaderboard.analysis.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
+from leaderboard.analysis.effects import minimum_detectable_effect, paired_effect
+from leaderboard.analysis.ranks import rank_bands
+from leaderboard.submissions.load import load_results
+from leaderboard.web.pages import build_dataset, build_home, build_model
+from leaderboard.web.rank_pages import build_ranks
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from leaderboard.aggregate import bootstrap_means, percentile_ci
-from leaderboard.ranks import GroupBootstrap, rank_bands, rank_intervals
+from leaderboard.analysis.aggregate import bootstrap_means, percentile_ci
+from leaderboard.analysis.ranks import GroupBootstrap, rank_bands, rank_intervals
 
 
 def test_rank_intervals_of_clearly_separated_models_are_single_ranks():

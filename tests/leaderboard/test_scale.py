@@ -16,7 +16,7 @@ from evaluator.score_samples import (
     decode_score_samples,
     encode_score_samples,
 )
-from leaderboard.scale import (
+from leaderboard.analysis.scale import (
     CannotPredictError,
     HybridTail,
     fit_score_model,

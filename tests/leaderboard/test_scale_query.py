@@ -9,8 +9,15 @@ from scipy import stats
 
 from evaluator.errors import IrboardError
 from evaluator.score_samples import QueryScoreSamples, ScoreSamples
-from leaderboard.scale import CannotPredictError, forecast, forecasts
-from leaderboard.scale_query import _partial_mean, _pwm_gpd, fit_queries, gpd_sf, query_recall, target_counts
+from leaderboard.analysis.scale import CannotPredictError, forecast, forecasts
+from leaderboard.analysis.scale_query import (
+    _partial_mean,
+    _pwm_gpd,
+    fit_queries,
+    gpd_sf,
+    query_recall,
+    target_counts,
+)
 
 
 def samples_of_queries(queries, num_docs):

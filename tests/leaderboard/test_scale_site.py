@@ -1,6 +1,6 @@
 """Recall at scale on the site: predictions per result, the home and dataset columns, the model page's charts, the
 dataset page's crossings and the method page. The predictions themselves are checked against
-leaderboard.scale.forecasts on the raw file; the pages get them as data and never fit anything."""
+leaderboard.analysis.scale.forecasts on the raw file; the pages get them as data and never fit anything."""
 
 import json
 import math
@@ -13,13 +13,9 @@ import pytest
 
 from evaluator.errors import InputFormatError
 from evaluator.result import dump_result, read_result, result_path
-from leaderboard import predictions
-from leaderboard.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
-from leaderboard.build import BuildError, build_site
-from leaderboard.contexts import PredictedValue
-from leaderboard.load import load_results, read_loaded
-from leaderboard.pages import build_dataset, build_home, build_method, build_model
-from leaderboard.predictions import (
+from leaderboard.analysis import predictions
+from leaderboard.analysis.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
+from leaderboard.analysis.predictions import (
     COLUMN_K,
     COLUMN_SIZE,
     CURVE_SIZES,
@@ -30,8 +26,12 @@ from leaderboard.predictions import (
     load_evidence,
     predict_result,
 )
-from leaderboard.render import make_environment
-from leaderboard.scale import GROWTHS, forecasts
+from leaderboard.analysis.scale import GROWTHS, forecasts
+from leaderboard.submissions.load import load_results, read_loaded
+from leaderboard.web.build import BuildError, build_site
+from leaderboard.web.contexts import PredictedValue
+from leaderboard.web.pages import build_dataset, build_home, build_method, build_model
+from leaderboard.web.render import make_environment
 
 SAMPLED = ("BAAI/bge-m3", "beir/scifact")
 TIED = ("naver/splade-v3", "beir/scifact")
@@ -246,8 +246,8 @@ def test_dataset_page_shows_where_predicted_curves_cross_with_the_measured_error
 
 def test_pages_get_predictions_as_data_and_never_fit(board, synth, monkeypatch, tmp_path):
     """Rendering every page from a board whose predictions were computed leaves the fitting code untouched."""
-    from leaderboard import scale, scale_query
-    from leaderboard.build import render_site
+    from leaderboard.analysis import scale, scale_query
+    from leaderboard.web.build import render_site
 
     def refuse(*args, **kwargs):
         raise AssertionError("a page builder called into the fitting code")

@@ -10,7 +10,7 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats as scipy_stats
 
 from evaluator.errors import IrboardError, UnknownNameError
-from leaderboard.stats import (
+from leaderboard.analysis.stats import (
     TestSettings,
     best_group,
     bootstrap_ci,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from evaluator.result import result_path
 from leaderboard.cli import main
-from leaderboard.validate import validate_paths
+from leaderboard.submissions.validate import validate_paths
 from tests.conftest import SHARED, make_scifact_result
 
 

@@ -6,7 +6,7 @@ import pytest
 from evaluator.result import read_result, result_path
 from evaluator.trec import read_qrels
 from leaderboard.cli import main
-from leaderboard.validate import validate_paths
+from leaderboard.submissions.validate import validate_paths
 from tests.conftest import OFFICIAL
 
 MSMARCO_QRELS = OFFICIAL / "qrels" / "qrels.msmarco-passage.dev-subset.txt"

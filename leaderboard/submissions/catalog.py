@@ -3,11 +3,41 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from evaluator.datasets import all_specs
 from evaluator.datasets.download import cache_root
 from evaluator.datasets.official import SOURCE, is_cached, official_judgments
 from evaluator.errors import IrboardError
+
+DEFAULT_MAIN_METRIC = "nDCG@10"
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    id: str
+    name: str
+    group: str
+    language: str
+    main_metric: str
+
+
+def dataset_info(dataset_id: str) -> DatasetInfo:
+    """The registered spec of a dataset, or group "Other" with nDCG@10 when there is none."""
+    try:
+        from evaluator.datasets import get_spec
+
+        spec = get_spec(dataset_id)
+        return DatasetInfo(
+            id=dataset_id,
+            name=str(getattr(spec, "name", "") or dataset_id),
+            group=str(getattr(spec, "group", "") or "Other"),
+            language=str(getattr(spec, "language", "") or ""),
+            main_metric=str(getattr(spec, "main_metric", "") or DEFAULT_MAIN_METRIC),
+        )
+    except (ImportError, AttributeError, LookupError, ValueError, IrboardError):
+        return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
+
 
 COLUMNS = ("id", "split", "queries", "documents", "source", "licence", "judgments")
 

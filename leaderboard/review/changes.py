@@ -2,7 +2,7 @@
 value of its dataset's main metric, and every file outside results/ (tooling, which needs a maintainer).
 
 Run by .github/scripts/changed-results.sh from the base branch's checkout, with the pull request's checkout as
-data: `python -I -m leaderboard.changes --repo PR_DIR --base BASE_SHA --out DIR`. It reads git's NUL-separated
+data: `python -I -m leaderboard.review.changes --repo PR_DIR --base BASE_SHA --out DIR`. It reads git's NUL-separated
 raw diff, so any file name (spaces, newlines, quotes) comes through as it is, and writes to DIR:
 
 - `changed.nul`: the result files to validate and compare (present after the change), NUL-separated;
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError
 from evaluator.result import MAX_READ_BYTES, SLUG_PATTERN, ResultFile, read_result
-from leaderboard.compare import main_metric, markdown_cell
+from leaderboard.review.compare import main_metric, markdown_cell
 
 RESULTS = "results/"
 TOOLING_FILES = {"results/schema.json"}  # generated from the schema code: a tooling change
@@ -177,7 +177,7 @@ def write_outputs(listing: ChangeList, out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m leaderboard.changes", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m leaderboard.review.changes", description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, default=Path("."), help="the pull request's checkout (data only)")
     parser.add_argument("--base", required=True, help="the base revision (its merge base with HEAD is used)")
     parser.add_argument("--head", default="HEAD")

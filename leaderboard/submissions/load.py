@@ -88,7 +88,7 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
 
     def wants_run(header) -> bool:  # asked only about version-3 files that store a ranking
         stored_run.append(True)
-        judgments = getattr(is_verified, "get", None)  # leaderboard.verify.Judgments looks each dataset up once
+        judgments = getattr(is_verified, "get", None)  # leaderboard.submissions.verify.Judgments looks each dataset up once
         return is_verified is not None and (judgments is None or judgments(header.dataset.id, header.dataset.split)
                                             is not None)
 
@@ -100,7 +100,7 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     per_query = {name: result.per_query[name].copy() for name in names}
     verified, verified_metrics = False, frozenset()
     if is_verified is not None and (result.run is not None or result.full is not None):
-        outcome = is_verified(result)  # a Verification (leaderboard.verify), None without qrels, or a plain bool
+        outcome = is_verified(result)  # a Verification (leaderboard.submissions.verify), None without qrels, or a plain bool
         if hasattr(outcome, "problems"):
             if outcome.problems:
                 raise ResultValidationError(f"{path}: {outcome.problems[0]}")

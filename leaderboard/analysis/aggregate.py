@@ -5,7 +5,7 @@ not significantly worse than the best, rank ranges, and the comparison with the 
 group means only for models that cover the whole group, with a bootstrap CI, rank intervals and bands
 (ranks.py), and mean ranks. Effect sizes of every pair and what each dataset can tell apart: effects.py.
 
-Only verified results (every reported metric re-scored from the stored ranking, leaderboard/verify.py) are
+Only verified results (every reported metric re-scored from the stored ranking, leaderboard/submissions/verify.py) are
 ranked: they come first, and the top group, rank ranges, rank intervals, bands and mean ranks are computed among
 them alone. Unverified results follow, with their means, intervals and tests, but no rank and no place in a top group.
 Per result with score samples: the recall-at-scale prediction (predictions.py).
@@ -20,30 +20,26 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import rankdata
 
-from evaluator.errors import IrboardError
 from evaluator.metrics import KINDS, parse_measure
 from evaluator.result import slugify
-from leaderboard import effects, stats
-from leaderboard.load import LoadedResult, ModelInfo
-from leaderboard.predictions import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL, Prediction, predict_results
-from leaderboard.ranks import GroupBootstrap, rank_bands, rank_intervals
+from leaderboard.analysis import effects, stats
+from leaderboard.analysis.predictions import (
+    DEFAULT_GROWTH,
+    DEFAULT_MODE,
+    DEFAULT_TAIL,
+    Prediction,
+    predict_results,
+)
+from leaderboard.analysis.ranks import GroupBootstrap, rank_bands, rank_intervals
+from leaderboard.submissions.catalog import DatasetInfo, dataset_info
+from leaderboard.submissions.load import LoadedResult, ModelInfo
 
 logger = logging.getLogger(__name__)
 
 GROUP_ORDER = ("BEIR", "MIRACL", "mMARCO", "Classic", "Local", "Other")
 ALL_GROUP = "All datasets"
-DEFAULT_MAIN_METRIC = "nDCG@10"
 DEFAULT_BASELINE = "bm25"
 CONFIDENCE = 0.95  # stats.TestSettings describes a 95% interval
-
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    id: str
-    name: str
-    group: str
-    language: str
-    main_metric: str
 
 
 @dataclass(frozen=True)
@@ -54,23 +50,6 @@ class SiteSettings:
     scale_tail: str = DEFAULT_TAIL  # pooled mode's tail: "hybrid" or "skewnorm"
     scale_growth: str = DEFAULT_GROWTH  # growth scenario of the leaderboard column and crossings
     resample_datasets: bool = False  # group bootstrap: also resample the datasets of a group (ranks.py)
-
-
-def dataset_info(dataset_id: str) -> DatasetInfo:
-    """The registered spec of a dataset, or group "Other" with nDCG@10 when there is none."""
-    try:
-        from evaluator.datasets import get_spec
-
-        spec = get_spec(dataset_id)
-        return DatasetInfo(
-            id=dataset_id,
-            name=str(getattr(spec, "name", "") or dataset_id),
-            group=str(getattr(spec, "group", "") or "Other"),
-            language=str(getattr(spec, "language", "") or ""),
-            main_metric=str(getattr(spec, "main_metric", "") or DEFAULT_MAIN_METRIC),
-        )
-    except (ImportError, AttributeError, LookupError, ValueError, IrboardError):
-        return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
 
 
 def metric_order(name: str) -> tuple:

@@ -15,12 +15,13 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ResultFile
-from leaderboard import downloads, pages, rank_pages
-from leaderboard.aggregate import Leaderboard, SiteSettings, build_leaderboard, dataset_info
-from leaderboard.load import load_results
-from leaderboard.predictions import Evidence, load_evidence
-from leaderboard.render import MARKER, STATIC_DIR, SiteFiles, json_text, make_environment, replace_folder
-from leaderboard.stats import TestSettings
+from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, build_leaderboard
+from leaderboard.analysis.predictions import Evidence, load_evidence
+from leaderboard.analysis.stats import TestSettings
+from leaderboard.submissions.catalog import dataset_info
+from leaderboard.submissions.load import load_results
+from leaderboard.web import downloads, pages, rank_pages
+from leaderboard.web.render import MARKER, STATIC_DIR, SiteFiles, json_text, make_environment, replace_folder
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
 
 def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[SiteFiles, int]:
     """Every page, download, data file and asset of the site, in memory; `evidence` (the method page's measured
-    errors) defaults to leaderboard/scale_evidence.json."""
+    errors) defaults to leaderboard/analysis/scale_evidence.json."""
     evidence = evidence if evidence is not None else load_evidence()
     env = make_environment()
     files = SiteFiles()

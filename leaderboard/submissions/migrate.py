@@ -15,7 +15,7 @@ from evaluator.result import (
     read_result,
     write_atomic,
 )
-from leaderboard.validate import result_files
+from leaderboard.submissions.validate import result_files
 
 
 def migrate_file(path: Path) -> bool:

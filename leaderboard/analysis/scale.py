@@ -6,7 +6,7 @@ skew-normal body, optionally with a generalized Pareto tail spliced above its 80
 plug-in threshold tau_k solves R*sf_r(tau) + N*sf_n(tau) = k and Recall@k = sf_r(tau_k).
 
 Three modes (`forecasts`):
-- "per_query" (leaderboard/scale_query.py): per query, a tie mass at the lowest score, the empirical sample
+- "per_query" (leaderboard/analysis/scale_query.py): per query, a tie mass at the lowest score, the empirical sample
   above it and a GPD tail; each relevant document's chance of being in the top k, averaged. Vectorised over
   queries; a query that cannot be modelled is dropped and counted.
 - "pooled" (the paper's): one fit over all queries' relevant scores and pooled non-relevant samples,
@@ -33,8 +33,8 @@ from scipy import optimize, special, stats
 
 from evaluator.errors import IrboardError
 from evaluator.score_samples import FORMAT_V1, ScoreSamples, ScoreSamplesModel, decode_score_samples_v1
-from leaderboard.scale_options import MODES, Mode, Tail  # noqa: F401 (re-exported)
-from leaderboard.scale_query import GROWTHS, check_growth, fit_queries, query_recall, target_counts
+from leaderboard.analysis.scale_options import MODES, Mode, Tail  # noqa: F401 (re-exported)
+from leaderboard.analysis.scale_query import GROWTHS, check_growth, fit_queries, query_recall, target_counts
 
 logger = logging.getLogger(__name__)
 

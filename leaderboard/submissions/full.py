@@ -39,7 +39,7 @@ _READABLE_BLOCKS = ("model", "dataset", "settings", "metrics", "provenance")
 
 def main_metric(dataset_id: str) -> str:
     """The metric the site ranks a dataset by (its spec's main metric; nDCG@10 for unregistered ids)."""
-    from leaderboard.aggregate import dataset_info
+    from leaderboard.submissions.catalog import dataset_info
 
     return dataset_info(dataset_id).main_metric
 

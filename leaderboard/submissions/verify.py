@@ -248,7 +248,7 @@ class Judgments:
             return None
         # a split result whose queries are not the qrels' is rejected below without fetching its full file
         if result.full is not None and tuple(qrels.query_ids) == result.query_ids:
-            from leaderboard.full import resolve_full
+            from leaderboard.submissions.full import resolve_full
 
             try:
                 result = resolve_full(result)

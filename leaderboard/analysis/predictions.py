@@ -1,4 +1,4 @@
-"""Recall-at-scale predictions as the site shows them, from leaderboard.scale (../shared/design/sdm.md).
+"""Recall-at-scale predictions as the site shows them, from leaderboard.analysis.scale (../shared/design/sdm.md).
 
 The method, corpus sizes and cut-offs the site uses are fixed here, in one place. A result without score
 samples (schema version 1, or evaluated without them) has no prediction; a result whose samples cannot
@@ -20,9 +20,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evaluator.errors import InputFormatError, ResultValidationError
-from leaderboard.load import LoadedResult
-from leaderboard.scale import GROWTHS, CannotPredictError, Mode, Tail, forecasts, samples_of
-from leaderboard.scale_options import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL  # noqa: F401 (re-exported)
+from leaderboard.analysis.scale import GROWTHS, CannotPredictError, Mode, Tail, forecasts, samples_of
+from leaderboard.analysis.scale_options import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL  # noqa: F401 (re-exported)
+from leaderboard.submissions.load import LoadedResult
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 from evaluator.errors import UnknownNameError
-from leaderboard.scale_options import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL, GROWTHS, MODES
+from leaderboard.analysis.scale_options import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL, GROWTHS, MODES
 
 DEFAULT_KS = "10,100,1000"
 MAX_DOCS = 10**12
@@ -58,7 +58,7 @@ def _choice(option: str, value: str, choices) -> str:
 
 def run_predict(args: argparse.Namespace) -> int:
     from evaluator.result import read_result
-    from leaderboard.scale import CannotPredictError, forecast
+    from leaderboard.analysis.scale import CannotPredictError, forecast
 
     docs, ks = _docs(args.docs), _ks(args.k)
     growth = _choice("--growth", args.growth, GROWTHS)

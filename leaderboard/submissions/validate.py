@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
 from evaluator.result import ResultFile, parse_result_text, read_result, slugify
-from leaderboard.verify import Judgments, verify_result
+from leaderboard.submissions.verify import Judgments, verify_result
 
 log = logging.getLogger(__name__)
 CHANGE_TOLERANCE = 0.001
@@ -160,7 +160,7 @@ def validate_paths(
             continue
         whole = result  # a split result is checked and re-scored through its full file
         if result.full is not None:
-            from leaderboard.full import resolve_full, split_problems
+            from leaderboard.submissions.full import resolve_full, split_problems
 
             for problem in split_problems(result):
                 report.add(path, problem)

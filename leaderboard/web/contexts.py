@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaderboard.load import ModelInfo
+from leaderboard.submissions.load import ModelInfo
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ rank intervals and bands of every group mean, and the method page's statistics s
 from __future__ import annotations
 
 from evaluator.result import slugify
-from leaderboard import effects
-from leaderboard.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard
-from leaderboard.contexts import (
+from leaderboard.analysis import effects
+from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard
+from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
+from leaderboard.web.contexts import (
     Effect,
     Page,
     RankRow,
@@ -15,7 +16,6 @@ from leaderboard.contexts import (
     SeparabilityRow,
     StatisticsMethod,
 )
-from leaderboard.stats import CORRECTIONS, PAIRED_TESTS
 
 RANKS_PAGE = "ranks.html"
 METHOD_ANCHOR = "method.html#statistics"

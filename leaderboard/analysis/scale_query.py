@@ -29,7 +29,7 @@ import numpy as np
 from scipy import stats
 
 from evaluator.score_samples import ScoreSamples
-from leaderboard.scale_options import GROWTHS, Growth  # noqa: F401 (re-exported)
+from leaderboard.analysis.scale_options import GROWTHS, Growth  # noqa: F401 (re-exported)
 
 TAIL_FRACTION = 0.05  # share of the scores above the tie mass that the tail is fitted on
 MIN_TAIL = 10  # fewest scores a tail is fitted on

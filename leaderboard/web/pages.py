@@ -1,4 +1,4 @@
-"""One entry per page: the function that builds its typed context (leaderboard/contexts.py).
+"""One entry per page: the function that builds its typed context (leaderboard/web/contexts.py).
 
 Contexts hold raw numbers and ready-made text; templates only format them (filters in render.py).
 """
@@ -11,8 +11,7 @@ import numpy as np
 
 from evaluator.metrics import parse_measure
 from evaluator.result import SCHEMA_VERSION, slugify
-from leaderboard import charts
-from leaderboard.aggregate import (
+from leaderboard.analysis.aggregate import (
     ALL_GROUP,
     DatasetBoard,
     GroupBoard,
@@ -21,7 +20,11 @@ from leaderboard.aggregate import (
     metric_order,
     unit_of,
 )
-from leaderboard.contexts import (
+from leaderboard.analysis.effects import t_critical
+from leaderboard.analysis.predictions import Evidence
+from leaderboard.submissions.verify import IMPLAUSIBLE, SCORE_TOLERANCE, TOLERANCE
+from leaderboard.web import charts
+from leaderboard.web.contexts import (
     Column,
     CompareContext,
     DatasetCell,
@@ -42,9 +45,7 @@ from leaderboard.contexts import (
     ReproduceRow,
     SubmitContext,
 )
-from leaderboard.effects import t_critical
-from leaderboard.predictions import Evidence
-from leaderboard.rank_pages import (
+from leaderboard.web.rank_pages import (
     RANKS_PAGE,
     baseline_effect,
     effect_method,
@@ -54,8 +55,8 @@ from leaderboard.rank_pages import (
     separability_row,
     statistics_method,
 )
-from leaderboard.render import json_text
-from leaderboard.scale_pages import (
+from leaderboard.web.render import json_text
+from leaderboard.web.scale_pages import (
     crossing_section,
     dataset_prediction_column,
     home_predictions,
@@ -64,7 +65,6 @@ from leaderboard.scale_pages import (
     prediction_method,
     scale_section,
 )
-from leaderboard.verify import IMPLAUSIBLE, SCORE_TOLERANCE, TOLERANCE
 
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 SCALE = 100.0  # scores are shown ×100 in tables and charts
@@ -397,14 +397,14 @@ def _ranked_in(group, model_id: str) -> bool:
 
 def build_method(board: Leaderboard, evidence: Evidence) -> MethodContext:
     """The method page: what "verified" means, and how recall at scale is predicted with its measured error
-    (leaderboard/scale_evidence.json)."""
+    (leaderboard/analysis/scale_evidence.json)."""
     context = method_context(board, evidence)
     return replace(context, page=replace(context.page, title="Method: verification and recall at scale"),
                    verification=verification_method(), statistics=statistics_method(board))
 
 
 def verification_method() -> tuple[str, ...]:
-    """The rule of leaderboard/verify.py, in words, with its thresholds."""
+    """The rule of leaderboard/submissions/verify.py, in words, with its thresholds."""
     return (
         "A result file may store the ranking its model produced (field run: for every query, the retrieved "
         "documents and their scores in trec_eval order, down to a stored depth). The site re-scores that ranking "

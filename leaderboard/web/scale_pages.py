@@ -1,7 +1,7 @@
 """Recall at scale on the site: the home column, the dataset column, the model page's charts and the method page.
 
-Predictions come from leaderboard/predictions.py (one per result with score samples); this module turns them
-into the typed contexts of leaderboard/contexts.py. Every number is labelled as a model-based prediction and
+Predictions come from leaderboard/analysis/predictions.py (one per result with score samples); this module turns them
+into the typed contexts of leaderboard/web/contexts.py. Every number is labelled as a model-based prediction and
 links to the method page, which holds the method's measured error.
 """
 
@@ -10,9 +10,13 @@ from __future__ import annotations
 import math
 
 from evaluator.result import slugify
-from leaderboard import charts, predictions
-from leaderboard.aggregate import ALL_GROUP, DatasetBoard, Leaderboard, ModelBoard
-from leaderboard.contexts import (
+from leaderboard.analysis import predictions
+from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, Leaderboard, ModelBoard
+from leaderboard.analysis.predictions import COLUMN_K, COLUMN_SIZE, Evidence, Prediction
+from leaderboard.analysis.scale import GROWTHS, MODES
+from leaderboard.analysis.scale_query import MIN_TAIL, TAIL_FRACTION
+from leaderboard.web import charts
+from leaderboard.web.contexts import (
     Crossing,
     CrossingSection,
     EvidenceRow,
@@ -27,10 +31,7 @@ from leaderboard.contexts import (
     ScaleRow,
     ScaleSection,
 )
-from leaderboard.predictions import COLUMN_K, COLUMN_SIZE, Evidence, Prediction
-from leaderboard.render import json_text
-from leaderboard.scale import GROWTHS, MODES
-from leaderboard.scale_query import MIN_TAIL, TAIL_FRACTION
+from leaderboard.web.render import json_text
 
 PERCENT = 100.0  # recall is shown ×100, as every bounded metric on the site
 METHOD_ANCHOR = "method.html#recall-at-scale"

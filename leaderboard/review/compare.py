@@ -14,8 +14,8 @@ import numpy as np
 
 from evaluator.errors import IrboardError
 from evaluator.result import ResultFile, read_result
-from leaderboard.stats import holm, paired_t_test, wins_ties_losses
-from leaderboard.validate import result_files
+from leaderboard.analysis.stats import holm, paired_t_test, wins_ties_losses
+from leaderboard.submissions.validate import result_files
 
 ALPHA = 0.05
 DEFAULT_BASELINE = "bm25"

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from leaderboard.contexts import DatasetContext, Effect, HomeContext, ModelContext, PredictedValue
-from leaderboard.render import csv_text, rounded
-from leaderboard.scale_pages import COLUMN_LABEL
+from leaderboard.web.contexts import DatasetContext, Effect, HomeContext, ModelContext, PredictedValue
+from leaderboard.web.render import csv_text, rounded
+from leaderboard.web.scale_pages import COLUMN_LABEL
 
 PREDICTION_COLUMNS = [COLUMN_LABEL, "prediction_problem"]
 
