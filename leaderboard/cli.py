@@ -11,6 +11,10 @@ from pathlib import Path
 from evaluator import __version__
 from evaluator.errors import IrboardError, one_line
 
+# Where the project keeps the full files of split results, content-addressed (<sha256>.json; docs/result-format.md).
+# CI verifies from here (IRBOARD_FULL_MIRROR), never from the address a pull request writes into its files.
+FULL_STORE = "https://huggingface.co/datasets/irboard/full-results/resolve/main"
+
 
 def _parser() -> argparse.ArgumentParser:
     from evaluator import cli as evaluate_cli
@@ -41,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     split = commands.add_parser("split", help="keep a result's readable part and main metric in git; write its full "
                                 "file, named by sha256, for upload outside git")
     split.add_argument("paths", nargs="+", type=Path, help="whole result files, rewritten as split files")
-    split.add_argument("--url-base", required=True, help="http(s) address the full files will be uploaded under")
+    split.add_argument("--url-base", default=FULL_STORE,
+                       help="http(s) address the full files will be uploaded under (default: the project's store, "
+                       f"{FULL_STORE})")
     split.add_argument("--out-dir", type=Path, required=True, help="folder to write <sha256>.json full files to")
     split.set_defaults(handler=_split)
 

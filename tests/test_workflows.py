@@ -263,3 +263,15 @@ def test_comment_refuses_anything_but_counts(tmp_path, counts):
     done = _comment(tmp_path, counts)
     assert done.returncode == 1
     assert not (tmp_path / "gh.log").exists() and not (tmp_path / "body.md").exists()
+
+
+def test_ci_verifies_split_results_from_the_project_store_only():
+    """A submitted file's `full.url` is untrusted: the workflows that verify point IRBOARD_FULL_MIRROR at the
+    project's store (the default of `irboard split --url-base`), so that address is never fetched in CI."""
+    from leaderboard.cli import FULL_STORE
+
+    for name in ("results.yml", "deploy.yml"):
+        mirrors = [job.get("env", {}).get("IRBOARD_FULL_MIRROR") for job in _load(name)["jobs"].values()
+                   if "IRBOARD_CACHE" in job.get("env", {})]
+        assert mirrors and all(mirror == f"${{{{ vars.IRBOARD_FULL_STORE || '{FULL_STORE}' }}}}"
+                               for mirror in mirrors), name

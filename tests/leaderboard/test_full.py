@@ -260,3 +260,15 @@ def test_split_refuses_bad_options_in_one_line_and_leaves_the_result(tmp_path, o
     err = capsys.readouterr().err
     assert err.startswith(message.format(tmp=tmp_path)) and err.count("\n") == 1
     assert path.read_bytes() == ORIGINAL.read_bytes() and not (tmp_path / "upload").exists()
+
+
+def test_split_addresses_the_project_store_by_default(tmp_path):
+    from leaderboard.cli import FULL_STORE
+
+    path = tmp_path / "results" / "bm25" / "beir__scifact.json"
+    path.parent.mkdir(parents=True)
+    shutil.copy(ORIGINAL, path)
+    assert main(["split", str(path), "--out-dir", str(tmp_path / "upload")]) == 0
+    full = json.loads(path.read_text())["full"]
+    assert full["url"] == f"{FULL_STORE}/{full['sha256']}.json"
+    assert (tmp_path / "upload" / f"{full['sha256']}.json").read_bytes() == ORIGINAL.read_bytes()
