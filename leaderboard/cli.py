@@ -61,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--results", type=Path, default=Path("results"))
     compare.add_argument("--baseline", default="bm25", help="model id of the baseline")
     compare.add_argument("--out", type=Path, help="write the Markdown here instead of stdout")
+    compare.add_argument("--data-dir", action="append", default=[],
+                         help="local datasets to verify results against, as for validate; repeatable")
     compare.set_defaults(handler=_compare)
 
     build = commands.add_parser("build", help="render the static site from results/")

@@ -1,7 +1,9 @@
 """`irboard compare`: a Markdown comparison of new result files against the baseline and the current best.
 
 Used by the pull-request workflow to write the job summary. Each new result is compared on its dataset's main
-metric with a paired two-sided t-test over the per-query values, Holm-corrected over the two comparisons.
+metric with a paired two-sided t-test over the per-query values, Holm-corrected over the two comparisons. The
+"current best" is the best *verified* result (every metric re-scored from its stored ranking against the
+judgments, leaderboard/submissions/verify.py), as on the site, which ranks only verified results.
 """
 
 from __future__ import annotations
@@ -12,22 +14,18 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.errors import IrboardError
 from evaluator.result import ResultFile, read_result
 from leaderboard.analysis.stats import holm, paired_t_test, wins_ties_losses
-from leaderboard.submissions.validate import result_files
+from leaderboard.submissions.catalog import dataset_info
+from leaderboard.submissions.validate import parse_data_dirs, result_files
+from leaderboard.submissions.verify import Judgments
 
 ALPHA = 0.05
 DEFAULT_BASELINE = "bm25"
 
 
 def main_metric(result: ResultFile) -> str:
-    try:
-        from evaluator.datasets import get_spec
-
-        wanted = get_spec(result.dataset.id).main_metric
-    except IrboardError:
-        wanted = "nDCG@10"
+    wanted = dataset_info(result.dataset.id).main_metric
     return wanted if wanted in result.metrics else next(iter(sorted(result.metrics)))
 
 
@@ -43,12 +41,20 @@ def markdown_cell(text: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f]", lambda match: f"\\x{ord(match[0]):02x}", text)
 
 
-def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str = DEFAULT_BASELINE) -> str:
+def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str = DEFAULT_BASELINE,
+                        judgments: Judgments | None = None) -> str:
+    """`judgments` decide which results are verified (none without them)."""
     everything = {path.resolve(): read_result(path) for path in result_files([], results_root)}
     new = {path.resolve(): read_result(path) for path in new_files}
+
+    def verified(result: ResultFile) -> bool:
+        outcome = judgments(result) if judgments is not None else None
+        return outcome is not None and outcome.complete
+
     lines = ["## irboard: comparison of the submitted results", "",
              f"Paired two-sided t-test on per-query values, Holm correction over the two comparisons per row, "
-             f"α = {ALPHA}. ▲/▼: significantly better/worse; = not significant.", "",
+             f"α = {ALPHA}. ▲/▼: significantly better/worse; = not significant. The current best is the best "
+             "verified result (re-scored from its stored ranking).", "",
              "| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline |",
              "|---|---|---|---|---|---|---|"]
     if not new:
@@ -58,7 +64,7 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         peers = [r for p, r in everything.items() if p != path and r.dataset.id == result.dataset.id
                  and r.model.id != result.model.id and metric in r.metrics]
         base = next((r for r in peers if r.model.id == baseline), None)
-        best = max(peers, key=lambda r: r.metrics[metric], default=None)
+        best = max((r for r in peers if verified(r)), key=lambda r: r.metrics[metric], default=None)
         pairs = [(other, _aligned(result, other, metric)) for other in (base, best) if other is not None]
         pvalues = holm([paired_t_test(*aligned) for _, aligned in pairs if aligned is not None]) if pairs else []
         cells, p_iter = [], iter(pvalues)
@@ -80,7 +86,7 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    text = comparison_markdown(list(args.paths), args.results, args.baseline)
+    text = comparison_markdown(list(args.paths), args.results, args.baseline, Judgments(*parse_data_dirs(args.data_dir)))
     if args.out:
         from evaluator.result import write_atomic
 
