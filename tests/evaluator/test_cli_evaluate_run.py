@@ -11,9 +11,9 @@ from evaluator.datasets.official import official_judgments
 from evaluator.metrics import DEFAULT_MEASURES
 from evaluator.result import read_result
 from leaderboard.cli import main
-from tests.conftest import OFFICIAL, ROOT, SHARED
+from tests.conftest import CONFORMANCE, OFFICIAL, ROOT
 
-CASES = SHARED / "conformance" / "cases"
+CASES = CONFORMANCE / "cases"
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq3 0 d9 1\n"
 RUN = "q1 Q0 d3 1 2.5 t\nq1 Q0 d1 2 2.0 t\nq1 Q0 d7 3 1.0 t\nq2 Q0 d2 1 0.5 t\nq9 Q0 d1 1 9.0 t\n"
 

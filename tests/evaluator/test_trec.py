@@ -17,9 +17,9 @@ from evaluator.errors import InputFormatError
 from evaluator.metrics import evaluate, parse_measures
 from evaluator.metrics.ranking import Qrels, RankedRun, rank_run
 from evaluator.trec import rank_trec_run, read_qrels, read_run, write_qrels, write_run
-from tests.conftest import SHARED
+from tests.conftest import CONFORMANCE, SHARED
 
-CASES = sorted(p for p in (SHARED / "conformance" / "cases").iterdir() if p.is_dir())
+CASES = sorted(p for p in (CONFORMANCE / "cases").iterdir() if p.is_dir())
 RANKABLE = [c for c in CASES if c.name != "06_duplicate_docids"]
 SCIFACT_QRELS = SHARED / "data" / "beir" / "scifact" / "qrels" / "test.tsv"
 
@@ -81,7 +81,7 @@ def test_read_run_gives_what_the_oracle_evaluated(case: Path) -> None:
 
 
 def test_duplicate_doc_id_case_is_refused_with_its_line() -> None:
-    case = SHARED / "conformance" / "cases" / "06_duplicate_docids"
+    case = CONFORMANCE / "cases" / "06_duplicate_docids"
     qrels = read_qrels(case / "qrels.txt")
     for read in (lambda: rank_trec_run(case / "run.txt", qrels), lambda: read_run(case / "run.txt")):
         with pytest.raises(
@@ -92,7 +92,7 @@ def test_duplicate_doc_id_case_is_refused_with_its_line() -> None:
 
 
 def test_identical_ids_are_dropped_like_beir() -> None:
-    case = SHARED / "conformance" / "cases" / "10_beir_identical_ids"
+    case = CONFORMANCE / "cases" / "10_beir_identical_ids"
     qrels = read_qrels(case / "qrels.txt")
     ranked, tops = rank_trec_run(case / "run.txt", qrels, ignore_identical_ids=True)
     run = json.loads((case / "run.json").read_text())

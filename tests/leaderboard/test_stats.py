@@ -22,9 +22,9 @@ from leaderboard.analysis.stats import (
     wilcoxon_test,
     wins_ties_losses,
 )
-from tests.conftest import SHARED
+from tests.conftest import CONFORMANCE
 
-FIXTURE = SHARED / "conformance" / "significance.json"
+FIXTURE = CONFORMANCE / "significance.json"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def _pair_scores(oracle, pair):
     return np.array(systems[first]), np.array(systems[second])
 
 
-# --- conformance with ../shared/conformance/significance.json -----------------------------------------
+# --- conformance with tests/conformance/shared/significance.json -----------------------------------------
 
 PAIRS = ["A_vs_B", "A_vs_C", "B_vs_C"]
 

@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import CONFORMANCE
 
-CASES = SHARED / "conformance" / "cases"
+CASES = CONFORMANCE / "cases"
 
 # trec_eval measure names used in the fixtures -> irboard names
 _TREC_NAMES = [
