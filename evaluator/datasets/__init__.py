@@ -6,7 +6,8 @@
     >>> mine = load_dataset("local:path/to/folder")                # any BEIR-layout folder
 
 The cache is ``$IRBOARD_CACHE`` (default ``$XDG_CACHE_HOME/irboard`` or ``~/.cache/irboard``); hub
-datasets (miracl, mmarco) are downloaded file by file at pinned commits (see ``hub``).
+datasets (miracl, mmarco, and beir with ``IRBOARD_BEIR_SOURCE=hub``, see ``beir_hub``) are downloaded
+file by file at pinned commits (see ``hub``). docs/datasets.md lists every source.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def load_dataset(
 ) -> Dataset:
     """Load one split (default: the spec's official split) of a dataset id or spec.
 
-    ``data_dir``: a local copy instead of the download: a BEIR-layout folder, or for miracl and
-    mmarco a mirror laid out like the hub (``DIR/<repository>/<path in it>``).
+    ``data_dir``: a local copy instead of the download: a BEIR-layout folder, or for miracl, mmarco
+    and BEIR's hub copies a mirror laid out like the hub (``DIR/<repository>/<path in it>``).
     ``cache_dir``: overrides ``$IRBOARD_CACHE``.
     """
     if isinstance(dataset, DatasetSpec):

@@ -1,5 +1,8 @@
 """BEIR: the public datasets, downloaded as BEIR's official zips (md5-checked) into the cache.
 
+With ``IRBOARD_BEIR_SOURCE=hub`` (or a ``--data-dir`` mirroring the hub) the datasets that have a
+pinned hub copy are read from the Hugging Face hub's files instead (``beir_hub``).
+
 Counts and md5s are BEIR's published ones (README dataset table, Thakur et al. 2021). Each
 CQADupStack subforum is its own dataset inside ``cqadupstack.zip``.
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlparse
 
+from evaluator.datasets import beir_hub
 from evaluator.datasets.dataset import Dataset, check_against_spec
 from evaluator.datasets.download import cache_root, fetch_archive
 from evaluator.datasets.layout import find_file, read_beir_folder
@@ -137,6 +141,8 @@ def dataset_folder(spec: DatasetSpec, data_dir: str | Path | None, cache_dir: st
 def load(
     spec: DatasetSpec, data_dir: str | Path | None = None, cache_dir: str | Path | None = None
 ) -> Dataset:
+    if beir_hub.chosen_source(spec, data_dir) == "hub":
+        return beir_hub.load(spec, data_dir, cache_dir)
     folder = dataset_folder(spec, data_dir, cache_dir)
     dataset = read_beir_folder(folder, spec)
     check_against_spec(dataset, str(folder))

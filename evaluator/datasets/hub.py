@@ -1,6 +1,6 @@
 """Single files of Hugging Face hub dataset repositories, at pinned commits.
 
-A hub family (miracl, mmarco) names each file it needs as a ``HubFile`` (repository, commit, path
+A hub family (miracl, mmarco, BEIR's hub copies) names each file it needs as a ``HubFile`` (repository, commit, path
 in the repository) and gets a local path from ``fetch``:
 
 - with ``--data-dir DIR``: ``DIR/<repository>/<path>``, a mirror laid out like the hub
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.datasets.download import cache_root
+from evaluator.datasets.download import cache_root, file_sha256
 from evaluator.errors import DatasetLoadError
 
 logger = logging.getLogger(__name__)
@@ -45,6 +45,7 @@ class HubFile:
     repo: str  # dataset repository, e.g. "miracl/miracl"
     revision: str  # the commit sha the file is pinned to
     path: str  # path inside the repository
+    sha256: str | None = None  # of the file's bytes where published; checked on every use (see fetch)
 
     def mirror_path(self, root: str | Path) -> Path:
         """Where a mirror laid out like the hub keeps this file: ``root/<repository>/<path>``."""
@@ -56,7 +57,7 @@ class HubFile:
 
 def fetch(file: HubFile, data_dir: str | Path | None = None, cache_dir: str | Path | None = None) -> Path:
     """The local path of ``file``: in the mirror ``data_dir`` when given, else in the cache
-    (downloaded on first use)."""
+    (downloaded on first use). A file with a published sha256 is refused when its bytes differ."""
     if data_dir is not None:
         path = file.mirror_path(data_dir)
         if not path.is_file():
@@ -64,8 +65,19 @@ def fetch(file: HubFile, data_dir: str | Path | None = None, cache_dir: str | Pa
                 f"{path}: file not found; a --data-dir for hub datasets mirrors the hub as "
                 f"DIR/<repository>/<path in it> (here {file.repo}/{file.path}), or is a BEIR-layout folder"
             )
-        return path
-    return _download(file, cache_root(cache_dir) / HUB_CACHE)
+        fix = "replace it with the file of that commit"
+    else:
+        cache = cache_root(cache_dir) / HUB_CACHE
+        path = _download(file, cache)
+        repo_cache = cache / f"datasets--{file.repo.replace('/', '--')}"  # huggingface_hub's folder of the repository
+        fix = f"delete {repo_cache} (a damaged download) and retry, or check that HF_ENDPOINT serves the hub's files"
+    if file.sha256 is not None:
+        digest = file_sha256(path)
+        if digest != file.sha256:
+            raise DatasetLoadError(
+                f"{file}: sha256 of {path} is {digest}, expected the pinned file's {file.sha256}; {fix}"
+            )
+    return path
 
 
 def _download(file: HubFile, cache: Path) -> Path:

@@ -238,20 +238,7 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, s
                         f"got {len(fields)}"
                     )
                 query_id, doc_id, score_text = fields
-                try:
-                    score = int(score_text)
-                except ValueError:
-                    raise InputFormatError(
-                        f"{path}:{lineno}: score {score_text!r} is not an integer relevance grade"
-                    ) from None
-                judged = qrels.setdefault(query_id, {})
-                if doc_id in judged and judged[doc_id] != score:
-                    raise InputFormatError(
-                        f"{path}:{lineno}: ({query_id}, {doc_id}) is judged {score} here and "
-                        f"{judged[doc_id]} on line {lines[query_id, doc_id]}; keep one judgment"
-                    )
-                judged[doc_id] = score
-                lines.setdefault((query_id, doc_id), lineno)
+                _add_judgment(qrels, lines, query_id, doc_id, score_text, path, lineno)
     except UnicodeDecodeError as err:
         raise InputFormatError(f"{path}: not UTF-8 text ({err})") from None
     except (OSError, EOFError, zlib.error) as err:
@@ -259,10 +246,48 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, s
     return qrels, lines
 
 
+def read_jsonl_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]:
+    """``read_qrels`` for JSON-lines qrels: one ``{"query-id", "corpus-id", "score"}`` object a line, the
+    score an integer or an integer string (MTEB's hub copies write ``"score": "1"``)."""
+    qrels: dict[str, dict[str, int]] = {}
+    lines: dict[tuple[str, str], int] = {}
+    for lineno, obj in iter_json_lines(path):
+        query_id, doc_id = _field(obj, "query-id", path, lineno), _field(obj, "corpus-id", path, lineno)
+        _add_judgment(qrels, lines, query_id, doc_id, obj.get("score"), path, lineno)
+    return qrels, lines
+
+
+def _add_judgment(qrels: dict[str, dict[str, int]], lines: dict[tuple[str, str], int], query_id: str,
+                  doc_id: str, score: object, path: Path, lineno: int) -> None:
+    """Record one judgment read at ``path:lineno``; the score is an int or an integer string, and a pair
+    judged twice must get the same grade."""
+    where = f"{path}:{lineno}"
+    try:
+        if isinstance(score, bool) or not isinstance(score, int | str):
+            raise ValueError
+        grade = int(score)
+    except ValueError:
+        raise InputFormatError(f"{where}: score {score!r} is not an integer relevance grade") from None
+    judged = qrels.setdefault(query_id, {})
+    if doc_id in judged and judged[doc_id] != grade:
+        raise InputFormatError(
+            f"{where}: ({query_id}, {doc_id}) is judged {grade} here and "
+            f"{judged[doc_id]} on line {lines[query_id, doc_id]}; keep one judgment"
+        )
+    judged[doc_id] = grade
+    lines.setdefault((query_id, doc_id), lineno)
+
+
 def read_beir_folder(folder: Path, spec: DatasetSpec) -> Dataset:
     """Load ``spec.split`` from a BEIR-layout folder and check that qrels name known ids."""
-    corpus_path, queries_path, qrels_path = locate_files(folder, spec.split)
-    qrels, qrels_lines = read_qrels(qrels_path)
+    return read_beir_files(*locate_files(folder, spec.split), spec)
+
+
+def read_beir_files(corpus_path: Path, queries_path: Path, qrels_path: Path, spec: DatasetSpec) -> Dataset:
+    """Load one split from BEIR's three files (qrels as TSV, or JSON lines when named ``*.jsonl``) and
+    check that the qrels name known ids. The corpus is read one line at a time."""
+    json_qrels = ".jsonl" in qrels_path.suffixes
+    qrels, qrels_lines = read_jsonl_qrels(qrels_path) if json_qrels else read_qrels(qrels_path)
     queries, _ = read_queries(queries_path, keep=set(qrels))
     for (query_id, _doc), lineno in qrels_lines.items():
         if query_id not in queries:

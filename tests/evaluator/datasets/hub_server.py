@@ -26,6 +26,8 @@ class HubServer:
     root: Path
     revisions: dict[str, str]  # repository -> the commit it is served at
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
+    # request path -> body sent on GET instead of the file (HEAD still describes the file): a damaged transfer
+    bodies: dict[str, bytes] = field(default_factory=dict)
     url: str = ""
 
     def __enter__(self) -> HubServer:
@@ -73,12 +75,17 @@ def _handler(server: HubServer) -> type[BaseHTTPRequestHandler]:
             server.requests.append((self.command, self.path))
             status, headers, local = server.resolve(self.path)
             self.send_response(status)
+            body = server.bodies.get(self.path.split("?", 1)[0]) if send_body and local is not None else None
+            if body is not None:
+                headers["Content-Length"] = str(len(body))
             for name, value in headers.items():
                 self.send_header(name, value)
             if local is None:
                 self.send_header("Content-Length", "0")
             self.end_headers()
-            if send_body and local is not None:
+            if body is not None:
+                self.wfile.write(body)
+            elif send_body and local is not None:
                 with open(local, "rb") as f:
                     while chunk := f.read(1 << 16):
                         self.wfile.write(chunk)
