@@ -156,8 +156,8 @@ def evaluate_pair(scores, relevant, fractions, seeds, methods=METHODS, uniform_c
                 if not used.size:
                     continue
                 measured = truth[used].mean(axis=0)
-                # What the sampled relevant documents say with their true full-corpus ranks: no method that sees
-                # only them can do better on average (0 under fixed-relevant growth, where all are kept).
+                # The recall of the sampled relevant documents at their true full-corpus ranks: the error that
+                # comes from which ones the sample kept (0 under fixed-relevant growth, where all are kept).
                 sampled = tie_aware_recall(scores[used], (keep & relevant)[used]).mean(axis=0)
                 errors[FLOOR].append((fraction, sampled - measured))
                 known = ({str(q): float(full_count[q]) for q in used}
