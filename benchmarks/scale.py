@@ -10,8 +10,10 @@ rows are kept in benchmarks/_work/scale/). Then, for each growth scenario, fract
 score samples are made as `irboard evaluate` makes them (all relevant scores, up to 2,000 non-relevant ones,
 quantized to 12 bits), Recall@k is predicted at the full corpus size in that scenario and compared with the
 recall measured on the full corpus (ties at a score counted as a uniform position among them), over the queries
-that have a relevant document in the sub-corpus. Methods: per_query (the site's model), rank (rank scaling) and
-pooled (the SDM paper's). Reported: mean |predicted - measured| per dataset, model and scenario.
+that have a relevant document in the sub-corpus. Under uniform growth every method is given each query's relevant
+count in the full corpus (the scenario's count scaled from a chance sample overstates it: `evaluate_pair`).
+Methods: per_query (the site's model), rank (rank scaling) and pooled (the SDM paper's). Reported: mean
+|predicted - measured| per dataset, model and scenario.
 
     python benchmarks/scale.py [--seeds 3] [--fractions 0.05,0.1,0.2,0.3] [--write-evidence leaderboard/analysis/scale_evidence.json]
 
@@ -49,6 +51,7 @@ DATASETS = {"beir/scifact": DATA / "beir" / "scifact", "classic/cranfield": DATA
 MODELS = ["bm25", f"splade:{ROOT.parent / 'shared' / 'models' / 'splade-tiny'}", "dense:all-MiniLM-L6-v2"]
 KS = (10, 100, 1000)
 METHODS = ("per_query", "rank", "pooled")
+FLOOR = "floor"  # the sampled relevant documents' own full-corpus ranks (printed, not a method)
 LEVELS = 4095  # 12-bit codes, as new result files store non-relevant samples
 WORK = ROOT / "benchmarks" / "_work" / "scale"
 
@@ -128,14 +131,20 @@ def sub_corpus_samples(scores, relevant, keep, rng) -> tuple[ScoreSamples, np.nd
     return ScoreSamples(num_docs, 1, 0, DEFAULT_SAMPLES, DEFAULT_SAMPLES, queries), np.array(used)
 
 
-def evaluate_pair(scores, relevant, fractions, seeds, methods=METHODS) -> dict:
-    """Errors of every method per scenario, with the measured recall and the share of dropped queries."""
+def evaluate_pair(scores, relevant, fractions, seeds, methods=METHODS, uniform_count: str = "full") -> dict:
+    """Errors of every method per scenario, with the measured recall and the share of dropped queries.
+
+    Under uniform growth every method is given each query's relevant count in the full corpus
+    (`uniform_count` "full"), not the scenario's r x (full size / sub-corpus size) ("sample"): the queries a
+    small uniform sub-corpus can be predicted for are those that kept a relevant document by chance, and for them
+    that product overstates the full corpus's count (one kept of one relevant document stands for 20 at 5%)."""
     truth = tie_aware_recall(scores, relevant)
+    full_count = relevant.sum(axis=1)
     has_relevant = relevant.any(axis=1)
     n_docs = scores.shape[1]
     report = {}
     for growth in GROWTHS:
-        errors = {m: [] for m in methods}  # method -> list of (fraction, [err per k])
+        errors = {m: [] for m in (*methods, FLOOR)}  # method -> list of (fraction, [signed error per k])
         dropped, reasons, seconds = [], {}, {m: 0.0 for m in methods}
         for fraction in fractions:
             for seed in seeds:
@@ -147,16 +156,22 @@ def evaluate_pair(scores, relevant, fractions, seeds, methods=METHODS) -> dict:
                 if not used.size:
                     continue
                 measured = truth[used].mean(axis=0)
+                # The recall of the sampled relevant documents at their true full-corpus ranks: the error that
+                # comes from which ones the sample kept (0 under fixed-relevant growth, where all are kept).
+                sampled = tie_aware_recall(scores[used], (keep & relevant)[used]).mean(axis=0)
+                errors[FLOOR].append((fraction, sampled - measured))
+                known = ({str(q): float(full_count[q]) for q in used}
+                         if growth == "uniform" and uniform_count == "full" else None)
                 for method in methods:
                     start = time.perf_counter()
                     try:
-                        predicted = forecast(samples, [float(n_docs)], KS, growth, method)
+                        predicted = forecast(samples, [float(n_docs)], KS, growth, method, known=known)
                     except IrboardError as error:
                         reasons[method] = str(error).split(";")[0][:160]
                         continue
                     finally:
                         seconds[method] += time.perf_counter() - start
-                    errors[method].append((fraction, np.abs(predicted.recall[0] - measured)))
+                    errors[method].append((fraction, predicted.recall[0] - measured))
                     if method == "per_query":
                         dropped.append(predicted.n_dropped / len(used))
         report[growth] = {"errors": errors, "reasons": reasons, "dropped": float(np.mean(dropped or [0.0])),
@@ -164,8 +179,12 @@ def evaluate_pair(scores, relevant, fractions, seeds, methods=METHODS) -> dict:
     return report
 
 
-def mean_errors(entries) -> list[float] | None:
-    return [float(v) for v in np.mean([e for _, e in entries], axis=0)] if entries else None
+def mean_errors(entries, signed: bool = False) -> list[float] | None:
+    """Mean |error| (or the mean signed error) per k over (fraction, errors) entries."""
+    if not entries:
+        return None
+    values = np.array([e for _, e in entries])
+    return [float(v) for v in np.mean(values if signed else np.abs(values), axis=0)]
 
 
 BUILD = """
@@ -240,6 +259,9 @@ def main() -> None:
     parser.add_argument("--fractions", default="0.05,0.1,0.2,0.3")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated: " + ", ".join(METHODS))
+    parser.add_argument("--uniform-count", choices=("full", "sample"), default="full",
+                        help="uniform growth: give every method each query's relevant count in the full corpus "
+                             "(default) or the scenario's count scaled from the sub-corpus (see evaluate_pair)")
     parser.add_argument("--write-evidence", type=Path,
                         help="also write the table as JSON for the site (leaderboard/analysis/scale_evidence.json)")
     parser.add_argument("--cost", nargs="?", const=ROOT / "results", type=Path, metavar="RESULTS",
@@ -253,8 +275,9 @@ def main() -> None:
     fractions = [float(f) for f in args.fractions.split(",")]
     seeds = list(range(args.seeds))
     methods = [m for m in METHODS if m in args.methods.split(",")]
-    rows, pooled = [], {g: {m: [] for m in methods} for g in GROWTHS}
-    by_fraction = {g: {m: {f: [] for f in fractions} for m in methods} for g in GROWTHS}
+    shown = [*methods, FLOOR]
+    rows, pooled = [], {g: {m: [] for m in shown} for g in GROWTHS}
+    by_fraction = {g: {m: {f: [] for f in fractions} for m in shown} for g in GROWTHS}
     print("| dataset | model | growth | measured R@10 · R@100 · R@1000 | "
           + " | ".join(f"{m} error" for m in methods) + " | per_query dropped |")
     print("|---|---|---|---|" + "---|" * len(methods) + "---|")
@@ -264,15 +287,16 @@ def main() -> None:
         for spec in [s for s in args.models.split(";") if s]:
             start = time.perf_counter()
             scores, model_id = full_scores(spec, dataset)
-            report = evaluate_pair(scores, relevant, fractions, seeds, methods)
+            report = evaluate_pair(scores, relevant, fractions, seeds, methods, args.uniform_count)
             for growth, part in report.items():
                 cells = []
-                for method in methods:
+                for method in shown:
                     errors = mean_errors(part["errors"][method])
                     pooled[growth][method].extend(e for _, e in part["errors"][method])
                     for fraction, error in part["errors"][method]:
                         by_fraction[growth][method][fraction].append(error)
-                    cells.append(" · ".join(f"{e:.3f}" for e in errors) if errors else "cannot predict")
+                    if method in methods:
+                        cells.append(" · ".join(f"{e:.3f}" for e in errors) if errors else "cannot predict")
                 print(f"| {dataset_id} | {model_id} | {growth} | "
                       + " · ".join(f"{v:.3f}" for v in part["measured"]) + " | " + " | ".join(cells)
                       + f" | {part['dropped']:.1%} |", flush=True)
@@ -281,20 +305,25 @@ def main() -> None:
                   + ", ".join(f"{m} {report[g]['seconds'][m]:.1f}" for g in GROWTHS for m in methods) + ")",
                   file=sys.stderr)
     summary = {g: {m: mean_errors([(0, e) for e in pooled[g][m]]) for m in methods} for g in GROWTHS}
-    print("\nMean |error| over every dataset, model, fraction and seed (R@10 · R@100 · R@1000):")
+    print("\nMean |error| (and mean signed error) over every dataset, model, fraction and seed (R@10 · R@100 · "
+          f"R@1000; {FLOOR}: the sampled relevant documents' true ranks):")
     for growth in GROWTHS:
-        for method in methods:
-            values = summary[growth][method]
-            print(f"  {growth:15s} {method:10s} " + (" · ".join(f"{v:.4f}" for v in values) if values else "n/a"))
+        for method in shown:
+            values = mean_errors([(0, e) for e in pooled[growth][method]])
+            bias = mean_errors([(0, e) for e in pooled[growth][method]], signed=True)
+            print(f"  {growth:15s} {method:10s} " + (" · ".join(f"{v:.4f}" for v in values) + "  (signed "
+                                                      + " · ".join(f"{v:+.4f}" for v in bias) + ")"
+                                                      if values else "n/a"))
     print("\nBy fraction of the corpus the samples come from (extrapolation 1/fraction), same errors:")
     fraction_json = {}
     for growth in GROWTHS:
-        for method in methods:
+        for method in shown:
             for fraction in fractions:
                 values = mean_errors([(0, e) for e in by_fraction[growth][method][fraction]])
-                if values:
+                if values and method in methods:
                     fraction_json.setdefault(growth, {}).setdefault(method, {})[str(fraction)] = {
                         str(k): round(v, 4) for k, v in zip(KS, values, strict=True)}
+                if values:
                     print(f"  {growth:15s} {method:10s} {fraction:5.0%} " + " · ".join(f"{v:.4f}" for v in values))
     if args.write_evidence:
         from evaluator.result import write_atomic
@@ -306,7 +335,12 @@ def main() -> None:
             "relevant ones included; fixed-relevant ones keep every relevant document of the query plus that "
             "fraction of the others. Recall@k is predicted at the full corpus size from 12-bit score samples of "
             "the sub-corpus and compared with the recall measured on the full corpus; errors are |predicted - "
-            "measured| averaged over fractions and seeds.")
+            "measured| averaged over fractions and seeds."
+            + (" Under uniform growth every method is given each query's relevant count in the full corpus, as "
+               "the scenario assumes it known: a small uniform sample can only be scored for the queries that "
+               "kept a relevant document by chance, and scaling their kept count up overstates the full one."
+               if args.uniform_count == "full" else
+               " Under uniform growth the relevant count is the sub-corpus's scaled up, as the scenario does."))
         summary_json = {g: {m: ({str(k): round(v, 4) for k, v in zip(KS, values, strict=True)} if values else None)
                             for m, values in by_method.items()} for g, by_method in summary.items()}
         write_atomic(args.write_evidence, json.dumps(

@@ -386,11 +386,13 @@ def samples_of(result) -> ScoreSamples:
 
 
 def forecasts(result, sizes, ks, mode: Mode = "per_query", tail: Tail = "hybrid",
-              growths: Sequence[str] = GROWTHS) -> dict[str, Forecast]:
+              growths: Sequence[str] = GROWTHS, known: Mapping[str, float] | None = None) -> dict[str, Forecast]:
     """Recall@k over sizes x ks for each growth scenario, from one fit of the result's score samples.
 
     ``result``: anything `samples_of` accepts. Queries without relevant documents are left out (their recall
-    is undefined); per_query mode drops queries whose samples cannot support a tail, counting them."""
+    is undefined); per_query mode drops queries whose samples cannot support a tail, counting them. ``known``:
+    query id -> relevant documents at the target, in place of the growth scenario's count (benchmarks/scale.py,
+    whose sub-corpora come from a collection whose counts are known)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     _check_tail(tail)
@@ -409,31 +411,35 @@ def forecasts(result, sizes, ks, mode: Mode = "per_query", tail: Tail = "hybrid"
         )
     common = {"sizes": tuple(float(s) for s in sizes_array), "ks": ks, "mode": mode, "tail": tail}
     if mode == "pooled":
-        return {growth: _pooled(samples, n_relevant, sizes_array, growth, common) for growth in growths}
+        return {growth: _pooled(samples, n_relevant, sizes_array, growth, common, known) for growth in growths}
     model = fit_queries(samples, empirical=mode == "rank")
     if not model.query_ids:
         reasons = "; ".join(f"{count} {reason}" for reason, count in model.dropped.items())
         raise CannotPredictError(f"no query could be modelled ({reasons})")
     out = {}
     for growth in growths:
-        values = query_recall(model, sizes_array, ks, growth)
+        values = query_recall(model, sizes_array, ks, growth,
+                              None if known is None else [known[qid] for qid in model.query_ids])
         out[growth] = Forecast(growth=growth, recall=values.mean(axis=0), queries=len(model.query_ids),
                                dropped=dict(model.dropped), per_query=values, **common)
     return out
 
 
 def forecast(result, sizes, ks, growth: str = "fixed-relevant", mode: Mode = "per_query",
-             tail: Tail = "hybrid") -> Forecast:
+             tail: Tail = "hybrid", known: Mapping[str, float] | None = None) -> Forecast:
     """`forecasts` for one growth scenario."""
-    return forecasts(result, sizes, ks, mode, tail, (growth,))[growth]
+    return forecasts(result, sizes, ks, mode, tail, (growth,), known)[growth]
 
 
-def _pooled(samples: ScoreSamples, n_relevant: np.ndarray, sizes: np.ndarray, growth: str, common) -> Forecast:
+def _pooled(samples: ScoreSamples, n_relevant: np.ndarray, sizes: np.ndarray, growth: str, common,
+            known: Mapping[str, float] | None = None) -> Forecast:
     """The paper's pooled plug-in: one fit over every query's scores, R = the mean relevant count."""
     used = [q for q in samples.queries.values() if q.n_relevant > 0]
     fit = fit_score_model(np.concatenate([q.relevant for q in used]),
                           np.concatenate([q.nonrelevant for q in used]), common["tail"])
-    relevant, nonrelevant = target_counts(float(n_relevant.mean()), samples.num_docs, sizes, growth)
+    mean_known = None if known is None else float(np.mean(
+        [known[qid] for qid, q in samples.queries.items() if q.n_relevant > 0]))
+    relevant, nonrelevant = target_counts(float(n_relevant.mean()), samples.num_docs, sizes, growth, mean_known)
     rows = [plugin_recall_matrix(*fit, float(r), n, common["ks"])[0] for r, n in zip(relevant, nonrelevant,
                                                                                         strict=True)]
     return Forecast(growth=growth, recall=np.array(rows), queries=len(used), dropped={}, fit=fit, **common)

@@ -42,15 +42,20 @@ def check_growth(growth: str) -> None:
         raise ValueError(f"growth must be one of {', '.join(GROWTHS)}; got {growth!r}")
 
 
-def target_counts(n_relevant, num_docs: float, size, growth: str):
+def target_counts(n_relevant, num_docs: float, size, growth: str, known=None):
     """(relevant, non-relevant) documents per query at corpus size `size`, broadcast over arrays.
 
     fixed-relevant: the judged relevant documents stay and only non-relevant ones are added (the SDM paper's
-    CoRE setting). uniform: the collection grows as it is, so relevant documents grow in proportion."""
+    CoRE setting). uniform: the collection grows as it is, so relevant documents grow in proportion. `known`:
+    the relevant count at the target where it is known (benchmarks/scale.py's sub-corpora of a measured
+    collection), in place of the scenario's."""
     check_growth(growth)
     n_relevant = np.asarray(n_relevant, dtype=np.float64)
     size = np.asarray(size, dtype=np.float64)
-    relevant = n_relevant * (size / num_docs) if growth == "uniform" else n_relevant + 0.0 * size
+    if known is not None:
+        relevant = np.asarray(known, dtype=np.float64) + 0.0 * size
+    else:
+        relevant = n_relevant * (size / num_docs) if growth == "uniform" else n_relevant + 0.0 * size
     return relevant, size - relevant
 
 
@@ -239,8 +244,9 @@ def gpd_sf(excess, scale, shape):
     return np.where(exponential, np.exp(-z), pareto)
 
 
-def query_recall(model: QueryModel, sizes, ks, growth: str) -> np.ndarray:
-    """(kept queries, sizes, ks) predicted Recall@k of each query at each corpus size.
+def query_recall(model: QueryModel, sizes, ks, growth: str, known=None) -> np.ndarray:
+    """(kept queries, sizes, ks) predicted Recall@k of each query at each corpus size (`known`: each kept
+    query's relevant count at the target, see `target_counts`).
 
     With f = R'/R target relevant documents per sampled one, the relevant document with `above` others above
     it stands for f documents with a uniform number of relevant documents above them in [above f, (above+1) f):
@@ -251,7 +257,8 @@ def query_recall(model: QueryModel, sizes, ks, growth: str) -> np.ndarray:
     if not model.query.size:
         return np.zeros((0, sizes.size, ks.size))
     n_rel = model.n_relevant[model.query].astype(np.float64)
-    relevant, nonrelevant = target_counts(n_rel[:, None], model.num_docs, sizes[None, :], growth)  # (docs, sizes)
+    known = None if known is None else np.asarray(known, dtype=np.float64)[model.query][:, None]
+    relevant, nonrelevant = target_counts(n_rel[:, None], model.num_docs, sizes[None, :], growth, known)
     factor = (relevant / n_rel[:, None])[:, :, None]
     nonrel = nonrelevant[:, :, None]
     room = ks[None, None, :] - model.above[:, None, None] * factor  # k - relevant documents above the block

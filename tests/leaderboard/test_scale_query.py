@@ -84,6 +84,25 @@ def test_uniform_growth_scales_relevant_counts_and_blocks():
         np.testing.assert_allclose(found.recall[0], [0.1, 0.5, 1.0, 1.0], atol=1e-9)
 
 
+def test_known_relevant_counts_replace_the_scenarios():
+    assert target_counts(2, 1000, 10_000, "uniform", known=3) == (pytest.approx(3), pytest.approx(9997))
+    rng = np.random.default_rng(5)
+    queries = {str(q): (0.5 + 0.1 * rng.standard_normal(1 + q % 4), 0.1 * rng.standard_normal(800))
+               for q in range(12)}
+    samples = samples_of_queries(queries, 4000)
+    # The scenario's own count passed as known gives the scenario's prediction, in every mode.
+    scaled = {qid: 10.0 * len(rel) for qid, (rel, _) in queries.items()}
+    for mode in ("per_query", "rank", "pooled"):
+        plain = forecast(samples, [40_000.0], [10, 100], "uniform", mode)
+        given = forecast(samples, [40_000.0], [10, 100], "uniform", mode, known=scaled)
+        np.testing.assert_allclose(given.recall, plain.recall, rtol=1e-12)
+    # One relevant document far above every non-relevant one, known to stay one at 10x: always first.
+    lone = samples_of_queries({"q": ([10.0], np.linspace(0, 1, 500))}, 1000)
+    for mode in ("per_query", "rank"):
+        found = forecast(lone, [10_000.0], [1, 5, 10], "uniform", mode, known={"q": 1.0})
+        np.testing.assert_allclose(found.recall[0], [1.0, 1.0, 1.0], atol=1e-6)
+
+
 def test_both_scenarios_agree_at_the_dataset_size():
     rng = np.random.default_rng(3)
     queries = {str(q): (0.5 + 0.1 * rng.standard_normal(3), 0.1 * rng.standard_normal(800)) for q in range(20)}
