@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from leaderboard.analysis.predictions import Evidence, load_evidence
 from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results
-from leaderboard.web import downloads, pages, rank_pages
+from leaderboard.web import board_data, downloads, pages, rank_pages
 from leaderboard.web.render import MARKER, STATIC_DIR, SiteFiles, json_text, make_environment, replace_folder
 
 logger = logging.getLogger(__name__)
@@ -116,7 +115,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[S
 
     home = pages.build_home(board)
     render("home.html", home)
-    files.add("data/board.js", _board_table(env, home))
+    files.add("data/board.js", board_data.board_script(env, home))
     for path, text in downloads.home_downloads(home).items():
         files.add(path, text)
     for dataset in board.datasets:
@@ -139,16 +138,6 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[S
     for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):
         files.copy(source.relative_to(STATIC_DIR).as_posix(), source)
     return files, rendered
-
-
-def _board_table(env, home) -> str:
-    """data/board.js: the whole home table as HTML, every model and every dataset column, for table.js (the page
-    holds the top rows and the group means, shown before any script runs). A script file, never inline, so the
-    HTML needs no escaping of "<" (json_text's \u003c would make the file a third larger)."""
-    table = env.get_template("_board.html").module
-    parts = {"head": str(table.head(home, True)), "bodies": str(table.bodies(home, home.rows, True))}
-    return ("(function (d) {\n  d.board = " + json.dumps(parts, sort_keys=True, ensure_ascii=True) +
-            ";\n})(window.irboardData = window.irboardData || {});\n")
 
 
 def _data_script(name: str, key: str | None, data: object) -> str:

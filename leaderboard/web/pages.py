@@ -322,8 +322,12 @@ def pair_data(dataset: DatasetBoard, root: str) -> dict:
     the p-value rows, the data files holding their per-query values and p-values, and the dataset's constants."""
     return {"dataset": dataset.info.id, "metric": dataset.info.main_metric, "root": root,
             "models": list(dataset.model_ids), "slugs": [slugify(model_id) for model_id in dataset.model_ids],
-            "t975": round(t_critical(len(dataset.query_ids)), 6),
-            "meaningful": round(dataset.separability.threshold, 6)}
+            **_effect_constants(dataset)}
+
+
+def _effect_constants(dataset: DatasetBoard) -> dict:
+    """What pairs.js needs for a pair's effect: the t quantile of the interval, the meaningful difference."""
+    return {"t975": round(t_critical(len(dataset.query_ids)), 6), "meaningful": round(dataset.separability.threshold, 6)}
 
 
 # --- model --------------------------------------------------------------------------------------------
@@ -490,8 +494,6 @@ def compare_data(board: Leaderboard, model: ModelBoard) -> dict:
 def datasets_data(board: Leaderboard) -> dict:
     return {
         d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
-                    "models": list(d.model_ids), "unit": unit_of(d.info.id),
-                    "t975": round(t_critical(len(d.query_ids)), 6),
-                    "meaningful": round(d.separability.threshold, 6)}
+                    "models": list(d.model_ids), "unit": unit_of(d.info.id), **_effect_constants(d)}
         for d in board.datasets
     }

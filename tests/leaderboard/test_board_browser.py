@@ -214,3 +214,45 @@ def test_any_two_models_show_their_p_value_and_effect(opened, many):
     assert page.locator("#pair-models option").count() == MODELS
     _fits(page, opened.width)
     assert _axe_violations(page) == []
+
+
+def _cells(page: Page) -> dict[str, list[str]]:
+    """Each row of the home table: model id -> the outer HTML of its row element's attributes and of every cell."""
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#board tbody tr:not(.group-label)')]
+        .map(row => [row.querySelector('th a').textContent,
+                     [[...row.attributes].filter(a => a.name !== 'data-order').map(a => a.name + '=' + a.value).join(' ')]
+                     .concat([...row.cells].map(cell => cell.outerHTML))]))""")
+
+
+def test_the_script_builds_the_rows_the_page_writes(browser: Browser, built_site, synth):
+    """table.js builds the home rows from data/board.js; where the page's own HTML has the same row, every cell
+    agrees to the character, and the dataset cells say what the home context says (bold, †, *)."""
+    from leaderboard.analysis.aggregate import SiteSettings
+
+    context = browser.new_context(java_script_enabled=False)
+    bare = context.new_page()
+    bare.goto((built_site / "index.html").as_uri())
+    written = _cells(bare)
+    context.close()
+    page = browser.new_page()
+    problems = watch(page)
+    page.goto((built_site / "index.html").as_uri())
+    built = _cells(page)
+    assert sorted(built) == sorted(written) == sorted(m.id for m in synth.GOLDEN_MODELS)
+    for model_id, cells in written.items():
+        assert built[model_id][:len(cells)] == cells, model_id
+    loaded = load_results(synth.GOLDEN_RESULTS, is_verified=synth.golden_verification)
+    home = pages.build_home(build_leaderboard(loaded.results, SiteSettings(), synth.golden_lookup, []))
+    marks = 0
+    for row in home.rows:
+        shown = page.evaluate("""([id, n]) => [...[...document.querySelectorAll('#board tbody tr:not(.group-label)')]
+            .find(r => r.querySelector('th a').textContent === id).cells].slice(-n)
+            .map(c => [c.className, c.textContent])""", [row.model_id, len(row.cells)])
+        for (css, text), cell in zip(shown, row.cells, strict=True):
+            value = "–" if cell.value is None else f"{100 * cell.value:.2f}"
+            unverified = cell.value is not None and not cell.verified
+            assert text == value + ("†" if cell.trained else "") + ("* (not verified)" if unverified else "")
+            assert (css == "top") == cell.best
+            marks += cell.trained + unverified + cell.best
+    assert marks > 3 and problems == []
+    page.close()
