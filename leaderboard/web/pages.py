@@ -69,6 +69,7 @@ from leaderboard.web.scale_pages import (
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 SCALE = 100.0  # scores are shown ×100 in tables and charts
 HEATMAP_MODELS = 20  # a dataset page's p-value heatmap shows the pairs among this many best models (it grows as m²)
+LISTED_ROWS = 200  # a table lists this many matching rows until asked for all (table.js): layout is what costs
 HOME_ROWS = 100  # rows in the home page's own HTML; data/board.js holds every row and dataset column for table.js
 CHART_MODELS = (10, 30, 100)  # the top-N choices of a dataset page's per-model charts (default 30), besides "all"
 DEFAULT_CHART_MODELS = 30
@@ -216,7 +217,7 @@ def build_home(board: Leaderboard) -> HomeContext:
         downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
         prediction=column,
         column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
-        html_rows=HOME_ROWS, mean_column_count=3 + 2 * len(headers) + (column is not None),
+        html_rows=HOME_ROWS, listed_rows=LISTED_ROWS, mean_column_count=3 + 2 * len(headers) + (column is not None),
         column_choices=tuple(GroupHeader(g.name, g.key, next((d.columns for d in dataset_groups if d.key == g.key), ()),
                                          g.size) for g in headers),
         separability=tuple(separability_row(d, "") for d in board.datasets),
@@ -313,7 +314,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
         types=tuple(t for t in MODEL_TYPES if any(r.model.type == t for r in dataset.results)),
-        top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root)),
+        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root)),
     )
 
 

@@ -2,8 +2,11 @@
 data/board.js with its column chooser, the dataset table's sort and filters, top-N charts and the any-two-models
 p-value lookup; axe finds nothing serious on the pages as these controls leave them."""
 
+import csv
+import io
 import re
 import threading
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -17,23 +20,24 @@ from tests.leaderboard.test_browser_layout import DESKTOP, PHONE, _axe_violation
 
 pytestmark = pytest.mark.browser
 
-MODELS, DATASETS, QUERIES, HTML_ROWS = 45, 6, 40, 12
+MODELS, DATASETS, QUERIES, HTML_ROWS, LISTED = 45, 6, 40, 12, 30
 
 
 @pytest.fixture(scope="module")
 def many(tmp_path_factory, synth):
-    """A site of 45 models on 6 datasets whose home page HTML holds only 12 rows (pages.HOME_ROWS), every result
-    verified, and its leaderboard (the oracle for the numbers the pages show)."""
+    """A site of 45 models on 6 datasets whose home page HTML holds only 12 rows (pages.HOME_ROWS) and whose tables
+    list 30 rows until asked for all (pages.LISTED_ROWS), every result verified, and its leaderboard (the oracle
+    for the numbers the pages show)."""
     from leaderboard.web.build import build_site, make_server
 
     root = tmp_path_factory.mktemp("many")
     synth.write_scaled_results(root / "results", MODELS, DATASETS, QUERIES, depth=5)
-    rows = pages.HOME_ROWS
-    pages.HOME_ROWS = HTML_ROWS
+    rows, listed = pages.HOME_ROWS, pages.LISTED_ROWS
+    pages.HOME_ROWS, pages.LISTED_ROWS = HTML_ROWS, LISTED
     try:
         build_site(root / "results", root / "_site", is_verified=lambda result: True)
     finally:
-        pages.HOME_ROWS = rows
+        pages.HOME_ROWS, pages.LISTED_ROWS = rows, listed
     board = build_leaderboard(load_results(root / "results", is_verified=lambda result: True).results)
     server = make_server(root / "_site", port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -80,8 +84,14 @@ def _fits(page: Page, width: int) -> None:
 
 def test_home_html_holds_the_top_rows_and_the_script_the_whole_table(opened, many, browser):
     page = opened("index.html")
+    expect(page.locator("#status")).to_have_text(f"Showing the first {LISTED} of {MODELS} matching models "
+                                                 f"({MODELS} in all).")
+    order, _ = pages.home_order(many["board"])
+    assert _shown_ids(page) == [m.info.id for m in order[:LISTED]]
+    page.click("#show-all")  # long tables list their first rows until asked for all
     expect(page.locator("#status")).to_have_text(f"Showing {MODELS} of {MODELS} models.")
-    assert len(_shown_ids(page)) == MODELS
+    assert _shown_ids(page) == [m.info.id for m in order] and "all=1" in page.url
+    expect(page.locator("#show-all")).to_be_hidden()
     expect(page.locator("#board-partial")).to_be_hidden()
     datasets = page.locator('#board thead th[data-key^="d-"]')
     expect(datasets).to_have_count(DATASETS)
@@ -97,7 +107,6 @@ def test_home_html_holds_the_top_rows_and_the_script_the_whole_table(opened, man
     expect(bare.locator("#board-partial")).to_contain_text(f"the first {HTML_ROWS} of {MODELS} models")
     assert bare.locator("#board tbody tr").count() == HTML_ROWS
     assert bare.locator('#board th[data-key^="d-"]').count() == 0
-    order, _ = pages.home_order(many["board"])
     assert bare.locator("#board tbody th a").all_inner_texts() == [m.info.id for m in order[:HTML_ROWS]]
     context.close()
 
@@ -129,6 +138,11 @@ def test_column_chooser_hides_columns_and_keeps_them_in_the_address(opened, many
     expect(page.locator('#board th[data-key="g-beir"]')).to_be_visible()
     _fits(page, opened.width)
     assert _axe_violations(page) == []
+    with page.expect_download() as event:  # the view's download: the shown columns, every matching row
+        page.click("#download-view")
+    rows = list(csv.reader(io.StringIO(Path(event.value.path()).read_text(encoding="utf-8"))))
+    assert len(rows) == 1 + MODELS and len(_shown_ids(page)) == LISTED
+    assert "BEIR mean ×100" in rows[0] and not any(name.startswith("beir/") for name in rows[0])
     page.click("#cols-all")
     expect(page.locator('#board thead th[data-key^="d-"]:not([hidden])')).to_have_count(DATASETS)
     assert "hide=" not in page.url
@@ -137,7 +151,7 @@ def test_column_chooser_hides_columns_and_keeps_them_in_the_address(opened, many
 
 
 def test_dataset_table_sorts_and_filters_like_the_home_table(opened, many):
-    page = opened("datasets/beir__nfcorpus.html")
+    page = opened("datasets/beir__nfcorpus.html?all=1")
     expect(page.locator("#status")).to_have_text(f"Showing {MODELS} of {MODELS} models.")
     dataset = many["board"].dataset("beir/nfcorpus")
     assert _shown_ids(page, "scores") == list(dataset.model_ids)

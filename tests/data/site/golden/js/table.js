@@ -117,7 +117,7 @@
       chosen[key] = key.indexOf("g-") === 0 ? [key, "r-" + key.slice(2)] : [key];
     });
     var fields = TEXTS.filter(function (name) { return form.elements[name]; })
-      .concat(CHECKS.filter(function (name) { return form.elements[name]; }), ["sort", "desc"])
+      .concat(CHECKS.filter(function (name) { return form.elements[name]; }), ["sort", "desc", "all"])
       .concat(choices.length ? ["hide"] : []);
 
     /* Whether `value` is one the address may set for `name`: a choice of its select, "1" for a checkbox. */
@@ -125,7 +125,7 @@
       var element = form.elements[name];
       if (name === "sort") { return Boolean(columns[value]); }
       if (name === "hide") { return value.split(",").every(function (key) { return Boolean(chosen[key]); }); }
-      if (name === "desc" || CHECKS.indexOf(name) !== -1) { return value === "1"; }
+      if (name === "desc" || name === "all" || CHECKS.indexOf(name) !== -1) { return value === "1"; }
       if (element && element.tagName === "SELECT") {
         return list(element.options).some(function (option) { return option.value === value; });
       }
@@ -162,7 +162,7 @@
     }
 
     function stateFromForm(state) {
-      var next = { sort: state.sort, desc: state.desc };
+      var next = { sort: state.sort, desc: state.desc, all: state.all };
       fields.forEach(function (name) {
         if (TEXTS.indexOf(name) !== -1) { next[name] = form.elements[name].value.trim(); }
         if (CHECKS.indexOf(name) !== -1) { next[name] = form.elements[name].checked ? "1" : ""; }
@@ -260,23 +260,46 @@
     }
 
     var state = readState();
+    var LIMIT = Number(form.dataset.limit) || 200;
+
+    /* A long table lists its first LIMIT (data-limit) matching rows until asked for all (all=1): laying out a
+       thousand rows of forty cells takes a browser about a second for every sort or filter. */
+    var more = document.createElement("button");
+    more.type = "button";
+    more.className = "link";
+    more.id = "show-all";
+    more.hidden = true;
+    more.addEventListener("click", function () { state.all = "1"; apply(); });
+    if (status) { status.parentNode.insertBefore(more, status.nextSibling); }
 
     function apply() {
       var shown = 0, words = (state.q || "").toLowerCase().split(/\s+/).filter(Boolean);  /* every word matches */
       rows.forEach(function (row) {
         var show = visible(row, state, words);
         row.hidden = !show;
+        delete row.dataset.cut;
         if (show) { shown += 1; }
-      });
-      bodies.forEach(function (body) {  /* a group label without a visible row is hidden too */
-        var label = body.querySelector("tr.group-label");
-        if (label) { label.hidden = !body.querySelector("tr:not(.group-label):not([hidden])"); }
       });
       if (state.view) { table.dataset.view = state.view; }
       showColumns(state);
       sortRows(state);
+      var listed = 0;
+      bodies.forEach(function (body) {
+        list(body.rows).forEach(function (row) {
+          if (row.hidden || row.classList.contains("group-label")) { return; }
+          listed += 1;
+          if (listed > LIMIT && !state.all) { row.hidden = true; row.dataset.cut = "1"; }
+        });
+        var label = body.querySelector("tr.group-label");  /* a group label without a listed row is hidden too */
+        if (label) { label.hidden = !body.querySelector("tr:not(.group-label):not([hidden])"); }
+      });
+      var cut = shown > LIMIT && !state.all;
+      more.hidden = !cut;
+      more.textContent = "List all " + shown.toLocaleString("en") + " matching models";
       if (status) {
-        status.textContent = "Showing " + shown + " of " + rows.length + " models." + (state.ignored && state.ignored.length ?
+        status.textContent = (cut ? "Showing the first " + LIMIT + " of " + shown.toLocaleString("en") + " matching models (" +
+          rows.length.toLocaleString("en") + " in all)." : "Showing " + shown + " of " + rows.length + " models.") +
+          (state.ignored && state.ignored.length ?
           " Ignored from the address (not a choice here): " + state.ignored.join(", ") + "." : "");
       }
       writeState(state);
@@ -307,8 +330,9 @@
       });
     });
 
-    /* "Download this view": the rows shown, in their order, with the columns shown; values as the table shows
-       them (scores ×100), each header naming the full dataset id, metric and unit. */
+    /* "Download this view": the rows that match, in their order (those past the listed first ones too), with the
+       columns shown; values as the table shows them (scores ×100), each header naming the full dataset id, metric
+       and unit. */
     function viewCsv() {
       var off = state.view === "rank" ? "s" : state.view === "score" ? "r" : "";
       var keys = Object.keys(columns).filter(function (key) {
@@ -321,7 +345,7 @@
       }).join(",")];
       bodies.forEach(function (body) {  /* in the order shown: verified models first, each body as sorted */
         list(body.rows).forEach(function (row) {
-          if (row.hidden || row.classList.contains("group-label")) { return; }
+          if ((row.hidden && !row.dataset.cut) || row.classList.contains("group-label")) { return; }
           lines.push(keys.map(function (key) {
             var cell = row.cells[columns[key].index], link = cell.querySelector("a");
             return csvField(columns[key].text ? (link || cell).textContent.trim() : cellValue(row, key));
