@@ -1,8 +1,8 @@
-"""data/board.js: the whole home table (every model, every dataset column) as compact rows for table.js.
+"""data/board.js: the whole home table (every model, every dataset column) as compact rows for site/js/board.js.
 
 The home page's own HTML holds the top rows with their group means, so that the table shows before any script
 runs; the rest would weigh megabytes as HTML at 1,000 models × 30 datasets (each unverified value carries its
-accessible marks), so table.js builds it from these rows. Values arrive formatted as the page shows them
+accessible marks), so site/js/board.js builds it from these rows. Values arrive formatted as the page shows them
 (render.py's filters), so both renderings agree to the character; a browser test compares them.
 
 A row: [model_id, href, type, parameters, parameters as shown, licence, flags, groups, prediction, cells]
