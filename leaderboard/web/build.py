@@ -20,7 +20,7 @@ from leaderboard.analysis.predictions import Evidence, load_evidence
 from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results
-from leaderboard.web import downloads, pages, rank_pages
+from leaderboard.web import board_data, downloads, pages, rank_pages
 from leaderboard.web.render import MARKER, STATIC_DIR, SiteFiles, json_text, make_environment, replace_folder
 
 logger = logging.getLogger(__name__)
@@ -115,6 +115,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[S
 
     home = pages.build_home(board)
     render("home.html", home)
+    files.add("data/board.js", board_data.board_script(env, home))
     for path, text in downloads.home_downloads(home).items():
         files.add(path, text)
     for dataset in board.datasets:

@@ -32,6 +32,12 @@ def _round(values, digits: int = 3) -> list:
     return [None if value is None or not np.isfinite(value) else round(float(value), digits) for value in values]
 
 
+def _rows(count: int, base: int) -> dict:
+    """Marks a chart with one row per model (best last, as Plotly draws the first category at the bottom):
+    charts.js keeps every array of `count` values to its last N and sets the height to base + N rows."""
+    return {"count": count, "base": base, "px": ROW_PX}
+
+
 def _layout(title: str, height: int, **extra) -> dict:
     layout = {
         "title": {"text": title, "x": 0, "font": {"size": 15}},
@@ -87,6 +93,7 @@ def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, b
             yaxis={"automargin": True, "type": "category"},
             shapes=shapes,
         ),
+        "rows": _rows(len(models), 120),
     }
 
 
@@ -154,6 +161,7 @@ def per_query_boxes(models: Sequence[str], box: dict[str, np.ndarray], metric: s
             xaxis={"title": {"text": f"{metric} ×100"}, "gridcolor": "#eaeef2"},
             yaxis={"automargin": True, "type": "category"},
         ),
+        "rows": _rows(len(models), 120),
     }
 
 
@@ -182,6 +190,7 @@ def wins_ties_losses(models: Sequence[str], wins, ties, losses, baseline: str) -
             legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right",
                     "traceorder": "normal"},
         ),
+        "rows": _rows(len(models), 140),
     }
 
 

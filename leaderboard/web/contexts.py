@@ -20,6 +20,7 @@ class Figure:
     id: str
     title: str
     json: str  # figure as script-safe JSON text
+    models: int = 0  # > 0: one row per model, of this many; charts.js draws the top N of them (a control picks N)
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,10 @@ class HomeContext:
     column_count: int = 1  # columns of the table, for the row that labels the unverified group
     separability: tuple[SeparabilityRow, ...] = ()
     rank_summary: tuple[RankTable, ...] = ()  # group rank tables without rows: name, bands, size
+    listed_rows: int = 200  # rows table.js lists until asked for all
+    html_rows: int = 100  # rows in the page's own HTML (without dataset columns); data/board.js holds the rest
+    mean_column_count: int = 1  # columns of that HTML table
+    column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,7 @@ class DatasetRow:
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     values_verified: tuple[bool, ...] = ()  # the same, per value of `values`
     effect: Effect | None = None  # against the baseline
+    model_type: str = ""  # for the table's type filter
 
 
 @dataclass(frozen=True)
@@ -232,6 +238,11 @@ class DatasetContext:
     column_count: int = 1  # columns of the table, for the row that labels the unverified group
     separability: SeparabilityRow | None = None
     crossings: CrossingSection | None = None  # None: no pair of predicted curves crosses
+    types: tuple[str, ...] = ()  # model types present, for the table's filter
+    listed_rows: int = 200  # rows table.js lists until asked for all
+    top_choices: tuple[int, ...] = ()  # how many models the charts may show (the last: all of them)
+    top_default: int = 0  # how many they show at first
+    pairs: str = ""  # script-safe JSON for the any-two-models p-value lookup (pairs.js)
 
 
 @dataclass(frozen=True)

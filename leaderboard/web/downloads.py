@@ -1,7 +1,10 @@
-"""CSV and JSON downloads of every table on the site; values on the metric's own scale (not ×100).
+"""CSV and JSON downloads of every table on the site; values on the metric's own scale (0-1, not ×100 as the pages
+show them). Each file says so: the CSV in its last column `unit`, the JSON in its field "unit".
 
 Rows come in the pages' order: verified results (ranked) first, then unverified ones with empty ranks. Column
-`unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated)."""
+`unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated). Column
+headers of per-dataset values carry the full dataset id and the metric (`beir/scifact nDCG@10`); a dataset's
+own table has a column `dataset_id`."""
 
 from __future__ import annotations
 
@@ -32,9 +35,16 @@ def _effect_values(effect: Effect | None) -> list:
     return [None] * 4 if effect is None else [effect.ci[0], effect.ci[1], effect.dz, effect.meaningful]
 
 
+UNIT = "0-1"  # the CSV's unit column: scores as fractions, not ×100
+UNIT_TEXT = ("Scores, means, intervals and differences are on the metric's own scale, 0-1 (the site's tables show "
+             "them ×100); ARP, an average rank, as it is; ranks, counts and p-values as they are.")
+
+
 def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
+    """The CSV (with a last column `unit` on every row) and the JSON (with a field "unit") of one table."""
     records = [dict(zip(header, row, strict=True)) for row in rows]
-    document = {**meta, "columns": header, "rows": rounded(records)}
+    document = {**meta, "unit": UNIT_TEXT, "columns": header, "rows": rounded(records)}
+    header, rows = [*header, "unit"], [[*row, UNIT] for row in rows]
     return {
         f"{stem}.csv": csv_text(header, rows),
         f"{stem}.json": json.dumps(document, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
@@ -47,7 +57,7 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         header += [f"{group.name} mean", f"{group.name} ci_low", f"{group.name} ci_high",
                    f"{group.name} mean_rank", f"{group.name} datasets_covered"]
     columns = [column for group in home.dataset_groups for column in group.columns]
-    header += [f"{column.title} ({column.metric})" for column in columns]
+    header += [f"{column.dataset_id} {column.metric}" for column in columns]
     if home.prediction:
         header += [f"{home.prediction.label}, {home.prediction.detail}", "prediction datasets_covered"]
     rows = []
@@ -72,11 +82,11 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
 
 
 def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
-    header = ["model_id", "rank_best", "rank_worst", "top_group", page.main_metric, "ci_low", "ci_high",
+    header = ["model_id", "dataset_id", "rank_best", "rank_worst", "top_group", page.main_metric, "ci_low", "ci_high",
               *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot",
               "verified", "unverified"]
     rows = [
-        [row.model_id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
+        [row.model_id, page.id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
          row.diff, row.wins, row.ties, row.losses, row.pvalue, row.zero_shot, row.verified,
          _unverified([page.main_metric, *page.other_metrics], [row.mean_verified, *row.values_verified],
                      [row.mean, *row.values])]

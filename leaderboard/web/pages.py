@@ -68,7 +68,11 @@ from leaderboard.web.scale_pages import (
 
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 SCALE = 100.0  # scores are shown ×100 in tables and charts
-HEATMAP_MODELS = 50  # a dataset page's p-value heatmap shows the pairs among this many best models (it grows as m²)
+HEATMAP_MODELS = 20  # a dataset page's p-value heatmap shows the pairs among this many best models (it grows as m²)
+LISTED_ROWS = 200  # a table lists this many matching rows until asked for all (table.js): layout is what costs
+HOME_ROWS = 100  # rows in the home page's own HTML; data/board.js holds every row and dataset column for table.js
+CHART_MODELS = (10, 30, 100)  # the top-N choices of a dataset page's per-model charts (default 30), besides "all"
+DEFAULT_CHART_MODELS = 30
 PARAMETER_BOUNDS = (50_000_000, 150_000_000, 500_000_000, 1_000_000_000, 10_000_000_000)
 
 
@@ -78,7 +82,12 @@ def metric_scale(name: str) -> float:
 
 
 def _figure(figure_id: str, title: str, figure: dict) -> Figure:
-    return Figure(figure_id, title, json_text(figure))
+    return Figure(figure_id, title, json_text(figure), figure.get("rows", {}).get("count", 0))
+
+
+def chart_choices(models: int) -> tuple[int, ...]:
+    """How many models a per-model chart may show: the fixed choices below the count, then all of them."""
+    return tuple(n for n in CHART_MODELS if n < models) + (models,)
 
 
 def describe_tests(board: Leaderboard) -> str:
@@ -208,6 +217,9 @@ def build_home(board: Leaderboard) -> HomeContext:
         downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
         prediction=column,
         column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
+        html_rows=HOME_ROWS, listed_rows=LISTED_ROWS, mean_column_count=3 + 2 * len(headers) + (column is not None),
+        column_choices=tuple(GroupHeader(g.name, g.key, next((d.columns for d in dataset_groups if d.key == g.key), ()),
+                                         g.size) for g in headers),
         separability=tuple(separability_row(d, "") for d in board.datasets),
         rank_summary=rank_tables(board, rows=False),
     )
@@ -250,7 +262,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id))),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(metric in result.verified_metrics for metric in others),
-            effect=baseline_effect(dataset, model_id),
+            effect=baseline_effect(dataset, model_id), model_type=result.model.type,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -301,7 +313,22 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
+        types=tuple(t for t in MODEL_TYPES if any(r.model.type == t for r in dataset.results)),
+        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root)),
     )
+
+
+def pair_data(dataset: DatasetBoard, root: str) -> dict:
+    """What pairs.js needs to show any two models' p-value and effect on this dataset: the models in the order of
+    the p-value rows, the data files holding their per-query values and p-values, and the dataset's constants."""
+    return {"dataset": dataset.info.id, "metric": dataset.info.main_metric, "root": root,
+            "models": list(dataset.model_ids), "slugs": [slugify(model_id) for model_id in dataset.model_ids],
+            **_effect_constants(dataset)}
+
+
+def _effect_constants(dataset: DatasetBoard) -> dict:
+    """What pairs.js needs for a pair's effect: the t quantile of the interval, the meaningful difference."""
+    return {"t975": round(t_critical(len(dataset.query_ids)), 6), "meaningful": round(dataset.separability.threshold, 6)}
 
 
 # --- model --------------------------------------------------------------------------------------------
@@ -468,8 +495,6 @@ def compare_data(board: Leaderboard, model: ModelBoard) -> dict:
 def datasets_data(board: Leaderboard) -> dict:
     return {
         d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
-                    "models": list(d.model_ids), "unit": unit_of(d.info.id),
-                    "t975": round(t_critical(len(d.query_ids)), 6),
-                    "meaningful": round(d.separability.threshold, 6)}
+                    "models": list(d.model_ids), "unit": unit_of(d.info.id), **_effect_constants(d)}
         for d in board.datasets
     }

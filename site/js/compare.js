@@ -1,5 +1,5 @@
 /* Compare page: per-query scatter of two models on every dataset both have results for.
-   Per-model data files are loaded with <script> elements, which works from file:// as well as http. */
+   Per-model data files are loaded by pairs.js with <script> elements, which works from file:// and http. */
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -9,49 +9,18 @@
   var second = document.getElementById("model-b");
   var results = document.getElementById("compare-results");
   var status = document.getElementById("compare-status");
-  var loading = {};
+  var pairs = window.irboardPairs, mean = pairs.mean;
 
   function slugOf(select, id) {
     var option = Array.prototype.find.call(select.options, function (o) { return o.value === id; });
     return option ? option.dataset.slug : null;
   }
 
-  function loadModel(id) {
-    if (!loading[id]) {
-      loading[id] = new Promise(function (resolve, reject) {
-        var script = document.createElement("script");
-        script.src = "data/models/" + slugOf(first, id) + ".js";
-        script.onload = function () { resolve(window.irboardData.models[id]); };
-        script.onerror = function () { reject(new Error("cannot load the data of " + id)); };
-        document.head.appendChild(script);
-      });
-    }
-    return loading[id];
-  }
-
-  function mean(values) {
-    return values.reduce(function (sum, value) { return sum + value; }, 0) / values.length;
-  }
+  function loadModel(id) { return pairs.loadModel("", slugOf(first, id), id); }
 
   /* Plotly reads <b>, <a>, <br> in text as markup: names and query ids go in as entities it decodes. */
   function plain(text) {
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-  }
-
-  function formatP(p) { return p < 0.001 ? "< 0.001" : p.toFixed(3); }
-
-  /* The size of the difference beside its p-value: paired mean difference with its t-interval (t975: the
-     dataset's t quantile) and d_z = mean / SD of the per-query differences, as on the dataset pages. */
-  function effectText(aValues, bValues, info, nameB, nameA) {
-    var d = bValues.map(function (value, i) { return value - aValues[i]; });
-    var m = mean(d), n = d.length;
-    var sd = n > 1 ? Math.sqrt(d.reduce(function (sum, x) { return sum + (x - m) * (x - m); }, 0) / (n - 1)) : 0;
-    var half = info.t975 * sd / Math.sqrt(n);
-    var text = "Effect " + nameB + " − " + nameA + ": Δ " + (100 * m).toFixed(2) + " [" + (100 * (m - half)).toFixed(2) +
-      ", " + (100 * (m + half)).toFixed(2) + "]";
-    if (sd > 0) { text += ", d_z " + (m / sd).toFixed(2); }
-    return text + (Math.abs(m) >= info.meaningful ? ", a meaningful difference." : ", below the meaningful difference of " +
-      (100 * info.meaningful).toFixed(2) + ".");
   }
 
   function block(datasetId, info, a, b, nameA, nameB) {
@@ -73,7 +42,7 @@
     summary.textContent = info.metric + " ×100: " + nameA + " " + (100 * mean(a.values)).toFixed(2) + ", " +
       nameB + " " + (100 * mean(b.values)).toFixed(2) + ". " + nameB + " wins " + wins + ", ties " + ties +
       ", loses " + losses + " of " + a.values.length + " queries (values rounded to 4 decimals). Corrected p = " +
-      formatP(p) + ". " + effectText(a.values, b.values, info, nameB, nameA);
+      pairs.formatP(p) + ". " + pairs.effectText(a.values, b.values, info, nameB, nameA);
     section.appendChild(summary);
     var plot = document.createElement("div");
     plot.className = "plot";

@@ -1,263 +1,363 @@
-/* Home table: filter, search and sort the server-rendered rows; the view's state lives in the URL.
-   Verified and unverified models sit in two table bodies: each is sorted on its own, so they never mix. */
+/* Sortable, filterable tables: the home leaderboard and the table of each dataset page. A form with
+   data-table="<table id>" drives its table; the filters it holds (search, type, licence, ...) are the ones that
+   apply, and the view's state lives in the URL. Verified and unverified models sit in two table bodies: each is
+   sorted on its own, so they never mix.
+   The home page's own HTML holds the top rows and the group means, so that the table shows before any script
+   runs; board.js builds the whole table from data/board.js first. */
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
-  var table = document.getElementById("board");
-  var form = document.getElementById("filters");
-  var status = document.getElementById("status");
-  if (!table || !form) { return; }
-  var bodies = Array.prototype.slice.call(table.tBodies);
-  var rows = [];
-  bodies.forEach(function (body) {
-    Array.prototype.forEach.call(body.rows, function (row) {
-      if (!row.classList.contains("group-label")) { rows.push(row); }
-    });
-  });
-  rows.forEach(function (row, index) { row.dataset.order = String(index); });
-  var FIELDS = ["q", "type", "maxparams", "license", "open", "zeroshot", "verified", "view", "sort", "desc"];
-  var TEXT_KEYS = { model: true, type: true };
+  var CHECKS = ["open", "zeroshot", "verified"];
+  var TEXTS = ["q", "type", "maxparams", "license", "view"];
+  var DEFAULTS = { view: "score" };
+
+  function list(items) { return Array.prototype.slice.call(items); }
 
   /* Column index of every sortable header, honouring rowspan and colspan. */
-  function headerColumns() {
+  function headerColumns(table) {
     var taken = [], columns = {};
-    Array.prototype.forEach.call(table.tHead.rows, function (row, r) {
+    list(table.tHead.rows).forEach(function (row, r) {
       var c = 0;
       taken[r] = taken[r] || [];
-      Array.prototype.forEach.call(row.cells, function (cell) {
+      list(row.cells).forEach(function (cell) {
         while (taken[r][c]) { c += 1; }
         for (var dr = 0; dr < cell.rowSpan; dr += 1) {
           taken[r + dr] = taken[r + dr] || [];
           for (var dc = 0; dc < cell.colSpan; dc += 1) { taken[r + dr][c + dc] = true; }
         }
-        if (cell.dataset.key) { columns[cell.dataset.key] = { index: c, th: cell }; }
+        if (cell.dataset.key) {
+          columns[cell.dataset.key] = { index: c, th: cell, text: cell.hasAttribute("data-text") };
+        }
         c += cell.colSpan;
       });
     });
     return columns;
   }
-  var columns = headerColumns();
 
-  /* Whether `value` is one the address may set for `name`: a choice of its select, "1" for a checkbox. */
-  function allowed(name, value) {
-    var element = form.elements[name];
-    if (name === "sort") { return Boolean(columns[value]); }
-    if (name === "desc" || (element && element.type === "checkbox")) { return value === "1"; }
-    if (element && element.tagName === "SELECT") {
-      return Array.prototype.some.call(element.options, function (option) { return option.value === value; });
-    }
-    return true;
-  }
-
-  /* The view the address asks for; values it cannot show are dropped and listed in `ignored`, said once. */
-  function readState() {
-    var params = new URLSearchParams(window.location.search), state = {}, ignored = [];
-    FIELDS.forEach(function (name) {
-      var value = params.get(name) || "";
-      if (value && !allowed(name, value)) {
-        ignored.push(name + "=" + value);
-        value = "";
-      }
-      state[name] = value;
-    });
-    if (state.view !== "rank") { state.view = "score"; }
-    state.ignored = ignored;
-    return state;
-  }
-
-  function writeState(state) {
-    var params = new URLSearchParams();
-    FIELDS.forEach(function (name) {
-      var value = state[name];
-      if (value && !(name === "view" && value === "score")) { params.set(name, value); }
-    });
-    var query = params.toString();
-    try {
-      window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : ""));
-    } catch (error) { /* some file:// contexts refuse; the view still works */ }
-  }
-
-  function stateFromForm(state) {
-    var next = { sort: state.sort, desc: state.desc };
-    ["q", "type", "maxparams", "license", "view"].forEach(function (name) {
-      next[name] = form.elements[name].value.trim();
-    });
-    ["open", "zeroshot", "verified"].forEach(function (name) {
-      next[name] = form.elements[name].checked ? "1" : "";
-    });
-    return next;
-  }
-
-  function fillForm(state) {
-    ["q", "type", "maxparams", "license", "view"].forEach(function (name) {
-      var element = form.elements[name];
-      element.value = state[name];
-      if (element.tagName === "SELECT" && element.value !== state[name]) { element.value = ""; }
-    });
-    ["open", "zeroshot", "verified"].forEach(function (name) { form.elements[name].checked = state[name] === "1"; });
-  }
-
-  function visible(row, state, words) {
-    var data = row.dataset;
-    if (!words.every(function (word) { return data.id.indexOf(word) !== -1; })) { return false; }
-    if (state.type && data.type !== state.type) { return false; }
-    if (state.license && data.license !== state.license) { return false; }
-    if (state.maxparams && (data.params === "" || Number(data.params) > Number(state.maxparams))) { return false; }
-    if (state.open && data.open !== "1") { return false; }
-    if (state.zeroshot && data.zs !== "1") { return false; }
-    if (state.verified && data.ver !== "1") { return false; }
-    return true;
-  }
-
-  function cellValue(row, key) {
-    var cell = row.cells[columns[key].index];
-    if (TEXT_KEYS[key]) { return cell.textContent.trim().toLowerCase(); }
-    if (cell.dataset.v !== undefined) { return cell.dataset.v === "" ? null : Number(cell.dataset.v); }
-    var number = parseFloat(cell.textContent);
-    return isNaN(number) ? null : number;
-  }
-
-  function sortRows(state) {
-    var ordered = rows.slice();
-    if (state.sort) {
-      var key = state.sort, sign = state.desc === "1" ? -1 : 1;
-      var values = new Map(rows.map(function (row) { return [row, cellValue(row, key)]; }));
-      ordered.sort(function (a, b) {
-        var x = values.get(a), y = values.get(b);
-        if (x === null || y === null) {
-          if (x === y) { return Number(a.dataset.order) - Number(b.dataset.order); }
-          return x === null ? 1 : -1;  /* missing values last in both directions */
-        }
-        if (x < y) { return -sign; }
-        if (x > y) { return sign; }
-        return Number(a.dataset.order) - Number(b.dataset.order);
-      });
-    }
-    bodies.forEach(function (body) {
-      var fragment = document.createDocumentFragment();
-      ordered.forEach(function (row) { if (row.parentNode === body) { fragment.appendChild(row); } });
-      body.appendChild(fragment);
-    });
-    Object.keys(columns).forEach(function (key) {
-      var th = columns[key].th;
-      if (key === state.sort) {
-        th.setAttribute("aria-sort", state.desc === "1" ? "descending" : "ascending");
-      } else {
-        th.removeAttribute("aria-sort");
-      }
-    });
-  }
-
-  var state = readState();
-
-  function apply() {
-    var shown = 0, words = state.q.toLowerCase().split(/\s+/).filter(Boolean);  /* every word must match */
-    rows.forEach(function (row) {
-      var show = visible(row, state, words);
-      row.hidden = !show;
-      if (show) { shown += 1; }
-    });
-    bodies.forEach(function (body) {  /* a group label without a visible row is hidden too */
-      var label = body.querySelector("tr.group-label");
-      if (label) { label.hidden = !body.querySelector("tr:not(.group-label):not([hidden])"); }
-    });
-    table.dataset.view = state.view;
-    sortRows(state);
-    status.textContent = "Showing " + shown + " of " + rows.length + " models." + (state.ignored && state.ignored.length ?
-      " Ignored from the address (not a choice here): " + state.ignored.join(", ") + "." : "");
-    writeState(state);
-  }
-
-  Object.keys(columns).forEach(function (key) {
-    var th = columns[key].th;
-    var button = document.createElement("button");
-    button.type = "button";
-    button.className = "sort";
-    var link = th.querySelector("a");
-    if (link) {
-      button.setAttribute("aria-label", "Sort by " + link.textContent);
-      th.appendChild(document.createTextNode(" "));
-      th.appendChild(button);
-    } else {
-      while (th.firstChild) { button.appendChild(th.firstChild); }
-      th.appendChild(button);
-    }
-    button.addEventListener("click", function () {
-      if (state.sort === key) {
-        state.desc = state.desc === "1" ? "" : "1";
-      } else {
-        state.sort = key;
-        state.desc = TEXT_KEYS[key] || key.indexOf("r-") === 0 ? "" : "1";  /* scores: best first */
-      }
-      apply();
-    });
-  });
-
-  /* "Download this view": the rows shown, in their order, with the columns of the current view; values as the
-     table shows them (scores ×100), each header naming the full dataset id, metric and unit. */
   function csvField(value) {
     var text = value === null || value === undefined ? "" : String(value);
     return /[",\r\n]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
   }
 
-  function viewCsv() {
-    var hidden = state.view === "rank" ? "s" : "r";
-    var keys = Object.keys(columns).filter(function (key) { return !columns[key].th.classList.contains(hidden); })
-      .sort(function (a, b) { return columns[a].index - columns[b].index; });
-    var names = { model: "model_id", type: "type", params: "parameters" };
-    var lines = [keys.map(function (key) { return csvField(names[key] || columns[key].th.dataset.unit); }).join(",")];
-    bodies.forEach(function (body) {  /* in the order shown: verified models first, each body as sorted */
-      Array.prototype.forEach.call(body.rows, function (row) {
-        if (row.hidden || row.classList.contains("group-label")) { return; }
-        lines.push(keys.map(function (key) {
-          return csvField(key === "model" ? row.querySelector("th a").textContent : cellValue(row, key));
-        }).join(","));
+  function setup(form) {
+    var table = document.getElementById(form.dataset.table);
+    var status = document.getElementById(form.dataset.status);
+    if (!table) { return; }
+    if (window.irboardFillTable && window.irboardFillTable(table)) {
+      var partial = document.getElementById("board-partial");
+      if (partial) { partial.hidden = true; }
+    }
+    var bodies = list(table.tBodies);
+    var rows = [];
+    bodies.forEach(function (body) {
+      list(body.rows).forEach(function (row) { if (!row.classList.contains("group-label")) { rows.push(row); } });
+    });
+    rows.forEach(function (row, index) { row.dataset.order = String(index); });
+    var columns = headerColumns(table);
+    var choices = list(form.querySelectorAll("input[name=col]"));
+    var chosen = {};  /* column chooser value -> the column keys it shows or hides */
+    choices.forEach(function (box) {
+      var key = box.value;
+      chosen[key] = key.indexOf("g-") === 0 ? [key, "r-" + key.slice(2)] : [key];
+    });
+    var fields = TEXTS.filter(function (name) { return form.elements[name]; })
+      .concat(CHECKS.filter(function (name) { return form.elements[name]; }), ["sort", "desc", "all"])
+      .concat(choices.length ? ["hide"] : []);
+
+    /* Whether `value` is one the address may set for `name`: a choice of its select, "1" for a checkbox. */
+    function allowed(name, value) {
+      var element = form.elements[name];
+      if (name === "sort") { return Boolean(columns[value]); }
+      if (name === "hide") { return value.split(",").every(function (key) { return Boolean(chosen[key]); }); }
+      if (name === "desc" || name === "all" || CHECKS.indexOf(name) !== -1) { return value === "1"; }
+      if (element && element.tagName === "SELECT") {
+        return list(element.options).some(function (option) { return option.value === value; });
+      }
+      return true;
+    }
+
+    /* The view the address asks for; values it cannot show are dropped and listed in `ignored`, said once. */
+    function readState() {
+      var params = new URLSearchParams(window.location.search), state = {}, ignored = [];
+      fields.forEach(function (name) {
+        var value = params.get(name) || "";
+        if (value && !allowed(name, value)) {
+          ignored.push(name + "=" + value);
+          value = "";
+        }
+        state[name] = value || DEFAULTS[name] || "";
+      });
+      if (state.view && state.view !== "rank") { state.view = "score"; }
+      state.ignored = ignored;
+      return state;
+    }
+
+    /* The address keeps parameters of other controls on the page (charts.js's top=). */
+    function writeState(state) {
+      var params = new URLSearchParams(window.location.search);
+      fields.forEach(function (name) {
+        var value = state[name];
+        if (value && value !== DEFAULTS[name]) { params.set(name, value); } else { params.delete(name); }
+      });
+      var query = params.toString();
+      try {
+        window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : ""));
+      } catch (error) { /* some file:// contexts refuse; the view still works */ }
+    }
+
+    function stateFromForm(state) {
+      var next = { sort: state.sort, desc: state.desc, all: state.all };
+      fields.forEach(function (name) {
+        if (TEXTS.indexOf(name) !== -1) { next[name] = form.elements[name].value.trim(); }
+        if (CHECKS.indexOf(name) !== -1) { next[name] = form.elements[name].checked ? "1" : ""; }
+      });
+      if (choices.length) {
+        next.hide = choices.filter(function (box) { return !box.checked; })
+          .map(function (box) { return box.value; }).join(",");
+      }
+      return next;
+    }
+
+    function fillForm(state) {
+      fields.forEach(function (name) {
+        var element = form.elements[name];
+        if (TEXTS.indexOf(name) !== -1) {
+          element.value = state[name];
+          if (element.tagName === "SELECT" && element.value !== state[name]) { element.value = ""; }
+        }
+        if (CHECKS.indexOf(name) !== -1) { element.checked = state[name] === "1"; }
+      });
+      var hidden = (state.hide || "").split(",");
+      choices.forEach(function (box) { box.checked = hidden.indexOf(box.value) === -1; });
+    }
+
+    function visible(row, state, words) {
+      var data = row.dataset;
+      if (!words.every(function (word) { return data.id.indexOf(word) !== -1; })) { return false; }
+      if (state.type && data.type !== state.type) { return false; }
+      if (state.license && data.license !== state.license) { return false; }
+      if (state.maxparams && (data.params === "" || Number(data.params) > Number(state.maxparams))) { return false; }
+      if (state.open && data.open !== "1") { return false; }
+      if (state.zeroshot && data.zs !== "1") { return false; }
+      if (state.verified && data.ver !== "1") { return false; }
+      return true;
+    }
+
+    function cellValue(row, key) {
+      var cell = row.cells[columns[key].index];
+      if (columns[key].text) { return cell.textContent.trim().toLowerCase(); }
+      if (cell.dataset.v !== undefined) { return cell.dataset.v === "" ? null : Number(cell.dataset.v); }
+      var number = parseFloat(cell.textContent);
+      return isNaN(number) ? null : number;
+    }
+
+    function sortRows(state) {
+      var ordered = rows.slice();
+      if (state.sort) {
+        var key = state.sort, sign = state.desc === "1" ? -1 : 1;
+        var values = new Map(rows.map(function (row) { return [row, cellValue(row, key)]; }));
+        ordered.sort(function (a, b) {
+          var x = values.get(a), y = values.get(b);
+          if (x === null || y === null) {
+            if (x === y) { return Number(a.dataset.order) - Number(b.dataset.order); }
+            return x === null ? 1 : -1;  /* missing values last in both directions */
+          }
+          if (x < y) { return -sign; }
+          if (x > y) { return sign; }
+          return Number(a.dataset.order) - Number(b.dataset.order);
+        });
+      }
+      bodies.forEach(function (body) {
+        var fragment = document.createDocumentFragment();
+        ordered.forEach(function (row) { if (row.parentNode === body) { fragment.appendChild(row); } });
+        body.appendChild(fragment);
+      });
+      Object.keys(columns).forEach(function (key) {
+        var th = columns[key].th;
+        if (key === state.sort) {
+          th.setAttribute("aria-sort", state.desc === "1" ? "descending" : "ascending");
+        } else {
+          th.removeAttribute("aria-sort");
+        }
+      });
+    }
+
+    /* Hidden columns: their header and cells get `hidden`; a dataset group's header spans its shown columns. */
+    function showColumns(state) {
+      if (!choices.length) { return; }
+      var hidden = {};
+      (state.hide ? state.hide.split(",") : []).forEach(function (value) {
+        chosen[value].forEach(function (key) { hidden[key] = true; });
+      });
+      Object.keys(columns).forEach(function (key) {
+        var column = columns[key], hide = Boolean(hidden[key]);
+        if (column.th.hidden === hide) { return; }
+        column.th.hidden = hide;
+        rows.forEach(function (row) { row.cells[column.index].hidden = hide; });
+      });
+      list(table.tHead.querySelectorAll("th.group")).forEach(function (th) {
+        var shown = list(table.tHead.querySelectorAll("th[data-key][data-group='" + th.dataset.group + "']"))
+          .filter(function (cell) { return !cell.hidden; }).length;
+        th.hidden = shown === 0;
+        if (shown) { th.colSpan = shown; }
+      });
+    }
+
+    var state = readState();
+    var LIMIT = Number(form.dataset.limit) || 200;
+
+    /* A long table lists its first LIMIT (data-limit) matching rows until asked for all (all=1): laying out a
+       thousand rows of forty cells takes a browser about a second for every sort or filter. */
+    var more = document.createElement("button");
+    more.type = "button";
+    more.className = "link";
+    more.id = "show-all";
+    more.hidden = true;
+    more.addEventListener("click", function () { state.all = "1"; apply(); });
+    if (status) { status.parentNode.insertBefore(more, status.nextSibling); }
+
+    function apply() {
+      var shown = 0, words = (state.q || "").toLowerCase().split(/\s+/).filter(Boolean);  /* every word matches */
+      rows.forEach(function (row) {
+        var show = visible(row, state, words);
+        row.hidden = !show;
+        delete row.dataset.cut;
+        if (show) { shown += 1; }
+      });
+      if (state.view) { table.dataset.view = state.view; }
+      showColumns(state);
+      sortRows(state);
+      var listed = 0;
+      bodies.forEach(function (body) {
+        list(body.rows).forEach(function (row) {
+          if (row.hidden || row.classList.contains("group-label")) { return; }
+          listed += 1;
+          if (listed > LIMIT && !state.all) { row.hidden = true; row.dataset.cut = "1"; }
+        });
+        var label = body.querySelector("tr.group-label");  /* a group label without a listed row is hidden too */
+        if (label) { label.hidden = !body.querySelector("tr:not(.group-label):not([hidden])"); }
+      });
+      var cut = shown > LIMIT && !state.all;
+      more.hidden = !cut;
+      more.textContent = "List all " + shown.toLocaleString("en") + " matching models";
+      if (status) {
+        status.textContent = (cut ? "Showing the first " + LIMIT + " of " + shown.toLocaleString("en") + " matching models (" +
+          rows.length.toLocaleString("en") + " in all)." : "Showing " + shown + " of " + rows.length + " models.") +
+          (state.ignored && state.ignored.length ?
+          " Ignored from the address (not a choice here): " + state.ignored.join(", ") + "." : "");
+      }
+      writeState(state);
+    }
+
+    Object.keys(columns).forEach(function (key) {
+      var th = columns[key].th;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      var link = th.querySelector("a");
+      if (link) {
+        button.setAttribute("aria-label", "Sort by " + link.textContent);
+        th.appendChild(document.createTextNode(" "));
+        th.appendChild(button);
+      } else {
+        while (th.firstChild) { button.appendChild(th.firstChild); }
+        th.appendChild(button);
+      }
+      button.addEventListener("click", function () {
+        if (state.sort === key) {
+          state.desc = state.desc === "1" ? "" : "1";
+        } else {
+          state.sort = key;
+          state.desc = columns[key].text || th.hasAttribute("data-asc") ? "" : "1";  /* scores: best first */
+        }
+        apply();
       });
     });
-    return lines.join("\r\n") + "\r\n";
-  }
 
-  var downloads = document.querySelector("p.downloads");
-  if (downloads && window.Blob && window.URL) {
-    var viewButton = document.createElement("button");
-    viewButton.type = "button";
-    viewButton.id = "download-view";
-    viewButton.className = "link";
-    viewButton.textContent = "this view (CSV: filters and sort applied, ×100 as shown)";
-    viewButton.addEventListener("click", function () {
-      var link = document.createElement("a");
-      link.href = URL.createObjectURL(new Blob([viewCsv()], { type: "text/csv" }));
-      link.download = "leaderboard-view.csv";
-      document.body.appendChild(link);
-      link.click();
-      link.remove();
-      setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
-    });
-    downloads.appendChild(document.createTextNode(" · "));
-    downloads.appendChild(viewButton);
-  }
+    /* "Download this view": the rows that match, in their order (those past the listed first ones too), with the
+       columns shown; values as the table shows them (scores ×100), each header naming the full dataset id, metric
+       and unit. */
+    function viewCsv() {
+      var off = state.view === "rank" ? "s" : state.view === "score" ? "r" : "";
+      var keys = Object.keys(columns).filter(function (key) {
+        var th = columns[key].th;
+        return !th.hidden && !(off && th.classList.contains(off));
+      }).sort(function (a, b) { return columns[a].index - columns[b].index; });
+      var names = { model: "model_id", type: "type", params: "parameters" };
+      var lines = [keys.map(function (key) {
+        return csvField(names[key] || columns[key].th.dataset.unit || columns[key].th.textContent.trim());
+      }).join(",")];
+      bodies.forEach(function (body) {  /* in the order shown: verified models first, each body as sorted */
+        list(body.rows).forEach(function (row) {
+          if ((row.hidden && !row.dataset.cut) || row.classList.contains("group-label")) { return; }
+          lines.push(keys.map(function (key) {
+            var cell = row.cells[columns[key].index], link = cell.querySelector("a");
+            return csvField(columns[key].text ? (link || cell).textContent.trim() : cellValue(row, key));
+          }).join(","));
+        });
+      });
+      return lines.join("\r\n") + "\r\n";
+    }
 
-  form.hidden = false;
-  fillForm(state);
-  /* The header row sticks while the table scrolls in its box; the second header row sits under the first. */
-  function stickHeader() {
-    var second = table.tHead.rows[1];
-    if (!second) { return; }
-    var top = table.tHead.rows[0].getBoundingClientRect().height;
-    Array.prototype.forEach.call(second.cells, function (th) { th.style.top = top + "px"; });
-  }
-  stickHeader();
-  window.addEventListener("resize", stickHeader);
+    var downloads = table.closest(".table-wrap").nextElementSibling;
+    if (downloads && downloads.classList.contains("downloads") && window.Blob && window.URL) {
+      var viewButton = document.createElement("button");
+      viewButton.type = "button";
+      viewButton.id = "download-view";
+      viewButton.className = "link";
+      viewButton.textContent = "this view (CSV: filters and sort applied, ×100 as shown)";
+      viewButton.addEventListener("click", function () {
+        var link = document.createElement("a");
+        link.href = URL.createObjectURL(new Blob([viewCsv()], { type: "text/csv" }));
+        link.download = (table.id === "board" ? "leaderboard" : table.id) + "-view.csv";
+        document.body.appendChild(link);
+        link.click();
+        link.remove();
+        setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
+      });
+      downloads.appendChild(document.createTextNode(" · "));
+      downloads.appendChild(viewButton);
+    }
 
-  form.addEventListener("input", function () { state = stateFromForm(state); apply(); });
-  form.addEventListener("change", function () { state = stateFromForm(state); apply(); });
-  form.addEventListener("submit", function (event) { event.preventDefault(); });
-  form.addEventListener("reset", function (event) {
-    event.preventDefault();
-    state = { q: "", type: "", maxparams: "", license: "", open: "", zeroshot: "", verified: "", view: "score",
-              sort: "", desc: "" };
+    form.hidden = false;
     fillForm(state);
+    /* The header row sticks while the table scrolls in its box; the second header row sits under the first. */
+    function stickHeader() {
+      var second = table.tHead.rows[1];
+      if (!second) { return; }
+      var top = table.tHead.rows[0].getBoundingClientRect().height;
+      list(second.cells).forEach(function (th) { th.style.top = top + "px"; });
+    }
+    stickHeader();
+    window.addEventListener("resize", stickHeader);
+
+    function setColumns(show) {
+      choices.forEach(function (box) { box.checked = show(box.value); });
+      state = stateFromForm(state);
+      apply();
+      stickHeader();
+    }
+    var all = document.getElementById("cols-all"), means = document.getElementById("cols-means");
+    if (all) { all.addEventListener("click", function () { setColumns(function () { return true; }); }); }
+    if (means) {
+      means.addEventListener("click", function () {
+        setColumns(function (key) { return key.indexOf("g-") === 0; });
+      });
+    }
+
+    function changed() { state = stateFromForm(state); apply(); stickHeader(); }
+    form.addEventListener("input", changed);
+    form.addEventListener("change", changed);
+    form.addEventListener("submit", function (event) { event.preventDefault(); });
+    form.addEventListener("reset", function (event) {
+      event.preventDefault();
+      state = { sort: "", desc: "" };
+      fields.forEach(function (name) { state[name] = DEFAULTS[name] || ""; });
+      fillForm(state);
+      apply();
+    });
     apply();
-  });
-  apply();
+  }
+
+  list(document.querySelectorAll("form.filters[data-table]")).forEach(setup);
 })();

@@ -131,3 +131,20 @@ def test_test_settings_reach_the_pages(tmp_path, synth):
     build_site(synth.GOLDEN_RESULTS, out, settings=settings, lookup=synth.golden_lookup)
     page = (out / "datasets" / "beir__scifact.html").read_text()
     assert "α = 0.01" in page and "seed 7" in page and "Holm" in page
+
+
+def test_downloads_state_their_unit_and_full_dataset_ids(built_site, synth):
+    with open(built_site / "downloads" / "leaderboard.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {row["unit"] for row in rows} == {"0-1"}
+    bm25 = next(row for row in rows if row["model_id"] == "bm25")
+    values = read_result(result_path("bm25", "beir/scifact", synth.GOLDEN_RESULTS)).per_query["nDCG@10"]
+    assert float(bm25["beir/scifact nDCG@10"]) == pytest.approx(values.mean(), abs=1e-6) and values.mean() < 1
+    for dataset in synth.GOLDEN_DATASETS:  # every dataset column is headed by its full id and metric
+        assert any(name.startswith(f"{dataset.id} ") for name in rows[0]), dataset.id
+    for table in ("leaderboard.json", "datasets/beir__scifact.json", "models/bm25.json"):
+        document = json.loads((built_site / "downloads" / table).read_text())
+        assert "0-1" in document["unit"] and "×100" in document["unit"]
+    with open(built_site / "downloads" / "datasets" / "beir__scifact.csv", newline="") as handle:
+        scifact = list(csv.DictReader(handle))
+    assert {row["dataset_id"] for row in scifact} == {"beir/scifact"} and {row["unit"] for row in scifact} == {"0-1"}

@@ -14,3 +14,13 @@ def test_heatmap_names_the_pairs_it_shows():
     best = charts.pvalue_heatmap(models[:2], pvalues[:2, :2], 0.05, "holm", of_models=1000)
     assert best["layout"]["title"]["text"].startswith("p-values of the pairs among the 2 best of 1,000 models (holm)")
     assert best["data"][0]["x"] == models[:2] and np.array(best["data"][0]["z"]).shape == (2, 2)
+
+
+def test_per_model_charts_mark_their_rows_for_the_top_n_control():
+    models = [f"org/m{i}" for i in range(40)]
+    means = np.linspace(0.9, 0.1, 40)
+    figure = charts.scores_with_ci(models, means, means - 0.01, means + 0.01, [True] * 40, "nDCG@10", None)
+    assert figure["rows"] == {"count": 40, "base": 120, "px": charts.ROW_PX}
+    assert figure["layout"]["height"] == 120 + charts.ROW_PX * 40
+    assert figure["data"][0]["y"][-1] == "org/m0"  # the best last: charts.js keeps the last N
+    assert len(figure["data"][0]["error_x"]["array"]) == len(figure["data"][0]["marker"]["color"]) == 40

@@ -41,8 +41,59 @@
     return window.Plotly.newPlot(div, data, layout, { responsive: true, displaylogo: false });
   };
 
-  Array.prototype.forEach.call(plots, function (div) {
+  /* Per-model charts (figure.rows) show the top N models: every array of one value per model keeps its last N
+     (Plotly draws the first category at the bottom, so the best come last), the height follows N, and the title
+     and caption say how many are shown. The select #top-n picks N; the address keeps it as top=N. */
+  function keepLast(value, count, n, depth) {
+    if (Array.isArray(value)) { return value.length === count ? value.slice(count - n) : value; }
+    if (value && typeof value === "object" && depth < 3) {
+      var copy = {};
+      Object.keys(value).forEach(function (key) { copy[key] = keepLast(value[key], count, n, depth + 1); });
+      return copy;
+    }
+    return value;
+  }
+
+  function shownText(n, count) {
+    return n < count ? "top " + n + " of " + count.toLocaleString("en") + " models" :
+      "all " + count.toLocaleString("en") + " models";
+  }
+
+  function draw(div, n) {
     var figure = JSON.parse(document.getElementById(div.dataset.figure).textContent);
-    window.irboardPlot(div, figure.data, figure.layout);
-  });
+    var rows = figure.rows, data = figure.data, layout = figure.layout;
+    if (rows) {
+      n = Math.min(n || rows.count, rows.count);
+      data = data.map(function (trace) { return keepLast(trace, rows.count, n, 0); });
+      layout.height = rows.base + rows.px * n;
+      layout.title.text += " — " + shownText(n, rows.count);
+      var note = div.parentNode.querySelector(".top-note");
+      if (note) { note.textContent = " (" + shownText(n, rows.count) + ")"; }
+    }
+    window.irboardPlot(div, data, layout);
+  }
+
+  var select = document.getElementById("top-n");
+  function chosen() {
+    if (!select) { return 0; }
+    var wanted = new URLSearchParams(window.location.search).get("top");
+    if (wanted && Array.prototype.some.call(select.options, function (o) { return o.value === wanted; })) {
+      select.value = wanted;
+    }
+    return Number(select.value);
+  }
+  var top = chosen();
+  Array.prototype.forEach.call(plots, function (div) { draw(div, top); });
+  if (select) {
+    select.form.hidden = false;
+    select.addEventListener("change", function () {
+      top = Number(select.value);
+      Array.prototype.forEach.call(plots, function (div) {
+        if (div.parentNode.querySelector(".top-note")) { draw(div, top); }  /* the per-model charts */
+      });
+      var params = new URLSearchParams(window.location.search);
+      params.set("top", select.value);
+      try { window.history.replaceState(null, "", window.location.pathname + "?" + params.toString()); } catch (e) { /* file:// */ }
+    });
+  }
 })();
