@@ -2,7 +2,8 @@
  *
  * rank_run does in one pass over the file what ranking.rank_run does with dicts: keep the lines whose
  * query is in the qrels, look each document up among its query's judgments, sort every query by
- * (float32 score desc, doc id bytes desc) and return the labels as a (queries, depth) int32 matrix.
+ * (float32 score desc, doc id bytes desc) and return the labels as a (queries, depth) int32 matrix (only as
+ * deep as the caller's measures look, when they all have cutoffs).
  * Each query is finished as soon as its lines end, so memory stays small; a file whose queries are
  * interleaved is read a second time, keeping all lines. The top of each ranking is returned as columns (a
  * sorted doc-id table, indices, scores): what a result file stores, without a Python object per entry.
@@ -235,7 +236,7 @@ static PyObject *parse_qrels(PyObject *self, PyObject *args) {
 }
 
 typedef struct {
-    Py_ssize_t n_queries, keep_top;
+    Py_ssize_t n_queries, keep_top, label_depth; /* negative: all */
     int ignore_identical, interleaved; /* interleaved: some query's lines are not together in the file */
     Bytes *queries, *judged, first_query;
     Slot *query_slots, *judged_slots, *dup_slots;
@@ -244,7 +245,8 @@ typedef struct {
     Py_ssize_t *judged_start; /* query q's judged table: judged_slots[judged_start[q] : judged_start[q + 1]] */
     Record *records;          /* the current query's lines, or all lines of an interleaved file */
     Py_ssize_t n_records, records_size;
-    int32_t *labels; /* ranked labels of the finished queries: query q's at labels[label_start[q]:][:count[q]] */
+    int32_t *labels; /* ranked labels of the finished queries: query q's at labels[label_start[q]:], the first
+                        min(count[q], label_depth) of them */
     Py_ssize_t n_labels, labels_size, *label_start, *count;
     char *seen;           /* the run has query q */
     Entry *tops;          /* the kept tops: query q's at tops[top_start[q]:][:top_count[q]] */
@@ -408,6 +410,7 @@ static int compare_keys(const void *a, const void *b) { /* byte order, which is 
 static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
     uint32_t dup_mask = table_size(n) - 1, mask = (uint32_t)(r->judged_start[q + 1] - r->judged_start[q] - 1);
     Py_ssize_t keep = r->keep_top < 0 || r->keep_top > n ? n : r->keep_top;
+    Py_ssize_t labelled = r->label_depth < 0 || r->label_depth > n ? n : r->label_depth;
     if (dup_mask >= r->dup_size) {
         PyMem_Free(r->dup_slots);
         if (!(r->dup_slots = PyMem_Malloc(((size_t)dup_mask + 1) * sizeof(Slot)))) return PyErr_NoMemory(), -1;
@@ -427,10 +430,10 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
         rec[i].row = j < 0 ? UNJUDGED : r->judged_label[j];
     }
     sort_query(rec, n);
-    if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + n, sizeof(int32_t)) < 0) return -1;
+    if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + labelled, sizeof(int32_t)) < 0) return -1;
     r->label_start[q] = r->n_labels;
     r->count[q] = n;
-    for (Py_ssize_t i = 0; i < n; i++) r->labels[r->n_labels++] = rec[i].row;
+    for (Py_ssize_t i = 0; i < labelled; i++) r->labels[r->n_labels++] = rec[i].row;
     if (reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0) return -1;
     r->top_start[q] = r->n_tops;
     r->top_count[q] = keep;
@@ -532,9 +535,10 @@ static int top_columns(Ranking *r, PyObject **doc_ids, PyObject **docs, PyObject
     return status;
 }
 
-/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top)
+/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth)
  *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth,
  *       doc_ids, top_lengths, top_docs, top_scores)
+ * depth is the longest ranking, at most label_depth (no limit when negative); lengths are the full lengths.
  * The last four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
  * doc_ids the distinct doc ids in byte order, top_lengths per query (int64; 0 where the run lacks the query),
  * top_docs (int64 indices into doc_ids) and top_scores (float64), all queries' entries concatenated. */
@@ -544,11 +548,12 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     PyObject *doc_ids = NULL, *docs = NULL, *scores = NULL, *result = NULL;
     Py_ssize_t line = 0, depth = 1, n;
     Ranking r = {0};
-    if (!PyArg_ParseTuple(args, "y*O!O!pn", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
-                          &r.ignore_identical, &r.keep_top))
+    if (!PyArg_ParseTuple(args, "y*O!O!pnn", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
+                          &r.ignore_identical, &r.keep_top, &r.label_depth))
         return NULL;
     const char *buffer = view.buf, *end = buffer + view.len;
     n = r.n_queries = PyList_GET_SIZE(query_ids);
+    r.label_depth = r.label_depth == 0 ? 1 : r.label_depth; /* the matrix has at least one column */
     r.label_start = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
     r.count = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
     r.seen = PyMem_Calloc((size_t)n + 1, 1);
@@ -581,14 +586,16 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     if (message) goto done;
 
     for (Py_ssize_t q = 0; q < n; q++) depth = r.count[q] > depth ? r.count[q] : depth;
+    if (r.label_depth >= 0 && depth > r.label_depth) depth = r.label_depth;
     labels = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * depth * sizeof(int32_t)));
     lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
     top_lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
     if (!labels || !lengths || !top_lengths || top_columns(&r, &doc_ids, &docs, &scores) < 0) goto done;
     for (Py_ssize_t q = 0; q < n; q++) {
         int32_t *row = (int32_t *)PyByteArray_AS_STRING(labels) + q * depth;
-        if (r.count[q]) memcpy(row, r.labels + r.label_start[q], (size_t)r.count[q] * sizeof(int32_t));
-        for (Py_ssize_t i = r.count[q]; i < depth; i++) row[i] = PAD;
+        Py_ssize_t labelled = r.count[q] < depth ? r.count[q] : depth;
+        if (labelled) memcpy(row, r.labels + r.label_start[q], (size_t)labelled * sizeof(int32_t));
+        for (Py_ssize_t i = labelled; i < depth; i++) row[i] = PAD;
         ((int64_t *)PyByteArray_AS_STRING(lengths))[q] = r.count[q];
         ((int64_t *)PyByteArray_AS_STRING(top_lengths))[q] = r.top_count[q];
     }

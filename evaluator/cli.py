@@ -111,8 +111,10 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     # keep as much of each ranking as the measures need re-scoring from (the whole run for uncut measures)
     cutoffs = [m.cutoff for m in measures]
     keep_top = None if None in cutoffs else max(max(cutoffs), MIN_RUN_DEPTH)
+    label_depth = None if None in cutoffs else max(cutoffs)  # no measure looks further
     with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
-        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top)
+        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top,
+                                    label_depth=label_depth)
     meta = RunMetadata(
         model={
             "id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,

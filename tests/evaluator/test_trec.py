@@ -293,9 +293,10 @@ def runs_and_qrels(draw):
     spelling=st.integers(0, 3),
     ignore_identical_ids=st.booleans(),
     keep_top=st.sampled_from([None, 0, 1, 3]),
+    label_depth=st.sampled_from([None, 1, 3]),
 )
 def test_fast_path_equals_dict_path(
-    tmp_path: Path, data, shuffle_seed, spelling, ignore_identical_ids, keep_top
+    tmp_path: Path, data, shuffle_seed, spelling, ignore_identical_ids, keep_top, label_depth
 ) -> None:
     run, qrels_dict = data
     lines = [f"{q} Q0 {d} 0 {spell(s, spelling)} tag\n" for q, docs in run.items() for d, s in docs.items()]
@@ -303,8 +304,12 @@ def test_fast_path_equals_dict_path(
         random.Random(shuffle_seed).shuffle(lines)
     path = write(tmp_path / "run.txt", "".join(lines))
     qrels = Qrels.from_dict(qrels_dict)
-    ranked, tops = rank_trec_run(path, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top)
-    assert_same_ranking(ranked, rank_run(run, qrels, ignore_identical_ids=ignore_identical_ids))
+    ranked, tops = rank_trec_run(path, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top,
+                                 label_depth=label_depth)
+    reference = rank_run(run, qrels, ignore_identical_ids=ignore_identical_ids)
+    if label_depth is not None:  # the same ranking with its label matrix cut at label_depth, lengths in full
+        reference = RankedRun(reference.query_ids, reference.labels[:, :label_depth], reference.lengths)
+    assert_same_ranking(ranked, reference)
     kept = {
         q: {d: s for d, s in docs.items() if not (ignore_identical_ids and d == q)} for q, docs in run.items()
     }
