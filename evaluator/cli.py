@@ -8,7 +8,7 @@ from pathlib import Path
 
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result
 from evaluator.errors import IrboardError, OutputExistsError
-from evaluator.metrics import DEFAULT_MEASURES, parse_measures
+from evaluator.metrics import DEFAULT_MEASURES, evaluate, parse_measures
 from evaluator.progress import set_quiet, step
 from evaluator.result import MODEL_TYPES, check_id, result_path, write_result
 
@@ -132,7 +132,8 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         dataset_revision=SOURCE if is_official else "",  # the judgments' pinned upstream (no corpus is read)
     )
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
-        return assemble_result(ranked, qrels, measures, top, meta)
+        values = evaluate(ranked, qrels, measures, relevance_level)
+    return assemble_result(ranked, qrels, measures, top, meta, values=values)  # meta.timings is timings
 
 
 def run_settings(args: argparse.Namespace) -> tuple[str, bool, int]:

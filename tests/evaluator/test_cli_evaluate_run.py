@@ -189,3 +189,10 @@ def test_provenance_records_versions_and_the_commit(tmp_path):
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                           cwd=ROOT).stdout.strip()
     assert provenance.git_commit.removesuffix("-dirty") == head
+
+
+def test_provenance_records_the_time_of_each_step(tmp_path):
+    code, out = _evaluate(tmp_path, RUN, QRELS)
+    timings = read_result(out).provenance.timings
+    assert code == 0 and set(timings) == {"read_qrels_s", "rank_run_s", "metrics_s"}
+    assert all(seconds >= 0 for seconds in timings.values())
