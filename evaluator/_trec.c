@@ -29,7 +29,7 @@ typedef struct { uint32_t hash, index; } Slot;             /* open addressing; i
 typedef struct {                                           /* one kept run line */
     const char *doc;
     uint32_t doc_n;
-    int32_t row; /* its qrels query, then its label once looked up */
+    int32_t row; /* its qrels query */
     double score;
 } Record;
 typedef struct { double score; uint32_t doc; } Entry; /* one kept top entry; doc indexes Ranking.top_table */
@@ -405,8 +405,8 @@ static int compare_keys(const void *a, const void *b) { /* byte order, which is 
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
-/* All lines of query q are read: label them (noting a repeated doc id), sort them, keep their labels and
- * make the top list. */
+/* All lines of query q are read: check for a repeated doc id, sort them, then look up the labels of the
+ * ranks kept (only those: a depth-1,000 run scored at cutoffs up to 100 needs a tenth) and make the top list. */
 static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
     uint32_t dup_mask = table_size(n) - 1, mask = (uint32_t)(r->judged_start[q + 1] - r->judged_start[q] - 1);
     Py_ssize_t keep = r->keep_top < 0 || r->keep_top > n ? n : r->keep_top;
@@ -426,22 +426,26 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
                 r->repeated = r->repeated && r->repeated < doc.p ? r->repeated : doc.p;
         }
         r->dup_slots[s] = (Slot){doc.hash, (uint32_t)(i + 1)};
-        Py_ssize_t j = table_find(r->judged_slots + r->judged_start[q], mask, r->judged, &doc);
-        rec[i].row = j < 0 ? UNJUDGED : r->judged_label[j];
     }
     sort_query(rec, n);
-    if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + labelled, sizeof(int32_t)) < 0) return -1;
+    if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + labelled, sizeof(int32_t)) < 0 ||
+        reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0)
+        return -1;
     r->label_start[q] = r->n_labels;
     r->count[q] = n;
-    for (Py_ssize_t i = 0; i < labelled; i++) r->labels[r->n_labels++] = rec[i].row;
-    if (reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0) return -1;
     r->top_start[q] = r->n_tops;
     r->top_count[q] = keep;
-    for (Py_ssize_t i = 0; i < keep; i++) {
+    for (Py_ssize_t i = 0; i < labelled || i < keep; i++) {
         Bytes doc = {rec[i].doc, rec[i].doc_n, hash_bytes(rec[i].doc, rec[i].doc_n)};
-        Py_ssize_t d = top_doc_index(r, &doc);
-        if (d < 0) return -1;
-        r->tops[r->n_tops++] = (Entry){rec[i].score, (uint32_t)d};
+        if (i < labelled) {
+            Py_ssize_t j = table_find(r->judged_slots + r->judged_start[q], mask, r->judged, &doc);
+            r->labels[r->n_labels++] = j < 0 ? UNJUDGED : r->judged_label[j];
+        }
+        if (i < keep) {
+            Py_ssize_t d = top_doc_index(r, &doc);
+            if (d < 0) return -1;
+            r->tops[r->n_tops++] = (Entry){rec[i].score, (uint32_t)d};
+        }
     }
     return 0;
 }
