@@ -345,6 +345,16 @@ static int compare_records(const void *a, const void *b) {
     return record_before(a, b) ? -1 : record_before(b, a);
 }
 
+/* Sort a few records in place (tie groups are mostly 2 to 5 long: a qsort call per group cost more). */
+static void insertion_sort(Record *records, Py_ssize_t n) {
+    for (Py_ssize_t i = 1; i < n; i++) {
+        Record moving = records[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && record_before(&moving, &records[j - 1]); j--) records[j] = records[j - 1];
+        records[j] = moving;
+    }
+}
+
 /* Sort one query; runs usually come sorted by score, and then only unordered tie groups are sorted. */
 static void sort_query(Record *records, Py_ssize_t n) {
     Py_ssize_t i, first;
@@ -357,7 +367,9 @@ static void sort_query(Record *records, Py_ssize_t n) {
         int ordered = 1;
         for (i = first + 1; i < n && (float)records[i].score == (float)records[first].score; i++)
             ordered &= record_before(&records[i - 1], &records[i]);
-        if (!ordered) qsort(records + first, (size_t)(i - first), sizeof(Record), compare_records);
+        if (ordered) continue;
+        if (i - first <= 16) insertion_sort(records + first, i - first);
+        else qsort(records + first, (size_t)(i - first), sizeof(Record), compare_records);
     }
 }
 
