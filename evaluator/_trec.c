@@ -628,9 +628,112 @@ done:
     return message ? line_error(line, message) : result;
 }
 
+/* `value` in decimal, written backwards from `end`; returns the start. */
+static const char *format_long(long value, char *end, Py_ssize_t *n) {
+    unsigned long magnitude = value < 0 ? 0ul - (unsigned long)value : (unsigned long)value;
+    char *p = end;
+    do *--p = (char)('0' + magnitude % 10);
+    while (magnitude /= 10);
+    if (value < 0) *--p = '-';
+    *n = end - p;
+    return p;
+}
+
+/* judgment_lines(query_ids, judgments) -> bytes: "query_id\tdoc_id\tlabel\n" for every judgment (labels as
+ * str() writes them), queries in the given order, each one's doc ids in byte order, which is code point order:
+ * the text Qrels.sha256 hashes. */
+static PyObject *judgment_lines(PyObject *self, PyObject *args) {
+    PyObject *query_ids, *judgments, *result = NULL, *key, *value;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &query_ids, &PyList_Type, &judgments)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(query_ids), used = 0, size = 0, room = 0, size_q;
+    char *out = NULL, number[32];
+    Bytes *docs = NULL;
+    PyObject **labels = NULL;
+    uint32_t *order = NULL;
+    if (PyList_GET_SIZE(judgments) != n) {
+        PyErr_SetString(PyExc_ValueError, "expected one dict per query");
+        return NULL;
+    }
+    for (Py_ssize_t q = 0; q < n; q++) {
+        PyObject *judged = PyList_GET_ITEM(judgments, q);
+        const char *query = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(query_ids, q), &size_q);
+        if (!query) goto done;
+        if (!PyDict_Check(judged)) {
+            PyErr_SetString(PyExc_TypeError, "judgments must be dicts");
+            goto done;
+        }
+        Py_ssize_t m = PyDict_GET_SIZE(judged), i = 0, k = 0;
+        if (m > room) {
+            room = m;
+            PyMem_Free(docs), PyMem_Free(labels), PyMem_Free(order);
+            docs = PyMem_Malloc((size_t)m * sizeof(Bytes));
+            labels = PyMem_Malloc((size_t)m * sizeof(PyObject *));
+            order = PyMem_Malloc((size_t)m * sizeof(uint32_t));
+            if (!docs || !labels || !order) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        for (; PyDict_Next(judged, &i, &key, &value); k++) {
+            Py_ssize_t doc_n;
+            const char *doc = PyUnicode_AsUTF8AndSize(key, &doc_n); /* TypeError for a key that is not a str */
+            if (!doc) goto done;
+            docs[k] = (Bytes){doc, (uint32_t)doc_n, 0};
+            labels[k] = value;
+            order[k] = (uint32_t)k;
+        }
+        sort_keys = docs;
+        if (m > 64) qsort(order, (size_t)m, sizeof(uint32_t), compare_keys);
+        else /* most queries have a few dozen judgments: an insertion sort beats a qsort call */
+            for (Py_ssize_t a = 1; a < m; a++) {
+                uint32_t moving = order[a];
+                Py_ssize_t b = a;
+                for (; b > 0 && compare_keys(&moving, &order[b - 1]) < 0; b--) order[b] = order[b - 1];
+                order[b] = moving;
+            }
+        for (k = 0; k < m; k++) {
+            const Bytes *doc = &docs[order[k]];
+            PyObject *label = labels[order[k]], *text = NULL;
+            const char *shown = number;
+            Py_ssize_t shown_n;
+            int overflow = 0;
+            long whole = PyLong_CheckExact(label) ? PyLong_AsLongAndOverflow(label, &overflow) : 0;
+            if (PyLong_CheckExact(label) && !overflow && !(whole == -1 && PyErr_Occurred()))
+                shown = format_long(whole, number + sizeof number, &shown_n); /* snprintf took most of the time */
+            else if (PyErr_Occurred() || !(text = PyObject_Str(label)) ||
+                     !(shown = PyUnicode_AsUTF8AndSize(text, &shown_n))) {
+                Py_XDECREF(text);
+                goto done;
+            }
+            if (reserve((void **)&out, &size, used + size_q + doc->n + shown_n + 3, 1) < 0) {
+                Py_XDECREF(text);
+                goto done;
+            }
+            memcpy(out + used, query, (size_t)size_q);
+            used += size_q;
+            out[used++] = '\t';
+            memcpy(out + used, doc->p, doc->n);
+            used += doc->n;
+            out[used++] = '\t';
+            memcpy(out + used, shown, (size_t)shown_n);
+            used += shown_n;
+            out[used++] = '\n';
+            Py_XDECREF(text);
+        }
+    }
+    result = PyBytes_FromStringAndSize(out, used);
+done:
+    PyMem_Free(out);
+    PyMem_Free(docs);
+    PyMem_Free(labels);
+    PyMem_Free(order);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"parse_qrels", parse_qrels, METH_VARARGS, "Parse qrels text into {query_id: {doc_id: label}}."},
     {"rank_run", rank_run, METH_VARARGS, "Parse a TREC run, join it with the qrels and rank it."},
+    {"judgment_lines", judgment_lines, METH_VARARGS, "The qrels as sorted 'query_id\\tdoc_id\\tlabel' lines."},
     {NULL, NULL, 0, NULL},
 };
 

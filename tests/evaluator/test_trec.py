@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -370,3 +371,13 @@ def test_scores_are_parsed_exactly_like_python(tmp_path: Path, texts) -> None:
         assert parsed[f"d{i}"] == float(text) and math.copysign(1, parsed[f"d{i}"]) == math.copysign(
             1, float(text)
         )
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(IDS, st.dictionaries(IDS, st.integers(-(2**70), 2**70) | st.booleans(), min_size=1,
+                                            max_size=80), min_size=1, max_size=4))
+def test_qrels_fingerprint_is_the_sha256_of_the_sorted_lines(judged) -> None:
+    qrels = Qrels.from_dict(judged)
+    lines = "".join(f"{q}\t{d}\t{qrels.judgments[i][d]}\n" for i, q in enumerate(qrels.query_ids)
+                    for d in sorted(qrels.judgments[i]))
+    assert qrels.sha256() == hashlib.sha256(lines.encode()).hexdigest()
