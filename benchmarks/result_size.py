@@ -4,7 +4,8 @@ Usage: python benchmarks/result_size.py RESULT.json [RESULT.json ...]
 
 For each result (any schema version), prints the bytes per query of:
 - v3 as stored (what `irboard evaluate` / `irboard migrate` write), and each of its parts;
-- v3 with 12-bit instead of 16-bit score-sample codes (files migrated from version 2), and other zlib levels;
+- v3 with 12-bit instead of 16-bit score-sample codes (files migrated from version 2), and with zlib's default
+  strategy at several levels for every column (numeric columns are written with Z_RLE);
 - expanded JSON (everything as JSON numbers and strings, as versions 1 and 2 stored all but the samples);
 - that expanded JSON compressed with zlib (level 6), as a .json.gz would hold it;
 - parquet (pyarrow, zstd): per-query values, run and score samples as three tables, the header as JSON.
@@ -84,18 +85,19 @@ def report(path: Path) -> None:
     result = read_result(path)
     n = len(result.query_ids)
     stored = dump_result(result)
-    rows = {f"v3 as written now (zlib level {columns.ZLIB_LEVEL})": len(stored)}
+    rows = {"v3 as written now (numeric columns Z_RLE)": len(stored)}
     rows |= {f"  of which {k}": v for k, v in part_bytes(stored).items()}
     if result.score_samples is not None and result.score_samples.levels == LEGACY_LEVELS:
         # 16-bit codes (migrated from version 2) re-quantised to the 12 bits a fresh result gets; the other way
         # round would only spread 12-bit values over a 16-bit grid
         rows["v3 with 12-bit sample codes"] = len(dump_result(replace(
             result, score_samples=replace(result.score_samples, levels=DEFAULT_LEVELS))))
-    stored_level = columns.ZLIB_LEVEL
-    for level in (1, 6, 9):
+    stored = columns.ZLIB_LEVEL, columns.NUMERIC_STRATEGY
+    columns.NUMERIC_STRATEGY = zlib.Z_DEFAULT_STRATEGY  # deflate's string search on every column
+    for level in (1, 4, 6, 9):
         columns.ZLIB_LEVEL = level
-        rows[f"v3 with zlib level {level}"] = len(dump_result(result))
-    columns.ZLIB_LEVEL = stored_level
+        rows[f"v3 with zlib level {level} throughout"] = len(dump_result(result))
+    columns.ZLIB_LEVEL, columns.NUMERIC_STRATEGY = stored
     expanded = expanded_json(result)
     rows["expanded JSON (samples as numbers)"] = len(expanded)
     rows["expanded JSON + zlib 6"] = len(zlib.compress(expanded.encode(), 6))

@@ -2,7 +2,8 @@
  *
  * rank_run does in one pass over the file what ranking.rank_run does with dicts: keep the lines whose
  * query is in the qrels, look each document up among its query's judgments, sort every query by
- * (float32 score desc, doc id bytes desc) and return the labels as a (queries, depth) int32 matrix.
+ * (float32 score desc, doc id bytes desc) and return the labels as a (queries, depth) int32 matrix (only as
+ * deep as the caller's measures look, when they all have cutoffs).
  * Each query is finished as soon as its lines end, so memory stays small; a file whose queries are
  * interleaved is read a second time, keeping all lines. The top of each ranking is returned as columns (a
  * sorted doc-id table, indices, scores): what a result file stores, without a Python object per entry.
@@ -28,7 +29,7 @@ typedef struct { uint32_t hash, index; } Slot;             /* open addressing; i
 typedef struct {                                           /* one kept run line */
     const char *doc;
     uint32_t doc_n;
-    int32_t row; /* its qrels query, then its label once looked up */
+    int32_t row; /* its qrels query */
     double score;
 } Record;
 typedef struct { double score; uint32_t doc; } Entry; /* one kept top entry; doc indexes Ranking.top_table */
@@ -45,7 +46,11 @@ static uint32_t hash_bytes(const char *p, uint32_t n) {
     } else
         for (uint32_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)p[i] << (8 * i);
     h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-    return (uint32_t)(h ^ (h >> 29));
+    /* A product's low bits depend only on its input's low bits, and tables index by the low bits: mix the
+     * high bits down (murmur3's finalizer). Without it, ids like doc0012345 shared a few hundred slots. */
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    return (uint32_t)(h ^ (h >> 33));
 }
 
 static int same_bytes(const char *a, const char *b, uint32_t n) { /* ids are short: faster than memcmp */
@@ -231,7 +236,7 @@ static PyObject *parse_qrels(PyObject *self, PyObject *args) {
 }
 
 typedef struct {
-    Py_ssize_t n_queries, keep_top;
+    Py_ssize_t n_queries, keep_top, label_depth; /* negative: all */
     int ignore_identical, interleaved; /* interleaved: some query's lines are not together in the file */
     Bytes *queries, *judged, first_query;
     Slot *query_slots, *judged_slots, *dup_slots;
@@ -240,7 +245,8 @@ typedef struct {
     Py_ssize_t *judged_start; /* query q's judged table: judged_slots[judged_start[q] : judged_start[q + 1]] */
     Record *records;          /* the current query's lines, or all lines of an interleaved file */
     Py_ssize_t n_records, records_size;
-    int32_t *labels; /* ranked labels of the finished queries: query q's at labels[label_start[q]:][:count[q]] */
+    int32_t *labels; /* ranked labels of the finished queries: query q's at labels[label_start[q]:], the first
+                        min(count[q], label_depth) of them */
     Py_ssize_t n_labels, labels_size, *label_start, *count;
     char *seen;           /* the run has query q */
     Entry *tops;          /* the kept tops: query q's at tops[top_start[q]:][:top_count[q]] */
@@ -339,6 +345,16 @@ static int compare_records(const void *a, const void *b) {
     return record_before(a, b) ? -1 : record_before(b, a);
 }
 
+/* Sort a few records in place (tie groups are mostly 2 to 5 long: a qsort call per group cost more). */
+static void insertion_sort(Record *records, Py_ssize_t n) {
+    for (Py_ssize_t i = 1; i < n; i++) {
+        Record moving = records[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && record_before(&moving, &records[j - 1]); j--) records[j] = records[j - 1];
+        records[j] = moving;
+    }
+}
+
 /* Sort one query; runs usually come sorted by score, and then only unordered tie groups are sorted. */
 static void sort_query(Record *records, Py_ssize_t n) {
     Py_ssize_t i, first;
@@ -351,7 +367,9 @@ static void sort_query(Record *records, Py_ssize_t n) {
         int ordered = 1;
         for (i = first + 1; i < n && (float)records[i].score == (float)records[first].score; i++)
             ordered &= record_before(&records[i - 1], &records[i]);
-        if (!ordered) qsort(records + first, (size_t)(i - first), sizeof(Record), compare_records);
+        if (ordered) continue;
+        if (i - first <= 16) insertion_sort(records + first, i - first);
+        else qsort(records + first, (size_t)(i - first), sizeof(Record), compare_records);
     }
 }
 
@@ -399,11 +417,12 @@ static int compare_keys(const void *a, const void *b) { /* byte order, which is 
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
-/* All lines of query q are read: label them (noting a repeated doc id), sort them, keep their labels and
- * make the top list. */
+/* All lines of query q are read: check for a repeated doc id, sort them, then look up the labels of the
+ * ranks kept (only those: a depth-1,000 run scored at cutoffs up to 100 needs a tenth) and make the top list. */
 static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
     uint32_t dup_mask = table_size(n) - 1, mask = (uint32_t)(r->judged_start[q + 1] - r->judged_start[q] - 1);
     Py_ssize_t keep = r->keep_top < 0 || r->keep_top > n ? n : r->keep_top;
+    Py_ssize_t labelled = r->label_depth < 0 || r->label_depth > n ? n : r->label_depth;
     if (dup_mask >= r->dup_size) {
         PyMem_Free(r->dup_slots);
         if (!(r->dup_slots = PyMem_Malloc(((size_t)dup_mask + 1) * sizeof(Slot)))) return PyErr_NoMemory(), -1;
@@ -419,22 +438,26 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
                 r->repeated = r->repeated && r->repeated < doc.p ? r->repeated : doc.p;
         }
         r->dup_slots[s] = (Slot){doc.hash, (uint32_t)(i + 1)};
-        Py_ssize_t j = table_find(r->judged_slots + r->judged_start[q], mask, r->judged, &doc);
-        rec[i].row = j < 0 ? UNJUDGED : r->judged_label[j];
     }
     sort_query(rec, n);
-    if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + n, sizeof(int32_t)) < 0) return -1;
+    if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + labelled, sizeof(int32_t)) < 0 ||
+        reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0)
+        return -1;
     r->label_start[q] = r->n_labels;
     r->count[q] = n;
-    for (Py_ssize_t i = 0; i < n; i++) r->labels[r->n_labels++] = rec[i].row;
-    if (reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0) return -1;
     r->top_start[q] = r->n_tops;
     r->top_count[q] = keep;
-    for (Py_ssize_t i = 0; i < keep; i++) {
+    for (Py_ssize_t i = 0; i < labelled || i < keep; i++) {
         Bytes doc = {rec[i].doc, rec[i].doc_n, hash_bytes(rec[i].doc, rec[i].doc_n)};
-        Py_ssize_t d = top_doc_index(r, &doc);
-        if (d < 0) return -1;
-        r->tops[r->n_tops++] = (Entry){rec[i].score, (uint32_t)d};
+        if (i < labelled) {
+            Py_ssize_t j = table_find(r->judged_slots + r->judged_start[q], mask, r->judged, &doc);
+            r->labels[r->n_labels++] = j < 0 ? UNJUDGED : r->judged_label[j];
+        }
+        if (i < keep) {
+            Py_ssize_t d = top_doc_index(r, &doc);
+            if (d < 0) return -1;
+            r->tops[r->n_tops++] = (Entry){rec[i].score, (uint32_t)d};
+        }
     }
     return 0;
 }
@@ -528,9 +551,10 @@ static int top_columns(Ranking *r, PyObject **doc_ids, PyObject **docs, PyObject
     return status;
 }
 
-/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top)
+/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth)
  *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth,
  *       doc_ids, top_lengths, top_docs, top_scores)
+ * depth is the longest ranking, at most label_depth (no limit when negative); lengths are the full lengths.
  * The last four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
  * doc_ids the distinct doc ids in byte order, top_lengths per query (int64; 0 where the run lacks the query),
  * top_docs (int64 indices into doc_ids) and top_scores (float64), all queries' entries concatenated. */
@@ -540,11 +564,12 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     PyObject *doc_ids = NULL, *docs = NULL, *scores = NULL, *result = NULL;
     Py_ssize_t line = 0, depth = 1, n;
     Ranking r = {0};
-    if (!PyArg_ParseTuple(args, "y*O!O!pn", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
-                          &r.ignore_identical, &r.keep_top))
+    if (!PyArg_ParseTuple(args, "y*O!O!pnn", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
+                          &r.ignore_identical, &r.keep_top, &r.label_depth))
         return NULL;
     const char *buffer = view.buf, *end = buffer + view.len;
     n = r.n_queries = PyList_GET_SIZE(query_ids);
+    r.label_depth = r.label_depth == 0 ? 1 : r.label_depth; /* the matrix has at least one column */
     r.label_start = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
     r.count = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
     r.seen = PyMem_Calloc((size_t)n + 1, 1);
@@ -577,14 +602,16 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     if (message) goto done;
 
     for (Py_ssize_t q = 0; q < n; q++) depth = r.count[q] > depth ? r.count[q] : depth;
+    if (r.label_depth >= 0 && depth > r.label_depth) depth = r.label_depth;
     labels = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * depth * sizeof(int32_t)));
     lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
     top_lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
     if (!labels || !lengths || !top_lengths || top_columns(&r, &doc_ids, &docs, &scores) < 0) goto done;
     for (Py_ssize_t q = 0; q < n; q++) {
         int32_t *row = (int32_t *)PyByteArray_AS_STRING(labels) + q * depth;
-        if (r.count[q]) memcpy(row, r.labels + r.label_start[q], (size_t)r.count[q] * sizeof(int32_t));
-        for (Py_ssize_t i = r.count[q]; i < depth; i++) row[i] = PAD;
+        Py_ssize_t labelled = r.count[q] < depth ? r.count[q] : depth;
+        if (labelled) memcpy(row, r.labels + r.label_start[q], (size_t)labelled * sizeof(int32_t));
+        for (Py_ssize_t i = labelled; i < depth; i++) row[i] = PAD;
         ((int64_t *)PyByteArray_AS_STRING(lengths))[q] = r.count[q];
         ((int64_t *)PyByteArray_AS_STRING(top_lengths))[q] = r.top_count[q];
     }
@@ -601,9 +628,112 @@ done:
     return message ? line_error(line, message) : result;
 }
 
+/* `value` in decimal, written backwards from `end`; returns the start. */
+static const char *format_long(long value, char *end, Py_ssize_t *n) {
+    unsigned long magnitude = value < 0 ? 0ul - (unsigned long)value : (unsigned long)value;
+    char *p = end;
+    do *--p = (char)('0' + magnitude % 10);
+    while (magnitude /= 10);
+    if (value < 0) *--p = '-';
+    *n = end - p;
+    return p;
+}
+
+/* judgment_lines(query_ids, judgments) -> bytes: "query_id\tdoc_id\tlabel\n" for every judgment (labels as
+ * str() writes them), queries in the given order, each one's doc ids in byte order, which is code point order:
+ * the text Qrels.sha256 hashes. */
+static PyObject *judgment_lines(PyObject *self, PyObject *args) {
+    PyObject *query_ids, *judgments, *result = NULL, *key, *value;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &query_ids, &PyList_Type, &judgments)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(query_ids), used = 0, size = 0, room = 0, size_q;
+    char *out = NULL, number[32];
+    Bytes *docs = NULL;
+    PyObject **labels = NULL;
+    uint32_t *order = NULL;
+    if (PyList_GET_SIZE(judgments) != n) {
+        PyErr_SetString(PyExc_ValueError, "expected one dict per query");
+        return NULL;
+    }
+    for (Py_ssize_t q = 0; q < n; q++) {
+        PyObject *judged = PyList_GET_ITEM(judgments, q);
+        const char *query = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(query_ids, q), &size_q);
+        if (!query) goto done;
+        if (!PyDict_Check(judged)) {
+            PyErr_SetString(PyExc_TypeError, "judgments must be dicts");
+            goto done;
+        }
+        Py_ssize_t m = PyDict_GET_SIZE(judged), i = 0, k = 0;
+        if (m > room) {
+            room = m;
+            PyMem_Free(docs), PyMem_Free(labels), PyMem_Free(order);
+            docs = PyMem_Malloc((size_t)m * sizeof(Bytes));
+            labels = PyMem_Malloc((size_t)m * sizeof(PyObject *));
+            order = PyMem_Malloc((size_t)m * sizeof(uint32_t));
+            if (!docs || !labels || !order) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        for (; PyDict_Next(judged, &i, &key, &value); k++) {
+            Py_ssize_t doc_n;
+            const char *doc = PyUnicode_AsUTF8AndSize(key, &doc_n); /* TypeError for a key that is not a str */
+            if (!doc) goto done;
+            docs[k] = (Bytes){doc, (uint32_t)doc_n, 0};
+            labels[k] = value;
+            order[k] = (uint32_t)k;
+        }
+        sort_keys = docs;
+        if (m > 64) qsort(order, (size_t)m, sizeof(uint32_t), compare_keys);
+        else /* most queries have a few dozen judgments: an insertion sort beats a qsort call */
+            for (Py_ssize_t a = 1; a < m; a++) {
+                uint32_t moving = order[a];
+                Py_ssize_t b = a;
+                for (; b > 0 && compare_keys(&moving, &order[b - 1]) < 0; b--) order[b] = order[b - 1];
+                order[b] = moving;
+            }
+        for (k = 0; k < m; k++) {
+            const Bytes *doc = &docs[order[k]];
+            PyObject *label = labels[order[k]], *text = NULL;
+            const char *shown = number;
+            Py_ssize_t shown_n;
+            int overflow = 0;
+            long whole = PyLong_CheckExact(label) ? PyLong_AsLongAndOverflow(label, &overflow) : 0;
+            if (PyLong_CheckExact(label) && !overflow && !(whole == -1 && PyErr_Occurred()))
+                shown = format_long(whole, number + sizeof number, &shown_n); /* snprintf took most of the time */
+            else if (PyErr_Occurred() || !(text = PyObject_Str(label)) ||
+                     !(shown = PyUnicode_AsUTF8AndSize(text, &shown_n))) {
+                Py_XDECREF(text);
+                goto done;
+            }
+            if (reserve((void **)&out, &size, used + size_q + doc->n + shown_n + 3, 1) < 0) {
+                Py_XDECREF(text);
+                goto done;
+            }
+            memcpy(out + used, query, (size_t)size_q);
+            used += size_q;
+            out[used++] = '\t';
+            memcpy(out + used, doc->p, doc->n);
+            used += doc->n;
+            out[used++] = '\t';
+            memcpy(out + used, shown, (size_t)shown_n);
+            used += shown_n;
+            out[used++] = '\n';
+            Py_XDECREF(text);
+        }
+    }
+    result = PyBytes_FromStringAndSize(out, used);
+done:
+    PyMem_Free(out);
+    PyMem_Free(docs);
+    PyMem_Free(labels);
+    PyMem_Free(order);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"parse_qrels", parse_qrels, METH_VARARGS, "Parse qrels text into {query_id: {doc_id: label}}."},
     {"rank_run", rank_run, METH_VARARGS, "Parse a TREC run, join it with the qrels and rank it."},
+    {"judgment_lines", judgment_lines, METH_VARARGS, "The qrels as sorted 'query_id\\tdoc_id\\tlabel' lines."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -104,10 +104,12 @@ def assemble_result(
     meta: RunMetadata,
     extra_provenance: dict | None = None,
     score_samples: ScoreSamples | None = None,
+    values: dict[str, np.ndarray] | None = None,
 ) -> ResultFile:
-    """Compute every measure and build the validated result object. `top_rankings`: {query_id: [(doc_id,
-    score), ...]}, or a Run whose rows are `ranked`'s queries."""
-    values = evaluate(ranked, qrels, measures, meta.relevance_level)
+    """Compute every measure (unless `values` holds them, from `evaluate`) and build the validated result
+    object. `top_rankings`: {query_id: [(doc_id, score), ...]}, or a Run whose rows are `ranked`'s queries."""
+    if values is None:
+        values = evaluate(ranked, qrels, measures, meta.relevance_level)
     per_query = {name: np.asarray(array, dtype=np.float64) for name, array in values.items()}
     header = {
         "model": meta.model,

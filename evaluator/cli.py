@@ -8,7 +8,7 @@ from pathlib import Path
 
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result
 from evaluator.errors import IrboardError, OutputExistsError
-from evaluator.metrics import DEFAULT_MEASURES, parse_measures
+from evaluator.metrics import DEFAULT_MEASURES, evaluate, parse_measures
 from evaluator.progress import set_quiet, step
 from evaluator.result import MODEL_TYPES, check_id, result_path, write_result
 
@@ -111,8 +111,10 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     # keep as much of each ranking as the measures need re-scoring from (the whole run for uncut measures)
     cutoffs = [m.cutoff for m in measures]
     keep_top = None if None in cutoffs else max(max(cutoffs), MIN_RUN_DEPTH)
+    label_depth = None if None in cutoffs else max(cutoffs)  # no measure looks further
     with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
-        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top)
+        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top,
+                                    label_depth=label_depth)
     meta = RunMetadata(
         model={
             "id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,
@@ -130,7 +132,8 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         dataset_revision=SOURCE if is_official else "",  # the judgments' pinned upstream (no corpus is read)
     )
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
-        return assemble_result(ranked, qrels, measures, top, meta)
+        values = evaluate(ranked, qrels, measures, relevance_level)
+    return assemble_result(ranked, qrels, measures, top, meta, values=values)  # meta.timings is timings
 
 
 def run_settings(args: argparse.Namespace) -> tuple[str, bool, int]:

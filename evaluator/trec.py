@@ -91,16 +91,20 @@ def rank_trec_run(
     qrels: Qrels,
     ignore_identical_ids: bool = False,
     keep_top: int | None = 100,
+    label_depth: int | None = None,
 ) -> tuple[RankedRun, Run]:
     """Read a TREC run and rank it against `qrels` in one pass (equal to `ranking.rank_run` on its dict).
 
     Returns the ranked run (one row per qrels query) and the top `keep_top` entries of each of those queries
     in trec_eval order, as a result's `Run` (`None` keeps all; a query the run lacks has an empty ranking).
-    Run queries without qrels are skipped (their lines are still validated, but not checked for duplicate
-    doc ids).
+    With `label_depth`, the ranked run's label matrix stops at that rank (its lengths stay the full ones):
+    enough for measures whose cutoffs are all at most `label_depth`. Run queries without qrels are skipped
+    (their lines are still validated, but not checked for duplicate doc ids).
     """
     if keep_top is not None and keep_top < 0:
         raise ValueError(f"keep_top must be None or >= 0, got {keep_top}")
+    if label_depth is not None and label_depth < 1:
+        raise ValueError(f"label_depth must be None or >= 1, got {label_depth}")
     try:
         with _file_bytes(path) as content:
             labels, lengths, depth, doc_ids, top_lengths, docs, scores = _trec.rank_run(
@@ -109,6 +113,7 @@ def rank_trec_run(
                 qrels.judgments,
                 ignore_identical_ids,
                 -1 if keep_top is None else keep_top,
+                -1 if label_depth is None else label_depth,
             )
     except ValueError as error:
         raise _line_error(path, error) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -141,6 +142,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Before numpy loads: OpenBLAS would start a thread per core, each spinning ~0.1 s of CPU before it sleeps,
+    # for matrix products no command needs in parallel; dense search sets its BLAS threads itself.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     logging.basicConfig(level=logging.WARNING, format="irboard: %(message)s")
     argv = sys.argv[1:] if argv is None else list(argv)
     args = _parser().parse_args(argv)

@@ -1,6 +1,7 @@
 """`irboard evaluate --run`: a run file from any toolkit becomes a result file; bad input never leaves output."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -189,3 +190,27 @@ def test_provenance_records_versions_and_the_commit(tmp_path):
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                           cwd=ROOT).stdout.strip()
     assert provenance.git_commit.removesuffix("-dirty") == head
+
+
+def test_provenance_records_the_time_of_each_step(tmp_path):
+    code, out = _evaluate(tmp_path, RUN, QRELS)
+    timings = read_result(out).provenance.timings
+    assert code == 0 and set(timings) == {"read_qrels_s", "rank_run_s", "metrics_s"}
+    assert all(seconds >= 0 for seconds in timings.values())
+
+
+@pytest.mark.parametrize("setting, threads", [(None, 1), ("2", 2)])
+def test_the_command_starts_numpy_with_one_blas_thread_unless_told(tmp_path, setting, threads):
+    (tmp_path / "run.txt").write_text(RUN)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    script = ("import sys; from leaderboard.cli import main; from threadpoolctl import threadpool_info; "
+              "code = main(sys.argv[1:]); print(code, [p['num_threads'] for p in threadpool_info() "
+              "if p['internal_api'] == 'openblas'])")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"} | (
+        {"OPENBLAS_NUM_THREADS": setting} if setting else {})
+    done = subprocess.run([sys.executable, "-c", script, "evaluate", "--run", str(tmp_path / "run.txt"), "--qrels",
+                           str(tmp_path / "qrels.txt"), "--model-id", "org/model", "--dataset-id", "test/data",
+                           "--out", str(tmp_path / "out.json"), "--quiet"],
+                          capture_output=True, text=True, timeout=120, env=env, check=True)
+    code, *counts = done.stdout.split(maxsplit=1)
+    assert code == "0" and json.loads(counts[0]) and set(json.loads(counts[0])) == {threads}

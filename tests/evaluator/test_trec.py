@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -293,9 +294,10 @@ def runs_and_qrels(draw):
     spelling=st.integers(0, 3),
     ignore_identical_ids=st.booleans(),
     keep_top=st.sampled_from([None, 0, 1, 3]),
+    label_depth=st.sampled_from([None, 1, 3]),
 )
 def test_fast_path_equals_dict_path(
-    tmp_path: Path, data, shuffle_seed, spelling, ignore_identical_ids, keep_top
+    tmp_path: Path, data, shuffle_seed, spelling, ignore_identical_ids, keep_top, label_depth
 ) -> None:
     run, qrels_dict = data
     lines = [f"{q} Q0 {d} 0 {spell(s, spelling)} tag\n" for q, docs in run.items() for d, s in docs.items()]
@@ -303,8 +305,12 @@ def test_fast_path_equals_dict_path(
         random.Random(shuffle_seed).shuffle(lines)
     path = write(tmp_path / "run.txt", "".join(lines))
     qrels = Qrels.from_dict(qrels_dict)
-    ranked, tops = rank_trec_run(path, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top)
-    assert_same_ranking(ranked, rank_run(run, qrels, ignore_identical_ids=ignore_identical_ids))
+    ranked, tops = rank_trec_run(path, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top,
+                                 label_depth=label_depth)
+    reference = rank_run(run, qrels, ignore_identical_ids=ignore_identical_ids)
+    if label_depth is not None:  # the same ranking with its label matrix cut at label_depth, lengths in full
+        reference = RankedRun(reference.query_ids, reference.labels[:, :label_depth], reference.lengths)
+    assert_same_ranking(ranked, reference)
     kept = {
         q: {d: s for d, s in docs.items() if not (ignore_identical_ids and d == q)} for q, docs in run.items()
     }
@@ -365,3 +371,13 @@ def test_scores_are_parsed_exactly_like_python(tmp_path: Path, texts) -> None:
         assert parsed[f"d{i}"] == float(text) and math.copysign(1, parsed[f"d{i}"]) == math.copysign(
             1, float(text)
         )
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(IDS, st.dictionaries(IDS, st.integers(-(2**70), 2**70) | st.booleans(), min_size=1,
+                                            max_size=80), min_size=1, max_size=4))
+def test_qrels_fingerprint_is_the_sha256_of_the_sorted_lines(judged) -> None:
+    qrels = Qrels.from_dict(judged)
+    lines = "".join(f"{q}\t{d}\t{qrels.judgments[i][d]}\n" for i, q in enumerate(qrels.query_ids)
+                    for d in sorted(qrels.judgments[i]))
+    assert qrels.sha256() == hashlib.sha256(lines.encode()).hexdigest()
