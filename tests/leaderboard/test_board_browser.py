@@ -208,6 +208,7 @@ def test_any_two_models_show_their_p_value_and_effect(opened, many):
     page = opened("datasets/beir__nfcorpus.html")
     result = page.locator("#pair-result")
     expect(result).to_contain_text("Corrected p =")  # the two best, at first
+    assert "pa=" not in page.url and "pb=" not in page.url  # the default pair leaves the address alone
     page.fill("#pair-a", a)
     page.fill("#pair-b", b)
     page.locator("#pair-b").dispatch_event("change")
