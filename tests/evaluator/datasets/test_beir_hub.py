@@ -13,6 +13,7 @@ import dataclasses
 import gzip
 import hashlib
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from evaluator.datasets import beir_hub, get_spec, load_dataset
+from evaluator.datasets import all_specs, beir_hub, get_spec, load_dataset
 from evaluator.datasets.layout import read_beir_folder
 from evaluator.errors import DatasetLoadError, InputFormatError
 from evaluator.result import read_result
@@ -76,7 +77,8 @@ def hub_root(tmp_path_factory) -> Path:
 
 def serve(root: Path, monkeypatch) -> HubServer:
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    server = HubServer(root, {copy.repo: copy.revision for copy in beir_hub.HUB_COPIES.values()})
+    revisions = {repo: commit for copy in beir_hub.HUB_COPIES.values() for repo, commit in copy.revisions().items()}
+    server = HubServer(root, revisions)
     server.__enter__()
     monkeypatch.setenv("HF_ENDPOINT", server.url)
     return server
@@ -157,6 +159,69 @@ def test_irboard_evaluate_on_scifact_through_the_hub_then_the_cache_then_offline
     assert not (tmp_path / "third.json").exists()
 
 
+# SciFact as BEIR's own hub copies hold it: BeIR/scifact (gzipped JSON lines) and BeIR/scifact-qrels (test.tsv)
+BEIR_SCIFACT = beir_hub.beir_copy("scifact", "984eed826375f18d27936c4a32bf0f8491e3f414",
+                                  "2938d17dc3b09882fdb8c12bbbe2e2dc0e75a029")
+
+
+@pytest.fixture(scope="module")
+def beir_layout_root(tmp_path_factory) -> Path:
+    """BEIR's SciFact files laid out as ``BeIR/scifact`` and ``BeIR/scifact-qrels``, written here."""
+    root = tmp_path_factory.mktemp("beir-layout")
+    corpus, queries, qrels = BEIR_SCIFACT.files("test")
+    for file, source in ((corpus, "corpus.jsonl"), (queries, "queries.jsonl")):
+        file.mirror_path(root).parent.mkdir(parents=True, exist_ok=True)
+        with open(BEIR / "scifact" / source, "rb") as src, gzip.open(file.mirror_path(root), "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    qrels.mirror_path(root).parent.mkdir(parents=True)
+    shutil.copyfile(BEIR / "scifact" / "qrels" / "test.tsv", qrels.mirror_path(root))
+    return root
+
+
+def test_irboard_evaluate_on_beirs_own_layout_gzipped_with_a_separate_qrels_repository(
+    beir_layout_root, tmp_path, monkeypatch
+):
+    monkeypatch.setitem(beir_hub.HUB_COPIES, "scifact", BEIR_SCIFACT)
+    monkeypatch.setenv(beir_hub.SOURCE_ENV, "hub")
+    hub = serve(beir_layout_root, monkeypatch)
+    try:
+        assert evaluate("--out", tmp_path / "result.json", "--cache-dir", tmp_path / "cache") == 0
+    finally:
+        hub.stop()
+    corpus_at = f"/datasets/BeIR/scifact/resolve/{BEIR_SCIFACT.revision}"
+    qrels_at = f"/datasets/BeIR/scifact-qrels/resolve/{BEIR_SCIFACT.qrels_at[1]}"
+    resolved = {path for method, path in hub.requests if method == "GET" and "/resolve/" in path}
+    assert resolved == {f"{corpus_at}/corpus.jsonl.gz", f"{corpus_at}/queries.jsonl.gz", f"{qrels_at}/test.tsv"}
+
+    result = read_result(tmp_path / "result.json")
+    assert (result.dataset.revision, result.dataset.num_queries, result.dataset.num_docs) == (
+        BEIR_SCIFACT.revision, 300, 5183)
+    assert result.dataset.qrels_sha256 == read_qrels(OFFICIAL / "qrels" / "qrels.beir-v1.0.0-scifact.test.txt").sha256()
+    run = {q: {d: s for d, s in ranking} for q, ranking in result.rankings().items()}
+    oracle = pytrec_eval.RelevanceEvaluator(official_qrels("scifact"), {"ndcg_cut.10"}).evaluate(run)
+    assert result.metrics["nDCG@10"] == pytest.approx(sum(v["ndcg_cut_10"] for v in oracle.values()) / 300, abs=1e-9)
+    assert result.metrics["nDCG@10"] > 0.6
+
+    # the same files as a mirror (--data-dir): read from the gzipped files, no network
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    dataset = load_dataset("beir/scifact", data_dir=beir_layout_root)
+    beir = read_beir_folder(BEIR / "scifact", get_spec("beir/scifact"))
+    assert dataset.qrels == beir.qrels and dataset.queries == beir.queries and dataset.corpus.ids == beir.corpus.ids
+    assert dataset.corpus.texts == beir.corpus.texts and dataset.spec.source == "BeIR/scifact"
+
+
+def test_a_damaged_gzip_from_the_hub_is_one_error_line(beir_layout_root, tmp_path, monkeypatch):
+    root = tmp_path / "damaged"
+    shutil.copytree(beir_layout_root, root)
+    queries = BEIR_SCIFACT.files("test")[1].mirror_path(root)
+    queries.write_bytes(queries.read_bytes()[:-200])  # cut short: the gzip stream ends early
+    monkeypatch.setitem(beir_hub.HUB_COPIES, "scifact", BEIR_SCIFACT)
+    with pytest.raises(DatasetLoadError) as raised:
+        beir_hub.load_judgments(get_spec("beir/scifact"), data_dir=root)
+    assert "\n" not in str(raised.value)
+    assert str(raised.value).startswith(f"{queries}: cannot read (") and "copy the file again" in str(raised.value)
+
+
 def test_offline_mode_reads_the_cache_and_names_what_is_missing(hub, tmp_path, monkeypatch):
     from huggingface_hub import constants
 
@@ -213,26 +278,59 @@ def test_a_mirror_laid_out_like_the_hub_needs_no_network(hub_root, tmp_path, mon
     assert beir_folder.spec.md5 == get_spec("beir/scifact").md5 and beir_folder.qrels == dataset.qrels
 
 
+def zip_only_in_docs() -> dict[str, str]:
+    """The docs' table of BEIR ids read from the zip only: ``| `beir/<name>` | reason |`` rows under its heading."""
+    text = (Path(__file__).parents[3] / "docs" / "datasets.md").read_text(encoding="utf-8")
+    section = text.split("## BEIR ids without a hub copy", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `beir/([^`]+)` \| (.+) \|$", section, flags=re.MULTILINE)
+    return {name: reason for name, reason in rows}
+
+
+ZIP_ONLY = zip_only_in_docs()
+
+
 def test_the_zip_stays_the_default_source(monkeypatch):
+    unpinned = get_spec(f"beir/{next(iter(ZIP_ONLY))}")
     monkeypatch.delenv(beir_hub.SOURCE_ENV, raising=False)
     assert beir_hub.chosen_source(get_spec("beir/scifact"), None) == "zip"
     monkeypatch.setenv(beir_hub.SOURCE_ENV, "hub")
     assert beir_hub.chosen_source(get_spec("beir/scifact"), None) == "hub"
-    assert beir_hub.chosen_source(get_spec("beir/nq"), None) == "zip"  # no pinned hub copy: BEIR's zip
+    assert beir_hub.chosen_source(unpinned, None) == "zip"  # no pinned hub copy: BEIR's zip
     monkeypatch.setenv(beir_hub.SOURCE_ENV, "github")
     with pytest.raises(DatasetLoadError, match=r"^IRBOARD_BEIR_SOURCE='github': unknown BEIR source; use one of zip, hub$"):
         load_dataset("beir/scifact")
 
 
-def test_every_hub_copy_names_a_registered_beir_dataset_and_a_full_commit():
+def is_commit(revision: str) -> bool:
+    return re.fullmatch(r"[0-9a-f]{40}", revision) is not None
+
+
+def test_every_hub_copy_names_a_registered_beir_dataset_and_full_commits():
     for name, copy in beir_hub.HUB_COPIES.items():
         spec = get_spec(f"beir/{name}")
-        assert copy.repo == f"mteb/{name}" and len(copy.revision) == 40 and int(copy.revision, 16) >= 0
+        assert copy.repo in (f"mteb/{name}", f"BeIR/{name}") and is_commit(copy.revision), name
         assert copy.qrels_format in ("tsv", "jsonl")
-        assert beir_hub.hub_files(spec)[2].path == f"qrels/{spec.split}.{copy.qrels_format}"
+        corpus, queries, qrels = beir_hub.hub_files(spec)
+        assert {corpus.repo, queries.repo} == {copy.repo} and corpus.revision == queries.revision == copy.revision
+        if copy.repo.startswith("BeIR/"):  # BEIR's own copies: gzipped JSON lines, qrels in <repo>-qrels
+            assert (corpus.path, queries.path) == ("corpus.jsonl.gz", "queries.jsonl.gz")
+            assert (qrels.repo, qrels.path) == (f"{copy.repo}-qrels", f"{spec.split}.tsv") and is_commit(qrels.revision)
+        else:
+            assert (corpus.path, queries.path) == ("corpus.jsonl", "queries.jsonl")
+            assert (qrels.repo, qrels.revision) == (copy.repo, copy.revision)
+            assert qrels.path == f"qrels/{spec.split}.{copy.qrels_format}"
     assert beir_hub.hub_files(get_spec("beir/msmarco"))[2].path == "qrels/dev.tsv"
-    with pytest.raises(DatasetLoadError, match=r"^beir/nq: no hub copy is pinned"):
-        beir_hub.hub_files(get_spec("beir/nq"))
+
+
+def test_every_registered_beir_id_is_pinned_or_listed_as_zip_only_in_the_docs():
+    registered = {spec.name for spec in all_specs() if spec.family == "beir"}
+    assert len(registered) == 26
+    assert set(beir_hub.HUB_COPIES).isdisjoint(ZIP_ONLY)
+    assert set(beir_hub.HUB_COPIES) | set(ZIP_ONLY) == registered
+    assert all(reason.strip() for reason in ZIP_ONLY.values())
+    for name in ZIP_ONLY:
+        with pytest.raises(DatasetLoadError, match=rf"^beir/{re.escape(name)}: no hub copy is pinned"):
+            beir_hub.hub_files(get_spec(f"beir/{name}"))
 
 
 def write_arguana(root: Path, qrels_lines: list[str]) -> None:
