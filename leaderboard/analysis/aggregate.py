@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy.stats import rankdata
@@ -120,7 +121,7 @@ class DatasetBoard:
         object.__setattr__(self, "model_ids", ids)
         object.__setattr__(self, "position", {model_id: i for i, model_id in enumerate(ids)})
 
-    @property
+    @cached_property  # every model page asks, for each of its datasets
     def ranked(self) -> np.ndarray:
         """bool per row: the result is verified, so it has a rank and may be in the top group."""
         return np.array([result.verified for result in self.results], dtype=bool)
@@ -206,8 +207,12 @@ def bootstrap_means(scores: np.ndarray, resamples: int, seed: int) -> np.ndarray
 def percentile_ci(boot: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
     """(models, 2) percentile interval; rows of constant per-query values get a zero-width interval."""
     alpha = 1 - CONFIDENCE
-    by_model = np.ascontiguousarray(boot.T)  # percentiles along contiguous rows are faster
-    ci = np.percentile(by_model, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=1).T.astype(np.float64)
+    # np.percentile partitions each row; sorting the rows first (a vectorised sort) and letting it partition
+    # sorted rows gives the same values several times faster
+    by_model = np.array(boot.T, order="C")
+    by_model.sort(axis=1)
+    ci = np.percentile(by_model, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=1, overwrite_input=True)
+    ci = ci.T.astype(np.float64)
     if values is not None:
         constant = np.all(values == values[:, :1], axis=1)
         ci[constant] = values[constant, :1]
@@ -253,6 +258,7 @@ def find_baseline(model_ids: list[str], wanted: str) -> str | None:
 
 def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: SiteSettings,
                    baseline_id: str | None) -> tuple[DatasetBoard, np.ndarray]:
+    """The dataset's board and its bootstrap means model by model ((models, resamples), for the group means)."""
     tests = settings.tests
     metric = info.main_metric
     ranked = [result for result in results if metric in result.per_query]
@@ -262,10 +268,10 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     ranked = [ranked[i] for i in order]
     scores = np.stack([result.per_query[metric] for result in ranked])
     means = scores.mean(axis=1)
-    boot = None
+    by_model = None
     if tests.ci_method == "percentile":
-        boot = bootstrap_means(scores, tests.ci_resamples, tests.seed)
-        ci = percentile_ci(boot, scores)
+        by_model = np.ascontiguousarray(bootstrap_means(scores, tests.ci_resamples, tests.seed).T)
+        ci = percentile_ci(by_model.T, scores)
     else:
         ci = np.array([stats.bootstrap_ci(row, tests.ci_method, tests.ci_resamples, tests.seed) for row in scores])
     pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
@@ -300,9 +306,9 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         effects=pair_effects,
         separability=effects.separability(means, pair_effects, pvalues, scores.shape[1], tests.alpha, tests.method),
     )
-    if boot is None:  # group intervals need resampled means: percentile draws of the same seed
-        boot = bootstrap_means(scores, tests.ci_resamples, tests.seed)
-    return board, boot
+    if by_model is None:  # group intervals need resampled means: percentile draws of the same seed
+        by_model = np.ascontiguousarray(bootstrap_means(scores, tests.ci_resamples, tests.seed).T)
+    return board, by_model
 
 
 def _group_names(infos: list[DatasetInfo]) -> list[str]:
@@ -331,9 +337,9 @@ class _GroupAccumulator:
                                         resample_datasets, seed)
         self.coverage = np.zeros(len(model_index), dtype=np.int64)
 
-    def add(self, board: DatasetBoard, boot: np.ndarray) -> None:
+    def add(self, board: DatasetBoard, by_model: np.ndarray) -> None:
         columns = [self.model_index[model_id] for model_id in board.model_ids]
-        self.bootstrap.add(columns, self.weights[board.info.id], unit_of(board.info.id), boot)
+        self.bootstrap.add(columns, self.weights[board.info.id], unit_of(board.info.id), by_model.T)
         self.coverage[columns] += 1
 
     def finish(self, boards: dict[str, DatasetBoard]) -> GroupBoard:
@@ -351,12 +357,12 @@ class _GroupAccumulator:
             means += self.weights[dataset_id] * dataset_means
             if ranked.any():
                 ranks[ranked] += self.weights[dataset_id] * rankdata(-dataset_means[ranked], method="average")
-        boot = self.bootstrap.boot[:, complete]
-        ci = percentile_ci(boot) if complete else np.zeros((0, 2))
+        by_model = self.bootstrap.by_model[complete]
+        ci = percentile_ci(by_model.T) if complete else np.zeros((0, 2))
         intervals = np.zeros((len(complete), 2), dtype=np.int64)
         bands = np.zeros(len(complete), dtype=np.int64)
         if ranked.any():
-            intervals[ranked] = rank_intervals(boot[:, ranked], CONFIDENCE)
+            intervals[ranked] = rank_intervals(by_model[ranked].T, CONFIDENCE)
             bands[ranked] = rank_bands(means[ranked], intervals[ranked])
         scores = {
             model_id: GroupScore(float(means[k]), (float(ci[k, 0]), float(ci[k, 1])),
@@ -409,11 +415,11 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
         accumulators.append(_GroupAccumulator(ALL_GROUP, ranked_datasets, model_index, *options))
     boards: dict[str, DatasetBoard] = {}
     for dataset_id in ranked_datasets:
-        board, boot = _dataset_board(infos[dataset_id], by_dataset[dataset_id], settings, baseline_id)
+        board, resampled = _dataset_board(infos[dataset_id], by_dataset[dataset_id], settings, baseline_id)
         boards[dataset_id] = board
         for accumulator in accumulators:
             if dataset_id in accumulator.weights:
-                accumulator.add(board, boot)
+                accumulator.add(board, resampled)
         logger.debug("aggregated %s (%d models)", dataset_id, len(board.results))
     models = tuple(
         ModelBoard(

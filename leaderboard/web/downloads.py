@@ -5,11 +5,10 @@ Rows come in the pages' order: verified results (ranked) first, then unverified 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 from leaderboard.web.contexts import DatasetContext, Effect, HomeContext, ModelContext, PredictedValue
-from leaderboard.web.render import csv_text, rounded
+from leaderboard.web.render import csv_text, rounded, table_json
 from leaderboard.web.scale_pages import COLUMN_LABEL
 
 PREDICTION_COLUMNS = [COLUMN_LABEL, "prediction_problem"]
@@ -33,12 +32,7 @@ def _effect_values(effect: Effect | None) -> list:
 
 
 def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
-    records = [dict(zip(header, row, strict=True)) for row in rows]
-    document = {**meta, "columns": header, "rows": rounded(records)}
-    return {
-        f"{stem}.csv": csv_text(header, rows),
-        f"{stem}.json": json.dumps(document, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
-    }
+    return {f"{stem}.csv": csv_text(header, rows), f"{stem}.json": table_json(meta, header, rows)}
 
 
 def home_downloads(home: HomeContext) -> dict[str, str]:
