@@ -41,6 +41,8 @@ def _missing(value) -> bool:
 
 def format_score(value, scale: float = 100.0, digits: int = 2) -> str:
     """A metric value as shown: ×100 with two decimals for metrics in [0, 1]."""
+    if type(value) is float and math.isfinite(value):  # most cells of the site; the same as below
+        return f"{value * scale:.{digits}f}"
     return MISSING if _missing(value) else f"{value * scale:.{digits}f}"
 
 
@@ -145,6 +147,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         score=format_score, ci=format_ci, signed=format_signed, pvalue=format_pvalue, params=format_parameters,
         bytes=format_bytes, number=format_number, count=format_count, json_script=json_script,
     )
+    env.globals["zip"] = zip
     return env
 
 
