@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import rankdata
+from threadpoolctl import threadpool_limits
 
 from evaluator.metrics import KINDS, parse_measure
 from evaluator.result import slugify
@@ -285,20 +286,22 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         ci = percentile_ci(resampled.T, scores)
     else:
         ci = np.array([stats.bootstrap_ci(row, tests.ci_method, tests.ci_resamples, tests.seed) for row in scores])
-    pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
-    best, rank_range = ranks_among_verified([result.verified for result in ranked], means, pvalues, tests.alpha)
     model_ids = [result.model.id for result in ranked]
+    b = model_ids.index(baseline_id) if baseline_id in model_ids else None
+    # One (models, models) matrix product each. A second BLAS thread does not make them faster on a shared machine,
+    # only busier (2 s of CPU at 1,000 models); their values do not depend on it.
+    with threadpool_limits(limits=1, user_api="blas"):
+        pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
+        against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, CONFIDENCE)
+    best, rank_range = ranks_among_verified([result.verified for result in ranked], means, pvalues, tests.alpha)
     comparison = None
-    if baseline_id in model_ids:
-        b = model_ids.index(baseline_id)
+    if b is not None:
         diff = scores - scores[b]
         tol = 1e-9  # as stats.wins_ties_losses
         wins, losses = (diff > tol).sum(axis=1), (diff < -tol).sum(axis=1)
         comparison = BaselineComparison(baseline_id, means - means[b], wins, scores.shape[1] - wins - losses,
                                         losses, pvalues[:, b].copy())
     metrics = sorted({name for result in results for name in result.metrics}, key=metric_order)
-    against, separability = effects.dataset_effects(scores, model_ids.index(baseline_id) if comparison else None,
-                                                    pvalues, tests.alpha, tests.method, CONFIDENCE)
     board = DatasetBoard(
         info=info,
         slug=slugify(info.id),

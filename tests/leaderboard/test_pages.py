@@ -6,6 +6,7 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 import pytest
+from markupsafe import Markup
 
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.submissions.load import load_results
@@ -21,6 +22,7 @@ from leaderboard.web.render import (
     json_text,
     make_environment,
     rounded,
+    score_cells,
     table_json,
 )
 
@@ -97,6 +99,18 @@ def test_table_json_is_the_indented_document_of_rounded_records():
     nested = [row[:-1] + [(1, 2)] for row in rows]  # not a flat record: the general path
     assert table_json(meta, header, nested) == indented_json(
         {**meta, "columns": header, "rows": rounded([dict(zip(header, row, strict=True)) for row in nested])}) + "\n"
+
+
+def test_score_cells_write_what_the_cell_loop_wrote():
+    loop = make_environment().from_string(
+        '{% for value in values %}<td class="num">{{ value|score(scales[loop.index0]) }}{% if value is not none and '
+        'not checks[loop.index0] %}{{ mark }}{% endif %}</td>\n{% endfor %}')
+    mark = Markup('<span class="unv">*</span>')
+    values, scales, checks = (0.1234, None, 7.5, float("nan"), 0.5), (100.0, 100.0, 1.0, 100.0, 100.0), (
+        True, False, False, False, True)
+    assert score_cells(values, scales, checks, mark, "\n") == loop.render(values=values, scales=scales, checks=checks,
+                                                                         mark=mark)
+    assert score_cells((), (), (), mark) == ""
 
 
 def test_environment_escapes_and_refuses_undefined_names():
