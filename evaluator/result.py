@@ -13,6 +13,7 @@ checked against the counts that the readable part declares before it is inflated
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -371,10 +372,15 @@ def _sorted_unique(values: Sequence[str]) -> bool:
     return list(values) == sorted(values) and len(set(values)) == len(values)
 
 
-def _check_arrays(result: ResultFile) -> None:
-    """The invariants between the header and the arrays; raise ValueError with the field and the problem."""
+@functools.lru_cache(maxsize=4096)  # a site build checks the same 30 names in tens of thousands of files
+def _parse_measure(name: str):
     from evaluator.metrics import parse_measure  # local: metrics imports nothing from here
 
+    return parse_measure(name)
+
+
+def _check_arrays(result: ResultFile) -> None:
+    """The invariants between the header and the arrays; raise ValueError with the field and the problem."""
     header, query_ids = result.header, result.query_ids
     if not header.metrics:
         raise ValueError("metrics is empty; a result needs at least one metric")
@@ -392,7 +398,7 @@ def _check_arrays(result: ResultFile) -> None:
     names, bounded = list(result.per_query), []
     for name in names:
         try:
-            measure = parse_measure(name)
+            measure = _parse_measure(name)
         except ValueError as error:
             raise ValueError(f"metrics: {error}") from None
         if str(measure) != name:

@@ -130,7 +130,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[S
             files.add(path, text)
         files.add(f"data/models/{model.slug}.js", _data_script("models", model.info.id,
                                                               pages.compare_data(board, model)))
-    files.add("data/datasets.js", _data_script("datasets", None, pages.datasets_data(board)))
+    files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board))))
     render("compare.html", pages.build_compare(board))
     render("method.html", pages.build_method(board, evidence))
     render("ranks.html", rank_pages.build_ranks(board))
@@ -140,13 +140,14 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[S
     return files, rendered
 
 
-def _data_script(name: str, key: str | None, data: object) -> str:
-    """A script storing data in window.irboardData[name] (or [name][key]); <script src> works from file://."""
+def _data_script(name: str, key: str | None, data: str) -> str:
+    """A script storing `data` (script-safe JSON text) in window.irboardData[name] (or [name][key]); <script src>
+    works from file://."""
     target = f"d[{json_text(name)}]"
     if key is None:
-        assign = f"{target} = {json_text(data)};"
+        assign = f"{target} = {data};"
     else:
-        assign = f"{target} = {target} || {{}};\n  {target}[{json_text(key)}] = {json_text(data)};"
+        assign = f"{target} = {target} || {{}};\n  {target}[{json_text(key)}] = {data};"
     return f"(function (d) {{\n  {assign}\n}})(window.irboardData = window.irboardData || {{}});\n"
 
 

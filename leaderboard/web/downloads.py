@@ -8,11 +8,10 @@ own table has a column `dataset_id`."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 from leaderboard.web.contexts import DatasetContext, Effect, HomeContext, ModelContext, PredictedValue
-from leaderboard.web.render import csv_text, rounded
+from leaderboard.web.render import csv_text, rounded, table_json
 from leaderboard.web.scale_pages import COLUMN_LABEL
 
 PREDICTION_COLUMNS = [COLUMN_LABEL, "prediction_problem"]
@@ -42,13 +41,8 @@ UNIT_TEXT = ("Scores, means, intervals and differences are on the metric's own s
 
 def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
     """The CSV (with a last column `unit` on every row) and the JSON (with a field "unit") of one table."""
-    records = [dict(zip(header, row, strict=True)) for row in rows]
-    document = {**meta, "unit": UNIT_TEXT, "columns": header, "rows": rounded(records)}
-    header, rows = [*header, "unit"], [[*row, UNIT] for row in rows]
-    return {
-        f"{stem}.csv": csv_text(header, rows),
-        f"{stem}.json": json.dumps(document, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
-    }
+    json_text = table_json({**meta, "unit": UNIT_TEXT}, header, rows)
+    return {f"{stem}.csv": csv_text([*header, "unit"], [[*row, UNIT] for row in rows]), f"{stem}.json": json_text}
 
 
 def home_downloads(home: HomeContext) -> dict[str, str]:

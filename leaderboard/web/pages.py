@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from evaluator.metrics import parse_measure
 from evaluator.result import SCHEMA_VERSION, slugify
 from leaderboard.analysis.aggregate import (
@@ -55,7 +53,7 @@ from leaderboard.web.rank_pages import (
     separability_row,
     statistics_method,
 )
-from leaderboard.web.render import json_text
+from leaderboard.web.render import json_rounded, json_text
 from leaderboard.web.scale_pages import (
     crossing_section,
     dataset_prediction_column,
@@ -478,18 +476,16 @@ def build_submit(board: Leaderboard) -> SubmitContext:
     return SubmitContext(Page("submit.html", "Submit results", "", "submit"), SCHEMA_VERSION, board.baseline_id)
 
 
-def compare_data(board: Leaderboard, model: ModelBoard) -> dict:
-    """Per-query main-metric values and corrected p-values against every model, per dataset, for compare.js."""
-    data = {}
-    for dataset in board.datasets:
+def compare_data(board: Leaderboard, model: ModelBoard) -> str:
+    """Per-query main-metric values and corrected p-values against every model, per dataset, for compare.js, as
+    script-safe JSON text (values to 4 decimals; the p-values are most of the site's bytes, hence json_rounded)."""
+    parts = []
+    for dataset in sorted(board.datasets, key=lambda d: d.info.id):
         i = dataset.position.get(model.info.id)
-        if i is None:
-            continue
-        data[dataset.info.id] = {
-            "values": np.round(dataset.scores[i], 4).tolist(),
-            "p": np.round(dataset.pvalues[i], 4).tolist(),
-        }
-    return data
+        if i is not None:
+            parts.append(f'{json_text(dataset.info.id)}:{{"p":{json_rounded(dataset.pvalues[i], 4)},'
+                         f'"values":{json_rounded(dataset.scores[i], 4)}}}')
+    return "{" + ",".join(parts) + "}"
 
 
 def datasets_data(board: Leaderboard) -> dict:

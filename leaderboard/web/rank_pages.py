@@ -21,20 +21,15 @@ RANKS_PAGE = "ranks.html"
 METHOD_ANCHOR = "method.html#statistics"
 
 
-def pair_effect(dataset: DatasetBoard, row: int, baseline: int) -> Effect | None:
-    """Effect of the model in `row` against the model in `baseline` on one dataset (None for the pair with itself)."""
-    pair = dataset.effects
-    if pair is None or row == baseline:
-        return None
-    diff = float(pair.diff[row, baseline])
-    return Effect(diff=diff, ci=(float(pair.low[row, baseline]), float(pair.high[row, baseline])),
-                  dz=float(pair.dz[row, baseline]), meaningful=abs(diff) >= dataset.separability.threshold)
-
-
 def baseline_effect(dataset: DatasetBoard | None, model_id: str) -> Effect | None:
-    if dataset is None or dataset.baseline is None or model_id not in dataset.position:
+    """Effect of the model against the dataset's baseline (None for the baseline itself, or without one)."""
+    if dataset is None or dataset.baseline is None or model_id not in dataset.position \
+            or model_id == dataset.baseline.model_id:
         return None
-    return pair_effect(dataset, dataset.position[model_id], dataset.position[dataset.baseline.model_id])
+    pair, row = dataset.baseline_effects, dataset.position[model_id]
+    diff = float(pair.diff[row])
+    return Effect(diff=diff, ci=(float(pair.low[row]), float(pair.high[row])), dz=float(pair.dz[row]),
+                  meaningful=abs(diff) >= dataset.separability.threshold)
 
 
 def separability_row(dataset: DatasetBoard, root: str) -> SeparabilityRow:

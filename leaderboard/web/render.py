@@ -7,6 +7,7 @@ deterministic: sorted keys, fixed number formats, no timestamps.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -16,8 +17,9 @@ import tempfile
 from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # leaderboard/
 
@@ -39,7 +41,18 @@ def _missing(value) -> bool:
 
 def format_score(value, scale: float = 100.0, digits: int = 2) -> str:
     """A metric value as shown: ×100 with two decimals for metrics in [0, 1]."""
+    if type(value) is float and math.isfinite(value):  # most cells of the site; the same as below
+        return f"{value * scale:.{digits}f}"
     return MISSING if _missing(value) else f"{value * scale:.{digits}f}"
+
+
+def score_cells(values, scales, checks, mark: Markup, end: str = "") -> Markup:
+    """A row of score cells, `<td class="num">` with format_score and, after a value shown but not checked, `mark`;
+    `end` after each cell: one filter call per row of a wide table instead of a template loop (at 1,000 models the
+    site has about two million such cells)."""
+    return Markup("".join(
+        f'<td class="num">{escape(format_score(value, scale))}{mark if value is not None and not checked else ""}'
+        f"</td>{end}" for value, scale, checked in zip(values, scales, checks, strict=True)))
 
 
 def format_ci(interval, scale: float = 100.0, digits: int = 2) -> str:
@@ -112,6 +125,24 @@ def json_script(data) -> Markup:
     return Markup(json_text(data))
 
 
+@functools.cache
+def _fraction_texts(decimals: int) -> np.ndarray:
+    """JSON text of every multiple of 10**-decimals in [0, 1], as Python writes the float."""
+    scale = 10**decimals
+    return np.array([repr(k / scale) for k in range(scale + 1)], dtype=object)
+
+
+def json_rounded(values: np.ndarray, decimals: int) -> str:
+    """json_text(np.round(values, decimals).tolist()), fast for values in [0, 1] (p-values, bounded scores):
+    those are looked up among the texts of every multiple of 10**-decimals (the site writes millions)."""
+    values = np.asarray(values, dtype=np.float64)
+    if decimals <= 4:
+        steps = np.rint(values * float(10**decimals))  # np.round's own steps: scale, round half to even, divide
+        if np.all((steps >= 0) & (steps <= 10**decimals)) and not np.signbit(steps).any():
+            return "[" + ",".join(_fraction_texts(decimals)[steps.astype(np.int64)].tolist()) + "]"
+    return json_text(np.round(values, decimals).tolist())
+
+
 def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(templates_dir)),
@@ -124,6 +155,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env.filters.update(
         score=format_score, ci=format_ci, signed=format_signed, pvalue=format_pvalue, params=format_parameters,
         bytes=format_bytes, number=format_number, count=format_count, json_script=json_script,
+        score_cells=score_cells,
     )
     return env
 
@@ -136,6 +168,8 @@ def csv_cell(value):
     """One CSV cell: floats with 6 decimals, missing values empty, and text that a spreadsheet would run as a
     formula prefixed with a single quote, which makes it inert text (numbers stay numbers, signs included).
     Carriage returns in text become "\\n": the writer quotes only cells holding its own line end."""
+    if type(value) is float:  # most cells; the general case below gives the same
+        return f"{value:.6f}" if math.isfinite(value) else ""
     if _missing(value):
         return ""
     if isinstance(value, float):
@@ -155,8 +189,36 @@ def csv_text(header: list[str], rows: list[list]) -> str:
     return buffer.getvalue()
 
 
+def indented_json(data) -> str:
+    """The downloads' JSON: sorted keys, one space of indent per level, UTF-8 text, no NaN."""
+    return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def table_json(meta: dict, header: list[str], rows: list[list]) -> str:
+    """indented_json({**meta, "columns": header, "rows": [rounded(dict(zip(header, row))) ...]}) + "\\n", with the
+    rows written by json's C encoder: with indent, json runs its pure-Python encoder, which took most of the
+    time of writing the downloads. A row of plain values is one flat object, so the C encoder writes it with the
+    indented form's item separator, and only its braces need their own lines."""
+    records = [dict(zip(header, rounded(row), strict=True)) for row in rows]
+    if not all(type(value) in _SCALARS for record in records for value in record.values()):
+        return indented_json({**meta, "columns": header, "rows": records}) + "\n"
+    flat = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",\n   ", ": ")).encode
+    texts = ["{\n   " + text[1:-1] + "\n  }" if text != "{}" else text for text in map(flat, records)]
+    document = {**meta, "columns": header, "rows": None}
+    items = [f" {indented_json(key)}: "
+             + (("[\n  " + ",\n  ".join(texts) + "\n ]" if texts else "[]") if key == "rows"
+                else indented_json(value).replace("\n", "\n "))  # one level deeper; strings hold no raw newline
+             for key, value in sorted(document.items())]
+    return "{\n" + ",\n".join(items) + "\n}\n"
+
+
 def rounded(value, digits: int = 6):
     """Plain data for JSON downloads: floats rounded, NaN as null, numpy scalars as Python numbers."""
+    if type(value) is float:  # most values; the general case below gives the same
+        return round(value, digits) if math.isfinite(value) else None
     if isinstance(value, dict):
         return {str(key): rounded(item, digits) for key, item in value.items()}
     if isinstance(value, list | tuple):

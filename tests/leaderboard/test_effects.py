@@ -13,6 +13,7 @@ from statsmodels.stats.power import TTestPower
 
 from leaderboard.analysis import stats
 from leaderboard.analysis.effects import (
+    dataset_effects,
     meaningful_threshold,
     minimum_detectable_effect,
     pair_effects,
@@ -131,3 +132,23 @@ def test_separability_counts_pairs_adjacent_pairs_and_meaningful_differences():
     first, second = np.triu_indices(4, k=1)
     assert summary.typical_sd == pytest.approx(np.median(effects.sd[first, second]))
     assert summary.mde == pytest.approx(minimum_detectable_effect(400, 0.05) * summary.typical_sd)
+
+
+def test_dataset_effects_are_the_baseline_column_and_the_separability_of_pair_effects_exactly():
+    rng = np.random.default_rng(9)
+    scores = rng.random((7, 60))
+    scores[5] = scores[2]  # identical: d_z 0
+    scores[6] = scores[0] + 0.05  # constant shift: infinite d_z
+    scores = scores[np.argsort(-scores.mean(axis=1), kind="stable")]
+    pvalues = stats.pairwise_pvalues(scores, "t", "bh")
+    full = pair_effects(scores)
+    expected = separability(scores.mean(axis=1), full, pvalues, 60, 0.05, "t")
+    for baseline in range(7):
+        against, summary = dataset_effects(scores, baseline, pvalues, 0.05, "t")
+        assert summary == expected
+        for name in ("diff", "low", "high", "sd", "dz"):  # bit for bit: the site must not change
+            assert np.array_equal(getattr(against, name), getattr(full, name)[:, baseline])
+    assert dataset_effects(scores, None, pvalues, 0.05, "t") == (None, expected)
+    one = scores[:, :1]
+    against, summary = dataset_effects(one, 0, np.ones((7, 7)), 0.05, "t")
+    assert np.isnan(against.low).all() and summary.separable == 0

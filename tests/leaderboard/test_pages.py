@@ -4,7 +4,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import numpy as np
 import pytest
+from markupsafe import Markup
 
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.submissions.load import load_results
@@ -15,8 +17,13 @@ from leaderboard.web.render import (
     format_pvalue,
     format_score,
     format_signed,
+    indented_json,
+    json_rounded,
     json_text,
     make_environment,
+    rounded,
+    score_cells,
+    table_json,
 )
 
 
@@ -69,6 +76,41 @@ def test_json_text_cannot_close_a_script_element():
     text = json_text({"a": "</script><script>alert(1)</script>", "b": "x & y > z"})
     assert "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text) == {"a": "</script><script>alert(1)</script>", "b": "x & y > z"}
+
+
+def test_json_rounded_writes_what_json_writes_for_the_rounded_values():
+    rng = np.random.default_rng(5)
+    cases = [rng.random(300), rng.random(50) ** 8, np.arange(20001) / 20000, np.array([0.0, 1.0, -0.0, 5e-5, 1e-300]),
+             rng.random(10) * 7, np.array([])]  # unbounded values and -0.0 take the general path
+    for values in cases:
+        for decimals in (0, 2, 4, 6):
+            assert json_rounded(values, decimals) == json_text(np.round(values, decimals).tolist())
+
+
+def test_table_json_is_the_indented_document_of_rounded_records():
+    meta = {"table": "x </b> é", "methods": ["a", "b\nc"], "nested": {"b": [1, 2.5, None], "a": {}}, "empty": []}
+    header = ["model_id", "score", "rank", "verified", "note"]
+    rows = [["m\"1", 0.123456789, np.int64(3), np.bool_(True), None], ["m2", float("nan"), 1, False, "=1+1"],
+            ["m3", np.float64(1 / 3), None, True, "line\u2028end"]]
+    expected = indented_json({**meta, "columns": header,
+                              "rows": rounded([dict(zip(header, row, strict=True)) for row in rows])}) + "\n"
+    assert table_json(meta, header, rows) == expected
+    assert table_json(meta, header, []) == indented_json({**meta, "columns": header, "rows": []}) + "\n"
+    nested = [row[:-1] + [(1, 2)] for row in rows]  # not a flat record: the general path
+    assert table_json(meta, header, nested) == indented_json(
+        {**meta, "columns": header, "rows": rounded([dict(zip(header, row, strict=True)) for row in nested])}) + "\n"
+
+
+def test_score_cells_write_what_the_cell_loop_wrote():
+    loop = make_environment().from_string(
+        '{% for value in values %}<td class="num">{{ value|score(scales[loop.index0]) }}{% if value is not none and '
+        'not checks[loop.index0] %}{{ mark }}{% endif %}</td>\n{% endfor %}')
+    mark = Markup('<span class="unv">*</span>')
+    values, scales, checks = (0.1234, None, 7.5, float("nan"), 0.5), (100.0, 100.0, 1.0, 100.0, 100.0), (
+        True, False, False, False, True)
+    assert score_cells(values, scales, checks, mark, "\n") == loop.render(values=values, scales=scales, checks=checks,
+                                                                         mark=mark)
+    assert score_cells((), (), (), mark) == ""
 
 
 def test_environment_escapes_and_refuses_undefined_names():

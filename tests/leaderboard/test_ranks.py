@@ -69,3 +69,21 @@ def test_group_interval_coverage_is_nominal_by_simulation():
     mean_coverage, rank_coverage = _coverage(replicates=400, resamples=500)
     assert 0.93 <= mean_coverage <= 0.97
     assert rank_coverage >= 0.93  # rank intervals are conservative: ranks move only when means cross
+
+
+def test_rank_intervals_break_ties_by_column_as_a_stable_sort_does():
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        resamples, models = int(rng.integers(1, 400)), int(rng.integers(1, 12))
+        boot = (rng.integers(0, 3, (resamples, models)) / 4).astype(np.float32)  # many ties
+        boot[rng.random(boot.shape) < 0.1] = -0.0  # ties with 0.0
+        if trial % 3 == 0:
+            boot -= np.float32(0.3)  # negative means order as numbers too
+        order = np.argsort(-boot, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.arange(1, models + 1)[None, :], axis=1)
+        confidence = (0.95, 0.5, 0.8)[trial % 3]
+        tail = 100 * (1 - confidence) / 2
+        expected = np.stack([np.percentile(ranks, tail, axis=0, method="lower"),
+                             np.percentile(ranks, 100 - tail, axis=0, method="higher")], axis=1)
+        np.testing.assert_array_equal(rank_intervals(boot, confidence), expected)

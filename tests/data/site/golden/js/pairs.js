@@ -58,7 +58,7 @@
   });
   document.getElementById("pair-models").appendChild(options);
 
-  function show() {
+  function show(remember) {
     var picked = inputs.map(function (input) { return index[input.value.trim().toLowerCase()]; });
     var missing = inputs.filter(function (input, k) { return picked[k] === undefined; });
     if (missing.length) {
@@ -68,10 +68,12 @@
     }
     var a = info.models[picked[0]], b = info.models[picked[1]];
     if (a === b) { result.textContent = "Pick two different models."; return; }
-    var params = new URLSearchParams(window.location.search);  /* a shareable pair; table.js keeps these */
-    params.set("pa", a);
-    params.set("pb", b);
-    try { window.history.replaceState(null, "", window.location.pathname + "?" + params.toString()); } catch (e) { /* file:// */ }
+    if (remember) {  /* a pair the visitor picked becomes shareable; the page's default pair leaves the address alone */
+      var params = new URLSearchParams(window.location.search);  /* table.js keeps these */
+      params.set("pa", a);
+      params.set("pb", b);
+      try { window.history.replaceState(null, "", window.location.pathname + "?" + params.toString()); } catch (e) { /* file:// */ }
+    }
     result.textContent = "Loading…";
     Promise.all([loadModel(info.root, info.slugs[picked[0]], a), loadModel(info.root, info.slugs[picked[1]], b)])
       .then(function (pair) {
@@ -88,7 +90,7 @@
   inputs[0].value = params.get("pa") || info.models[0] || "";
   inputs[1].value = params.get("pb") || info.models[1] || "";
   form.hidden = false;
-  form.addEventListener("submit", function (event) { event.preventDefault(); show(); });
-  form.addEventListener("change", show);
-  if (info.models.length > 1) { show(); }
+  form.addEventListener("submit", function (event) { event.preventDefault(); show(true); });
+  form.addEventListener("change", function () { show(true); });
+  if (info.models.length > 1) { show(false); }
 })();
