@@ -14,6 +14,7 @@ Per result with score samples: the recall-at-scale prediction (predictions.py).
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
@@ -187,7 +188,9 @@ def bootstrap_means(scores: np.ndarray, resamples: int, seed: int) -> np.ndarray
     the same draws, which are the draws of `stats.bootstrap_ci(row, seed=seed)` for each row.
 
     A resample's means are its query counts times the score matrix: one float32 matrix product per block
-    (exact counts; means within about 1e-7 of float64, far below the two decimals shown ×100)."""
+    (exact counts; means within about 1e-7 of float64, far below the two decimals shown ×100). BLAS runs on one
+    thread: a float32 product's last bits depend on how the work is split, and the site must be the same bytes
+    whether it is built by `irboard build` or in a test, on any number of cores."""
     models, n = scores.shape
     rng = np.random.default_rng(seed)
     block = max(1, 2**22 // n)  # the block size stats.bootstrap_ci draws with: same random stream
@@ -203,8 +206,16 @@ def bootstrap_means(scores: np.ndarray, resamples: int, seed: int) -> np.ndarray
             last = min(first + rows, size)
             flat = (draws[first:last] + offsets[: last - first]).ravel()
             counts[first:last] = np.bincount(flat, minlength=(last - first) * n).reshape(last - first, n)
-        np.matmul(counts, transposed, out=means[start : start + size])
+        with threadpool_limits(limits=1, user_api="blas"):
+            np.matmul(counts, transposed, out=means[start : start + size])
     return means
+
+
+def dataset_seed(seed: int, dataset_id: str) -> int:
+    """The seed of one dataset's resamples: the site's seed mixed with the dataset id, so datasets with equally
+    many queries do not share their resample indices (which would correlate their bootstrap means in a group)."""
+    digest = hashlib.sha256(f"{seed}\0{dataset_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
 
 
 def model_major(boot: np.ndarray) -> np.ndarray:
@@ -281,17 +292,18 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     scores = np.stack([result.per_query[metric] for result in ranked])
     means = scores.mean(axis=1)
     resampled = None
+    seed = dataset_seed(tests.seed, info.id)
     if tests.ci_method == "percentile":
-        resampled = model_major(bootstrap_means(scores, tests.ci_resamples, tests.seed))
+        resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
         ci = percentile_ci(resampled.T, scores)
     else:
-        ci = np.array([stats.bootstrap_ci(row, tests.ci_method, tests.ci_resamples, tests.seed) for row in scores])
+        ci = np.array([stats.bootstrap_ci(row, tests.ci_method, tests.ci_resamples, seed) for row in scores])
     model_ids = [result.model.id for result in ranked]
     b = model_ids.index(baseline_id) if baseline_id in model_ids else None
     # One (models, models) matrix product each. A second BLAS thread does not make them faster on a shared machine,
     # only busier (2 s of CPU at 1,000 models); their values do not depend on it.
     with threadpool_limits(limits=1, user_api="blas"):
-        pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
+        pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, seed)
         against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, CONFIDENCE)
     best, rank_range = ranks_among_verified([result.verified for result in ranked], means, pvalues, tests.alpha)
     comparison = None
@@ -322,7 +334,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         separability=separability,
     )
     if resampled is None:  # group intervals need resampled means: percentile draws of the same seed
-        resampled = model_major(bootstrap_means(scores, tests.ci_resamples, tests.seed))
+        resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
     return board, resampled
 
 

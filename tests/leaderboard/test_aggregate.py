@@ -10,6 +10,7 @@ from leaderboard.analysis.aggregate import (
     bootstrap_means,
     build_leaderboard,
     dataset_info,
+    dataset_seed,
     find_baseline,
     is_zero_shot,
     percentile_ci,
@@ -57,8 +58,10 @@ def test_dataset_statistics_match_stats_module(board):
         assert list(verified) == sorted(verified, reverse=True)  # verified results first
         for part in (dataset.means[verified], dataset.means[~verified]):
             assert list(part) == sorted(part, reverse=True)
-        expected = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, tests.seed)
+        seed = dataset_seed(tests.seed, dataset.info.id)
+        expected = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, seed)
         np.testing.assert_array_equal(dataset.pvalues, expected)
+        np.testing.assert_array_equal(dataset.ci, percentile_ci(bootstrap_means(scores, tests.ci_resamples, seed), scores))
         # top group and rank ranges among the verified results alone
         among = expected[np.ix_(verified, verified)]
         np.testing.assert_array_equal(dataset.best[verified],
@@ -193,4 +196,15 @@ def test_bca_intervals_come_from_stats_bootstrap_ci(synth):
     board = build_leaderboard([r for r in loaded if r.dataset_id == "miracl/fi"], settings, synth.golden_lookup)
     dataset = board.dataset("miracl/fi")
     for row, interval in zip(dataset.scores, dataset.ci, strict=True):
-        assert tuple(interval) == stats.bootstrap_ci(row, "bca", 2_000, 0)
+        assert tuple(interval) == stats.bootstrap_ci(row, "bca", 2_000, dataset_seed(0, "miracl/fi"))
+
+
+def test_datasets_draw_their_own_resamples():
+    """Equally many queries must not mean the same resample indices: each dataset's seed mixes in its id."""
+    seeds = {dataset_seed(0, name) for name in ("beir/scifact", "beir/nfcorpus", "classic/cisi")}
+    assert len(seeds) == 3 and dataset_seed(0, "beir/scifact") == dataset_seed(0, "beir/scifact")
+    assert dataset_seed(1, "beir/scifact") != dataset_seed(0, "beir/scifact")
+    scores = np.random.default_rng(3).random((2, 50))
+    a = bootstrap_means(scores, 200, dataset_seed(0, "beir/scifact"))
+    b = bootstrap_means(scores, 200, dataset_seed(0, "beir/nfcorpus"))
+    assert not np.array_equal(a, b)
