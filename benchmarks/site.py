@@ -107,12 +107,14 @@ def run_python(code: str, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, real_metrics: bool = False) -> Path:
+def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, real_metrics: bool = False,
+                   verifying: bool = False) -> Path:
     from make_synthetic_results import write_scaled_results
 
     from evaluator.metrics import DEFAULT_MEASURES
 
-    shape = (f"_depth{depth}" if depth else "") + ("_defaultmetrics" if real_metrics else "")
+    shape = (f"_depth{depth}" if depth else "") + ("_defaultmetrics" if real_metrics else "") + \
+        ("_verifying" if verifying else "")
     folder = WORK / f"site_{models}x{datasets}x{queries}{shape}"
     results = folder / "results"
     done = folder / "complete"
@@ -120,7 +122,8 @@ def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, rea
         print(f"writing synthetic results to {results} (once) ...", flush=True)
         start = time.perf_counter()
         metrics = [str(m) for m in DEFAULT_MEASURES] if real_metrics else ["nDCG@10", "R@100", "RR@10"]
-        count = write_scaled_results(results, models, datasets, queries, metrics, depth)
+        count = write_scaled_results(results, models, datasets, queries, metrics, depth,
+                                     folder / "data" if verifying else None)
         done.write_text(f"{count}\n")
         print(f"  {count} files in {time.perf_counter() - start:.1f} s", flush=True)
     return folder

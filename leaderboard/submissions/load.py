@@ -7,6 +7,7 @@ checked against each other (same queries and qrels per dataset, consistent model
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -16,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from evaluator.errors import IrboardError, ResultValidationError
-from evaluator.result import ResultFile, read_result, result_path, slugify
+from evaluator.result import ResultFile, read_result, read_result_bytes, result_path, slugify
 from evaluator.score_samples import ScoreSamples
+from leaderboard.submissions.verify import Judgments
 
 logger = logging.getLogger(__name__)
 
@@ -83,24 +85,36 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     `keep_metrics(dataset_id)` names the metrics whose per-query values are kept (None: all of them), so
     that memory holds only what the site shows; `is_verified(result)` is asked about results with a run.
     A stored ranking is decoded only when it can be verified: `is_verified` given and, when it is a
-    `Judgments`, holding judgments for the result's dataset (decoding it is most of the reading time)."""
-    stored_run = []
+    `Judgments`, holding judgments for the result's dataset (decoding it is most of the reading time). With a
+    `Judgments`, a result whose exact bytes were verified before against the same judgments (its cache) is
+    not decoded or re-scored again."""
+    stored_run, cached = [], []
+    judgments = is_verified if isinstance(is_verified, Judgments) else None
+    content = read_result_bytes(path)
+    digest = hashlib.sha256(content).hexdigest() if judgments is not None and judgments.cache is not None else None
 
     def wants_run(header) -> bool:  # asked only about version-3 files that store a ranking
         stored_run.append(True)
-        judgments = getattr(is_verified, "get", None)  # leaderboard.submissions.verify.Judgments looks each dataset up once
-        return is_verified is not None and (judgments is None or judgments(header.dataset.id, header.dataset.split)
-                                            is not None)
+        if judgments is None:
+            return is_verified is not None
+        if digest is not None:
+            cached.append(judgments.cached(digest, header))
+            if cached[0] is not None:
+                return False
+        return judgments.get(header.dataset.id, header.dataset.split) is not None
 
-    result = read_result(path, with_run=wants_run)
+    result = read_result(path, with_run=wants_run, content=content)
     query_ids = result.query_ids
     kept = keep_metrics(result.dataset.id) if keep_metrics else None
     names = sorted(result.per_query if kept is None else set(kept) & set(result.per_query))
     # copies: the decoded values are views of one matrix holding every metric, which would all stay in memory
     per_query = {name: result.per_query[name].copy() for name in names}
     verified, verified_metrics = False, frozenset()
-    if is_verified is not None and (result.run is not None or result.full is not None):
-        outcome = is_verified(result)  # a Verification (leaderboard.submissions.verify), None without qrels, or a plain bool
+    if cached and cached[0] is not None:
+        verified, verified_metrics = cached[0].complete, cached[0].verified
+    elif is_verified is not None and (result.run is not None or result.full is not None):
+        # a Verification (leaderboard.submissions.verify), None without qrels, or a plain bool
+        outcome = judgments(result, digest) if judgments is not None else is_verified(result)
         if hasattr(outcome, "problems"):
             if outcome.problems:
                 raise ResultValidationError(f"{path}: {outcome.problems[0]}")

@@ -13,7 +13,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
+import tempfile
+from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,23 +73,46 @@ def determined(result: ResultFile) -> tuple[list[Measure], list[str]]:
 
 def ranked_from_result(result: ResultFile, qrels: Qrels) -> RankedRun:
     """The label matrix of the stored ranking, in its stored order (dropping the query's own id when the
-    settings ignore identical ids)."""
-    run = result.run
-    judged_by_query = dict(zip(qrels.query_ids, qrels.judgments, strict=True))
-    offsets = run.offsets
-    rows = []
-    for i, query_id in enumerate(result.query_ids):
-        judged = judged_by_query.get(query_id, {})
-        names = [run.doc_ids[d] for d in run.docs[offsets[i]:offsets[i + 1]]]
-        if result.settings.ignore_identical_ids:
-            names = [name for name in names if name != query_id]
-        rows.append([judged.get(name, UNJUDGED) for name in names])
-    depth = max(max(map(len, rows), default=0), 1)
-    labels = np.full((len(rows), depth), PAD, dtype=np.int32)
-    for i, row in enumerate(rows):
-        labels[i, :len(row)] = row
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    return RankedRun(list(result.query_ids), labels, lengths)
+    settings ignore identical ids). Vectorised: each judged (query, document) is looked up once in the run's
+    sorted doc-id table, and every ranked entry then finds its label by one sorted search."""
+    run, n = result.run, len(result.query_ids)
+    size = len(run.doc_ids)
+    rows = np.repeat(np.arange(n, dtype=np.int64), run.lengths)
+    row_of = {query_id: i for i, query_id in enumerate(result.query_ids)}
+    keys, labels = [], []
+    for query_id, judged in zip(qrels.query_ids, qrels.judgments, strict=True):
+        row = row_of.get(query_id)
+        if row is None:
+            continue
+        for name, label in judged.items():
+            at = _table_index(run.doc_ids, name)
+            if at >= 0:
+                keys.append(row * size + at)
+                labels.append(label)
+    keys_array, labels_array = np.asarray(keys, dtype=np.int64), np.asarray(labels, dtype=np.int32)
+    order = np.argsort(keys_array)
+    keys_array, labels_array = keys_array[order], labels_array[order]
+    entries = rows * size + run.docs
+    at = np.clip(np.searchsorted(keys_array, entries), 0, max(keys_array.size - 1, 0))
+    found = keys_array[at] == entries if keys_array.size else np.zeros(entries.size, dtype=bool)
+    entry_labels = np.where(found, labels_array[at] if keys_array.size else 0, UNJUDGED).astype(np.int32)
+    lengths = run.lengths.astype(np.int64)
+    if result.settings.ignore_identical_ids:
+        own = np.array([_table_index(run.doc_ids, query_id) for query_id in result.query_ids], dtype=np.int64)
+        keep = run.docs != own[rows]
+        rows, entry_labels = rows[keep], entry_labels[keep]
+        lengths = np.bincount(rows, minlength=n).astype(np.int64)
+    depth = max(int(lengths.max(initial=0)), 1)
+    matrix = np.full((n, depth), PAD, dtype=np.int32)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    matrix[rows, np.arange(rows.size) - np.repeat(starts, lengths)] = entry_labels
+    return RankedRun(list(result.query_ids), matrix, lengths)
+
+
+def _table_index(table: tuple[str, ...], name: str) -> int:
+    """Where `name` is in the sorted tuple `table`, or -1."""
+    at = bisect_left(table, name)
+    return at if at < len(table) and table[at] == name else -1
 
 
 def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
@@ -188,6 +217,54 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
     return list(verify_result(result, qrels).problems)
 
 
+# Bump when reading a ranking or re-scoring it changes (evaluator.result's run checks, this module, the metrics):
+# cached verifications made by other code then no longer count.
+VERIFICATION_VERSION = "1"
+
+
+class VerifiedCache:
+    """Past verifications under `<folder>/<k[:2]>/<k>.json`, k = sha256 of (VERIFICATION_VERSION, the sha256 of a
+    result file's exact bytes, the sha256 of the qrels it was re-scored against). An entry says only that those
+    exact bytes re-scored cleanly against those exact judgments with this code, so a file that differs in one
+    byte, other judgments or other code miss it. Only outcomes without problems are stored (a rejected file is
+    re-checked, and rejected again, every time); an unreadable or inconsistent entry counts as a miss."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def _entry(self, file_sha256: str, qrels_sha256: str) -> tuple[Path, dict]:
+        fields = {"version": VERIFICATION_VERSION, "file_sha256": file_sha256, "qrels_sha256": qrels_sha256}
+        key = hashlib.sha256("\n".join(fields.values()).encode()).hexdigest()
+        return self.folder / key[:2] / f"{key}.json", fields
+
+    def get(self, file_sha256: str, qrels_sha256: str, metrics: Iterable[str]) -> Verification | None:
+        path, fields = self._entry(file_sha256, qrels_sha256)
+        try:
+            entry = json.loads(path.read_bytes())
+            verified, unverified = entry["verified"], entry["unverified"]
+            if {key: entry[key] for key in fields} != fields or not all(
+                    isinstance(name, str) for name in [*verified, *unverified]) \
+                    or sorted([*verified, *unverified]) != sorted(metrics):
+                return None
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        return Verification(frozenset(verified), tuple(unverified), ())
+
+    def put(self, file_sha256: str, qrels_sha256: str, outcome: Verification) -> None:
+        if outcome.problems:
+            return
+        path, fields = self._entry(file_sha256, qrels_sha256)
+        text = json.dumps({**fields, "verified": sorted(outcome.verified), "unverified": list(outcome.unverified)})
+        try:  # atomic without fsync: an entry lost or emptied by a crash is a miss, not a wrong answer
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, path)
+        except OSError as error:
+            log.debug("cannot cache a verification in %s: %s", self.folder, error)
+
+
 def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root: Path | None) -> Qrels | None:
     """The qrels to re-score a result on `dataset_id` against: an explicit `--data-dir ID=DIR`, `<root>/<dataset id>`,
     the official judgments (cached, else downloaded), or a copy extracted into the cache (datasets without an
@@ -221,12 +298,16 @@ def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root
 
 class Judgments:
     """Qrels by (dataset id, split), looked up once each through `qrels_for`. Judgments that cannot be had are
-    None, with the reason in `errors` (one line per dataset). Called with a result, says whether it is verified."""
+    None, with the reason in `errors` (one line per dataset). Called with a result, says whether it is verified.
+    Verifications are cached by content (`VerifiedCache` under `<cache>/verified`) unless `cache` is False."""
 
-    def __init__(self, data_dirs: dict[str, Path] | None = None, data_root: Path | None = None):
+    def __init__(self, data_dirs: dict[str, Path] | None = None, data_root: Path | None = None, cache: bool = True):
+        from evaluator.datasets.download import cache_root
+
         self.data_dirs, self.data_root = data_dirs or {}, data_root
         self.errors: list[str] = []
         self._qrels: dict[tuple[str, str], Qrels | None] = {}
+        self.cache = VerifiedCache(cache_root() / "verified") if cache else None
 
     def get(self, dataset_id: str, split: str) -> Qrels | None:
         key = (dataset_id, split)
@@ -238,14 +319,34 @@ class Judgments:
                 self.errors.append(str(error))
         return self._qrels[key]
 
-    def __call__(self, result: ResultFile) -> Verification | None:
+    def cached(self, file_sha256: str, header) -> Verification | None:
+        """The cached verification of the file whose bytes hash to `file_sha256` (`header`: its parsed header),
+        against the judgments of its dataset; None when not cached (or no judgments)."""
+        qrels = self.get(header.dataset.id, header.dataset.split) if self.cache is not None else None
+        return None if qrels is None else self.cache.get(file_sha256, qrels.sha256(), header.metrics)
+
+    def verify(self, result: ResultFile, qrels: Qrels, file_sha256: str | None = None) -> Verification:
+        """`verify_result`, through the cache when the sha256 of the result file's bytes is given."""
+        if file_sha256 is None or self.cache is None:
+            return verify_result(result, qrels)
+        outcome = self.cache.get(file_sha256, qrels.sha256(), result.metrics)
+        if outcome is None:
+            outcome = verify_result(result, qrels)
+            self.cache.put(file_sha256, qrels.sha256(), outcome)
+        return outcome
+
+    def __call__(self, result: ResultFile, file_sha256: str | None = None) -> Verification | None:
         """The verification of a result with a stored ranking (a split result's: that of its full file); None
-        without one, without judgments or when a split result's full file cannot be fetched (said in `errors`)."""
+        without one, without judgments or when a split result's full file cannot be fetched (said in `errors`).
+        `file_sha256`: the sha256 of the result file's bytes, to look the verification up in the cache (and
+        store it there); split results are not cached."""
         if result.run is None and result.full is None:
             return None
         qrels = self.get(result.dataset.id, result.dataset.split)
         if qrels is None:
             return None
+        if result.full is not None:
+            file_sha256 = None
         # a split result whose queries are not the qrels' is rejected below without fetching its full file
         if result.full is not None and tuple(qrels.query_ids) == result.query_ids:
             from leaderboard.submissions.full import resolve_full
@@ -257,7 +358,8 @@ class Judgments:
             except DatasetLoadError as error:
                 self.errors.append(f"{result.model.id} on {result.dataset.id}: full file not available: {error}")
                 return None
-        return verify_result(result, qrels)
+            return verify_result(result, qrels)
+        return self.verify(result, qrels, file_sha256)
 
 
 def verifier(data_dirs: dict[str, Path], data_root: Path | None) -> Judgments:
