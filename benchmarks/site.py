@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -38,10 +40,13 @@ sys.path.insert(0, str(ROOT / "tests" / "data"))
 
 FULL_BUILD = """
 import json, os, resource, sys, time
+from pathlib import Path
+from leaderboard.submissions.verify import Judgments
 from leaderboard.web.build import build_site
-# "decode": every stored ranking decoded and checked, as in a build that verifies (is_verified given); nothing is
-# re-scored here (the synthetic results come without judgments), so every result stays unverified
-verify = (lambda result: False) if sys.argv[3] == "decode" else None
+# "decode": every stored ranking decoded and checked, nothing re-scored (every result stays unverified);
+# "verify": every result re-scored against the synthetic qrels in argv[4], through the verification cache
+# ($IRBOARD_CACHE/verified: empty for a cold build, filled by one for a warm build), as `irboard build` does
+verify = {"decode": lambda result: False, "verify": Judgments(data_root=Path(sys.argv[-1]))}.get(sys.argv[3])
 start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
 report = build_site(sys.argv[1], sys.argv[2], is_verified=verify)
 print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "files": report.files,
@@ -100,8 +105,9 @@ print(json.dumps({"seconds": seconds, "rss": resource.getrusage(resource.RUSAGE_
 """
 
 
-def run_python(code: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True)
+def run_python(code: str, *args: str, cache: Path | None = None) -> dict:
+    env = {**os.environ, "IRBOARD_CACHE": str(cache)} if cache else None
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -140,16 +146,38 @@ def main() -> None:
                         "(as real results do; 100 is what evaluate stores by default)")
     parser.add_argument("--default-metrics", action="store_true",
                         help="per-query values for evaluate's 30 default metrics instead of 3")
+    parser.add_argument("--verifying", action="store_true",
+                        help="with --depth: synthetic qrels too, and results whose values are the re-scoring of "
+                        "their rankings; measures the build that re-scores every result, with a cold and a warm "
+                        "verification cache")
     args = parser.parse_args()
     if args.small:
         args.models, args.datasets, args.queries, args.sample = 40, 8, 200, 100
-    folder = ensure_results(args.models, args.datasets, args.queries, args.depth, args.default_metrics)
+    folder = ensure_results(args.models, args.datasets, args.queries, args.depth, args.default_metrics,
+                            args.verifying)
     results = folder / "results"
     files = sorted(results.glob("*/*.json"))
     data_mb = sum(path.stat().st_size for path in files) / 1e6
 
     full = run_python(FULL_BUILD, str(results), str(folder / "site"), "")
-    decoded = run_python(FULL_BUILD, str(results), str(folder / "site-decoded"), "decode")
+    builds = [("full build", full)]
+    if args.verifying:
+        cache = folder / "cache"
+        shutil.rmtree(cache, ignore_errors=True)
+        builds.append(("verifying build, cold cache", run_python(
+            FULL_BUILD, str(results), str(folder / "site-verified"), "verify", str(folder / "data"), cache=cache)))
+        entries = sum(1 for _ in (cache / "verified").rglob("*.json"))
+        if entries != len(files):
+            raise SystemExit(f"only {entries} of {len(files)} results verified")
+        builds.append(("verifying build, warm cache", run_python(
+            FULL_BUILD, str(results), str(folder / "site-verified-warm"), "verify", str(folder / "data"),
+            cache=cache)))
+        differ = [path for path in (folder / "site-verified").rglob("*") if path.is_file() and path.read_bytes()
+                  != (folder / "site-verified-warm" / path.relative_to(folder / "site-verified")).read_bytes()]
+        print(f"every result verified; cold and warm sites {'differ: ' + str(differ[:3]) if differ else 'identical'}")
+    else:
+        builds.append(("full build, every ranking decoded", run_python(
+            FULL_BUILD, str(results), str(folder / "site-decoded"), "decode")))
     stages = run_python(STAGES, str(results), str(folder / "site-stages"))
     sample = ",".join(str(path) for path in files[:: max(1, len(files) // args.sample)][: args.sample])
     reference = run_python(READERS, "json", sample)
@@ -164,7 +192,7 @@ def main() -> None:
           f"{len(files)} result files ({data_mb:.0f} MB)\n")
     print(f"| {'measure':<44} | {'value':>14} | {'target':>10} |")
     print(f"|{'-' * 46}|{'-' * 16}|{'-' * 12}|")
-    for name, build in (("full build", full), ("full build, every ranking decoded", decoded)):
+    for name, build in builds:
         print(f"| {name + ', wall time':<44} | {build['seconds']:>12.1f} s | {'<= 60 s':>10} |")
         print(f"| {name + ', CPU time':<44} | {build['cpu']:>12.1f} s | {'':>10} |")
         print(f"| {name + ', peak RSS':<44} | {build['rss'] / 2**30:>10.2f} GiB | {'<= 2 GiB':>10} |")
