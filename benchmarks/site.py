@@ -46,12 +46,16 @@ from leaderboard.web.build import build_site
 # "decode": every stored ranking decoded and checked, nothing re-scored (every result stays unverified);
 # "verify": every result re-scored against the synthetic qrels in argv[4], through the verification cache
 # ($IRBOARD_CACHE/verified: empty for a cold build, filled by one for a warm build), as `irboard build` does
+# (argv[4]: worker processes reading, decoding and verifying the files)
 verify = {"decode": lambda result: False, "verify": Judgments(data_root=Path(sys.argv[-1]))}.get(sys.argv[3])
 start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
-report = build_site(sys.argv[1], sys.argv[2], is_verified=verify)
-print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "files": report.files,
+report = build_site(sys.argv[1], sys.argv[2], is_verified=verify, workers=int(sys.argv[4]))
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": time.perf_counter() - start, "files": report.files,
+                  "cpu": time.process_time() - cpu + children.ru_utime + children.ru_stime,
                   "results": report.results, "warnings": len(report.warnings), "load": [load, os.getloadavg()[0]],
-                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                  "worker_rss": children.ru_maxrss * 1024}))
 """
 
 STAGES = """
@@ -159,25 +163,28 @@ def main() -> None:
     files = sorted(results.glob("*/*.json"))
     data_mb = sum(path.stat().st_size for path in files) / 1e6
 
-    full = run_python(FULL_BUILD, str(results), str(folder / "site"), "")
+    full = run_python(FULL_BUILD, str(results), str(folder / "site"), "", "1")
     builds = [("full build", full)]
     if args.verifying:
         cache = folder / "cache"
-        shutil.rmtree(cache, ignore_errors=True)
-        builds.append(("verifying build, cold cache", run_python(
-            FULL_BUILD, str(results), str(folder / "site-verified"), "verify", str(folder / "data"), cache=cache)))
-        entries = sum(1 for _ in (cache / "verified").rglob("*.json"))
-        if entries != len(files):
-            raise SystemExit(f"only {entries} of {len(files)} results verified")
-        builds.append(("verifying build, warm cache", run_python(
-            FULL_BUILD, str(results), str(folder / "site-verified-warm"), "verify", str(folder / "data"),
-            cache=cache)))
-        differ = [path for path in (folder / "site-verified").rglob("*") if path.is_file() and path.read_bytes()
-                  != (folder / "site-verified-warm" / path.relative_to(folder / "site-verified")).read_bytes()]
-        print(f"every result verified; cold and warm sites {'differ: ' + str(differ[:3]) if differ else 'identical'}")
+        for workers in (1, 2):
+            shutil.rmtree(cache, ignore_errors=True)
+            for state in ("cold", "warm"):
+                builds.append((f"verifying build, {workers} process{'es' if workers > 1 else ''}, {state} cache",
+                               run_python(FULL_BUILD, str(results), str(folder / f"site-verified-{workers}-{state}"),
+                                          "verify", str(workers), str(folder / "data"), cache=cache)))
+                entries = sum(1 for _ in (cache / "verified").rglob("*.json"))
+                if entries != len(files):
+                    raise SystemExit(f"only {entries} of {len(files)} results verified")
+        reference = folder / "site-verified-1-cold"
+        for other in ("1-warm", "2-cold", "2-warm"):
+            differ = [path for path in reference.rglob("*") if path.is_file() and path.read_bytes()
+                      != (folder / f"site-verified-{other}" / path.relative_to(reference)).read_bytes()]
+            print(f"every result verified; site-verified-1-cold and -{other}: "
+                  f"{'differ: ' + str(differ[:3]) if differ else 'identical'}")
     else:
         builds.append(("full build, every ranking decoded", run_python(
-            FULL_BUILD, str(results), str(folder / "site-decoded"), "decode")))
+            FULL_BUILD, str(results), str(folder / "site-decoded"), "decode", "1")))
     stages = run_python(STAGES, str(results), str(folder / "site-stages"))
     sample = ",".join(str(path) for path in files[:: max(1, len(files) // args.sample)][: args.sample])
     reference = run_python(READERS, "json", sample)
@@ -196,6 +203,8 @@ def main() -> None:
         print(f"| {name + ', wall time':<44} | {build['seconds']:>12.1f} s | {'<= 60 s':>10} |")
         print(f"| {name + ', CPU time':<44} | {build['cpu']:>12.1f} s | {'':>10} |")
         print(f"| {name + ', peak RSS':<44} | {build['rss'] / 2**30:>10.2f} GiB | {'<= 2 GiB':>10} |")
+        if build["worker_rss"]:
+            print(f"| {name + ', peak RSS of a worker':<44} | {build['worker_rss'] / 2**30:>10.2f} GiB | {'':>10} |")
         print(f"| {name + ', load average before, after':<44} | {build['load'][0]:>6.1f}, {build['load'][1]:>5.1f} | "
               f"{'':>10} |")
     print(f"| {'home page HTML (index.html)':<44} | {home_kb:>11.0f} KB | {'<= 300 KB':>10} |")

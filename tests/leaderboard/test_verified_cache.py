@@ -10,6 +10,7 @@ import pytest
 
 import evaluator.result
 import leaderboard.submissions.verify as verify
+from evaluator.datasets.official import MIRROR_ENV, RAW_BASE_ENV
 from evaluator.result import read_result
 from evaluator.trec import read_qrels
 from leaderboard.cli import main
@@ -160,3 +161,32 @@ def test_a_read_only_cache_folder_does_not_fail_the_build(board, counted):
     assert all(r.verified for r in _load(board))
     assert all(r.verified for r in _load(board))
     assert counted["rescored"] == 12
+
+
+def test_reading_in_two_processes_gives_the_same_report(board, monkeypatch):
+    """Forked workers read, decode and verify: the same results, problems and missing judgments, and their
+    verifications reach the cache."""
+    import shutil
+
+    from leaderboard.submissions import load
+
+    monkeypatch.setattr(load, "WORKER_CHUNK", 1)
+    monkeypatch.delenv(MIRROR_ENV, raising=False)  # official judgments cannot be fetched
+    monkeypatch.setenv(RAW_BASE_ENV, "http://127.0.0.1:9")
+    shutil.rmtree(board / "data" / "beir" / "trec-covid")  # its results stay unverified, and that is said once
+    broken = sorted((board / "results").glob("*/*.json"))[-1]
+    broken.write_text("{")
+
+    def load_with(workers):
+        judgments = Judgments(data_root=board / "data")
+        report = load_results(board / "results", is_verified=judgments, workers=workers)
+        return report, judgments.errors
+
+    (serial, serial_errors), (parallel, parallel_errors) = load_with(1), load_with(2)
+    assert parallel.problems == serial.problems and len(serial.problems) == 1 and "invalid JSON" in serial.problems[0]
+    assert parallel_errors == serial_errors and len(serial_errors) == 1 and "beir/trec-covid" in serial_errors[0]
+    assert [(r.path, r.verified, r.verified_metrics, r.query_ids, r.per_query["nDCG@10"].tolist())
+            for r in parallel.results] == \
+        [(r.path, r.verified, r.verified_metrics, r.query_ids, r.per_query["nDCG@10"].tolist())
+         for r in serial.results]
+    assert sum(r.verified for r in serial.results) == 3 and len(serial.results) == 5  # nfcorpus ones
