@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -21,6 +22,8 @@ import tempfile
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
+from operator import eq
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +34,7 @@ from evaluator.metrics.ranking import PAD, UNJUDGED
 from evaluator.result import ResultFile
 
 log = logging.getLogger(__name__)
+_parse_measure = functools.lru_cache(maxsize=4096)(parse_measure)  # the same 30 names in every file
 TOLERANCE = 1e-9  # per-query values are stored as float64; migrated ones were rounded to 10 decimals
 SCORE_TOLERANCE = 1e-5  # relative: a sampled score and the run's score of the same document
 IMPLAUSIBLE = 1e-6  # p-value below which a sample is too unlike the ranking to be a uniform sample
@@ -63,7 +67,7 @@ def determined(result: ResultFile) -> tuple[list[Measure], list[str]]:
     measures, others = [], []
     whole = whole_rankings(result).all() if result.run is not None else False
     for name in sorted(result.metrics):
-        measure = parse_measure(name)
+        measure = _parse_measure(name)
         if result.run is not None and (whole or (measure.cutoff is not None and measure.cutoff <= result.run.depth)):
             measures.append(measure)
         else:
@@ -77,25 +81,29 @@ def ranked_from_result(result: ResultFile, qrels: Qrels) -> RankedRun:
     sorted doc-id table, and every ranked entry then finds its label by one sorted search."""
     run, n = result.run, len(result.query_ids)
     size = len(run.doc_ids)
+    qrels_rows, names, judged_labels = _judged(qrels)
+    if tuple(qrels.query_ids) == result.query_ids:
+        rows_of_judged = qrels_rows
+    else:
+        row_of = {query_id: i for i, query_id in enumerate(result.query_ids)}
+        rows_of_judged = np.array([row_of.get(query_id, -1) for query_id in qrels.query_ids],
+                                  dtype=np.int64)[qrels_rows]
+    # position of each judged document in the sorted table, and whether it is there at all (all in C)
+    at = np.fromiter(map(bisect_left, repeat(run.doc_ids), names), dtype=np.int64, count=len(names))
+    clipped = np.minimum(at, max(size - 1, 0)).tolist()
+    there = np.fromiter(map(eq, map(run.doc_ids.__getitem__, clipped), names), dtype=bool, count=len(names)) \
+        if size else np.zeros(len(names), dtype=bool)
+    there &= rows_of_judged >= 0
+    keys = rows_of_judged[there] * size + at[there]
+    order = np.argsort(keys)
+    keys, labels = keys[order], judged_labels[there][order]
     rows = np.repeat(np.arange(n, dtype=np.int64), run.lengths)
-    row_of = {query_id: i for i, query_id in enumerate(result.query_ids)}
-    keys, labels = [], []
-    for query_id, judged in zip(qrels.query_ids, qrels.judgments, strict=True):
-        row = row_of.get(query_id)
-        if row is None:
-            continue
-        for name, label in judged.items():
-            at = _table_index(run.doc_ids, name)
-            if at >= 0:
-                keys.append(row * size + at)
-                labels.append(label)
-    keys_array, labels_array = np.asarray(keys, dtype=np.int64), np.asarray(labels, dtype=np.int32)
-    order = np.argsort(keys_array)
-    keys_array, labels_array = keys_array[order], labels_array[order]
     entries = rows * size + run.docs
-    at = np.clip(np.searchsorted(keys_array, entries), 0, max(keys_array.size - 1, 0))
-    found = keys_array[at] == entries if keys_array.size else np.zeros(entries.size, dtype=bool)
-    entry_labels = np.where(found, labels_array[at] if keys_array.size else 0, UNJUDGED).astype(np.int32)
+    entry_labels = np.full(entries.size, UNJUDGED, dtype=np.int32)
+    if keys.size:
+        found = np.minimum(np.searchsorted(keys, entries), keys.size - 1)
+        hit = keys[found] == entries
+        entry_labels[hit] = labels[found[hit]]
     lengths = run.lengths.astype(np.int64)
     if result.settings.ignore_identical_ids:
         own = np.array([_table_index(run.doc_ids, query_id) for query_id in result.query_ids], dtype=np.int64)
@@ -115,6 +123,31 @@ def _table_index(table: tuple[str, ...], name: str) -> int:
     return at if at < len(table) and table[at] == name else -1
 
 
+_PER_QRELS: dict[tuple[int, object], tuple] = {}  # (id(qrels), what) -> (qrels, value)
+
+
+def _per_qrels(qrels: Qrels, what: object, make):
+    """`make()`, once per qrels object (a build re-scores about 1,000 results against each)."""
+    held = _PER_QRELS.get((id(qrels), what))
+    if held is None or held[0] is not qrels:
+        if len(_PER_QRELS) >= 256:
+            _PER_QRELS.clear()
+        held = _PER_QRELS[(id(qrels), what)] = (qrels, make())
+    return held[1]
+
+
+def _judged(qrels: Qrels) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Every judgment flattened: (qrels row, doc id, label), in query order."""
+    def flatten():
+        counts = [len(judged) for judged in qrels.judgments]
+        names = [name for judged in qrels.judgments for name in judged]
+        labels = np.fromiter((label for judged in qrels.judgments for label in judged.values()), dtype=np.int32,
+                             count=len(names))
+        return np.repeat(np.arange(len(counts), dtype=np.int64), counts), names, labels
+
+    return _per_qrels(qrels, "judged", flatten)
+
+
 def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
     """Re-score every determined metric and check the score samples against the ranking."""
     if qrels.sha256() != result.dataset.qrels_sha256:
@@ -127,7 +160,9 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
     measures, others = determined(result)
     problems: list[str] = []
     if measures:
-        values = evaluate(ranked_from_result(result, qrels), qrels, measures, result.settings.relevance_level)
+        level = result.settings.relevance_level
+        stats = _per_qrels(qrels, ("stats", level), lambda: qrels.label_stats(level))
+        values = evaluate(ranked_from_result(result, qrels), stats, measures, level)
         for measure in measures:
             name = str(measure)
             submitted, rescored = result.per_query[name], np.asarray(values[name], dtype=np.float64)

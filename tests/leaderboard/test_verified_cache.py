@@ -38,17 +38,17 @@ def board(tmp_path, monkeypatch) -> Path:
 def counted(monkeypatch) -> dict:
     """How often rankings are decoded (a Run built by the reader) and re-scored."""
     counts = {"decoded": 0, "rescored": 0}
-    run_class, rescore = evaluator.result.Run, verify.verify_result
+    make_run, rescore = evaluator.result.Run.__init__, verify.verify_result
 
     def decoded(*args, **kwargs):
         counts["decoded"] += 1
-        return run_class(*args, **kwargs)
+        make_run(*args, **kwargs)
 
     def rescored(*args, **kwargs):
         counts["rescored"] += 1
         return rescore(*args, **kwargs)
 
-    monkeypatch.setattr(evaluator.result, "Run", decoded)
+    monkeypatch.setattr(evaluator.result.Run, "__init__", decoded)
     monkeypatch.setattr(verify, "verify_result", rescored)
     return counts
 
