@@ -98,12 +98,15 @@ def ranked_from_result(result: ResultFile, qrels: Qrels) -> RankedRun:
     order = np.argsort(keys)
     keys, labels = keys[order], judged_labels[there][order]
     rows = np.repeat(np.arange(n, dtype=np.int64), run.lengths)
-    entries = rows * size + run.docs
-    entry_labels = np.full(entries.size, UNJUDGED, dtype=np.int32)
+    entry_labels = np.full(rows.size, UNJUDGED, dtype=np.int32)
     if keys.size:
+        judged_anywhere = np.zeros(size, dtype=bool)
+        judged_anywhere[at[there]] = True
+        candidates = np.flatnonzero(judged_anywhere[run.docs])  # few: search only these
+        entries = rows[candidates] * size + run.docs[candidates]
         found = np.minimum(np.searchsorted(keys, entries), keys.size - 1)
         hit = keys[found] == entries
-        entry_labels[hit] = labels[found[hit]]
+        entry_labels[candidates[hit]] = labels[found[hit]]
     lengths = run.lengths.astype(np.int64)
     if result.settings.ignore_identical_ids:
         own = np.array([_table_index(run.doc_ids, query_id) for query_id in result.query_ids], dtype=np.int64)
