@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -38,15 +40,22 @@ sys.path.insert(0, str(ROOT / "tests" / "data"))
 
 FULL_BUILD = """
 import json, os, resource, sys, time
+from pathlib import Path
+from leaderboard.submissions.verify import Judgments
 from leaderboard.web.build import build_site
-# "decode": every stored ranking decoded and checked, as in a build that verifies (is_verified given); nothing is
-# re-scored here (the synthetic results come without judgments), so every result stays unverified
-verify = (lambda result: False) if sys.argv[3] == "decode" else None
+# "decode": every stored ranking decoded and checked, nothing re-scored (every result stays unverified);
+# "verify": every result re-scored against the synthetic qrels in argv[4], through the verification cache
+# ($IRBOARD_CACHE/verified: empty for a cold build, filled by one for a warm build), as `irboard build` does
+# (argv[4]: worker processes reading, decoding and verifying the files)
+verify = {"decode": lambda result: False, "verify": Judgments(data_root=Path(sys.argv[-1]))}.get(sys.argv[3])
 start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
-report = build_site(sys.argv[1], sys.argv[2], is_verified=verify)
-print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "files": report.files,
+report = build_site(sys.argv[1], sys.argv[2], is_verified=verify, workers=int(sys.argv[4]))
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": time.perf_counter() - start, "files": report.files,
+                  "cpu": time.process_time() - cpu + children.ru_utime + children.ru_stime,
                   "results": report.results, "warnings": len(report.warnings), "load": [load, os.getloadavg()[0]],
-                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                  "worker_rss": children.ru_maxrss * 1024}))
 """
 
 STAGES = """
@@ -100,19 +109,22 @@ print(json.dumps({"seconds": seconds, "rss": resource.getrusage(resource.RUSAGE_
 """
 
 
-def run_python(code: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True)
+def run_python(code: str, *args: str, cache: Path | None = None) -> dict:
+    env = {**os.environ, "IRBOARD_CACHE": str(cache)} if cache else None
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, real_metrics: bool = False) -> Path:
+def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, real_metrics: bool = False,
+                   verifying: bool = False) -> Path:
     from make_synthetic_results import write_scaled_results
 
     from evaluator.metrics import DEFAULT_MEASURES
 
-    shape = (f"_depth{depth}" if depth else "") + ("_defaultmetrics" if real_metrics else "")
+    shape = (f"_depth{depth}" if depth else "") + ("_defaultmetrics" if real_metrics else "") + \
+        ("_verifying" if verifying else "")
     folder = WORK / f"site_{models}x{datasets}x{queries}{shape}"
     results = folder / "results"
     done = folder / "complete"
@@ -120,7 +132,8 @@ def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, rea
         print(f"writing synthetic results to {results} (once) ...", flush=True)
         start = time.perf_counter()
         metrics = [str(m) for m in DEFAULT_MEASURES] if real_metrics else ["nDCG@10", "R@100", "RR@10"]
-        count = write_scaled_results(results, models, datasets, queries, metrics, depth)
+        count = write_scaled_results(results, models, datasets, queries, metrics, depth,
+                                     folder / "data" if verifying else None)
         done.write_text(f"{count}\n")
         print(f"  {count} files in {time.perf_counter() - start:.1f} s", flush=True)
     return folder
@@ -137,16 +150,41 @@ def main() -> None:
                         "(as real results do; 100 is what evaluate stores by default)")
     parser.add_argument("--default-metrics", action="store_true",
                         help="per-query values for evaluate's 30 default metrics instead of 3")
+    parser.add_argument("--verifying", action="store_true",
+                        help="with --depth: synthetic qrels too, and results whose values are the re-scoring of "
+                        "their rankings; measures the build that re-scores every result, with a cold and a warm "
+                        "verification cache")
     args = parser.parse_args()
     if args.small:
         args.models, args.datasets, args.queries, args.sample = 40, 8, 200, 100
-    folder = ensure_results(args.models, args.datasets, args.queries, args.depth, args.default_metrics)
+    folder = ensure_results(args.models, args.datasets, args.queries, args.depth, args.default_metrics,
+                            args.verifying)
     results = folder / "results"
     files = sorted(results.glob("*/*.json"))
     data_mb = sum(path.stat().st_size for path in files) / 1e6
 
-    full = run_python(FULL_BUILD, str(results), str(folder / "site"), "")
-    decoded = run_python(FULL_BUILD, str(results), str(folder / "site-decoded"), "decode")
+    full = run_python(FULL_BUILD, str(results), str(folder / "site"), "", "1")
+    builds = [("full build", full)]
+    if args.verifying:
+        cache = folder / "cache"
+        for workers in (1, 2):
+            shutil.rmtree(cache, ignore_errors=True)
+            for state in ("cold", "warm"):
+                builds.append((f"verifying build, {workers} process{'es' if workers > 1 else ''}, {state} cache",
+                               run_python(FULL_BUILD, str(results), str(folder / f"site-verified-{workers}-{state}"),
+                                          "verify", str(workers), str(folder / "data"), cache=cache)))
+                entries = sum(1 for _ in (cache / "verified").rglob("*.json"))
+                if entries != len(files):
+                    raise SystemExit(f"only {entries} of {len(files)} results verified")
+        reference = folder / "site-verified-1-cold"
+        for other in ("1-warm", "2-cold", "2-warm"):
+            differ = [path for path in reference.rglob("*") if path.is_file() and path.read_bytes()
+                      != (folder / f"site-verified-{other}" / path.relative_to(reference)).read_bytes()]
+            print(f"every result verified; site-verified-1-cold and -{other}: "
+                  f"{'differ: ' + str(differ[:3]) if differ else 'identical'}")
+    else:
+        builds.append(("full build, every ranking decoded", run_python(
+            FULL_BUILD, str(results), str(folder / "site-decoded"), "decode", "1")))
     stages = run_python(STAGES, str(results), str(folder / "site-stages"))
     sample = ",".join(str(path) for path in files[:: max(1, len(files) // args.sample)][: args.sample])
     reference = run_python(READERS, "json", sample)
@@ -161,10 +199,12 @@ def main() -> None:
           f"{len(files)} result files ({data_mb:.0f} MB)\n")
     print(f"| {'measure':<44} | {'value':>14} | {'target':>10} |")
     print(f"|{'-' * 46}|{'-' * 16}|{'-' * 12}|")
-    for name, build in (("full build", full), ("full build, every ranking decoded", decoded)):
+    for name, build in builds:
         print(f"| {name + ', wall time':<44} | {build['seconds']:>12.1f} s | {'<= 60 s':>10} |")
         print(f"| {name + ', CPU time':<44} | {build['cpu']:>12.1f} s | {'':>10} |")
         print(f"| {name + ', peak RSS':<44} | {build['rss'] / 2**30:>10.2f} GiB | {'<= 2 GiB':>10} |")
+        if build["worker_rss"]:
+            print(f"| {name + ', peak RSS of a worker':<44} | {build['worker_rss'] / 2**30:>10.2f} GiB | {'':>10} |")
         print(f"| {name + ', load average before, after':<44} | {build['load'][0]:>6.1f}, {build['load'][1]:>5.1f} | "
               f"{'':>10} |")
     print(f"| {'home page HTML (index.html)':<44} | {home_kb:>11.0f} KB | {'<= 300 KB':>10} |")

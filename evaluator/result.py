@@ -655,21 +655,29 @@ def parse_result_text(text: str | bytes, source: str = "<result>",
     return parse_result(data, source)
 
 
-def read_result(path: Path | str, with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
-    """Read and validate one result file, refusing files over the size cap for their query count
-    (`with_run`: see parse_result_text)."""
+def read_result_bytes(path: Path | str) -> bytes:
+    """A result file's bytes, refusing (before reading) a file far over any result's size cap."""
     path = Path(path)
     try:
         size = path.stat().st_size
+        if size > MAX_READ_BYTES:
+            raise ResultValidationError(f"{path}: file is {size / 1e6:.0f} MB, far over any result's size cap; "
+                                        "store a shallower run (--depth) or fewer metrics")
+        return path.read_bytes()
     except OSError as error:
         raise ResultValidationError(f"{path}: cannot read ({error.strerror}); check the path") from None
-    if size > MAX_READ_BYTES:
-        raise ResultValidationError(f"{path}: file is {size / 1e6:.0f} MB, far over any result's size cap; "
-                                    "store a shallower run (--depth) or fewer metrics")
-    try:
-        result = parse_result_text(path.read_bytes(), str(path), with_run)
-    except OSError as error:
-        raise ResultValidationError(f"{path}: cannot read ({error.strerror}); check the path") from None
+
+
+def read_result(path: Path | str, with_run: bool | Callable[[Header], bool] = True,
+                content: bytes | None = None) -> ResultFile:
+    """Read and validate one result file, refusing files over the size cap for their query count
+    (`with_run`: see parse_result_text; `content`: the file's bytes, when the caller has read them with
+    `read_result_bytes`, e.g. to hash them)."""
+    path = Path(path)
+    if content is None:
+        content = read_result_bytes(path)
+    size = len(content)
+    result = parse_result_text(content, str(path), with_run)
     limit = size_limit(result.dataset.num_queries)
     if result.source_version < SCHEMA_VERSION:
         limit = max(limit, LEGACY_MAX_BYTES)  # expanded JSON; `irboard migrate` brings it under the cap

@@ -7,21 +7,25 @@ checked against each other (same queries and qrels per dataset, consistent model
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 
 import numpy as np
 
 from evaluator.errors import IrboardError, ResultValidationError
-from evaluator.result import ResultFile, read_result, result_path, slugify
+from evaluator.result import ResultFile, read_result, read_result_bytes, result_path, slugify
 from evaluator.score_samples import ScoreSamples
+from leaderboard.submissions.verify import Judgments
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_FILE = "schema.json"  # results/schema.json sits next to the model folders
+WORKER_CHUNK = 64  # files a worker reads per task when reading in parallel
 
 
 @dataclass(frozen=True)
@@ -83,24 +87,36 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     `keep_metrics(dataset_id)` names the metrics whose per-query values are kept (None: all of them), so
     that memory holds only what the site shows; `is_verified(result)` is asked about results with a run.
     A stored ranking is decoded only when it can be verified: `is_verified` given and, when it is a
-    `Judgments`, holding judgments for the result's dataset (decoding it is most of the reading time)."""
-    stored_run = []
+    `Judgments`, holding judgments for the result's dataset (decoding it is most of the reading time). With a
+    `Judgments`, a result whose exact bytes were verified before against the same judgments (its cache) is
+    not decoded or re-scored again."""
+    stored_run, cached = [], []
+    judgments = is_verified if isinstance(is_verified, Judgments) else None
+    content = read_result_bytes(path)
+    digest = hashlib.sha256(content).hexdigest() if judgments is not None and judgments.cache is not None else None
 
     def wants_run(header) -> bool:  # asked only about version-3 files that store a ranking
         stored_run.append(True)
-        judgments = getattr(is_verified, "get", None)  # leaderboard.submissions.verify.Judgments looks each dataset up once
-        return is_verified is not None and (judgments is None or judgments(header.dataset.id, header.dataset.split)
-                                            is not None)
+        if judgments is None:
+            return is_verified is not None
+        if digest is not None:
+            cached.append(judgments.cached(digest, header))
+            if cached[0] is not None:
+                return False
+        return judgments.get(header.dataset.id, header.dataset.split) is not None
 
-    result = read_result(path, with_run=wants_run)
+    result = read_result(path, with_run=wants_run, content=content)
     query_ids = result.query_ids
     kept = keep_metrics(result.dataset.id) if keep_metrics else None
     names = sorted(result.per_query if kept is None else set(kept) & set(result.per_query))
     # copies: the decoded values are views of one matrix holding every metric, which would all stay in memory
     per_query = {name: result.per_query[name].copy() for name in names}
     verified, verified_metrics = False, frozenset()
-    if is_verified is not None and (result.run is not None or result.full is not None):
-        outcome = is_verified(result)  # a Verification (leaderboard.submissions.verify), None without qrels, or a plain bool
+    if cached and cached[0] is not None:
+        verified, verified_metrics = cached[0].complete, cached[0].verified
+    elif is_verified is not None and (result.run is not None or result.full is not None):
+        # a Verification (leaderboard.submissions.verify), None without qrels, or a plain bool
+        outcome = judgments(result, digest) if judgments is not None else is_verified(result)
         if hasattr(outcome, "problems"):
             if outcome.problems:
                 raise ResultValidationError(f"{path}: {outcome.problems[0]}")
@@ -164,10 +180,48 @@ def find_result_files(results_dir: Path, report: LoadReport) -> list[Path]:
     return files
 
 
+def _read_or_problem(path: Path, keep_metrics, is_verified) -> LoadedResult | str:
+    try:
+        return read_loaded(path, keep_metrics, is_verified)
+    except (IrboardError, OSError) as error:
+        return str(error) if isinstance(error, IrboardError) else f"{path}: cannot read ({error})"
+
+
+_FORKED: tuple = ()  # (keep_metrics, is_verified) of the pool being forked: functions, not always picklable
+
+
+def _read_in_worker(path: Path) -> tuple[LoadedResult | str, list[str]]:
+    keep_metrics, is_verified = _FORKED
+    errors = getattr(is_verified, "errors", [])
+    known = len(errors)
+    return _read_or_problem(path, keep_metrics, is_verified), errors[known:]
+
+
+def _read_all(files: list[Path], keep_metrics, is_verified, workers: int) -> Iterator[LoadedResult | str]:
+    """`read_loaded` of each file, or its problem; in `workers` forked processes when more than one (each file
+    is read, decoded and verified whole by one process; what judgments a worker could not have is added to
+    `is_verified.errors`)."""
+    if workers <= 1 or len(files) < 4 * WORKER_CHUNK or "fork" not in get_all_start_methods():
+        yield from (_read_or_problem(path, keep_metrics, is_verified) for path in files)
+        return
+    global _FORKED
+    _FORKED = (keep_metrics, is_verified)
+    errors = getattr(is_verified, "errors", None)
+    try:
+        with get_context("fork").Pool(workers) as pool:
+            for loaded, new_errors in pool.imap(_read_in_worker, files, chunksize=WORKER_CHUNK):
+                if errors is not None:
+                    errors.extend(error for error in new_errors if error not in errors)
+                yield loaded
+    finally:
+        _FORKED = ()
+
+
 def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,
-                 is_verified: Callable[[ResultFile], bool] | None = None) -> LoadReport:
+                 is_verified: Callable[[ResultFile], bool] | None = None, workers: int = 1) -> LoadReport:
     """Read every result file under `results_dir` and check them against each other; never raises for
-    problems in the files: every problem and warning is collected in the returned report."""
+    problems in the files: every problem and warning is collected in the returned report. `workers` > 1 reads
+    the files in that many forked processes (the same report)."""
     results_dir = Path(results_dir)
     report = LoadReport()
     if not results_dir.is_dir():
@@ -176,11 +230,9 @@ def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable
     files = find_result_files(results_dir, report)
     if not files:
         report.problems.append(f"{results_dir}: no result files found; add <model_slug>/<dataset_slug>.json files")
-    for path in files:
-        try:
-            loaded = read_loaded(path, keep_metrics, is_verified)
-        except (IrboardError, OSError) as error:
-            report.problems.append(str(error) if isinstance(error, IrboardError) else f"{path}: cannot read ({error})")
+    for path, loaded in zip(files, _read_all(files, keep_metrics, is_verified, workers), strict=True):
+        if isinstance(loaded, str):
+            report.problems.append(loaded)
             continue
         expected = result_path(loaded.model.id, loaded.dataset_id, results_dir)
         if path != expected:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import re
 import subprocess
@@ -11,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
-from evaluator.result import ResultFile, parse_result_text, read_result, slugify
-from leaderboard.submissions.verify import Judgments, verify_result
+from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
+from leaderboard.submissions.verify import Judgments
 
 log = logging.getLogger(__name__)
 CHANGE_TOLERANCE = 0.001
@@ -154,7 +155,8 @@ def validate_paths(
     seen: dict[tuple[str, str], Path] = {}
     for path in result_files(paths, results_root):
         try:
-            result = read_result(path)
+            content = read_result_bytes(path)
+            result = read_result(path, content=content)
         except ResultValidationError as error:
             report.problems.append(str(error))
             continue
@@ -184,7 +186,9 @@ def validate_paths(
         if whole.run is not None or (whole.full is not None and path not in report.unfetched):
             qrels = judgments.get(result.dataset.id, result.dataset.split)
             if qrels is not None:
-                outcome = verify_result(whole, qrels)
+                # a whole file's verification is cached by the sha256 of its bytes; a split one's is not
+                digest = hashlib.sha256(content).hexdigest() if whole is result else None
+                outcome = judgments.verify(whole, qrels, digest)
                 for problem in outcome.problems:
                     report.add(path, problem)
                 if outcome.complete:

@@ -13,8 +13,17 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import logging
+import os
+import tempfile
+from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
+from operator import eq
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +34,7 @@ from evaluator.metrics.ranking import PAD, UNJUDGED
 from evaluator.result import ResultFile
 
 log = logging.getLogger(__name__)
+_parse_measure = functools.lru_cache(maxsize=4096)(parse_measure)  # the same 30 names in every file
 TOLERANCE = 1e-9  # per-query values are stored as float64; migrated ones were rounded to 10 decimals
 SCORE_TOLERANCE = 1e-5  # relative: a sampled score and the run's score of the same document
 IMPLAUSIBLE = 1e-6  # p-value below which a sample is too unlike the ranking to be a uniform sample
@@ -57,7 +67,7 @@ def determined(result: ResultFile) -> tuple[list[Measure], list[str]]:
     measures, others = [], []
     whole = whole_rankings(result).all() if result.run is not None else False
     for name in sorted(result.metrics):
-        measure = parse_measure(name)
+        measure = _parse_measure(name)
         if result.run is not None and (whole or (measure.cutoff is not None and measure.cutoff <= result.run.depth)):
             measures.append(measure)
         else:
@@ -67,23 +77,78 @@ def determined(result: ResultFile) -> tuple[list[Measure], list[str]]:
 
 def ranked_from_result(result: ResultFile, qrels: Qrels) -> RankedRun:
     """The label matrix of the stored ranking, in its stored order (dropping the query's own id when the
-    settings ignore identical ids)."""
-    run = result.run
-    judged_by_query = dict(zip(qrels.query_ids, qrels.judgments, strict=True))
-    offsets = run.offsets
-    rows = []
-    for i, query_id in enumerate(result.query_ids):
-        judged = judged_by_query.get(query_id, {})
-        names = [run.doc_ids[d] for d in run.docs[offsets[i]:offsets[i + 1]]]
-        if result.settings.ignore_identical_ids:
-            names = [name for name in names if name != query_id]
-        rows.append([judged.get(name, UNJUDGED) for name in names])
-    depth = max(max(map(len, rows), default=0), 1)
-    labels = np.full((len(rows), depth), PAD, dtype=np.int32)
-    for i, row in enumerate(rows):
-        labels[i, :len(row)] = row
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    return RankedRun(list(result.query_ids), labels, lengths)
+    settings ignore identical ids). Vectorised: each judged (query, document) is looked up once in the run's
+    sorted doc-id table, and every ranked entry then finds its label by one sorted search."""
+    run, n = result.run, len(result.query_ids)
+    size = len(run.doc_ids)
+    qrels_rows, names, judged_labels = _judged(qrels)
+    if tuple(qrels.query_ids) == result.query_ids:
+        rows_of_judged = qrels_rows
+    else:
+        row_of = {query_id: i for i, query_id in enumerate(result.query_ids)}
+        rows_of_judged = np.array([row_of.get(query_id, -1) for query_id in qrels.query_ids],
+                                  dtype=np.int64)[qrels_rows]
+    # position of each judged document in the sorted table, and whether it is there at all (all in C)
+    at = np.fromiter(map(bisect_left, repeat(run.doc_ids), names), dtype=np.int64, count=len(names))
+    clipped = np.minimum(at, max(size - 1, 0)).tolist()
+    there = np.fromiter(map(eq, map(run.doc_ids.__getitem__, clipped), names), dtype=bool, count=len(names)) \
+        if size else np.zeros(len(names), dtype=bool)
+    there &= rows_of_judged >= 0
+    keys = rows_of_judged[there] * size + at[there]
+    order = np.argsort(keys)
+    keys, labels = keys[order], judged_labels[there][order]
+    rows = np.repeat(np.arange(n, dtype=np.int64), run.lengths)
+    entry_labels = np.full(rows.size, UNJUDGED, dtype=np.int32)
+    if keys.size:
+        judged_anywhere = np.zeros(size, dtype=bool)
+        judged_anywhere[at[there]] = True
+        candidates = np.flatnonzero(judged_anywhere[run.docs])  # few: search only these
+        entries = rows[candidates] * size + run.docs[candidates]
+        found = np.minimum(np.searchsorted(keys, entries), keys.size - 1)
+        hit = keys[found] == entries
+        entry_labels[candidates[hit]] = labels[found[hit]]
+    lengths = run.lengths.astype(np.int64)
+    if result.settings.ignore_identical_ids:
+        own = np.array([_table_index(run.doc_ids, query_id) for query_id in result.query_ids], dtype=np.int64)
+        keep = run.docs != own[rows]
+        rows, entry_labels = rows[keep], entry_labels[keep]
+        lengths = np.bincount(rows, minlength=n).astype(np.int64)
+    depth = max(int(lengths.max(initial=0)), 1)
+    matrix = np.full((n, depth), PAD, dtype=np.int32)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    matrix[rows, np.arange(rows.size) - np.repeat(starts, lengths)] = entry_labels
+    return RankedRun(list(result.query_ids), matrix, lengths)
+
+
+def _table_index(table: tuple[str, ...], name: str) -> int:
+    """Where `name` is in the sorted tuple `table`, or -1."""
+    at = bisect_left(table, name)
+    return at if at < len(table) and table[at] == name else -1
+
+
+_PER_QRELS: dict[tuple[int, object], tuple] = {}  # (id(qrels), what) -> (qrels, value)
+
+
+def _per_qrels(qrels: Qrels, what: object, make):
+    """`make()`, once per qrels object (a build re-scores about 1,000 results against each)."""
+    held = _PER_QRELS.get((id(qrels), what))
+    if held is None or held[0] is not qrels:
+        if len(_PER_QRELS) >= 256:
+            _PER_QRELS.clear()
+        held = _PER_QRELS[(id(qrels), what)] = (qrels, make())
+    return held[1]
+
+
+def _judged(qrels: Qrels) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Every judgment flattened: (qrels row, doc id, label), in query order."""
+    def flatten():
+        counts = [len(judged) for judged in qrels.judgments]
+        names = [name for judged in qrels.judgments for name in judged]
+        labels = np.fromiter((label for judged in qrels.judgments for label in judged.values()), dtype=np.int32,
+                             count=len(names))
+        return np.repeat(np.arange(len(counts), dtype=np.int64), counts), names, labels
+
+    return _per_qrels(qrels, "judged", flatten)
 
 
 def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
@@ -98,7 +163,9 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
     measures, others = determined(result)
     problems: list[str] = []
     if measures:
-        values = evaluate(ranked_from_result(result, qrels), qrels, measures, result.settings.relevance_level)
+        level = result.settings.relevance_level
+        stats = _per_qrels(qrels, ("stats", level), lambda: qrels.label_stats(level))
+        values = evaluate(ranked_from_result(result, qrels), stats, measures, level)
         for measure in measures:
             name = str(measure)
             submitted, rescored = result.per_query[name], np.asarray(values[name], dtype=np.float64)
@@ -188,6 +255,54 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
     return list(verify_result(result, qrels).problems)
 
 
+# Bump when reading a ranking or re-scoring it changes (evaluator.result's run checks, this module, the metrics):
+# cached verifications made by other code then no longer count.
+VERIFICATION_VERSION = "1"
+
+
+class VerifiedCache:
+    """Past verifications under `<folder>/<k[:2]>/<k>.json`, k = sha256 of (VERIFICATION_VERSION, the sha256 of a
+    result file's exact bytes, the sha256 of the qrels it was re-scored against). An entry says only that those
+    exact bytes re-scored cleanly against those exact judgments with this code, so a file that differs in one
+    byte, other judgments or other code miss it. Only outcomes without problems are stored (a rejected file is
+    re-checked, and rejected again, every time); an unreadable or inconsistent entry counts as a miss."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def _entry(self, file_sha256: str, qrels_sha256: str) -> tuple[Path, dict]:
+        fields = {"version": VERIFICATION_VERSION, "file_sha256": file_sha256, "qrels_sha256": qrels_sha256}
+        key = hashlib.sha256("\n".join(fields.values()).encode()).hexdigest()
+        return self.folder / key[:2] / f"{key}.json", fields
+
+    def get(self, file_sha256: str, qrels_sha256: str, metrics: Iterable[str]) -> Verification | None:
+        path, fields = self._entry(file_sha256, qrels_sha256)
+        try:
+            entry = json.loads(path.read_bytes())
+            verified, unverified = entry["verified"], entry["unverified"]
+            if {key: entry[key] for key in fields} != fields or not all(
+                    isinstance(name, str) for name in [*verified, *unverified]) \
+                    or sorted([*verified, *unverified]) != sorted(metrics):
+                return None
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        return Verification(frozenset(verified), tuple(unverified), ())
+
+    def put(self, file_sha256: str, qrels_sha256: str, outcome: Verification) -> None:
+        if outcome.problems:
+            return
+        path, fields = self._entry(file_sha256, qrels_sha256)
+        text = json.dumps({**fields, "verified": sorted(outcome.verified), "unverified": list(outcome.unverified)})
+        try:  # atomic without fsync: an entry lost or emptied by a crash is a miss, not a wrong answer
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, path)
+        except OSError as error:
+            log.debug("cannot cache a verification in %s: %s", self.folder, error)
+
+
 def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root: Path | None) -> Qrels | None:
     """The qrels to re-score a result on `dataset_id` against: an explicit `--data-dir ID=DIR`, `<root>/<dataset id>`,
     the official judgments (cached, else downloaded), or a copy extracted into the cache (datasets without an
@@ -221,12 +336,16 @@ def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root
 
 class Judgments:
     """Qrels by (dataset id, split), looked up once each through `qrels_for`. Judgments that cannot be had are
-    None, with the reason in `errors` (one line per dataset). Called with a result, says whether it is verified."""
+    None, with the reason in `errors` (one line per dataset). Called with a result, says whether it is verified.
+    Verifications are cached by content (`VerifiedCache` under `<cache>/verified`) unless `cache` is False."""
 
-    def __init__(self, data_dirs: dict[str, Path] | None = None, data_root: Path | None = None):
+    def __init__(self, data_dirs: dict[str, Path] | None = None, data_root: Path | None = None, cache: bool = True):
+        from evaluator.datasets.download import cache_root
+
         self.data_dirs, self.data_root = data_dirs or {}, data_root
         self.errors: list[str] = []
         self._qrels: dict[tuple[str, str], Qrels | None] = {}
+        self.cache = VerifiedCache(cache_root() / "verified") if cache else None
 
     def get(self, dataset_id: str, split: str) -> Qrels | None:
         key = (dataset_id, split)
@@ -238,14 +357,34 @@ class Judgments:
                 self.errors.append(str(error))
         return self._qrels[key]
 
-    def __call__(self, result: ResultFile) -> Verification | None:
+    def cached(self, file_sha256: str, header) -> Verification | None:
+        """The cached verification of the file whose bytes hash to `file_sha256` (`header`: its parsed header),
+        against the judgments of its dataset; None when not cached (or no judgments)."""
+        qrels = self.get(header.dataset.id, header.dataset.split) if self.cache is not None else None
+        return None if qrels is None else self.cache.get(file_sha256, qrels.sha256(), header.metrics)
+
+    def verify(self, result: ResultFile, qrels: Qrels, file_sha256: str | None = None) -> Verification:
+        """`verify_result`, through the cache when the sha256 of the result file's bytes is given."""
+        if file_sha256 is None or self.cache is None:
+            return verify_result(result, qrels)
+        outcome = self.cache.get(file_sha256, qrels.sha256(), result.metrics)
+        if outcome is None:
+            outcome = verify_result(result, qrels)
+            self.cache.put(file_sha256, qrels.sha256(), outcome)
+        return outcome
+
+    def __call__(self, result: ResultFile, file_sha256: str | None = None) -> Verification | None:
         """The verification of a result with a stored ranking (a split result's: that of its full file); None
-        without one, without judgments or when a split result's full file cannot be fetched (said in `errors`)."""
+        without one, without judgments or when a split result's full file cannot be fetched (said in `errors`).
+        `file_sha256`: the sha256 of the result file's bytes, to look the verification up in the cache (and
+        store it there); split results are not cached."""
         if result.run is None and result.full is None:
             return None
         qrels = self.get(result.dataset.id, result.dataset.split)
         if qrels is None:
             return None
+        if result.full is not None:
+            file_sha256 = None
         # a split result whose queries are not the qrels' is rejected below without fetching its full file
         if result.full is not None and tuple(qrels.query_ids) == result.query_ids:
             from leaderboard.submissions.full import resolve_full
@@ -257,7 +396,8 @@ class Judgments:
             except DatasetLoadError as error:
                 self.errors.append(f"{result.model.id} on {result.dataset.id}: full file not available: {error}")
                 return None
-        return verify_result(result, qrels)
+            return verify_result(result, qrels)
+        return self.verify(result, qrels, file_sha256)
 
 
 def verifier(data_dirs: dict[str, Path], data_root: Path | None) -> Judgments:

@@ -72,7 +72,7 @@ def _check_output(results_dir: Path, out_dir: Path) -> list[str]:
 def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = False,
                settings: SiteSettings | TestSettings | None = None,
                is_verified: Callable[[ResultFile], bool] | None = None,
-               lookup: Callable = dataset_info) -> BuildReport:
+               lookup: Callable = dataset_info, workers: int = 1) -> BuildReport:
     """Build the static site from `results_dir` into `out_dir`; raise BuildError listing every problem.
 
     `settings` chooses the tests and the baseline; `is_verified(result)` marks results whose run re-scores
@@ -80,7 +80,8 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     settings = _settings(settings)
     lookup = functools.lru_cache(maxsize=None)(lookup)
-    loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified)
+    loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified,
+                          workers=workers)
     problems = loaded.problems + _check_output(results_dir, out_dir)
     if problems:
         raise BuildError(problems)

@@ -31,8 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from evaluator.metrics import Qrels  # noqa: E402
 from evaluator.result import (  # noqa: E402
     SCHEMA_VERSION,
+    ResultFile,
     Run,
     build_result,
     dump_result,
@@ -277,13 +279,20 @@ def scaled_sets(n_models: int, n_datasets: int, n_queries: int) -> tuple[list[Sy
     return models, datasets
 
 
-def synthetic_run(model: SyntheticModel, dataset: SyntheticDataset, query_ids, depth: int) -> Run:
+def synthetic_run(model: SyntheticModel, dataset: SyntheticDataset, query_ids, depth: int,
+                  qrels: dict[str, dict[str, int]] | None = None) -> Run:
     """A depth-`depth` ranking per query, shaped like a real one: doc ids drawn from the dataset's corpus
-    (`D` + number), float32-valued scores descending. Only the shape matters: these results carry no qrels."""
+    (`D` + number), float32-valued scores descending. With `qrels`, each judged relevant document is ranked
+    (near the top) with a probability that grows with the model's quality, so that values differ by model."""
     rng = np.random.default_rng(_stable_seed("run", model.id, dataset.id))
     corpus = 1000 + 37 * dataset.queries
     docs = np.stack([rng.choice(corpus, size=depth, replace=False) for _ in query_ids])
-    scores = rng.normal(10.0, 2.0, size=docs.shape).astype(np.float32).astype(np.float64)
+    scores = -np.sort(-rng.normal(10.0, 2.0, size=docs.shape).astype(np.float32).astype(np.float64), axis=-1)
+    for row, query_id in enumerate(query_ids if qrels else ()):
+        for name, label in qrels[query_id].items():
+            doc = int(name[1:])
+            if label > 0 and doc not in docs[row] and rng.random() < 0.3 + model.quality:
+                docs[row, int(rng.integers(0, min(depth, 20)))] = doc
     order = np.lexsort((-docs, -scores), axis=-1)  # trec_eval order: score descending, ties by doc id descending
     docs, scores = np.take_along_axis(docs, order, -1), np.take_along_axis(scores, order, -1)
     table, index = np.unique(docs, return_inverse=True)
@@ -292,20 +301,74 @@ def synthetic_run(model: SyntheticModel, dataset: SyntheticDataset, query_ids, d
                scores.reshape(-1))
 
 
+def synthetic_qrels(dataset: SyntheticDataset, query_ids) -> dict[str, dict[str, int]]:
+    """2 to 6 judged documents per query (grades 0 to 2, at least one relevant) from the dataset's corpus."""
+    rng = np.random.default_rng(_stable_seed("qrels", dataset.id))
+    corpus = 1000 + 37 * dataset.queries
+    qrels = {}
+    for query_id in query_ids:
+        docs = rng.choice(corpus, size=int(rng.integers(2, 7)), replace=False)
+        labels = rng.integers(0, 3, size=docs.size)
+        labels[0] = max(int(labels[0]), 1)
+        qrels[query_id] = {f"D{d:07d}": int(label) for d, label in zip(docs.tolist(), labels.tolist(), strict=True)}
+    return qrels
+
+
+def write_beir_qrels(path: Path, qrels: dict[str, dict[str, int]]) -> None:
+    lines = ["query-id\tcorpus-id\tscore\n"]
+    lines += [f"{q}\t{d}\t{label}\n" for q, judged in qrels.items() for d, label in judged.items()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, "".join(lines))
+
+
+def rescored(data: dict, run: Run, qrels: Qrels) -> ResultFile:
+    """`data` (expanded form) with its per-query values and means replaced by those of re-scoring `run`
+    against `qrels` exactly as verification does, so that the result verifies."""
+    from evaluator.metrics import evaluate, parse_measure
+    from leaderboard.submissions.verify import ranked_from_result
+
+    result = parse_result(data)
+    result = build_result(result.header, result.query_ids, result.per_query, run)
+    measures = [parse_measure(name) for name in sorted(result.metrics)]
+    values = evaluate(ranked_from_result(result, qrels), qrels, measures, result.settings.relevance_level)
+    data["per_query"] = {m: dict(zip(result.query_ids, map(float, values[m]), strict=True)) for m in values}
+    data["metrics"] = {m: round(math.fsum(v) / len(v), 10) for m, v in values.items()}
+    result = parse_result(data)
+    return build_result(result.header, result.query_ids, result.per_query, run)
+
+
 def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: int,
-                         metrics=("nDCG@10", "R@100", "RR@10"), depth: int = 0) -> int:
-    """The benchmark's results; `depth` > 0 adds a stored ranking of that depth to every one."""
+                         metrics=("nDCG@10", "R@100", "RR@10"), depth: int = 0, data_root: Path | None = None) -> int:
+    """The benchmark's results; `depth` > 0 adds a stored ranking of that depth to every one. With `data_root`
+    (and a depth), synthetic qrels are written to `<data_root>/<dataset id>/qrels/test.tsv` (BEIR layout) and
+    every result is the re-scoring of its ranking against them, with the whole ranking stored (top_k = depth),
+    so that a build given those judgments verifies every metric of every result."""
     models, datasets = scaled_sets(n_models, n_datasets, n_queries)
     by_id = {d.id: d for d in datasets}
+    judgments = {}
+    if data_root is not None and depth:
+        for dataset in datasets:
+            query_ids = result_dict(models[0], dataset, metrics[:1])["per_query"][metrics[0]]
+            judgments[dataset.id] = synthetic_qrels(dataset, query_ids)
+            write_beir_qrels(data_root / dataset.id / "qrels" / "test.tsv", judgments[dataset.id])
+    official = {d: Qrels.from_dict(q) for d, q in judgments.items()}
     count = 0
     for model in models:
         for dataset_id in model.datasets or tuple(by_id):
             path = result_path(model.id, dataset_id, out)
             path.parent.mkdir(parents=True, exist_ok=True)
-            result = parse_result(result_dict(model, by_id[dataset_id], metrics))
-            if depth:
-                run = synthetic_run(model, by_id[dataset_id], result.query_ids, depth)
-                result = build_result(result.header, result.query_ids, result.per_query, run)
+            data = result_dict(model, by_id[dataset_id], metrics)
+            if dataset_id in official:
+                data["settings"]["top_k"] = depth
+                data["dataset"]["qrels_sha256"] = official[dataset_id].sha256()
+                run = synthetic_run(model, by_id[dataset_id], sorted(data["per_query"][metrics[0]]), depth,
+                                    judgments[dataset_id])
+                result = rescored(data, run, official[dataset_id])
+            else:
+                result = parse_result(data)
+                if depth:
+                    run = synthetic_run(model, by_id[dataset_id], result.query_ids, depth)
+                    result = build_result(result.header, result.query_ids, result.per_query, run)
             path.write_text(dump_result(result), encoding="utf-8")
             count += 1
     return count

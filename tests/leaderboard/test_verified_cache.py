@@ -1,0 +1,192 @@
+"""The verification cache: a result file's exact bytes, verified against the exact judgments by this code,
+are not decoded or re-scored again; anything else (a changed byte, other judgments, a corrupt entry) is."""
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import evaluator.result
+import leaderboard.submissions.verify as verify
+from evaluator.datasets.official import MIRROR_ENV, RAW_BASE_ENV
+from evaluator.result import read_result
+from evaluator.trec import read_qrels
+from leaderboard.cli import main
+from leaderboard.submissions.load import load_results
+from leaderboard.submissions.validate import validate_paths
+from leaderboard.submissions.verify import Judgments, VerifiedCache
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tests" / "data"))
+from make_synthetic_results import write_scaled_results  # noqa: E402
+
+METRICS = ("nDCG@10", "R@20", "RR@10", "AP@20", "P@5")
+
+
+@pytest.fixture
+def board(tmp_path, monkeypatch) -> Path:
+    """2 datasets x 3 models x 12 queries with depth-20 rankings that re-score to their values, synthetic
+    qrels under data/, and a cache of its own."""
+    monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path / "cache"))
+    assert write_scaled_results(tmp_path / "results", 3, 2, 12, METRICS, 20, tmp_path / "data") == 6
+    return tmp_path
+
+
+@pytest.fixture
+def counted(monkeypatch) -> dict:
+    """How often rankings are decoded (a Run built by the reader) and re-scored."""
+    counts = {"decoded": 0, "rescored": 0}
+    make_run, rescore = evaluator.result.Run.__init__, verify.verify_result
+
+    def decoded(*args, **kwargs):
+        counts["decoded"] += 1
+        make_run(*args, **kwargs)
+
+    def rescored(*args, **kwargs):
+        counts["rescored"] += 1
+        return rescore(*args, **kwargs)
+
+    monkeypatch.setattr(evaluator.result.Run, "__init__", decoded)
+    monkeypatch.setattr(verify, "verify_result", rescored)
+    return counts
+
+
+def _load(board: Path):
+    report = load_results(board / "results", is_verified=Judgments(data_root=board / "data"))
+    assert report.problems == []
+    return report.results
+
+
+def _entries(board: Path) -> list[Path]:
+    return sorted((board / "cache" / "verified").rglob("*.json"))
+
+
+def test_a_second_load_neither_decodes_nor_rescores(board, counted):
+    first = _load(board)
+    assert counted == {"decoded": 6, "rescored": 6} and all(r.verified for r in first)
+    assert len(_entries(board)) == 6
+    second = _load(board)
+    assert counted == {"decoded": 6, "rescored": 6}  # nothing more
+    assert [(r.path, r.verified, r.verified_metrics, r.has_run) for r in second] == \
+        [(r.path, r.verified, r.verified_metrics, r.has_run) for r in first]
+    assert all(r.verified_metrics == frozenset(METRICS) for r in second)
+
+
+def test_a_changed_byte_misses_and_a_tampered_file_is_still_rejected(board, counted):
+    _load(board)
+    path = sorted((board / "results").glob("*/*.json"))[0]
+    data = json.loads(path.read_bytes())
+    data["provenance"]["hardware"] += " "  # one byte more, nothing that verification looks at
+    path.write_text(json.dumps(data))
+    _load(board)
+    assert counted == {"decoded": 7, "rescored": 7}
+    # a ranking that finds something, reversed (scores left in place): re-scoring disagrees, cache or not
+    result = read_result(path)
+    run = result.run
+    row = int(result.per_query["nDCG@10"].argmax())
+    assert result.per_query["nDCG@10"][row] > 0
+    docs = run.docs.copy()
+    start, end = run.offsets[row], run.offsets[row + 1]
+    docs[start:end] = docs[start:end][::-1].copy()
+    tampered = evaluator.result.build_result(result.header, result.query_ids, result.per_query,
+                                             evaluator.result.Run(run.depth, run.doc_ids, run.lengths, docs,
+                                                                  run.scores))
+    path.write_text(evaluator.result.dump_result(tampered))
+    report = load_results(board / "results", is_verified=Judgments(data_root=board / "data"))
+    assert len(report.problems) == 1 and report.problems[0].startswith(f"{path}: per_query[")
+    assert "re-scoring the stored ranking gives" in report.problems[0]
+    assert len(_entries(board)) == 7  # a rejected file leaves no entry
+    assert validate_paths([path], board / "results", data_root=board / "data").problems[0].startswith(f"{path}: ")
+
+
+def test_other_judgments_miss(board, counted):
+    _load(board)
+    cache = VerifiedCache(board / "cache" / "verified")
+    path = sorted((board / "results").glob("*/*.json"))[0]
+    result = read_result(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    qrels = read_qrels(board / "data" / result.dataset.id / "qrels" / "test.tsv")
+    assert cache.get(digest, qrels.sha256(), result.metrics).complete
+    assert cache.get(digest, "0" * 64, result.metrics) is None
+    # judgments changed on disk (one more judged document): the result no longer matches them, so it is re-checked
+    qrels_file = board / "data" / result.dataset.id / "qrels" / "test.tsv"
+    qrels_file.write_text(qrels_file.read_text() + f"{result.query_ids[0]}\tD9999999\t0\n")
+    report = load_results(board / "results", is_verified=Judgments(data_root=board / "data"))
+    assert counted["rescored"] == 6 + 3 and len(report.problems) == 3  # the dataset's three results
+    assert all("qrels_sha256 does not match" in problem for problem in report.problems)
+
+
+def test_an_entry_for_other_code_is_ignored(board, counted, monkeypatch):
+    _load(board)
+    monkeypatch.setattr(verify, "VERIFICATION_VERSION", "other")
+    _load(board)
+    assert counted == {"decoded": 12, "rescored": 12}
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: "",
+    lambda text: text[:-5],
+    lambda text: text.replace('"verified": [', '"verified": ["RR@100", '),  # claims a metric the file lacks
+    lambda text: text.replace('"file_sha256": "', '"file_sha256": "0'),  # an entry for other bytes
+    lambda text: json.dumps({**json.loads(text), "verified": [1, 2]}),
+])
+def test_a_corrupt_entry_is_ignored_and_rewritten(board, counted, damage):
+    _load(board)
+    for entry in _entries(board):
+        entry.write_text(damage(entry.read_text()))
+    results = _load(board)
+    assert counted == {"decoded": 12, "rescored": 12} and all(r.verified for r in results)
+    _load(board)
+    assert counted == {"decoded": 12, "rescored": 12}  # rewritten by the second load
+
+
+def test_validate_and_build_share_the_cache(board, counted):
+    def validate():  # (the synthetic datasets have other query counts than the registered ones: problems)
+        return validate_paths([], board / "results", data_root=board / "data").verified
+
+    assert len(validate()) == 6
+    assert counted == {"decoded": 6, "rescored": 6} and len(_entries(board)) == 6
+    args = ["--results", str(board / "results"), "--data-dir", str(board / "data")]
+    assert main(["build", *args, "--out", str(board / "site")]) == 0
+    assert counted == {"decoded": 6, "rescored": 6}  # validate decoded each ranking once; the build none
+    assert len(validate()) == 6
+    assert counted == {"decoded": 12, "rescored": 6}  # validate decodes (it checks the ranking) but re-scores none
+
+
+def test_a_read_only_cache_folder_does_not_fail_the_build(board, counted):
+    (board / "cache").mkdir()
+    (board / "cache" / "verified").write_text("not a folder")
+    assert all(r.verified for r in _load(board))
+    assert all(r.verified for r in _load(board))
+    assert counted["rescored"] == 12
+
+
+def test_reading_in_two_processes_gives_the_same_report(board, monkeypatch):
+    """Forked workers read, decode and verify: the same results, problems and missing judgments, and their
+    verifications reach the cache."""
+    import shutil
+
+    from leaderboard.submissions import load
+
+    monkeypatch.setattr(load, "WORKER_CHUNK", 1)
+    monkeypatch.delenv(MIRROR_ENV, raising=False)  # official judgments cannot be fetched
+    monkeypatch.setenv(RAW_BASE_ENV, "http://127.0.0.1:9")
+    shutil.rmtree(board / "data" / "beir" / "trec-covid")  # its results stay unverified, and that is said once
+    broken = sorted((board / "results").glob("*/*.json"))[-1]
+    broken.write_text("{")
+
+    def load_with(workers):
+        judgments = Judgments(data_root=board / "data")
+        report = load_results(board / "results", is_verified=judgments, workers=workers)
+        return report, judgments.errors
+
+    (serial, serial_errors), (parallel, parallel_errors) = load_with(1), load_with(2)
+    assert parallel.problems == serial.problems and len(serial.problems) == 1 and "invalid JSON" in serial.problems[0]
+    assert parallel_errors == serial_errors and len(serial_errors) == 1 and "beir/trec-covid" in serial_errors[0]
+    assert [(r.path, r.verified, r.verified_metrics, r.query_ids, r.per_query["nDCG@10"].tolist())
+            for r in parallel.results] == \
+        [(r.path, r.verified, r.verified_metrics, r.query_ids, r.per_query["nDCG@10"].tolist())
+         for r in serial.results]
+    assert sum(r.verified for r in serial.results) == 3 and len(serial.results) == 5  # nfcorpus ones
