@@ -13,7 +13,6 @@ checked against the counts that the readable part declares before it is inflated
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings
 from evaluator.errors import OutputExistsError, ResultValidationError
+from evaluator.metrics.names import parse_measure
 from evaluator.score_samples import (
     ScoreSamples,
     decode_score_samples,
@@ -372,13 +372,6 @@ def _sorted_unique(values: Sequence[str]) -> bool:
     return list(values) == sorted(values) and len(set(values)) == len(values)
 
 
-@functools.lru_cache(maxsize=4096)  # a site build checks the same 30 names in tens of thousands of files
-def _parse_measure(name: str):
-    from evaluator.metrics import parse_measure  # local: metrics imports nothing from here
-
-    return parse_measure(name)
-
-
 def _check_arrays(result: ResultFile) -> None:
     """The invariants between the header and the arrays; raise ValueError with the field and the problem."""
     header, query_ids = result.header, result.query_ids
@@ -398,7 +391,7 @@ def _check_arrays(result: ResultFile) -> None:
     names, bounded = list(result.per_query), []
     for name in names:
         try:
-            measure = _parse_measure(name)
+            measure = parse_measure(name)
         except ValueError as error:
             raise ValueError(f"metrics: {error}") from None
         if str(measure) != name:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 
@@ -81,6 +82,7 @@ def _suggest(name: str) -> str | None:
     return guess[0] + sep + tail if guess else None
 
 
+@functools.lru_cache(maxsize=4096)  # readers and the site parse the same 30 names in tens of thousands of files
 def parse_measure(name: str) -> Measure:
     """Parse one measure name; unknown or malformed names raise UnknownNameError with the valid forms.
 

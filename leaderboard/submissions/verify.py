@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
@@ -34,7 +33,6 @@ from evaluator.metrics.ranking import PAD, UNJUDGED
 from evaluator.result import ResultFile
 
 log = logging.getLogger(__name__)
-_parse_measure = functools.lru_cache(maxsize=4096)(parse_measure)  # the same 30 names in every file
 TOLERANCE = 1e-9  # per-query values are stored as float64; migrated ones were rounded to 10 decimals
 SCORE_TOLERANCE = 1e-5  # relative: a sampled score and the run's score of the same document
 IMPLAUSIBLE = 1e-6  # p-value below which a sample is too unlike the ranking to be a uniform sample
@@ -67,7 +65,7 @@ def determined(result: ResultFile) -> tuple[list[Measure], list[str]]:
     measures, others = [], []
     whole = whole_rankings(result).all() if result.run is not None else False
     for name in sorted(result.metrics):
-        measure = _parse_measure(name)
+        measure = parse_measure(name)
         if result.run is not None and (whole or (measure.cutoff is not None and measure.cutoff <= result.run.depth)):
             measures.append(measure)
         else:
