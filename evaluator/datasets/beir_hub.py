@@ -30,7 +30,7 @@ from pathlib import Path
 
 from evaluator.datasets.dataset import Dataset, check_against_spec
 from evaluator.datasets.hub import HubFile, fetch
-from evaluator.datasets.layout import read_beir_files, read_jsonl_qrels, read_qrels, read_queries
+from evaluator.datasets.layout import read_beir_files, read_qrels_file, read_queries
 from evaluator.datasets.spec import DatasetSpec
 from evaluator.errors import DatasetLoadError, InputFormatError
 
@@ -136,8 +136,7 @@ def load_judgments(
     """The judged queries (qrels order) and qrels of ``spec.split`` from the hub copy, and the qrels file."""
     _, queries_file, qrels_file = hub_files(spec)
     qrels_path = fetch(qrels_file, data_dir, cache_dir)
-    reader = read_jsonl_qrels if qrels_file.path.endswith(".jsonl") else read_qrels
-    qrels, _ = reader(qrels_path)
+    qrels, _ = read_qrels_file(qrels_path)
     queries_path = fetch(queries_file, data_dir, cache_dir)
     texts, _ = read_queries(queries_path, keep=set(qrels))
     missing = [query_id for query_id in qrels if query_id not in texts]

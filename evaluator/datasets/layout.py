@@ -257,6 +257,11 @@ def read_jsonl_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[
     return qrels, lines
 
 
+def read_qrels_file(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]:
+    """Qrels in either of BEIR's forms: JSON lines when the file is named ``*.jsonl[.gz]``, else TSV."""
+    return read_jsonl_qrels(path) if ".jsonl" in path.suffixes else read_qrels(path)
+
+
 def _add_judgment(qrels: dict[str, dict[str, int]], lines: dict[tuple[str, str], int], query_id: str,
                   doc_id: str, score: object, path: Path, lineno: int) -> None:
     """Record one judgment read at ``path:lineno``; the score is an int or an integer string, and a pair
@@ -286,8 +291,7 @@ def read_beir_folder(folder: Path, spec: DatasetSpec) -> Dataset:
 def read_beir_files(corpus_path: Path, queries_path: Path, qrels_path: Path, spec: DatasetSpec) -> Dataset:
     """Load one split from BEIR's three files (qrels as TSV, or JSON lines when named ``*.jsonl``) and
     check that the qrels name known ids. The corpus is read one line at a time."""
-    json_qrels = ".jsonl" in qrels_path.suffixes
-    qrels, qrels_lines = read_jsonl_qrels(qrels_path) if json_qrels else read_qrels(qrels_path)
+    qrels, qrels_lines = read_qrels_file(qrels_path)
     queries, _ = read_queries(queries_path, keep=set(qrels))
     for (query_id, _doc), lineno in qrels_lines.items():
         if query_id not in queries:
