@@ -198,15 +198,15 @@ def bootstrap_means(scores: np.ndarray, resamples: int, seed: int) -> np.ndarray
     means = np.empty((resamples, models), dtype=np.float32)
     rows = 256  # counted together: their bins stay in cache (one big bincount is ~20x slower)
     offsets = (np.arange(rows) * n)[:, None]
-    for start in range(0, resamples, block):
-        size = min(block, resamples - start)
-        draws = rng.integers(0, n, size=(size, n))
-        counts = np.empty((size, n), dtype=np.float32)
-        for first in range(0, size, rows):
-            last = min(first + rows, size)
-            flat = (draws[first:last] + offsets[: last - first]).ravel()
-            counts[first:last] = np.bincount(flat, minlength=(last - first) * n).reshape(last - first, n)
-        with threadpool_limits(limits=1, user_api="blas"):
+    with threadpool_limits(limits=1, user_api="blas"):
+        for start in range(0, resamples, block):
+            size = min(block, resamples - start)
+            draws = rng.integers(0, n, size=(size, n))
+            counts = np.empty((size, n), dtype=np.float32)
+            for first in range(0, size, rows):
+                last = min(first + rows, size)
+                flat = (draws[first:last] + offsets[: last - first]).ravel()
+                counts[first:last] = np.bincount(flat, minlength=(last - first) * n).reshape(last - first, n)
             np.matmul(counts, transposed, out=means[start : start + size])
     return means
 
