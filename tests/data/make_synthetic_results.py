@@ -18,6 +18,7 @@ tests/leaderboard/test_hostile.py and test_judgments.py.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import math
 import shutil
@@ -42,7 +43,7 @@ from evaluator.result import (  # noqa: E402
     result_path,
     write_atomic,
 )
-from evaluator.score_samples import collect_score_samples  # noqa: E402
+from evaluator.score_samples import ScoreSamples, collect_score_samples  # noqa: E402
 
 SITE_DATA = ROOT / "tests" / "data" / "site"
 GOLDEN_RESULTS = SITE_DATA / "results"
@@ -301,6 +302,36 @@ def synthetic_run(model: SyntheticModel, dataset: SyntheticDataset, query_ids, d
                scores.reshape(-1))
 
 
+def scored_run(model: SyntheticModel, dataset: SyntheticDataset, query_ids, depth: int,
+               qrels: dict[str, dict[str, int]]) -> tuple[Run, ScoreSamples]:
+    """What `irboard evaluate` stores of a model that scores the whole corpus: every query's scores over the
+    dataset's corpus (normal, judged relevant documents raised more for better models), its top `depth` in
+    trec_eval order as the ranking, and the score samples of those same scores (evaluate's default sizes)."""
+    rng = np.random.default_rng(_stable_seed("scored", model.id, dataset.id))
+    corpus = 1000 + 37 * dataset.queries
+    rows = rng.normal(10.0, 2.0, size=(len(query_ids), corpus))
+    for row, query_id in enumerate(query_ids):
+        for name, label in qrels[query_id].items():
+            rows[row, int(name[1:])] += rng.normal(2.0 + 6.0 * model.quality, 2.0) * (label > 0)
+    rows = rows.astype(np.float32).astype(np.float64)  # a model's scores are float32
+    # the top depth + 16 by score, then trec_eval order among them (score descending, ties by doc id descending)
+    top = np.argpartition(-rows, depth + 16, axis=1)[:, :depth + 16]
+    order = np.lexsort((-top, -np.take_along_axis(rows, top, 1)), axis=-1)[:, :depth]
+    docs = np.take_along_axis(top, order, 1)
+    scores = np.take_along_axis(rows, docs, 1)
+    table, index = np.unique(docs, return_inverse=True)
+    names = [f"D{d:07d}" for d in table.tolist()]
+    run = Run(depth, tuple(names), np.full(len(query_ids), depth, dtype=np.int64),
+              index.reshape(-1).astype(np.int64), scores.reshape(-1))
+    samples = collect_score_samples(query_ids, corpus_ids(corpus), rows, qrels)
+    return run, samples
+
+
+@functools.cache
+def corpus_ids(size: int) -> tuple[str, ...]:
+    return tuple(f"D{d:07d}" for d in range(size))
+
+
 def synthetic_qrels(dataset: SyntheticDataset, query_ids) -> dict[str, dict[str, int]]:
     """2 to 6 judged documents per query (grades 0 to 2, at least one relevant) from the dataset's corpus."""
     rng = np.random.default_rng(_stable_seed("qrels", dataset.id))
@@ -321,20 +352,20 @@ def write_beir_qrels(path: Path, qrels: dict[str, dict[str, int]]) -> None:
     write_atomic(path, "".join(lines))
 
 
-def rescored(data: dict, run: Run, qrels: Qrels) -> ResultFile:
+def rescored(data: dict, run: Run, qrels: Qrels, samples=None) -> ResultFile:
     """`data` (expanded form) with its per-query values and means replaced by those of re-scoring `run`
     against `qrels` exactly as verification does, so that the result verifies."""
     from evaluator.metrics import evaluate, parse_measure
     from leaderboard.submissions.verify import ranked_from_result
 
     result = parse_result(data)
-    result = build_result(result.header, result.query_ids, result.per_query, run)
+    result = build_result(result.header, result.query_ids, result.per_query, run, samples)
     measures = [parse_measure(name) for name in sorted(result.metrics)]
     values = evaluate(ranked_from_result(result, qrels), qrels, measures, result.settings.relevance_level)
     data["per_query"] = {m: dict(zip(result.query_ids, map(float, values[m]), strict=True)) for m in values}
     data["metrics"] = {m: round(math.fsum(v) / len(v), 10) for m, v in values.items()}
     result = parse_result(data)
-    return build_result(result.header, result.query_ids, result.per_query, run)
+    return build_result(result.header, result.query_ids, result.per_query, run, samples)
 
 
 def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: int,
@@ -342,7 +373,8 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
     """The benchmark's results; `depth` > 0 adds a stored ranking of that depth to every one. With `data_root`
     (and a depth), synthetic qrels are written to `<data_root>/<dataset id>/qrels/test.tsv` (BEIR layout) and
     every result is the re-scoring of its ranking against them, with the whole ranking stored (top_k = depth),
-    so that a build given those judgments verifies every metric of every result."""
+    so that a build given those judgments verifies every metric of every result; those results also hold score
+    samples, as `irboard evaluate` writes them (`scored_run`)."""
     models, datasets = scaled_sets(n_models, n_datasets, n_queries)
     by_id = {d.id: d for d in datasets}
     judgments = {}
@@ -361,9 +393,9 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
             if dataset_id in official:
                 data["settings"]["top_k"] = depth
                 data["dataset"]["qrels_sha256"] = official[dataset_id].sha256()
-                run = synthetic_run(model, by_id[dataset_id], sorted(data["per_query"][metrics[0]]), depth,
-                                    judgments[dataset_id])
-                result = rescored(data, run, official[dataset_id])
+                query_ids = sorted(data["per_query"][metrics[0]])
+                run, samples = scored_run(model, by_id[dataset_id], query_ids, depth, judgments[dataset_id])
+                result = rescored(data, run, official[dataset_id], samples)
             else:
                 result = parse_result(data)
                 if depth:
