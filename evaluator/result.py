@@ -586,7 +586,8 @@ def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run |
     return Run.from_rankings(query_ids, rankings, block["depth"])
 
 
-def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
+def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header], bool] = True,
+                     with_samples: bool | Callable[[Header], bool] = True) -> ResultFile:
     try:
         document = Document.model_validate(data)
     except ValidationError as error:
@@ -626,25 +627,28 @@ def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header]
         scores = decode_array(columns.scores, "<f8", total, f"{at}.scores")
         run = Run(columns.depth, tuple(table), lengths, docs, scores)
     samples = None
-    if document.score_samples is not None:
+    if document.score_samples is not None and (with_samples(header) if callable(with_samples) else with_samples):
         samples = decode_score_samples(document.score_samples, query_ids, f"{source}: score_samples")
     return build_result(header, query_ids, per_query, run, samples, source, full=document.full)
 
 
 def parse_result_text(text: str | bytes, source: str = "<result>",
-                      with_run: bool | Callable[[Header], bool] = True) -> ResultFile:
+                      with_run: bool | Callable[[Header], bool] = True,
+                      with_samples: bool | Callable[[Header], bool] = True) -> ResultFile:
     """Validate a result file's text, of any readable schema version.
 
     `with_run` False, or a function of the header that returns False, leaves a version-3 file's ranking
     columns undecoded and unchecked (`run` is None): for readers that will not re-score it, such as a site
-    build without judgments. `irboard validate` always decodes and checks it."""
+    build without judgments. `with_samples` does the same for its score samples (for a reader that has what
+    it needs of them already, such as a build with a cached prediction). `irboard validate` always decodes
+    and checks both."""
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError as error:
         raise ResultValidationError(f"{source}: invalid JSON ({error}); fix or regenerate the file") from None
     if isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION and "per_query" in data \
             and isinstance(data["per_query"], dict) and {"query_ids", "values"} <= set(data["per_query"]):
-        return _decode_document(data, source, with_run)
+        return _decode_document(data, source, with_run, with_samples)
     return parse_result(data, source)
 
 
@@ -662,15 +666,15 @@ def read_result_bytes(path: Path | str) -> bytes:
 
 
 def read_result(path: Path | str, with_run: bool | Callable[[Header], bool] = True,
-                content: bytes | None = None) -> ResultFile:
+                content: bytes | None = None, with_samples: bool | Callable[[Header], bool] = True) -> ResultFile:
     """Read and validate one result file, refusing files over the size cap for their query count
-    (`with_run`: see parse_result_text; `content`: the file's bytes, when the caller has read them with
+    (`with_run`, `with_samples`: see parse_result_text; `content`: the file's bytes, when the caller has read them with
     `read_result_bytes`, e.g. to hash them)."""
     path = Path(path)
     if content is None:
         content = read_result_bytes(path)
     size = len(content)
-    result = parse_result_text(content, str(path), with_run)
+    result = parse_result_text(content, str(path), with_run, with_samples)
     limit = size_limit(result.dataset.num_queries)
     if result.source_version < SCHEMA_VERSION:
         limit = max(limit, LEGACY_MAX_BYTES)  # expanded JSON; `irboard migrate` brings it under the cap

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evaluator.errors import InputFormatError, ResultValidationError
 from leaderboard.analysis.scale import GROWTHS, CannotPredictError, Mode, Tail, forecasts, samples_of
 from leaderboard.analysis.scale_options import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL  # noqa: F401 (re-exported)
+from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.load import LoadedResult
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ def predict_result(result: LoadedResult, mode: Mode = DEFAULT_MODE, tail: Tail =
     warning in `warnings` naming the file, so that `irboard build --strict` stops on them."""
     if result.score_samples is None:
         return None
-    measured = tuple((k, float(result.metrics[f"R@{k}"])) for k in CHART_KS if f"R@{k}" in result.metrics)
+    measured = _measured(result.metrics)
     recall, reason, queries, dropped, num_docs = None, None, 0, (), int(result.num_docs or 0)
     sizes = tuple(float(size) for size in CHART_SIZES)
     try:
@@ -99,7 +100,7 @@ def predict_result(result: LoadedResult, mode: Mode = DEFAULT_MODE, tail: Tail =
     except CannotPredictError as error:
         reason = error.reason
     except ResultValidationError as error:
-        reason = f"the score samples cannot be read ({error})"
+        reason = f"{UNREADABLE} ({error})"
         if warnings is not None:
             warnings.append(f"{result.path}: {reason}; no recall-at-scale prediction is shown for this result")
     if reason is not None:
@@ -109,15 +110,76 @@ def predict_result(result: LoadedResult, mode: Mode = DEFAULT_MODE, tail: Tail =
                       queries=queries, dropped=dropped)
 
 
+def _measured(metrics) -> tuple[tuple[int, float], ...]:
+    return tuple((k, float(metrics[f"R@{k}"])) for k in CHART_KS if f"R@{k}" in metrics)
+
+
+UNREADABLE = "the score samples cannot be read"
+PREDICTION_VERSION = "1"  # bump when decoding score samples or predicting from them changes what comes out
+
+
+class Predictor:
+    """`predict_result` as the build's readers call it (`load_results(predictor=...)`), once per file while it is
+    read, so that no score samples stay in memory. Outcomes are kept by content (`ContentCache` under
+    `<cache>/predicted`, unless `cache` is False): a file whose exact bytes were predicted before, by this code
+    with this method and these sizes, is neither decoded nor fitted again."""
+
+    def __init__(self, mode: Mode = DEFAULT_MODE, tail: Tail = DEFAULT_TAIL, cache: bool = True):
+        from evaluator.datasets.download import cache_root
+
+        self.mode, self.tail = mode, tail
+        self.cache = ContentCache(cache_root() / "predicted") if cache else None
+
+    def _fields(self, file_sha256: str) -> dict[str, str]:
+        return {"version": PREDICTION_VERSION, "file_sha256": file_sha256, "mode": self.mode, "tail": self.tail,
+                "chart": repr((CHART_SIZES, CURVE_SIZES, CHART_KS, GROWTHS))}
+
+    def cached(self, file_sha256: str | None, header) -> Prediction | None:
+        """The prediction made before from the file whose bytes hash to `file_sha256` (`header`: its parsed
+        header), or None."""
+        entry = self.cache.get(self._fields(file_sha256)) if self.cache is not None and file_sha256 else None
+        if entry is None:
+            return None
+        try:
+            recall = entry["recall"]
+            sizes = tuple(float(size) for size in entry["sizes"])
+            return Prediction(
+                model_id=header.model.id, dataset_id=header.dataset.id, num_docs=int(entry["num_docs"]), sizes=sizes,
+                ks=CHART_KS, recall=None if recall is None else {
+                    growth: np.array(recall[growth], dtype=np.float64).reshape(len(sizes), len(CHART_KS))
+                    for growth in GROWTHS},
+                reason=entry["reason"], measured=_measured(header.metrics), mode=self.mode, tail=self.tail,
+                queries=int(entry["queries"]), dropped=tuple((str(why), int(count)) for why, count in entry["dropped"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def __call__(self, result: LoadedResult, file_sha256: str | None = None) -> Prediction | None:
+        prediction = predict_result(result, self.mode, self.tail)
+        if prediction is not None and self.cache is not None and file_sha256 \
+                and not (prediction.reason or "").startswith(UNREADABLE):
+            recall = prediction.recall
+            self.cache.put(self._fields(file_sha256), {
+                "num_docs": prediction.num_docs, "sizes": list(prediction.sizes), "reason": prediction.reason,
+                "recall": None if recall is None else {growth: recall[growth].tolist() for growth in GROWTHS},
+                "queries": prediction.queries, "dropped": [list(item) for item in prediction.dropped]})
+        return prediction
+
+
 def predict_results(results: Iterable[LoadedResult], mode: Mode = DEFAULT_MODE, tail: Tail = DEFAULT_TAIL,
                     warnings: list[str] | None = None) -> dict[tuple[str, str], Prediction]:
     """(model id, dataset id) -> Prediction for every result with score samples (the others are left out).
 
-    Computed once per result while the leaderboard is aggregated; the pages only read these values."""
+    Computed once per result while the leaderboard is aggregated, or taken from the result when its reader made
+    it (`Predictor`); the pages only read these values."""
     start = time.perf_counter()
     predictions = {}
     for result in results:
-        prediction = predict_result(result, mode, tail, warnings)
+        prediction = result.prediction
+        if prediction is None:
+            prediction = predict_result(result, mode, tail, warnings)
+        elif (prediction.reason or "").startswith(UNREADABLE) and warnings is not None:
+            warnings.append(f"{result.path}: {prediction.reason}; no recall-at-scale prediction is shown for this "
+                            "result")
         if prediction is not None:
             predictions[(result.model.id, result.dataset_id)] = prediction
     if predictions:

@@ -69,8 +69,9 @@ class LoadedResult:
     has_run: bool
     verified: bool  # every reported metric re-scored from the stored ranking and matching
     provenance: Provenance
-    score_samples: ScoreSamples | None = None  # decoded and validated by the reader
+    score_samples: ScoreSamples | None = None  # decoded and validated by the reader (None once predicted from)
     verified_metrics: frozenset[str] = frozenset()  # the metrics re-scored and matching
+    prediction: object | None = None  # recall at scale, when the reader was given a predictor (analysis.predictions)
 
 
 @dataclass
@@ -81,7 +82,7 @@ class LoadReport:
 
 
 def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,
-                is_verified: Callable[[ResultFile], bool] | None = None) -> LoadedResult:
+                is_verified: Callable[[ResultFile], bool] | None = None, predictor=None) -> LoadedResult:
     """Read and validate one result file (ResultValidationError names the file and field).
 
     `keep_metrics(dataset_id)` names the metrics whose per-query values are kept (None: all of them), so
@@ -89,14 +90,21 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     A stored ranking is decoded only when it can be verified: `is_verified` given and, when it is a
     `Judgments`, holding judgments for the result's dataset (decoding it is most of the reading time). With a
     `Judgments`, a result whose exact bytes were verified before against the same judgments (its cache) is
-    not decoded or re-scored again."""
-    stored_run, cached = [], []
+    not decoded or re-scored again.
+
+    `predictor(loaded, file_sha256)` (analysis.predictions.Predictor) predicts recall at scale from the score
+    samples, which are then dropped; its `cached(file_sha256, header)` spares decoding them again."""
+    stored_run, cached, predicted = [], [], []
     judgments = is_verified if isinstance(is_verified, Judgments) else None
     content = read_result_bytes(path)
-    digest = hashlib.sha256(content).hexdigest() if judgments is not None and judgments.cache is not None else None
+    caching = (judgments is not None and judgments.cache is not None) or getattr(predictor, "cache", None) is not None
+    digest = hashlib.sha256(content).hexdigest() if caching else None
 
     def wants_run(header) -> bool:  # asked only about version-3 files that store a ranking
-        stored_run.append(True)
+        stored_run.append(_decides_run(header))
+        return stored_run[-1]
+
+    def _decides_run(header) -> bool:
         if judgments is None:
             return is_verified is not None
         if digest is not None:
@@ -105,7 +113,13 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
                 return False
         return judgments.get(header.dataset.id, header.dataset.split) is not None
 
-    result = read_result(path, with_run=wants_run, content=content)
+    def wants_samples(header) -> bool:  # asked only about files that store score samples
+        if predictor is None:
+            return True
+        predicted.append(predictor.cached(digest, header))
+        return predicted[0] is None or any(stored_run)  # re-scoring the ranking checks the samples against it
+
+    result = read_result(path, with_run=wants_run, content=content, with_samples=wants_samples)
     query_ids = result.query_ids
     kept = keep_metrics(result.dataset.id) if keep_metrics else None
     names = sorted(result.per_query if kept is None else set(kept) & set(result.per_query))
@@ -124,8 +138,12 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
         else:
             verified = bool(outcome)
             verified_metrics = frozenset(result.metrics) if verified else frozenset()
-    return _to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics,
-                      result.run is not None or bool(stored_run) or result.full is not None)
+    loaded = _to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics,
+                        result.run is not None or bool(stored_run) or result.full is not None)
+    if predictor is None:
+        return loaded
+    prediction = predicted[0] if predicted and predicted[0] is not None else predictor(loaded, digest)
+    return replace(loaded, score_samples=None, prediction=prediction)
 
 
 def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
@@ -180,32 +198,32 @@ def find_result_files(results_dir: Path, report: LoadReport) -> list[Path]:
     return files
 
 
-def _read_or_problem(path: Path, keep_metrics, is_verified) -> LoadedResult | str:
+def _read_or_problem(path: Path, keep_metrics, is_verified, predictor) -> LoadedResult | str:
     try:
-        return read_loaded(path, keep_metrics, is_verified)
+        return read_loaded(path, keep_metrics, is_verified, predictor)
     except (IrboardError, OSError) as error:
         return str(error) if isinstance(error, IrboardError) else f"{path}: cannot read ({error})"
 
 
-_FORKED: tuple = ()  # (keep_metrics, is_verified) of the pool being forked: functions, not always picklable
+_FORKED: tuple = ()  # (keep_metrics, is_verified, predictor) of the pool being forked: not always picklable
 
 
 def _read_in_worker(path: Path) -> tuple[LoadedResult | str, list[str]]:
-    keep_metrics, is_verified = _FORKED
+    keep_metrics, is_verified, predictor = _FORKED
     errors = getattr(is_verified, "errors", [])
     known = len(errors)
-    return _read_or_problem(path, keep_metrics, is_verified), errors[known:]
+    return _read_or_problem(path, keep_metrics, is_verified, predictor), errors[known:]
 
 
-def _read_all(files: list[Path], keep_metrics, is_verified, workers: int) -> Iterator[LoadedResult | str]:
+def _read_all(files: list[Path], keep_metrics, is_verified, predictor, workers: int) -> Iterator[LoadedResult | str]:
     """`read_loaded` of each file, or its problem; in `workers` forked processes when more than one (each file
     is read, decoded and verified whole by one process; what judgments a worker could not have is added to
     `is_verified.errors`)."""
     if workers <= 1 or len(files) < 4 * WORKER_CHUNK or "fork" not in get_all_start_methods():
-        yield from (_read_or_problem(path, keep_metrics, is_verified) for path in files)
+        yield from (_read_or_problem(path, keep_metrics, is_verified, predictor) for path in files)
         return
     global _FORKED
-    _FORKED = (keep_metrics, is_verified)
+    _FORKED = (keep_metrics, is_verified, predictor)
     errors = getattr(is_verified, "errors", None)
     try:
         with get_context("fork").Pool(workers) as pool:
@@ -218,10 +236,11 @@ def _read_all(files: list[Path], keep_metrics, is_verified, workers: int) -> Ite
 
 
 def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,
-                 is_verified: Callable[[ResultFile], bool] | None = None, workers: int = 1) -> LoadReport:
+                 is_verified: Callable[[ResultFile], bool] | None = None, workers: int = 1,
+                 predictor=None) -> LoadReport:
     """Read every result file under `results_dir` and check them against each other; never raises for
     problems in the files: every problem and warning is collected in the returned report. `workers` > 1 reads
-    the files in that many forked processes (the same report)."""
+    the files in that many forked processes (the same report); `predictor`: see read_loaded."""
     results_dir = Path(results_dir)
     report = LoadReport()
     if not results_dir.is_dir():
@@ -230,7 +249,7 @@ def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable
     files = find_result_files(results_dir, report)
     if not files:
         report.problems.append(f"{results_dir}: no result files found; add <model_slug>/<dataset_slug>.json files")
-    for path, loaded in zip(files, _read_all(files, keep_metrics, is_verified, workers), strict=True):
+    for path, loaded in zip(files, _read_all(files, keep_metrics, is_verified, predictor, workers), strict=True):
         if isinstance(loaded, str):
             report.problems.append(loaded)
             continue

@@ -13,11 +13,7 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
-import tempfile
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,6 +27,7 @@ from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationErr
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate, parse_measure
 from evaluator.metrics.ranking import PAD, UNJUDGED
 from evaluator.result import ResultFile
+from leaderboard.submissions.cache import ContentCache
 
 log = logging.getLogger(__name__)
 TOLERANCE = 1e-9  # per-query values are stored as float64; migrated ones were rounded to 10 decimals
@@ -258,47 +255,31 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
 VERIFICATION_VERSION = "1"
 
 
-class VerifiedCache:
-    """Past verifications under `<folder>/<k[:2]>/<k>.json`, k = sha256 of (VERIFICATION_VERSION, the sha256 of a
-    result file's exact bytes, the sha256 of the qrels it was re-scored against). An entry says only that those
-    exact bytes re-scored cleanly against those exact judgments with this code, so a file that differs in one
-    byte, other judgments or other code miss it. Only outcomes without problems are stored (a rejected file is
-    re-checked, and rejected again, every time); an unreadable or inconsistent entry counts as a miss."""
+class VerifiedCache(ContentCache):
+    """Past verifications, keyed by (VERIFICATION_VERSION, the sha256 of a result file's exact bytes, the sha256 of
+    the qrels it was re-scored against). An entry says only that those exact bytes re-scored cleanly against those
+    exact judgments with this code, so a file that differs in one byte, other judgments or other code miss it.
+    Only outcomes without problems are stored (a rejected file is re-checked, and rejected again, every time)."""
 
-    def __init__(self, folder: Path):
-        self.folder = folder
-
-    def _entry(self, file_sha256: str, qrels_sha256: str) -> tuple[Path, dict]:
-        fields = {"version": VERIFICATION_VERSION, "file_sha256": file_sha256, "qrels_sha256": qrels_sha256}
-        key = hashlib.sha256("\n".join(fields.values()).encode()).hexdigest()
-        return self.folder / key[:2] / f"{key}.json", fields
+    @staticmethod
+    def _fields(file_sha256: str, qrels_sha256: str) -> dict[str, str]:
+        return {"version": VERIFICATION_VERSION, "file_sha256": file_sha256, "qrels_sha256": qrels_sha256}
 
     def get(self, file_sha256: str, qrels_sha256: str, metrics: Iterable[str]) -> Verification | None:
-        path, fields = self._entry(file_sha256, qrels_sha256)
-        try:
-            entry = json.loads(path.read_bytes())
-            verified, unverified = entry["verified"], entry["unverified"]
-            if {key: entry[key] for key in fields} != fields or not all(
-                    isinstance(name, str) for name in [*verified, *unverified]) \
-                    or sorted([*verified, *unverified]) != sorted(metrics):
-                return None
-        except (OSError, ValueError, TypeError, KeyError):
+        entry = super().get(self._fields(file_sha256, qrels_sha256))
+        if entry is None:
+            return None
+        verified, unverified = entry.get("verified"), entry.get("unverified")
+        if not isinstance(verified, list) or not isinstance(unverified, list) or not all(
+                isinstance(name, str) for name in [*verified, *unverified]) \
+                or sorted([*verified, *unverified]) != sorted(metrics):
             return None
         return Verification(frozenset(verified), tuple(unverified), ())
 
     def put(self, file_sha256: str, qrels_sha256: str, outcome: Verification) -> None:
-        if outcome.problems:
-            return
-        path, fields = self._entry(file_sha256, qrels_sha256)
-        text = json.dumps({**fields, "verified": sorted(outcome.verified), "unverified": list(outcome.unverified)})
-        try:  # atomic without fsync: an entry lost or emptied by a crash is a miss, not a wrong answer
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            os.replace(temporary, path)
-        except OSError as error:
-            log.debug("cannot cache a verification in %s: %s", self.folder, error)
+        if not outcome.problems:
+            super().put(self._fields(file_sha256, qrels_sha256),
+                        {"verified": sorted(outcome.verified), "unverified": list(outcome.unverified)})
 
 
 def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root: Path | None) -> Qrels | None:

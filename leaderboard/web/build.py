@@ -16,7 +16,7 @@ from pathlib import Path
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ResultFile
 from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, build_leaderboard
-from leaderboard.analysis.predictions import Evidence, load_evidence
+from leaderboard.analysis.predictions import Evidence, Predictor, load_evidence
 from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results
@@ -80,8 +80,10 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     settings = _settings(settings)
     lookup = functools.lru_cache(maxsize=None)(lookup)
+    # recall at scale is predicted while each file is read, so that no score samples stay in memory
+    predictor = Predictor(settings.scale_mode, settings.scale_tail)
     loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified,
-                          workers=workers)
+                          workers=workers, predictor=predictor)
     problems = loaded.problems + _check_output(results_dir, out_dir)
     if problems:
         raise BuildError(problems)

@@ -1,0 +1,54 @@
+"""Work done on a result file, kept by content: an entry is found only by the exact inputs it was made from.
+
+An entry lives at `<folder>/<k[:2]>/<k>.json`, k = sha256 of its key fields (a code version, the sha256 of the
+file's exact bytes, and whatever else the work depended on), and repeats those fields, so that an entry is
+used only for exactly those inputs. Writing is atomic without fsync: an entry lost or emptied by a crash is a
+miss, never a wrong answer. Anything unreadable or inconsistent is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+class ContentCache:
+    """JSON entries in `folder`, looked up by their key fields (a dict of strings)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def _path(self, fields: dict[str, str]) -> Path:
+        key = hashlib.sha256("\n".join(f"{name}={value}" for name, value in fields.items()).encode()).hexdigest()
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, fields: dict[str, str]) -> dict | None:
+        """The entry made from exactly `fields`, or None."""
+        try:
+            entry = json.loads(self._path(fields).read_bytes())
+            if not isinstance(entry, dict) or {name: entry.get(name) for name in fields} != fields:
+                return None
+        except (OSError, ValueError):
+            return None
+        return entry
+
+    def put(self, fields: dict[str, str], payload: dict) -> None:
+        """Store `payload` (a dict whose keys are not among the fields) under `fields`."""
+        if fields.keys() & payload.keys():
+            raise ValueError(f"payload keys {sorted(fields.keys() & payload.keys())} clash with the key fields")
+        path = self._path(fields)
+        text = json.dumps({**fields, **payload})
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, path)
+        except OSError as error:
+            log.debug("cannot cache in %s: %s", self.folder, error)
