@@ -5,6 +5,9 @@ Usage: python benchmarks/site.py                      (200 models, 30 datasets, 
        python benchmarks/site.py --models 1000 --datasets 30 --queries 100 --depth 100 --default-metrics
                                                       (results shaped like real ones: a depth-100 ranking
                                                       and per-query values for the 30 default metrics)
+       python benchmarks/site.py --models 1000 --datasets 30 --queries 100 --depth 100 --default-metrics --verifying
+                                                      (and score samples as evaluate writes them; judgments
+                                                      that re-score every result; cold and warm caches)
 
 Results (per-query values for nDCG@10, R@100, RR@10; about 1 model in 10 misses some datasets) are written
 once to benchmarks/_work/ by tests/data/make_synthetic_results.py. Each measurement runs in its own fresh
@@ -44,9 +47,10 @@ from pathlib import Path
 from leaderboard.submissions.verify import Judgments
 from leaderboard.web.build import build_site
 # "decode": every stored ranking decoded and checked, nothing re-scored (every result stays unverified);
-# "verify": every result re-scored against the synthetic qrels in argv[4], through the verification cache
+# "verify": every result re-scored against the synthetic qrels in argv[5], through the verification cache
 # ($IRBOARD_CACHE/verified: empty for a cold build, filled by one for a warm build), as `irboard build` does
-# (argv[4]: worker processes reading, decoding and verifying the files)
+# (argv[4]: worker processes reading, decoding and verifying the files). Recall at scale is predicted from each
+# result's score samples while it is read, through $IRBOARD_CACHE/predicted (cold or warm alike).
 verify = {"decode": lambda result: False, "verify": Judgments(data_root=Path(sys.argv[-1]))}.get(sys.argv[3])
 start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
 report = build_site(sys.argv[1], sys.argv[2], is_verified=verify, workers=int(sys.argv[4]))
@@ -64,6 +68,7 @@ from pathlib import Path
 from leaderboard.analysis.aggregate import build_leaderboard
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.web.build import render_site
+from leaderboard.analysis.predictions import Predictor
 from leaderboard.submissions.load import load_results
 from leaderboard.web.render import replace_folder
 lookup = functools.lru_cache(maxsize=None)(dataset_info)
@@ -73,7 +78,8 @@ def timed(name, run):
     result = run()
     times[name] = [time.perf_counter() - start, time.process_time() - cpu]
     return result
-loaded = timed("load + validate", lambda: load_results(sys.argv[1], keep_metrics=lambda d: [lookup(d).main_metric]))
+loaded = timed("load + validate + predict", lambda: load_results(
+    sys.argv[1], keep_metrics=lambda d: [lookup(d).main_metric], predictor=Predictor(cache=False)))
 board = timed("statistics + aggregation", lambda: build_leaderboard(loaded.results, lookup=lookup))
 import numpy as np
 from leaderboard.analysis import effects
@@ -163,7 +169,9 @@ def main() -> None:
     files = sorted(results.glob("*/*.json"))
     data_mb = sum(path.stat().st_size for path in files) / 1e6
 
-    full = run_python(FULL_BUILD, str(results), str(folder / "site"), "", "1")
+    # every build starts from an empty cache (predictions, verifications) unless it is the warm one
+    shutil.rmtree(folder / "cache-unverified", ignore_errors=True)
+    full = run_python(FULL_BUILD, str(results), str(folder / "site"), "", "1", cache=folder / "cache-unverified")
     builds = [("full build", full)]
     if args.verifying:
         cache = folder / "cache"
@@ -173,9 +181,10 @@ def main() -> None:
                 builds.append((f"verifying build, {workers} process{'es' if workers > 1 else ''}, {state} cache",
                                run_python(FULL_BUILD, str(results), str(folder / f"site-verified-{workers}-{state}"),
                                           "verify", str(workers), str(folder / "data"), cache=cache)))
-                entries = sum(1 for _ in (cache / "verified").rglob("*.json"))
-                if entries != len(files):
-                    raise SystemExit(f"only {entries} of {len(files)} results verified")
+                for kind in ("verified", "predicted"):
+                    entries = sum(1 for _ in (cache / kind).rglob("*.json"))
+                    if entries != len(files):
+                        raise SystemExit(f"only {entries} of {len(files)} results {kind}")
         reference = folder / "site-verified-1-cold"
         for other in ("1-warm", "2-cold", "2-warm"):
             differ = [path for path in reference.rglob("*") if path.is_file() and path.read_bytes()
@@ -183,8 +192,9 @@ def main() -> None:
             print(f"every result verified; site-verified-1-cold and -{other}: "
                   f"{'differ: ' + str(differ[:3]) if differ else 'identical'}")
     else:
+        shutil.rmtree(folder / "cache-unverified", ignore_errors=True)
         builds.append(("full build, every ranking decoded", run_python(
-            FULL_BUILD, str(results), str(folder / "site-decoded"), "decode", "1")))
+            FULL_BUILD, str(results), str(folder / "site-decoded"), "decode", "1", cache=folder / "cache-unverified")))
     stages = run_python(STAGES, str(results), str(folder / "site-stages"))
     sample = ",".join(str(path) for path in files[:: max(1, len(files) // args.sample)][: args.sample])
     reference = run_python(READERS, "json", sample)

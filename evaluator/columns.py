@@ -18,6 +18,7 @@ import binascii
 import zlib
 
 import numpy as np
+from isal import isal_zlib  # inflates the same zlib streams 2-3 times as fast as the zlib module
 
 from evaluator.errors import ResultValidationError
 
@@ -48,10 +49,10 @@ def _inflate(text: str, max_bytes: int, where: str) -> tuple[bytes, bool]:
         packed = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
         raise ResultValidationError(f"{where}: not base64 text; {_FIX}") from None
-    inflater = zlib.decompressobj()
+    inflater = isal_zlib.decompressobj()
     try:
         raw = inflater.decompress(packed, max_bytes + 1)  # one byte more reveals an oversized column
-    except zlib.error as error:
+    except (zlib.error, isal_zlib.error) as error:
         raise ResultValidationError(f"{where}: not zlib data ({error}); {_FIX}") from None
     whole = len(raw) <= max_bytes and inflater.eof and not inflater.unconsumed_tail and not inflater.unused_data
     return raw, whole
