@@ -80,7 +80,9 @@ class FlatScores:
     arrays are views into these).
 
     `relevant` and `nonrelevant` hold the queries' scores one query after the other, ascending within each
-    query; `n_relevant` and `n_sampled` (int64, per query) say how many each query has."""
+    query; `n_relevant` and `n_sampled` (int64, per query) say how many each query has. Relevant scores are
+    finite. A sampled score lo + code x step is not where (hi - lo) / levels or the sum overflows: then NaN
+    (code 0, the start of the query) or inf (its end), so a query whose first and last are finite is finite."""
 
     queries: Mapping[str, QueryScoreSamples]
     n_relevant: np.ndarray
@@ -403,12 +405,14 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
         raise ResultValidationError(f"{where}: a query's hi is below its lo; {_FIX}")
     rel_at = np.concatenate(([0], np.cumsum(n_relevant)))
     code_at = np.concatenate(([0], np.cumsum(counts)))
-    # Every query's codes at once: one running sum over all deltas (running[j] sums the first j), less the sum
-    # before the query's first delta. Few large arrays, each written in place where it can be.
-    running = np.zeros(deltas.size + 1, dtype=np.int64)
-    np.cumsum(deltas, dtype=np.int64, out=running[1:])
-    before = running[code_at[:-1]]
-    bad = running[code_at[1:]] - before > model.levels  # a query's last code is its largest
+    # Every query's codes at once, in place in one array: the deltas, less the previous query's last code at each
+    # query's first one, summed up in one running sum (a query's last code is the sum of its deltas).
+    has_codes = counts > 0
+    firsts = code_at[:-1][has_codes]
+    last = np.zeros(n, dtype=np.int64)
+    if firsts.size:
+        last[has_codes] = np.add.reduceat(deltas, firsts, dtype=np.int64)
+    bad = last > model.levels
     # A fall between consecutive relevant scores of one query (not from one query's last to the next's first).
     falls = np.flatnonzero(np.diff(relevant) < 0) + 1
     owners = np.searchsorted(rel_at[1:], falls, side="right")
@@ -419,8 +423,9 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
             raise ResultValidationError(f"{where}.codes: query {query_ids[first]!r} has codes above {model.levels}; "
                                         f"{_FIX}")
         raise ResultValidationError(f"{where}.relevant: query {query_ids[first]!r} is not in ascending order; {_FIX}")
-    codes = running[1:]
-    codes -= np.repeat(before, counts)
+    codes = deltas.astype(np.int64)
+    codes[firsts[1:]] -= last[has_codes][:-1]
+    np.cumsum(codes, out=codes)
     # value = lo + code * ((hi - lo) / levels), each operation as a per-query loop would do it
     nonrelevant = codes * np.repeat((highs - lows) / model.levels, counts)
     nonrelevant += np.repeat(lows, counts)
@@ -429,7 +434,7 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
     for query_id, r0, r1, c0, c1 in zip(query_ids, rel_at[:-1].tolist(), rel_at[1:].tolist(), code_at[:-1].tolist(),
                                         code_at[1:].tolist(), strict=True):
         queries[query_id] = QueryScoreSamples(relevant[r0:r1], nonrelevant[c0:c1], r1 - r0, num_docs - (r1 - r0))
-    flat = FlatScores(queries, n_relevant, relevant, counts, nonrelevant)
+    flat = FlatScores(queries, n_relevant, relevant, counts, nonrelevant) if len(queries) == n else None
     return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
                         model.samples_per_query, queries, model.levels, flat)
 
