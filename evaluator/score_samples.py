@@ -81,8 +81,9 @@ class FlatScores:
 
     `relevant` and `nonrelevant` hold the queries' scores one query after the other, ascending within each
     query; `n_relevant` and `n_sampled` (int64, per query) say how many each query has. Relevant scores are
-    finite. A sampled score lo + code x step is not where (hi - lo) / levels or the sum overflows: then NaN
-    (code 0, the start of the query) or inf (its end), so a query whose first and last are finite is finite."""
+    finite. A sampled score lo + code * step is finite unless (hi - lo) / levels or the sum overflows: then it
+    is NaN where the code is 0 (a prefix of the query) and inf elsewhere (a suffix), so a query whose first and
+    last sampled scores are finite has only finite ones."""
 
     queries: Mapping[str, QueryScoreSamples]
     n_relevant: np.ndarray
