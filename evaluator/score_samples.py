@@ -74,9 +74,29 @@ class QueryScoreSamples:
     n_nonrelevant: int
 
 
+@dataclass(frozen=True, eq=False)
+class FlatScores:
+    """Every query's scores as flat arrays, queries in the order of the mapping `queries` (the mapping whose
+    arrays are views into these).
+
+    `relevant` and `nonrelevant` hold the queries' scores one query after the other, ascending within each
+    query; `n_relevant` and `n_sampled` (int64, per query) say how many each query has. Relevant scores are
+    finite. A sampled score lo + code * step is finite unless (hi - lo) / levels or the sum overflows: then it
+    is NaN where the code is 0 (a prefix of the query) and inf elsewhere (a suffix), so a query whose first and
+    last sampled scores are finite has only finite ones."""
+
+    queries: Mapping[str, QueryScoreSamples]
+    n_relevant: np.ndarray
+    relevant: np.ndarray
+    n_sampled: np.ndarray
+    nonrelevant: np.ndarray
+
+
 @dataclass(frozen=True)
 class ScoreSamples:
-    """Decoded score samples of one result file (see the module docstring for the fields)."""
+    """Decoded score samples of one result file (see the module docstring for the fields).
+
+    `flat`: the flat arrays `queries` was decoded from, for readers of all queries at once (see `flat_scores`)."""
 
     num_docs: int
     relevance_level: int
@@ -85,6 +105,12 @@ class ScoreSamples:
     samples_per_query: int
     queries: dict[str, QueryScoreSamples] = field(default_factory=dict)
     levels: int = DEFAULT_LEVELS  # quantisation of the non-relevant sample when stored
+    flat: FlatScores | None = field(default=None, compare=False, repr=False)
+
+    def flat_scores(self) -> FlatScores | None:
+        """`flat` while it holds `queries`; None without it or after `replace` gave other queries."""
+        flat = self.flat
+        return flat if flat is not None and flat.queries is self.queries else None
 
 
 class _Strict(BaseModel):
@@ -372,7 +398,7 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
     relevant = decode_array(model.relevant, "<f8", int(n_relevant.sum()), f"{where}.relevant")
     lows = decode_array(model.lo, "<f8", n, f"{where}.lo")
     highs = decode_array(model.hi, "<f8", n, f"{where}.hi")
-    deltas = decode_array(model.codes, "<u2", int(counts.sum()), f"{where}.codes").astype(np.int64)
+    deltas = decode_array(model.codes, "<u2", int(counts.sum()), f"{where}.codes")
     for name, column in (("relevant", relevant), ("lo", lows), ("hi", highs)):
         if not np.isfinite(column).all():
             raise ResultValidationError(f"{where}.{name}: every score must be finite; {_FIX}")
@@ -380,22 +406,38 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
         raise ResultValidationError(f"{where}: a query's hi is below its lo; {_FIX}")
     rel_at = np.concatenate(([0], np.cumsum(n_relevant)))
     code_at = np.concatenate(([0], np.cumsum(counts)))
+    # Every query's codes at once, in place in one array: the deltas, less the previous query's last code at each
+    # query's first one, summed up in one running sum (a query's last code is the sum of its deltas).
+    has_codes = counts > 0
+    firsts = code_at[:-1][has_codes]
+    last = np.zeros(n, dtype=np.int64)
+    if firsts.size:
+        last[has_codes] = np.add.reduceat(deltas, firsts, dtype=np.int64)
+    bad = last > model.levels
+    # A fall between consecutive relevant scores of one query (not from one query's last to the next's first).
+    falls = np.flatnonzero(np.diff(relevant) < 0) + 1
+    owners = np.searchsorted(rel_at[1:], falls, side="right")
+    falling = owners[falls - 1 >= rel_at[owners]]
+    if bad.any() or falling.size:
+        first = min(int(np.argmax(bad)) if bad.any() else n, int(falling.min()) if falling.size else n)
+        if bad[first]:
+            raise ResultValidationError(f"{where}.codes: query {query_ids[first]!r} has codes above {model.levels}; "
+                                        f"{_FIX}")
+        raise ResultValidationError(f"{where}.relevant: query {query_ids[first]!r} is not in ascending order; {_FIX}")
+    codes = deltas.astype(np.int64)
+    codes[firsts[1:]] -= last[has_codes][:-1]
+    np.cumsum(codes, out=codes)
+    # value = lo + code * ((hi - lo) / levels), each operation as a per-query loop would do it
+    nonrelevant = codes * np.repeat((highs - lows) / model.levels, counts)
+    nonrelevant += np.repeat(lows, counts)
     queries = {}
-    for i, query_id in enumerate(query_ids):
-        codes = np.cumsum(deltas[code_at[i]:code_at[i + 1]])
-        if codes.size and codes[-1] > model.levels:
-            raise ResultValidationError(f"{where}.codes: query {query_id!r} has codes above {model.levels}; {_FIX}")
-        scores = relevant[rel_at[i]:rel_at[i + 1]]
-        if scores.size > 1 and (np.diff(scores) < 0).any():
-            raise ResultValidationError(f"{where}.relevant: query {query_id!r} is not in ascending order; {_FIX}")
-        queries[query_id] = QueryScoreSamples(
-            relevant=scores,
-            nonrelevant=lows[i] + codes * ((highs[i] - lows[i]) / model.levels),
-            n_relevant=int(n_relevant[i]),
-            n_nonrelevant=model.num_docs - int(n_relevant[i]),
-        )
+    num_docs = model.num_docs
+    for query_id, r0, r1, c0, c1 in zip(query_ids, rel_at[:-1].tolist(), rel_at[1:].tolist(), code_at[:-1].tolist(),
+                                        code_at[1:].tolist(), strict=True):
+        queries[query_id] = QueryScoreSamples(relevant[r0:r1], nonrelevant[c0:c1], r1 - r0, num_docs - (r1 - r0))
+    flat = FlatScores(queries, n_relevant, relevant, counts, nonrelevant) if len(queries) == n else None
     return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
-                        model.samples_per_query, queries, model.levels)
+                        model.samples_per_query, queries, model.levels, flat)
 
 
 def _decode_sample_v1(sample: NonrelevantSampleModel, where: str) -> np.ndarray:

@@ -23,7 +23,8 @@ A query whose sample cannot support a tail is dropped with a reason, never fatal
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import stats
@@ -89,20 +90,32 @@ class _Flat:
     values: np.ndarray
     counts: np.ndarray
     starts: np.ndarray
-    query: np.ndarray  # query index of each value
     keys: np.ndarray
 
     @classmethod
-    def of(cls, arrays: list[np.ndarray], lowest: float = 0.0, width: float = 1.0) -> _Flat:
-        counts = np.array([a.size for a in arrays], dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        values = np.concatenate(arrays).astype(np.float64, copy=False) if arrays else np.zeros(0)
-        query = np.repeat(np.arange(counts.size), counts)
-        flat = cls(values, counts, starts, query, query * width + (values - lowest))
-        if values.size > 1 and (np.diff(flat.keys) < 0).any():  # a query's values were not sorted
-            order = np.argsort(flat.keys, kind="stable")
-            flat = cls(values[order], counts, starts, query, flat.keys[order])
-        return flat
+    def of(cls, values: np.ndarray, counts: np.ndarray, lowest: float = 0.0, width: float = 1.0,
+           ascending: bool = False) -> _Flat:
+        """`values`: the queries' values one query after the other, `counts[i]` of query i; `ascending`: the
+        caller knows them ascending within each query, so only where one query meets the next is checked."""
+        starts = np.zeros(counts.size, dtype=np.int64)
+        np.cumsum(counts[:-1], out=starts[1:])
+        # query x width + (value - lowest), added the other way round (the same sums)
+        keys = np.repeat(np.arange(counts.size) * width, counts)
+        keys += values - lowest
+        if ascending:
+            meets = starts[(starts > 0) & (starts < keys.size)]
+            unsorted = bool((keys[meets] < keys[meets - 1]).any())
+        else:
+            unsorted = keys.size > 1 and bool((np.diff(keys) < 0).any())
+        if unsorted:  # a query's values were not sorted
+            order = np.argsort(keys, kind="stable")
+            return cls(values[order], counts, starts, keys[order])
+        return cls(values, counts, starts, keys)
+
+    @cached_property
+    def query(self) -> np.ndarray:
+        """The query index of each value."""
+        return np.repeat(np.arange(self.counts.size), self.counts)
 
     def count_above_and_tied(self, keys: np.ndarray, query: np.ndarray):
         """For each key (of a value in `query`): how many of that query's values lie above it and equal it."""
@@ -111,11 +124,37 @@ class _Flat:
         return self.starts[query] + self.counts[query] - right, right - left
 
 
-def fit_queries(samples: ScoreSamples, empirical: bool = False) -> QueryModel:
-    """The per-query model of every query with a relevant document (`empirical`: the rank-scaling baseline).
+@dataclass(frozen=True)
+class _Scores:
+    """The scores of the queries a model is fitted on: ids, then values and per-query counts as for `_Flat.of`."""
 
-    Every step runs on all queries' scores at once (flat arrays, one searchsorted), not query by query."""
-    kept, relevant, sampled, dropped = [], [], [], Counter()
+    kept: list[str]
+    relevant: np.ndarray
+    n_relevant: np.ndarray
+    sampled: np.ndarray
+    n_sampled: np.ndarray
+    ascending: bool  # values ascending within each query (as decoded)
+
+    def subset(self, keep: np.ndarray) -> _Scores:
+        """Only the queries where `keep` is true."""
+        return _Scores([qid for qid, k in zip(self.kept, keep.tolist(), strict=True) if k],
+                       self.relevant[np.repeat(keep, self.n_relevant)], self.n_relevant[keep],
+                       self.sampled[np.repeat(keep, self.n_sampled)], self.n_sampled[keep], self.ascending)
+
+
+def _gather(samples: ScoreSamples, dropped: Counter) -> _Scores:
+    """The scores of every query with a relevant document and a sample, counting the others in `dropped`."""
+    flat = samples.flat_scores()
+    if flat is not None:  # as decoded: flat already, and every query has its relevant scores
+        has = flat.n_relevant > 0
+        empty = has & (flat.n_sampled == 0)
+        if empty.any():
+            dropped["no sampled non-relevant score"] += int(empty.sum())
+        scores = _Scores(list(samples.queries), flat.relevant, flat.n_relevant, flat.nonrelevant, flat.n_sampled,
+                         True)
+        keep = has & ~empty
+        return scores if keep.all() else scores.subset(keep)
+    kept, relevant, sampled = [], [], []
     for query_id, q in samples.queries.items():
         if q.n_relevant <= 0:
             continue  # recall is undefined without a relevant document
@@ -127,38 +166,52 @@ def fit_queries(samples: ScoreSamples, empirical: bool = False) -> QueryModel:
             kept.append(query_id)
             relevant.append(np.asarray(q.relevant))
             sampled.append(np.asarray(q.nonrelevant))
-    if not kept:
-        empty = _Flat.of([])
+
+    def joined(arrays):
+        values = np.concatenate(arrays).astype(np.float64, copy=False) if arrays else np.zeros(0)
+        return values, np.array([a.size for a in arrays], dtype=np.int64)
+
+    return _Scores(kept, *joined(relevant), *joined(sampled), False)
+
+
+def fit_queries(samples: ScoreSamples, empirical: bool = False) -> QueryModel:
+    """The per-query model of every query with a relevant document (`empirical`: the rank-scaling baseline).
+
+    Every step runs on all queries' scores at once (flat arrays, one searchsorted), not query by query."""
+    dropped = Counter()
+    return _fit(samples, _gather(samples, dropped), empirical, dropped)
+
+
+def _fit(samples: ScoreSamples, scores: _Scores, empirical: bool, dropped: Counter) -> QueryModel:
+    """The model of `scores`; refitted on the rest where queries are dropped (counted in `dropped`)."""
+    if not scores.kept:
+        empty = _Flat.of(np.zeros(0), np.zeros(0, dtype=np.int64))
         return _model(samples, [], empty, *(np.zeros(0),) * 4, empirical, dropped)
-    everything = np.concatenate(relevant + sampled).astype(np.float64, copy=False)
-    finite = np.isfinite(everything)
-    if not finite.all():
-        bad = np.zeros(len(kept), dtype=bool)
-        owner = np.repeat(np.r_[np.arange(len(kept)), np.arange(len(kept))],
-                          [a.size for a in relevant] + [a.size for a in sampled])
-        bad[owner[~finite]] = True
+    sampled = scores.sampled
+    if scores.ascending:  # each query's smallest and largest sampled scores (see FlatScores for NaN and inf)
+        starts = np.cumsum(scores.n_sampled) - scores.n_sampled
+        sampled = np.r_[sampled[starts], sampled[starts + scores.n_sampled - 1]]
+    ends = [float(f(a)) for a in (scores.relevant, sampled) for f in (np.min, np.max)]
+    if not np.isfinite(ends).all():  # NaN or inf among the scores
+        owner = np.repeat(np.r_[np.arange(len(scores.kept)), np.arange(len(scores.kept))],
+                          np.r_[scores.n_relevant, scores.n_sampled])
+        bad = np.zeros(len(scores.kept), dtype=bool)
+        bad[owner[~np.isfinite(np.r_[scores.relevant, scores.sampled])]] = True
         dropped["relevant or sampled scores missing or not finite"] += int(bad.sum())
-        return _subset(samples, kept, ~bad, empirical, dropped)
-    lowest, width = float(everything.min()), float(everything.max() - everything.min()) + 1.0
-    rel, sam = _Flat.of(relevant, lowest, width), _Flat.of(sampled, lowest, width)
+        return _fit(samples, scores.subset(~bad), empirical, dropped)
+    lowest, highest = min(ends[0], ends[2]), max(ends[1], ends[3])
+    width = (highest - lowest) + 1.0
+    rel = _Flat.of(scores.relevant, scores.n_relevant, lowest, width, scores.ascending)
+    sam = _Flat.of(scores.sampled, scores.n_sampled, lowest, width, scores.ascending)
     above, tied = sam.count_above_and_tied(rel.keys, rel.query)
     share_above, share_tied = above / sam.counts[rel.query], tied / sam.counts[rel.query]
     if not empirical:
         share_above, keep, reasons = _tail_shares(rel, sam, share_above, share_tied)
         if not keep.all():
             dropped.update(reasons)
-            return _subset(samples, kept, keep, empirical, dropped)
+            return _fit(samples, scores.subset(keep), empirical, dropped)
     rel_above, rel_tied = rel.count_above_and_tied(rel.keys, rel.query)
-    return _model(samples, kept, rel, rel_above, rel_tied - 1, share_above, share_tied, empirical, dropped)
-
-
-def _subset(samples, kept, keep, empirical, dropped) -> QueryModel:
-    """The model of the kept queries only (after dropping some), counting the dropped ones."""
-    queries = {qid: samples.queries[qid] for qid, k in zip(kept, keep, strict=True) if k}
-    model = fit_queries(replace(samples, queries=queries), empirical)
-    counts = Counter(dropped)
-    counts.update(model.dropped)
-    return replace(model, dropped=dict(counts))
+    return _model(samples, scores.kept, rel, rel_above, rel_tied - 1, share_above, share_tied, empirical, dropped)
 
 
 def _model(samples, kept, rel, above, tied, share_above, share_tied, empirical, dropped) -> QueryModel:
@@ -303,5 +356,14 @@ def _cdf(x, n, p):
     near = np.flatnonzero((np.abs(x - mean) <= _EXACT_BAND * np.sqrt(mean * (1.0 - p)) + _EXACT_BAND)
                           & (x >= 0) & (x < n))
     if near.size:
-        out[near] = stats.binom.cdf(x[near], n[near], p[near])
+        out[near] = _binom_cdf(x[near], n[near], p[near])
     return out.reshape(shape)
+
+
+def _binom_cdf(x, n, p):
+    """stats.binom.cdf(x, n, p) for 0 <= x < n, n whole (what `_cdf` asks), the same values without the checks
+    and broadcasting around every call: its distribution's own cdf where p is a probability, NaN elsewhere."""
+    out = np.full(x.shape, np.nan)
+    valid = (p >= 0.0) & (p <= 1.0)
+    out[valid] = np.clip(stats.binom._cdf(x[valid], n[valid], p[valid]), 0.0, 1.0)
+    return out
