@@ -31,9 +31,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import optimize, special, stats
 
-from evaluator.errors import IrboardError
 from evaluator.score_samples import FORMAT_V1, ScoreSamples, ScoreSamplesModel, decode_score_samples_v1
-from leaderboard.analysis.scale_options import MODES, Mode, Tail  # noqa: F401 (re-exported)
+from leaderboard.analysis.scale_options import MODES, CannotPredictError, Mode, Tail  # noqa: F401 (re-exported)
 from leaderboard.analysis.scale_query import GROWTHS, check_growth, fit_queries, query_recall, target_counts
 
 logger = logging.getLogger(__name__)
@@ -41,14 +40,6 @@ logger = logging.getLogger(__name__)
 MIN_SAMPLES = 10
 TAIL_QUANTILE = 80.0
 MAX_TIED_FRACTION = 0.5
-
-
-class CannotPredictError(IrboardError, ValueError):
-    """The scores cannot support a recall prediction; ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from evaluator.errors import IrboardError
+
 Growth = Literal["fixed-relevant", "uniform"]
 GROWTHS: tuple[str, ...] = ("fixed-relevant", "uniform")
 Tail = Literal["hybrid", "skewnorm"]
@@ -18,3 +20,11 @@ MODES: tuple[str, ...] = ("per_query", "pooled", "rank")
 DEFAULT_MODE: Mode = "per_query"
 DEFAULT_TAIL: Tail = "hybrid"  # the pooled mode's non-relevant tail; the per-query model always has a GPD tail
 DEFAULT_GROWTH: Growth = "fixed-relevant"
+
+
+class CannotPredictError(IrboardError, ValueError):
+    """The scores cannot support a recall prediction; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

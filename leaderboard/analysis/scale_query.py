@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from evaluator.score_samples import ScoreSamples
-from leaderboard.analysis.scale_options import GROWTHS, Growth  # noqa: F401 (re-exported)
+from leaderboard.analysis.scale_options import GROWTHS, CannotPredictError, Growth  # noqa: F401 (re-exported)
 
 TAIL_FRACTION = 0.05  # share of the scores above the tie mass that the tail is fitted on
 MIN_TAIL = 10  # fewest scores a tail is fitted on
@@ -201,6 +201,9 @@ def _fit(samples: ScoreSamples, scores: _Scores, empirical: bool, dropped: Count
         return _fit(samples, scores.subset(~bad), empirical, dropped)
     lowest, highest = min(ends[0], ends[2]), max(ends[1], ends[3])
     width = (highest - lowest) + 1.0
+    if (len(scores.kept) + 1) * width >= 2.0**51:  # keys are then spaced less than 1 apart: queries would mix
+        raise CannotPredictError(f"the scores span {highest - lowest:.3g}, too wide a range to order every query's "
+                                 "scores in one pass; no model gives scores this far apart")
     rel = _Flat.of(scores.relevant, scores.n_relevant, lowest, width, scores.ascending)
     sam = _Flat.of(scores.sampled, scores.n_sampled, lowest, width, scores.ascending)
     above, tied = sam.count_above_and_tied(rel.keys, rel.query)

@@ -177,6 +177,22 @@ def test_awkward_samples_predict_as_before(mode, overflow):
     assert_same_predictions(replace(samples, queries=dict(samples.queries)), before, mode)
 
 
+@pytest.mark.parametrize("flat", [True, False])
+def test_scores_too_far_apart_give_a_reason_not_a_crash(flat):
+    """Spread over 1e17 (a hostile file: no model scores like that), neighbouring queries' sort keys would round
+    into each other; the prediction says why there is none instead."""
+    field, query_ids = awkward_samples()
+    n = len(query_ids)
+    lows, highs = decode_array(field["lo"], "<f8", n, "lo"), decode_array(field["hi"], "<f8", n, "hi")
+    lows[4], highs[4] = -1e17, 1e17
+    samples = decode_score_samples({**field, "lo": encode_array(lows, "<f8"), "hi": encode_array(highs, "<f8")},
+                                   query_ids)
+    if not flat:
+        samples = replace(samples, queries=dict(samples.queries))
+    with pytest.raises(CannotPredictError, match="the scores span 2e[+]17, too wide a range"):
+        scale.forecasts(samples, sizes_of(samples), CHART_KS)
+
+
 def test_samples_without_sampled_scores_cannot_be_predicted_as_before():
     field, query_ids = awkward_samples()
     field = {**field, "samples_per_query": 0, "codes": encode_array(np.zeros(0), "<u2")}
