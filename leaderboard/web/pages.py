@@ -20,7 +20,8 @@ from leaderboard.analysis.aggregate import (
 )
 from leaderboard.analysis.effects import t_critical
 from leaderboard.analysis.predictions import Evidence
-from leaderboard.submissions.verify import IMPLAUSIBLE, SCORE_TOLERANCE, TOLERANCE
+from leaderboard.submissions.sample_checks import IMPLAUSIBLE, SCORE_TOLERANCE
+from leaderboard.submissions.verify import TOLERANCE
 from leaderboard.web import charts
 from leaderboard.web.contexts import (
     Column,

@@ -356,7 +356,7 @@ def rescored(data: dict, run: Run, qrels: Qrels, samples=None) -> ResultFile:
     """`data` (expanded form) with its per-query values and means replaced by those of re-scoring `run`
     against `qrels` exactly as verification does, so that the result verifies."""
     from evaluator.metrics import evaluate, parse_measure
-    from leaderboard.submissions.verify import ranked_from_result
+    from leaderboard.submissions.labels import ranked_from_result
 
     result = parse_result(data)
     result = build_result(result.header, result.query_ids, result.per_query, run, samples)

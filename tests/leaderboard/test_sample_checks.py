@@ -13,14 +13,14 @@ from scipy.stats import hypergeom
 from evaluator.metrics import Qrels
 from evaluator.result import Run, read_result
 from evaluator.trec import read_qrels
-from leaderboard.submissions.verify import (
+from leaderboard.submissions.labels import entry_labels
+from leaderboard.submissions.sample_checks import (
     IMPLAUSIBLE,
     SCORE_TOLERANCE,
     _implausible,
     _suspect_rows,
     _unmatched,
     _unmatched_by_group,
-    entry_labels,
     query_sample_problem,
     score_sample_problems,
 )
