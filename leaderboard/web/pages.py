@@ -450,7 +450,8 @@ def verification_method() -> tuple[str, ...]:
         f"{SCORE_TOLERANCE:g} relative, plus the quantisation step for non-relevant scores), since every document "
         "the ranking leaves out scores at most that last score; and the number of sampled non-relevant scores at "
         "or above it must be plausible for a uniform sample of the corpus (hypergeometric tail probability at "
-        f"least {IMPLAUSIBLE:g}). A contradiction rejects the file.",
+        f"least {IMPLAUSIBLE:g} divided by the file's number of queries, so that an honest file of any size is "
+        f"rejected with probability at most {IMPLAUSIBLE:g}). A contradiction rejects the file.",
         "A result is verified when every metric it reports was re-scored and matched and its score samples "
         "agree with its ranking. Only verified results are ranked (rank ranges, top groups, mean ranks); "
         "unverified ones are listed apart, after them, in every table and download.",

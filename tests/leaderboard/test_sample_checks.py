@@ -21,6 +21,7 @@ from leaderboard.submissions.sample_checks import (
     _suspect_rows,
     _unmatched,
     _unmatched_by_group,
+    implausible_below,
     query_sample_problem,
     score_sample_problems,
 )
@@ -222,3 +223,37 @@ def test_the_tail_bound_near_the_threshold():
     assert (p < IMPLAUSIBLE).any() and (p >= IMPLAUSIBLE).any()
     args = [np.full(observed.size, x, dtype=np.int64) for x in (population, higher, drawn)]
     assert _implausible(observed, *args).tolist() == (p < IMPLAUSIBLE).tolist()
+
+
+def test_the_plausibility_level_is_for_the_whole_file(scifact):
+    """A query's sample is implausible below IMPLAUSIBLE / (queries in the file), not below IMPLAUSIBLE: an honest
+    file of any size is then rejected with probability at most IMPLAUSIBLE (Bonferroni over its queries)."""
+    result, qrels = scifact
+    n = len(result.query_ids)
+    assert implausible_below(result) == IMPLAUSIBLE / n
+    judged = dict(zip(qrels.query_ids, qrels.judgments, strict=True))
+    labels = entry_labels(result, qrels)
+    run, level, levels = result.run, result.settings.relevance_level, result.score_samples.levels
+
+    def tail(row):  # (sample, last score, step, ranked non-relevant scores above t + step) as the check sees them
+        sample, t = _sample(result, row), _last_score(result, row)
+        step = float(sample.nonrelevant[-1] - sample.nonrelevant[0]) / levels + SCORE_TOLERANCE * max(1.0, abs(t))
+        ranked = run.scores[run.offsets[row]:run.offsets[row + 1]]
+        nonrelevant = ranked[labels[run.offsets[row]:run.offsets[row + 1]] < level]
+        return sample, t, step, int(np.count_nonzero(nonrelevant > t + step))
+
+    row = max(range(n), key=lambda r: tail(r)[3])
+    sample, t, step, higher = tail(row)
+    above = np.flatnonzero(sample.nonrelevant > t - step)[:-1]  # keep the largest: the step stays the same
+    outcomes = {}
+    for dropped in range(above.size + 1):
+        kept = np.delete(sample.nonrelevant, above[:dropped])
+        p = hypergeom.cdf(above.size + 1 - dropped, sample.n_nonrelevant, higher, kept.size)
+        band = "file" if p < IMPLAUSIBLE / n else "query" if p < IMPLAUSIBLE else "plausible"
+        if band not in outcomes:
+            changed = _with_samples(result, {row: replace(sample, nonrelevant=kept)})
+            outcomes[band] = (p, query_sample_problem(changed, row, judged.get(result.query_ids[row], {})))
+            assert_same_outcome(changed, qrels)
+    assert set(outcomes) == {"plausible", "query", "file"}, outcomes
+    assert outcomes["plausible"][1] is None and outcomes["query"][1] is None  # p < 1e-6 alone rejects no longer
+    assert "not a uniform sample" in outcomes["file"][1] and f"below {IMPLAUSIBLE / n:.1e}" in outcomes["file"][1]
