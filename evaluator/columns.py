@@ -67,7 +67,10 @@ def decode_array(text: str, dtype: str, count: int, where: str) -> np.ndarray:
         raise ResultValidationError(
             f"{where}: holds a different amount of data than its counts say ({expected} bytes expected); {_FIX}")
     planes = np.frombuffer(raw, dtype=np.uint8).reshape(item.itemsize, count)
-    return np.ascontiguousarray(planes.T).view(item).reshape(count)
+    values = np.empty((count, item.itemsize), dtype=np.uint8)
+    for plane in range(item.itemsize):  # a strided copy a plane: several times faster than one transposing copy
+        values[:, plane] = planes[plane]
+    return values.view(item).reshape(count)
 
 
 def encode_strings(values: list[str] | tuple[str, ...]) -> str:
