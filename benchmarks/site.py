@@ -44,6 +44,8 @@ sys.path.insert(0, str(ROOT / "tests" / "data"))
 FULL_BUILD = """
 import json, os, resource, sys, time
 from pathlib import Path
+from leaderboard.cli import keep_freed_memory
+keep_freed_memory()  # as `irboard build` does
 from leaderboard.submissions.verify import Judgments
 from leaderboard.web.build import build_site
 # "decode": every stored ranking decoded and checked, nothing re-scored (every result stays unverified);
@@ -65,6 +67,8 @@ print(json.dumps({"seconds": time.perf_counter() - start, "files": report.files,
 STAGES = """
 import functools, json, resource, sys, time
 from pathlib import Path
+from leaderboard.cli import keep_freed_memory
+keep_freed_memory()
 from leaderboard.analysis.aggregate import build_leaderboard
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.web.build import render_site
@@ -100,6 +104,8 @@ print(json.dumps({"times": times, "rss": resource.getrusage(resource.RUSAGE_SELF
 READERS = """
 import json, resource, sys, time
 from pathlib import Path
+from leaderboard.cli import keep_freed_memory
+keep_freed_memory()
 paths = [Path(line) for line in sys.argv[2].split(",")]
 if sys.argv[1] == "json":
     import json as _json
@@ -116,7 +122,9 @@ print(json.dumps({"seconds": seconds, "rss": resource.getrusage(resource.RUSAGE_
 
 
 def run_python(code: str, *args: str, cache: Path | None = None) -> dict:
-    env = {**os.environ, "IRBOARD_CACHE": str(cache)} if cache else None
+    env = {"OPENBLAS_NUM_THREADS": "1", **os.environ}  # as the command line sets it (leaderboard.cli.main)
+    if cache:
+        env["IRBOARD_CACHE"] = str(cache)
     done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed:\n{done.stderr[-3000:]}")
