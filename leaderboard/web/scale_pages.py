@@ -138,6 +138,9 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
                         method_href=root + METHOD_ANCHOR)
 
 
+CROSSING_MODELS = 20  # a dataset page lists the crossings among this many models (the pairs grow as m²)
+
+
 def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence | None,
                      root: str) -> CrossingSection | None:
     """Where one model's predicted Recall@k (the column's k, the site's growth scenario) overtakes another's as
@@ -145,6 +148,9 @@ def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Eviden
     growth, k = board.settings.scale_growth, COLUMN_K
     found = [p for model_id in dataset.model_ids
              if (p := board.predictions.get((model_id, dataset.info.id))) is not None and p.recall is not None]
+    predicted = len(found)
+    # every pair of 1,000 models would be a million curves a dataset: the pairs among the best predicted at own size
+    found = sorted(found, key=lambda p: -p.value(p.num_docs, k, growth))[:CROSSING_MODELS]
     crossings = []
     for leader in found:
         for follower in found:
@@ -161,7 +167,9 @@ def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Eviden
     if not crossings:
         return None
     error = evidence.error(growth, board.settings.scale_mode, k) if evidence is not None else None
-    note = (f"From the predicted Recall@{k} curves ({method_words(board)}), between the dataset's own size and "
+    among = (f" of the {CROSSING_MODELS} models with the highest predicted Recall@{k} at the dataset's own size "
+             f"(of {predicted:,})" if predicted > CROSSING_MODELS else "")
+    note = (f"From the predicted Recall@{k} curves{among} ({method_words(board)}), between the dataset's own size and "
             f"{size_label(predictions.CURVE_SIZES[-1])} documents. A crossing is only as reliable as the prediction: "
             + (f"on the validation datasets the method's mean absolute error at R@{k} in this scenario was "
                f"{PERCENT * error:.2f} points (×100); where the two curves stay closer than that, the order is not "

@@ -244,6 +244,27 @@ def test_dataset_page_shows_where_predicted_curves_cross_with_the_measured_error
     assert f"{PARTIAL}</a> overtakes <a" in html and "the method's measured error at R@100: ±1.20" in html
 
 
+def test_crossings_are_among_the_best_predicted_models_only(board, monkeypatch):
+    """With more predicted models than CROSSING_MODELS, only pairs among those with the highest predicted R@k at
+    the dataset's own size are compared (all pairs of 1,000 models would be a million curves a dataset)."""
+    from leaderboard.web import scale_pages
+
+    dataset = board.dataset("beir/scifact")
+    found = [p for m in dataset.model_ids if (p := board.predictions.get((m, "beir/scifact"))) and p.recall is not None]
+    assert len(found) >= 3
+    first, second = SAMPLED, (PARTIAL, "beir/scifact")
+    sizes = np.array(board.predictions[first].sizes)
+    own = board.predictions[first].num_docs
+    predictions = {**board.predictions,
+                   first: _with_curve(board.predictions[first], 1, 1.99 - 0.03 * np.log10(sizes / own)),
+                   second: _with_curve(board.predictions[second], 1, 1.98 - 0.01 * np.log10(sizes / own))}
+    monkeypatch.setattr(scale_pages, "CROSSING_MODELS", 2)  # (values above 1 put the two first, whatever the rest)
+    page = build_dataset(replace(board, predictions=predictions), dataset, None)
+    assert {(c.leader, c.follower) for c in page.crossings.crossings} == {(first[0], second[0])}
+    assert f"of the 2 models with the highest predicted Recall@{COLUMN_K} at the dataset's own size (of " \
+        f"{len(found)})" in page.crossings.note
+
+
 def test_pages_get_predictions_as_data_and_never_fit(board, synth, monkeypatch, tmp_path):
     """Rendering every page from a board whose predictions were computed leaves the fitting code untouched."""
     from leaderboard.analysis import scale, scale_query
