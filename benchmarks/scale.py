@@ -189,6 +189,8 @@ def mean_errors(entries, signed: bool = False) -> list[float] | None:
 
 BUILD = """
 import json, sys, time
+from leaderboard.cli import keep_freed_memory
+keep_freed_memory()  # as `irboard build` does
 from leaderboard.web.build import build_site
 start = time.perf_counter()
 build_site(sys.argv[1], sys.argv[2])
@@ -196,6 +198,8 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 PREDICT = """
 import json, sys, time
+from leaderboard.cli import keep_freed_memory
+keep_freed_memory()
 from leaderboard.submissions.load import load_results
 from leaderboard.analysis.predictions import predict_results
 results = load_results(sys.argv[1]).results
@@ -208,6 +212,7 @@ print(json.dumps({"seconds": time.perf_counter() - start, "results": len(found),
 
 def measure_cost(source: Path, copies: int, repeats: int) -> None:
     """Build time with and without score samples, and the prediction step alone, each in a fresh process."""
+    import os
     import shutil
     import subprocess
     import tempfile
@@ -215,7 +220,11 @@ def measure_cost(source: Path, copies: int, repeats: int) -> None:
     from evaluator.result import result_path
 
     def run(code: str, *args) -> dict:
-        done = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, capture_output=True, text=True)
+        # as the command line runs (one BLAS thread), from an empty cache: a cached prediction is not computed
+        with tempfile.TemporaryDirectory() as cache:
+            env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "IRBOARD_CACHE": cache}
+            done = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, capture_output=True,
+                                  text=True, env=env)
         if done.returncode:
             raise SystemExit(done.stderr[-2000:])
         return json.loads(done.stdout.strip().splitlines()[-1])
