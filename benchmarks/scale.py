@@ -18,8 +18,9 @@ Methods: per_query (the site's model), rank (rank scaling) and pooled (the SDM p
     python benchmarks/scale.py [--seeds 3] [--fractions 0.05,0.1,0.2,0.3] [--write-evidence leaderboard/analysis/scale_evidence.json]
 
 Cost (`--cost [RESULTS]`, default results/): `irboard build` of the repository's real results (rankings and score
-samples in every file, `--copies` times each under other model ids), in fresh processes, with the score samples
-and with them removed; and the prediction step alone (leaderboard.analysis.predictions.predict_results) on the loaded files.
+samples in every file, `--copies` times each under other model ids), in fresh processes from an empty cache, with
+the score samples and with them removed; and the prediction step alone
+(leaderboard.analysis.predictions.predict_results) on the loaded files.
 """
 
 from __future__ import annotations

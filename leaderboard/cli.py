@@ -152,7 +152,8 @@ def keep_freed_memory() -> None:
     the next array of that size is then faulted in again, page by page. Reading a result file allocates and
     frees megabyte arrays (its score samples decode to 1.6 MB a 100-query file), and those page faults cost more
     than the decoding: reading a benchmark file and predicting from its samples took 3.05 ms with this and 5.8 ms
-    without (benchmarks/README.md). Peak memory is unchanged; a process may hold up to 256 MB it has freed. Other C libraries: nothing to do."""
+    without (benchmarks/README.md). Peak memory is unchanged; a process may hold up to 256 MB it has freed.
+    Other C libraries: nothing to do."""
     try:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:
