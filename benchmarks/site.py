@@ -147,7 +147,7 @@ def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, rea
         start = time.perf_counter()
         metrics = [str(m) for m in DEFAULT_MEASURES] if real_metrics else ["nDCG@10", "R@100", "RR@10"]
         count = write_scaled_results(results, models, datasets, queries, metrics, depth,
-                                     folder / "data" if verifying else None)
+                                     folder / "data" if verifying else None, jobs=os.cpu_count() or 1)
         done.write_text(f"{count}\n")
         print(f"  {count} files in {time.perf_counter() - start:.1f} s", flush=True)
     return folder

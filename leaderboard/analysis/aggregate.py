@@ -17,7 +17,7 @@ import functools
 import hashlib
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.stats import rankdata
@@ -36,6 +36,7 @@ from leaderboard.analysis.predictions import (
 from leaderboard.analysis.ranks import GroupBootstrap, rank_bands, rank_intervals
 from leaderboard.submissions.catalog import DatasetInfo, dataset_info
 from leaderboard.submissions.load import LoadedResult, ModelInfo
+from leaderboard.submissions.parallel import forked_map
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +118,7 @@ class DatasetBoard:
     # every model against the baseline (vectors: mean difference, its CI, d_z); None without a baseline
     baseline_effects: effects.PairEffects | None = None
     separability: effects.Separability | None = None
+    rows: tuple[int, ...] = ()  # which of the dataset's results (in load order) each row is
     model_ids: tuple[str, ...] = field(init=False, default=())  # from results
     position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
 
@@ -281,10 +283,14 @@ def find_baseline(model_ids: list[str], wanted: str) -> str | None:
 
 def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: SiteSettings,
                    baseline_id: str | None) -> tuple[DatasetBoard, np.ndarray]:
-    """The dataset's board and its bootstrap means model by model ((models, resamples), for the group means)."""
+    """The dataset's board and its bootstrap means model by model ((models, resamples), for the group means).
+
+    The board's `results` are left empty (row j is `results[board.rows[j]]`), so that a worker process sends back
+    only the numbers: `_with_results` puts the caller's own objects in."""
     tests = settings.tests
     metric = info.main_metric
-    ranked = [result for result in results if metric in result.per_query]
+    keep = [i for i, result in enumerate(results) if metric in result.per_query]
+    ranked = [results[i] for i in keep]
     left_out = tuple(sorted(result.model.id for result in results if metric not in result.per_query))
     means_by_result = np.array([result.per_query[metric].mean() for result in ranked])
     order = sorted(range(len(ranked)), key=lambda i: (not ranked[i].verified, -means_by_result[i], ranked[i].model.id))
@@ -318,8 +324,9 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         info=info,
         slug=slugify(info.id),
         metrics=(metric, *[name for name in metrics if name != metric]),
-        query_ids=ranked[0].query_ids,
-        results=tuple(ranked),
+        query_ids=(),
+        results=(),
+        rows=tuple(keep[i] for i in order),
         scores=scores,
         means=means,
         ci=ci,
@@ -336,6 +343,12 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     if resampled is None:  # group intervals need resampled means: percentile draws of the same seed
         resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
     return board, resampled
+
+
+def _with_results(board: DatasetBoard, results: list[LoadedResult]) -> DatasetBoard:
+    """The board of `_dataset_board(..., results, ...)` with its rows' results (the caller's objects) in."""
+    rows = tuple(results[i] for i in board.rows)
+    return replace(board, results=rows, query_ids=rows[0].query_ids)
 
 
 def _group_names(infos: list[DatasetInfo]) -> list[str]:
@@ -407,8 +420,10 @@ class _GroupAccumulator:
 
 
 def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None = None,
-                      lookup=dataset_info, warnings: list[str] | None = None) -> Leaderboard:
-    """Aggregate validated results; `warnings` (if given) receives what the site user should know."""
+                      lookup=dataset_info, warnings: list[str] | None = None, workers: int = 1) -> Leaderboard:
+    """Aggregate validated results; `warnings` (if given) receives what the site user should know. Each dataset's
+    statistics are computed in `workers` forked processes when more than one (the same numbers); the group means
+    add them up here, in dataset order."""
     settings = settings or SiteSettings()
     warnings = warnings if warnings is not None else []
     by_dataset: dict[str, list[LoadedResult]] = {}
@@ -441,9 +456,10 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
     if len(groups) > 1:
         accumulators.append(_GroupAccumulator(ALL_GROUP, ranked_datasets, model_index, *options))
     boards: dict[str, DatasetBoard] = {}
-    for dataset_id in ranked_datasets:
-        board, resampled = _dataset_board(infos[dataset_id], by_dataset[dataset_id], settings, baseline_id)
-        boards[dataset_id] = board
+    computed = forked_map(lambda d: _dataset_board(infos[d], by_dataset[d], settings, baseline_id), ranked_datasets,
+                          workers)
+    for dataset_id, (board, resampled) in zip(ranked_datasets, computed, strict=True):
+        board = boards[dataset_id] = _with_results(board, by_dataset[dataset_id])
         for accumulator in accumulators:
             if dataset_id in accumulator.weights:
                 accumulator.add(board, resampled)

@@ -15,6 +15,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import orjson
+
 log = logging.getLogger(__name__)
 
 
@@ -23,15 +25,22 @@ class ContentCache:
 
     def __init__(self, folder: Path):
         self.folder = folder
+        self._root = os.fspath(folder)
 
-    def _path(self, fields: dict[str, str]) -> Path:
+    def _path(self, fields: dict[str, str]) -> str:
+        # plain strings, not pathlib: a build looks up two entries for each of tens of thousands of files
         key = hashlib.sha256("\n".join(f"{name}={value}" for name, value in fields.items()).encode()).hexdigest()
-        return self.folder / key[:2] / f"{key}.json"
+        return os.path.join(self._root, key[:2], f"{key}.json")
 
     def get(self, fields: dict[str, str]) -> dict | None:
         """The entry made from exactly `fields`, or None."""
         try:
-            entry = json.loads(self._path(fields).read_bytes())
+            with open(self._path(fields), "rb") as stream:
+                text = stream.read()
+            try:
+                entry = orjson.loads(text)
+            except orjson.JSONDecodeError:  # json writes NaN, which orjson refuses
+                entry = json.loads(text)
             if not isinstance(entry, dict) or {name: entry.get(name) for name in fields} != fields:
                 return None
         except (OSError, ValueError):
@@ -42,7 +51,7 @@ class ContentCache:
         """Store `payload` (a dict whose keys are not among the fields) under `fields`."""
         if fields.keys() & payload.keys():
             raise ValueError(f"payload keys {sorted(fields.keys() & payload.keys())} clash with the key fields")
-        path = self._path(fields)
+        path = Path(self._path(fields))
         text = json.dumps({**fields, **payload})
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

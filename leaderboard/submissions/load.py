@@ -12,7 +12,6 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from evaluator.errors import IrboardError, ResultValidationError
 from evaluator.result import ResultFile, read_result, read_result_bytes, result_path, slugify
 from evaluator.score_samples import ScoreSamples
+from leaderboard.submissions.parallel import can_fork, forked_map
 from leaderboard.submissions.verify import Judgments
 
 logger = logging.getLogger(__name__)
@@ -205,34 +205,23 @@ def _read_or_problem(path: Path, keep_metrics, is_verified, predictor) -> Loaded
         return str(error) if isinstance(error, IrboardError) else f"{path}: cannot read ({error})"
 
 
-_FORKED: tuple = ()  # (keep_metrics, is_verified, predictor) of the pool being forked: not always picklable
-
-
-def _read_in_worker(path: Path) -> tuple[LoadedResult | str, list[str]]:
-    keep_metrics, is_verified, predictor = _FORKED
-    errors = getattr(is_verified, "errors", [])
-    known = len(errors)
-    return _read_or_problem(path, keep_metrics, is_verified, predictor), errors[known:]
-
-
 def _read_all(files: list[Path], keep_metrics, is_verified, predictor, workers: int) -> Iterator[LoadedResult | str]:
     """`read_loaded` of each file, or its problem; in `workers` forked processes when more than one (each file
     is read, decoded and verified whole by one process; what judgments a worker could not have is added to
     `is_verified.errors`)."""
-    if workers <= 1 or len(files) < 4 * WORKER_CHUNK or "fork" not in get_all_start_methods():
+    if not can_fork(workers) or len(files) < 4 * WORKER_CHUNK:
         yield from (_read_or_problem(path, keep_metrics, is_verified, predictor) for path in files)
         return
-    global _FORKED
-    _FORKED = (keep_metrics, is_verified, predictor)
     errors = getattr(is_verified, "errors", None)
-    try:
-        with get_context("fork").Pool(workers) as pool:
-            for loaded, new_errors in pool.imap(_read_in_worker, files, chunksize=WORKER_CHUNK):
-                if errors is not None:
-                    errors.extend(error for error in new_errors if error not in errors)
-                yield loaded
-    finally:
-        _FORKED = ()
+
+    def read(path: Path) -> tuple[LoadedResult | str, list[str]]:  # in a worker: its new errors go back with it
+        known = len(errors) if errors is not None else 0
+        return _read_or_problem(path, keep_metrics, is_verified, predictor), (errors or [])[known:]
+
+    for loaded, new_errors in forked_map(read, files, workers, WORKER_CHUNK):
+        if errors is not None:
+            errors.extend(error for error in new_errors if error not in errors)
+        yield loaded
 
 
 def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,

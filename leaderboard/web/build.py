@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ResultFile
 from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, build_leaderboard
@@ -20,6 +22,7 @@ from leaderboard.analysis.predictions import Evidence, Predictor, load_evidence
 from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results
+from leaderboard.submissions.parallel import forked_map
 from leaderboard.web import board_data, downloads, pages, rank_pages
 from leaderboard.web.render import MARKER, STATIC_DIR, SiteFiles, json_text, make_environment, replace_folder
 
@@ -90,12 +93,12 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     warnings = list(loaded.warnings)
     # judgments that could not be had leave results unverified
     warnings += [f"{error}; its results are shown unverified" for error in getattr(is_verified, "errors", [])]
-    board = build_leaderboard(loaded.results, settings, lookup, warnings)
+    board = build_leaderboard(loaded.results, settings, lookup, warnings, workers)
     if strict and warnings:
         raise BuildError(warnings, "warnings (--strict)")
     for warning in warnings:
         logger.warning("%s", one_line(warning))
-    files, page_count = render_site(board)
+    files, page_count = render_site(board, workers=workers)
     replace_folder(files, out_dir)
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
@@ -103,44 +106,64 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
                        files=len(files.files) + len(files.copies) + 1, warnings=warnings)
 
 
-def render_site(board: Leaderboard, evidence: Evidence | None = None) -> tuple[SiteFiles, int]:
+def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: int = 1) -> tuple[SiteFiles, int]:
     """Every page, download, data file and asset of the site, in memory; `evidence` (the method page's measured
-    errors) defaults to leaderboard/analysis/scale_evidence.json."""
+    errors) defaults to leaderboard/analysis/scale_evidence.json. The dataset and model pages are rendered in
+    `workers` forked processes when more than one (the same files)."""
     evidence = evidence if evidence is not None else load_evidence()
     env = make_environment()
     files = SiteFiles()
-    rendered = 0
-
-    def render(template: str, context) -> None:
-        nonlocal rendered
-        files.add(context.page.path, env.get_template(template).render(ctx=context))
-        rendered += 1
-
+    # dataset pages first: each is as much work as a few dozen model pages, so the workers end together
+    parts = [("dataset", [i]) for i in range(len(board.datasets))]
+    parts += [("model", list(range(start, min(start + MODELS_A_PART, len(board.models)))))
+              for start in range(0, len(board.models), MODELS_A_PART)]
+    rendered = forked_map(lambda part: _render_part(board, evidence, env, *part), parts, workers)
     home = pages.build_home(board)
-    render("home.html", home)
+    files.add(home.page.path, env.get_template("home.html").render(ctx=home))
     files.add("data/board.js", board_data.board_script(env, home))
     for path, text in downloads.home_downloads(home).items():
         files.add(path, text)
-    for dataset in board.datasets:
-        context = pages.build_dataset(board, dataset, evidence)
-        render("dataset.html", context)
-        for path, text in downloads.dataset_downloads(context, dataset.slug).items():
-            files.add(path, text)
-    for model in board.models:
-        context = pages.build_model(board, model)
-        render("model.html", context)
-        for path, text in downloads.model_downloads(context, model.slug).items():
-            files.add(path, text)
-        files.add(f"data/models/{model.slug}.js", _data_script("models", model.info.id,
-                                                              pages.compare_data(board, model)))
+    count = 1
+    for part_pages, paths, ends, blob in rendered:
+        for path, start, end in zip(paths, [0, *ends[:-1]], ends, strict=True):
+            files.add(path, blob[start:end].tobytes())
+        count += part_pages
     files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board))))
-    render("compare.html", pages.build_compare(board))
-    render("method.html", pages.build_method(board, evidence))
-    render("ranks.html", rank_pages.build_ranks(board))
-    render("submit.html", pages.build_submit(board))
+    for template, context in (("compare.html", pages.build_compare(board)),
+                              ("method.html", pages.build_method(board, evidence)),
+                              ("ranks.html", rank_pages.build_ranks(board)), ("submit.html", pages.build_submit(board))):
+        files.add(context.page.path, env.get_template(template).render(ctx=context))
+        count += 1
     for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):
         files.copy(source.relative_to(STATIC_DIR).as_posix(), source)
-    return files, rendered
+    return files, count
+
+
+MODELS_A_PART = 25  # model pages a worker renders per task
+
+
+def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str,
+                 indices: list[int]) -> tuple[int, list[str], list[int], np.ndarray]:
+    """The page, downloads and data file of each dataset or model in `indices`: (pages, paths, where each file's
+    UTF-8 bytes end in the blob, the blob). One numpy array, so that a worker hands it over in one piece
+    (leaderboard.submissions.parallel)."""
+    out: list[tuple[str, str]] = []
+    for i in indices:
+        if kind == "dataset":
+            dataset = board.datasets[i]
+            context = pages.build_dataset(board, dataset, evidence)
+            out.append((context.page.path, env.get_template("dataset.html").render(ctx=context)))
+            out += downloads.dataset_downloads(context, dataset.slug).items()
+        else:
+            model = board.models[i]
+            context = pages.build_model(board, model)
+            out.append((context.page.path, env.get_template("model.html").render(ctx=context)))
+            out += downloads.model_downloads(context, model.slug).items()
+            out.append((f"data/models/{model.slug}.js",
+                        _data_script("models", model.info.id, pages.compare_data(board, model))))
+    contents = [text.encode("utf-8") for _, text in out]
+    ends = np.cumsum([len(content) for content in contents]).tolist()
+    return len(indices), [path for path, _ in out], ends, np.frombuffer(b"".join(contents), dtype=np.uint8)
 
 
 def _data_script(name: str, key: str | None, data: str) -> str:

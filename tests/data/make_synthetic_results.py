@@ -44,6 +44,7 @@ from evaluator.result import (  # noqa: E402
     write_atomic,
 )
 from evaluator.score_samples import ScoreSamples, collect_score_samples  # noqa: E402
+from leaderboard.submissions.parallel import forked_map  # noqa: E402
 
 SITE_DATA = ROOT / "tests" / "data" / "site"
 GOLDEN_RESULTS = SITE_DATA / "results"
@@ -369,12 +370,14 @@ def rescored(data: dict, run: Run, qrels: Qrels, samples=None) -> ResultFile:
 
 
 def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: int,
-                         metrics=("nDCG@10", "R@100", "RR@10"), depth: int = 0, data_root: Path | None = None) -> int:
+                         metrics=("nDCG@10", "R@100", "RR@10"), depth: int = 0, data_root: Path | None = None,
+                         jobs: int = 1) -> int:
     """The benchmark's results; `depth` > 0 adds a stored ranking of that depth to every one. With `data_root`
     (and a depth), synthetic qrels are written to `<data_root>/<dataset id>/qrels/test.tsv` (BEIR layout) and
     every result is the re-scoring of its ranking against them, with the whole ranking stored (top_k = depth),
     so that a build given those judgments verifies every metric of every result; those results also hold score
-    samples, as `irboard evaluate` writes them (`scored_run`)."""
+    samples, as `irboard evaluate` writes them (`scored_run`). `jobs` > 1 writes in that many forked processes
+    (the same bytes)."""
     models, datasets = scaled_sets(n_models, n_datasets, n_queries)
     by_id = {d.id: d for d in datasets}
     judgments = {}
@@ -384,8 +387,9 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
             judgments[dataset.id] = synthetic_qrels(dataset, query_ids)
             write_beir_qrels(data_root / dataset.id / "qrels" / "test.tsv", judgments[dataset.id])
     official = {d: Qrels.from_dict(q) for d, q in judgments.items()}
-    count = 0
-    for model in models:
+
+    def write_model(model: SyntheticModel) -> int:  # each model's files are seeded on their own
+        count = 0
         for dataset_id in model.datasets or tuple(by_id):
             path = result_path(model.id, dataset_id, out)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -403,7 +407,9 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
                     result = build_result(result.header, result.query_ids, result.per_query, run)
             path.write_text(dump_result(result), encoding="utf-8")
             count += 1
-    return count
+        return count
+
+    return sum(forked_map(write_model, models, jobs))
 
 
 def golden_lookup(dataset_id: str):

@@ -40,6 +40,13 @@ def test_the_build_is_deterministic(tmp_path, synth, built_site):
     assert _tree(tmp_path / "again") == _tree(built_site)
 
 
+def test_the_build_is_the_same_in_worker_processes(tmp_path, synth, built_site):
+    """Statistics per dataset and pages rendered in two forked workers: the same site, byte for byte."""
+    build_site(synth.GOLDEN_RESULTS, tmp_path / "forked", is_verified=synth.golden_verification,
+               lookup=synth.golden_lookup, workers=2)
+    assert _tree(tmp_path / "forked") == _tree(built_site)
+
+
 def test_the_site_has_every_page_and_download(built_site, synth):
     models = [m.id for m in synth.GOLDEN_MODELS]
     datasets = [d.id for d in synth.GOLDEN_DATASETS]
