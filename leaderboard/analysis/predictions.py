@@ -134,34 +134,50 @@ class Predictor:
         return {"version": PREDICTION_VERSION, "file_sha256": file_sha256, "mode": self.mode, "tail": self.tail,
                 "chart": repr((CHART_SIZES, CURVE_SIZES, CHART_KS, GROWTHS))}
 
+    def method(self) -> str:
+        """What a prediction depends on besides the file: this code's version, the method and the chart's sizes."""
+        fields = self._fields("")
+        return " ".join(f"{name}={value}" for name, value in fields.items() if name != "file_sha256")
+
     def cached(self, file_sha256: str | None, header) -> Prediction | None:
         """The prediction made before from the file whose bytes hash to `file_sha256` (`header`: its parsed
         header), or None."""
         entry = self.cache.get(self._fields(file_sha256)) if self.cache is not None and file_sha256 else None
-        if entry is None:
-            return None
+        return None if entry is None else self.decode(entry, header.model.id, header.dataset.id, header.metrics)
+
+    def keeps(self, prediction: Prediction | None) -> bool:
+        """Whether a prediction may be kept for the same bytes: not one whose samples could not be read, which
+        the build reports as a warning every time."""
+        return not (prediction is not None and (prediction.reason or "").startswith(UNREADABLE))
+
+    @staticmethod
+    def encode(prediction: Prediction) -> dict:
+        """The prediction as JSON data (its result's measured values excepted: `decode` takes them again)."""
+        recall = prediction.recall
+        return {"num_docs": prediction.num_docs, "sizes": list(prediction.sizes), "reason": prediction.reason,
+                "recall": None if recall is None else {growth: recall[growth].tolist() for growth in GROWTHS},
+                "queries": prediction.queries, "dropped": [list(item) for item in prediction.dropped]}
+
+    def decode(self, entry: dict, model_id: str, dataset_id: str, metrics: dict[str, float]) -> Prediction | None:
+        """The Prediction `encode` gave `entry` for a result of `model_id` on `dataset_id` with these metric
+        means; None when `entry` is not one."""
         try:
             recall = entry["recall"]
             sizes = tuple(float(size) for size in entry["sizes"])
             return Prediction(
-                model_id=header.model.id, dataset_id=header.dataset.id, num_docs=int(entry["num_docs"]), sizes=sizes,
+                model_id=model_id, dataset_id=dataset_id, num_docs=int(entry["num_docs"]), sizes=sizes,
                 ks=CHART_KS, recall=None if recall is None else {
                     growth: np.array(recall[growth], dtype=np.float64).reshape(len(sizes), len(CHART_KS))
                     for growth in GROWTHS},
-                reason=entry["reason"], measured=_measured(header.metrics), mode=self.mode, tail=self.tail,
+                reason=entry["reason"], measured=_measured(metrics), mode=self.mode, tail=self.tail,
                 queries=int(entry["queries"]), dropped=tuple((str(why), int(count)) for why, count in entry["dropped"]))
         except (KeyError, TypeError, ValueError):
             return None
 
     def __call__(self, result: LoadedResult, file_sha256: str | None = None) -> Prediction | None:
         prediction = predict_result(result, self.mode, self.tail)
-        if prediction is not None and self.cache is not None and file_sha256 \
-                and not (prediction.reason or "").startswith(UNREADABLE):
-            recall = prediction.recall
-            self.cache.put(self._fields(file_sha256), {
-                "num_docs": prediction.num_docs, "sizes": list(prediction.sizes), "reason": prediction.reason,
-                "recall": None if recall is None else {growth: recall[growth].tolist() for growth in GROWTHS},
-                "queries": prediction.queries, "dropped": [list(item) for item in prediction.dropped]})
+        if prediction is not None and self.cache is not None and file_sha256 and self.keeps(prediction):
+            self.cache.put(self._fields(file_sha256), self.encode(prediction))
         return prediction
 
 

@@ -20,6 +20,7 @@ from evaluator.errors import IrboardError, ResultValidationError
 from evaluator.result import ResultFile, read_result, read_result_bytes, result_path, slugify
 from evaluator.score_samples import ScoreSamples
 from leaderboard.submissions.parallel import can_fork, forked_map
+from leaderboard.submissions.read_cache import ReadCache
 from leaderboard.submissions.verify import Judgments
 
 logger = logging.getLogger(__name__)
@@ -82,7 +83,8 @@ class LoadReport:
 
 
 def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,
-                is_verified: Callable[[ResultFile], bool] | None = None, predictor=None) -> LoadedResult:
+                is_verified: Callable[[ResultFile], bool] | None = None, predictor=None,
+                reads: ReadCache | None = None) -> LoadedResult:
     """Read and validate one result file (ResultValidationError names the file and field).
 
     `keep_metrics(dataset_id)` names the metrics whose per-query values are kept (None: all of them), so
@@ -93,12 +95,22 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     not decoded or re-scored again.
 
     `predictor(loaded, file_sha256)` (analysis.predictions.Predictor) predicts recall at scale from the score
-    samples, which are then dropped; its `cached(file_sha256, header)` spares decoding them again."""
+    samples, which are then dropped; its `cached(file_sha256, header)` spares decoding them again.
+
+    `reads` (with a predictor, and `is_verified` a `Judgments` or None): what reading these exact bytes gave
+    before is taken from it instead of reading the file again (leaderboard.submissions.read_cache)."""
     stored_run, cached, predicted = [], [], []
     judgments = is_verified if isinstance(is_verified, Judgments) else None
+    if predictor is None or (is_verified is not None and judgments is None):
+        reads = None  # its entries hold predictions and verifications by Judgments, nothing else
     content = read_result_bytes(path)
-    caching = (judgments is not None and judgments.cache is not None) or getattr(predictor, "cache", None) is not None
+    caching = reads is not None or (judgments is not None and judgments.cache is not None) \
+        or getattr(predictor, "cache", None) is not None
     digest = hashlib.sha256(content).hexdigest() if caching else None
+    if reads is not None:
+        found = reads.find(digest, str(path), keep_metrics, judgments, predictor)
+        if found is not None:
+            return found
 
     def wants_run(header) -> bool:  # asked only about version-3 files that store a ranking
         stored_run.append(_decides_run(header))
@@ -143,7 +155,21 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
     if predictor is None:
         return loaded
     prediction = predicted[0] if predicted and predicted[0] is not None else predictor(loaded, digest)
-    return replace(loaded, score_samples=None, prediction=prediction)
+    loaded = replace(loaded, score_samples=None, prediction=prediction)
+    if reads is not None and result.full is None and predictor.keeps(prediction):
+        reads.keep(digest, loaded, None if kept is None else names, judgments, predictor)
+    return loaded
+
+
+def read_cache() -> ReadCache:
+    """The build's cache of what it read of each file, in $IRBOARD_CACHE/read."""
+    from evaluator.datasets.download import cache_root
+
+    return ReadCache(cache_root() / "read", _cached_result)
+
+
+def _cached_result(*, model: dict, provenance: dict, **fields) -> LoadedResult:
+    return LoadedResult(model=ModelInfo(**model), provenance=Provenance(**provenance), **fields)
 
 
 def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
@@ -198,25 +224,26 @@ def find_result_files(results_dir: Path, report: LoadReport) -> list[Path]:
     return files
 
 
-def _read_or_problem(path: Path, keep_metrics, is_verified, predictor) -> LoadedResult | str:
+def _read_or_problem(path: Path, keep_metrics, is_verified, predictor, reads) -> LoadedResult | str:
     try:
-        return read_loaded(path, keep_metrics, is_verified, predictor)
+        return read_loaded(path, keep_metrics, is_verified, predictor, reads)
     except (IrboardError, OSError) as error:
         return str(error) if isinstance(error, IrboardError) else f"{path}: cannot read ({error})"
 
 
-def _read_all(files: list[Path], keep_metrics, is_verified, predictor, workers: int) -> Iterator[LoadedResult | str]:
+def _read_all(files: list[Path], keep_metrics, is_verified, predictor, reads,
+              workers: int) -> Iterator[LoadedResult | str]:
     """`read_loaded` of each file, or its problem; in `workers` forked processes when more than one (each file
     is read, decoded and verified whole by one process; what judgments a worker could not have is added to
     `is_verified.errors`)."""
     if not can_fork(workers) or len(files) < 4 * WORKER_CHUNK:
-        yield from (_read_or_problem(path, keep_metrics, is_verified, predictor) for path in files)
+        yield from (_read_or_problem(path, keep_metrics, is_verified, predictor, reads) for path in files)
         return
     errors = getattr(is_verified, "errors", None)
 
     def read(path: Path) -> tuple[LoadedResult | str, list[str]]:  # in a worker: its new errors go back with it
         known = len(errors) if errors is not None else 0
-        return _read_or_problem(path, keep_metrics, is_verified, predictor), (errors or [])[known:]
+        return _read_or_problem(path, keep_metrics, is_verified, predictor, reads), (errors or [])[known:]
 
     for loaded, new_errors in forked_map(read, files, workers, WORKER_CHUNK):
         if errors is not None:
@@ -226,10 +253,10 @@ def _read_all(files: list[Path], keep_metrics, is_verified, predictor, workers: 
 
 def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,
                  is_verified: Callable[[ResultFile], bool] | None = None, workers: int = 1,
-                 predictor=None) -> LoadReport:
+                 predictor=None, reads: ReadCache | None = None) -> LoadReport:
     """Read every result file under `results_dir` and check them against each other; never raises for
     problems in the files: every problem and warning is collected in the returned report. `workers` > 1 reads
-    the files in that many forked processes (the same report); `predictor`: see read_loaded."""
+    the files in that many forked processes (the same report); `predictor`, `reads`: see read_loaded."""
     results_dir = Path(results_dir)
     report = LoadReport()
     if not results_dir.is_dir():
@@ -238,7 +265,7 @@ def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable
     files = find_result_files(results_dir, report)
     if not files:
         report.problems.append(f"{results_dir}: no result files found; add <model_slug>/<dataset_slug>.json files")
-    for path, loaded in zip(files, _read_all(files, keep_metrics, is_verified, predictor, workers), strict=True):
+    for path, loaded in zip(files, _read_all(files, keep_metrics, is_verified, predictor, reads, workers), strict=True):
         if isinstance(loaded, str):
             report.problems.append(loaded)
             continue

@@ -69,14 +69,16 @@ def _run(item) -> tuple[bytes, str | None, list[int]]:
 def _unpickled(data: bytes, path: str | None, sizes: list[int]):
     if path is None:
         return pickle.loads(data)
-    raw = bytearray(sum(sizes))
+    buffers = [bytearray(size) for size in sizes]  # one each: an array kept must not keep the others alive
     with open(path, "rb", buffering=0) as stream:
-        stream.readinto(raw)
+        for buffer in buffers:
+            view, done = memoryview(buffer), 0
+            while done < len(buffer):  # a read may return less than asked
+                got = stream.readinto(view[done:])
+                if not got:
+                    raise OSError(f"{path}: ended early")
+                done += got
     os.unlink(path)
-    view, buffers, start = memoryview(raw), [], 0
-    for size in sizes:
-        buffers.append(view[start:start + size])
-        start += size
     return pickle.loads(data, buffers=buffers)
 
 
