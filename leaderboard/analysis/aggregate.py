@@ -157,6 +157,11 @@ class GroupBoard:
     def units(self) -> int:
         return len({unit_of(dataset_id) for dataset_id in self.dataset_ids})
 
+    @functools.cached_property  # every model page asks, for each group
+    def ranked_models(self) -> int:
+        """Models with a rank in the group (verified on every dataset of it)."""
+        return sum(score.mean_rank is not None for score in self.scores.values())
+
 
 @dataclass(frozen=True, eq=False)
 class ModelBoard:

@@ -10,6 +10,7 @@ titles and trace names alike.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,7 +30,8 @@ def _plain_all(texts: Sequence[str]) -> list[str]:
 
 
 def _round(values, digits: int = 3) -> list:
-    return [None if value is None or not np.isfinite(value) else round(float(value), digits) for value in values]
+    return [None if item is None or not math.isfinite(value := float(item)) else round(value, digits)
+            for item in values]
 
 
 def _rows(count: int, base: int) -> dict:

@@ -379,7 +379,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             covered=g.coverage.get(model.info.id, 0), total=len(g.dataset_ids), method=group_method(g),
             rank_interval=g.scores[model.info.id].rank_interval if _ranked_in(g, model.info.id) else None,
             band=g.scores[model.info.id].band if _ranked_in(g, model.info.id) else None,
-            ranked=sum(score.mean_rank is not None for score in g.scores.values()),
+            ranked=g.ranked_models,
         )
         for g in _ordered_groups(board)
     )

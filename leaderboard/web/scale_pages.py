@@ -114,12 +114,14 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
             dropped.append((prediction.dataset_id, prediction.n_dropped,
                             prediction.n_dropped + prediction.queries, reasons))
         measured = dict(prediction.measured)
+        # the rows of the chart's sizes and of the dataset's own size (Prediction.value's numbers, looked up once)
+        at = [prediction.sizes.index(size) for size in sizes] + [prediction.sizes.index(float(prediction.num_docs))]
         for growth in ordered:
-            for k in prediction.ks:
+            table = prediction.recall[growth][at].T.tolist()
+            for k, column in zip(prediction.ks, table, strict=True):
                 rows.append(ScaleRow(
                     dataset_id=prediction.dataset_id, k=k, growth=growth, num_docs=prediction.num_docs,
-                    measured=measured.get(k), at_own_size=prediction.value(prediction.num_docs, k, growth),
-                    values=tuple(prediction.value(size, k, growth) for size in sizes)))
+                    measured=measured.get(k), at_own_size=column[-1], values=tuple(column[:-1])))
         recall = {growth: PERCENT * prediction.recall[growth] for growth in ordered}
         figure = charts.recall_at_scale(
             prediction.dataset_id, prediction.sizes, prediction.ks, recall,
