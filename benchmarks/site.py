@@ -7,11 +7,14 @@ Usage: python benchmarks/site.py                      (200 models, 30 datasets, 
                                                       and per-query values for the 30 default metrics)
        python benchmarks/site.py --models 1000 --datasets 30 --queries 100 --depth 100 --default-metrics --verifying
                                                       (and score samples as evaluate writes them; judgments
-                                                      that re-score every result; cold and warm caches)
+                                                      that re-score every result; `irboard build` as the deploy
+                                                      runs it, from empty and from warm caches, on 2 cores and 1)
 
 Results (per-query values for nDCG@10, R@100, RR@10; about 1 model in 10 misses some datasets) are written
 once to benchmarks/_work/ by tests/data/make_synthetic_results.py. Each measurement runs in its own fresh
-process, so its wall time and peak RSS (resource.getrusage, ru_maxrss) are its own:
+process, so its wall time and peak RSS (resource.getrusage, ru_maxrss) are its own. With --verifying the build is
+the command itself, `irboard build --strict --results ... --data-dir ...` (CPU time and the largest peak RSS of it
+and its worker processes); "1 core" runs it pinned to one core, where it uses one process:
 
 - full build: `leaderboard.web.build.build_site` end to end (load + validate every file, all-pairs paired t-tests
   with Benjamini–Hochberg per dataset, effect sizes of every pair, power and separability per dataset,
@@ -73,30 +76,41 @@ from leaderboard.analysis.aggregate import build_leaderboard
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.web.build import render_site
 from leaderboard.analysis.predictions import Predictor
-from leaderboard.submissions.load import load_results
+from leaderboard.submissions.load import load_results, read_cache
+from leaderboard.submissions.parallel import cores
+from leaderboard.submissions.verify import Judgments
 from leaderboard.web.render import replace_folder
+# the build's stages as `irboard build` runs them (one worker process per core); with judgments (argv[3]) through
+# the caches the builds before filled, else without judgments or caches (nothing verified, every file predicted)
 lookup = functools.lru_cache(maxsize=None)(dataset_info)
+workers = min(cores(), 4)
+judged = bool(sys.argv[3])
 times = {}
+def cpu():
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 def timed(name, run):
-    start, cpu = time.perf_counter(), time.process_time()
+    start, used = time.perf_counter(), cpu()
     result = run()
-    times[name] = [time.perf_counter() - start, time.process_time() - cpu]
+    times[name] = [time.perf_counter() - start, cpu() - used]
     return result
-loaded = timed("load + validate + predict", lambda: load_results(
-    sys.argv[1], keep_metrics=lambda d: [lookup(d).main_metric], predictor=Predictor(cache=False)))
-board = timed("statistics + aggregation", lambda: build_leaderboard(loaded.results, lookup=lookup))
+loaded = timed("load + validate + verify + predict", lambda: load_results(
+    sys.argv[1], keep_metrics=lambda d: [lookup(d).main_metric], workers=workers,
+    is_verified=Judgments(data_root=Path(sys.argv[3])) if judged else None, predictor=Predictor(cache=judged),
+    reads=read_cache() if judged else None))
+board = timed("statistics + aggregation", lambda: build_leaderboard(loaded.results, lookup=lookup, workers=workers))
 import numpy as np
 from leaderboard.analysis import effects
 from leaderboard.analysis.ranks import rank_bands, rank_intervals
 tests = board.settings.tests
-timed("  part: effect sizes, power, separability", lambda: [
+timed("  part: effect sizes, power, separability (1 process)", lambda: [
     effects.dataset_effects(dataset.scores, 0, dataset.pvalues, tests.alpha, tests.method) for dataset in board.datasets])
 rng = np.random.default_rng(0)
 boots = [rng.random((tests.ci_resamples, len(group.scores)), dtype=np.float32) for group in board.groups]
-timed("  part: rank intervals and bands", lambda: [
+timed("  part: rank intervals and bands (1 process)", lambda: [
     rank_bands([score.mean for score in group.scores.values()], rank_intervals(boot))
     for group, boot in zip(board.groups, boots)])
-files, pages = timed("render pages, charts, downloads", lambda: render_site(board))
+files, pages = timed("render pages, charts, downloads", lambda: render_site(board, workers=workers))
 timed("write files", lambda: replace_folder(files, Path(sys.argv[2])))
 print(json.dumps({"times": times, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
@@ -129,6 +143,31 @@ def run_python(code: str, *args: str, cache: Path | None = None) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+TIMED_COMMAND = """
+import json, os, resource, subprocess, sys, time
+if sys.argv[1] == "1":  # one core: the command then reads, computes and renders in one process
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+load, start = os.getloadavg()[0], time.perf_counter()
+done = subprocess.run(sys.argv[2:], capture_output=True, text=True)
+seconds = time.perf_counter() - start
+used = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command and its worker processes
+print(json.dumps({"returncode": done.returncode, "stderr": done.stderr[-3000:], "seconds": seconds,
+                  "cpu": used.ru_utime + used.ru_stime, "rss": used.ru_maxrss * 1024, "worker_rss": 0,
+                  "load": [load, os.getloadavg()[0]]}))
+"""
+
+
+def run_build(results: Path, out: Path, data: Path, cache: Path, one_core: bool = False) -> dict:
+    """`irboard build --strict` as a user or the deploy workflow runs it, timed from a process of its own (peak RSS:
+    the largest of the command and its workers)."""
+    irboard = str(Path(sys.executable).with_name("irboard"))
+    measured = run_python(TIMED_COMMAND, "1" if one_core else "all", irboard, "build", "--strict", "--results",
+                          str(results), "--out", str(out), "--data-dir", str(data), cache=cache)
+    if measured["returncode"] != 0:
+        raise SystemExit(f"irboard build failed:\n{measured['stderr']}")
+    return measured
 
 
 def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, real_metrics: bool = False,
@@ -177,37 +216,44 @@ def main() -> None:
     files = sorted(results.glob("*/*.json"))
     data_mb = sum(path.stat().st_size for path in files) / 1e6
 
-    # every build starts from an empty cache (predictions, verifications) unless it is the warm one
-    shutil.rmtree(folder / "cache-unverified", ignore_errors=True)
-    full = run_python(FULL_BUILD, str(results), str(folder / "site"), "", "1", cache=folder / "cache-unverified")
-    builds = [("full build", full)]
+    builds = []
     if args.verifying:
+        # `irboard build` from an empty cache (the first deploy, or after a change to the reading, verification or
+        # prediction code) and then from the cache it filled (every later deploy), on both cores and on one
         cache = folder / "cache"
-        for workers in (1, 2):
+        for cores in ("2 cores", "1 core"):
             shutil.rmtree(cache, ignore_errors=True)
-            for state in ("cold", "warm"):
-                builds.append((f"verifying build, {workers} process{'es' if workers > 1 else ''}, {state} cache",
-                               run_python(FULL_BUILD, str(results), str(folder / f"site-verified-{workers}-{state}"),
-                                          "verify", str(workers), str(folder / "data"), cache=cache)))
-                for kind in ("verified", "predicted"):
+            for state in ("empty cache", "warm cache"):
+                name = f"irboard build, {cores}, {state}"
+                print(f"{name} ...", flush=True)
+                builds.append((name, run_build(results, folder / f"site-{cores[0]}-{state[0]}", folder / "data", cache,
+                                               one_core=cores == "1 core")))
+                for kind in ("verified", "predicted", "read"):
                     entries = sum(1 for _ in (cache / kind).rglob("*.json"))
                     if entries != len(files):
                         raise SystemExit(f"only {entries} of {len(files)} results {kind}")
-        reference = folder / "site-verified-1-cold"
-        for other in ("1-warm", "2-cold", "2-warm"):
+        reference = folder / "site-2-e"
+        for other in ("2-w", "1-e", "1-w"):
             differ = [path for path in reference.rglob("*") if path.is_file() and path.read_bytes()
-                      != (folder / f"site-verified-{other}" / path.relative_to(reference)).read_bytes()]
-            print(f"every result verified; site-verified-1-cold and -{other}: "
+                      != (folder / f"site-{other}" / path.relative_to(reference)).read_bytes()]
+            print(f"every result verified; site-2-e and site-{other}: "
                   f"{'differ: ' + str(differ[:3]) if differ else 'identical'}")
+        site = reference
     else:
+        # every build starts from an empty cache (predictions) and has no judgments: nothing is verified
+        workers = str(min(os.cpu_count() or 1, 4))  # as `irboard build` chooses
+        shutil.rmtree(folder / "cache-unverified", ignore_errors=True)
+        builds.append(("full build", run_python(FULL_BUILD, str(results), str(folder / "site"), "", workers,
+                                                cache=folder / "cache-unverified")))
         shutil.rmtree(folder / "cache-unverified", ignore_errors=True)
         builds.append(("full build, every ranking decoded", run_python(
-            FULL_BUILD, str(results), str(folder / "site-decoded"), "decode", "1", cache=folder / "cache-unverified")))
-    stages = run_python(STAGES, str(results), str(folder / "site-stages"))
+            FULL_BUILD, str(results), str(folder / "site-decoded"), "decode", workers, cache=folder / "cache-unverified")))
+        site = folder / "site"
+    stages = run_python(STAGES, str(results), str(folder / "site-stages"), str(folder / "data") if args.verifying else "",
+                        cache=folder / "cache" if args.verifying else None)
     sample = ",".join(str(path) for path in files[:: max(1, len(files) // args.sample)][: args.sample])
     reference = run_python(READERS, "json", sample)
     fast = run_python(READERS, "read_loaded", sample)
-    site = folder / "site"
     home_kb = (site / "index.html").stat().st_size / 1024
     site_files = [path for path in site.rglob("*") if path.is_file()]
     site_mb = sum(path.stat().st_size for path in site_files) / 1e6
@@ -215,27 +261,27 @@ def main() -> None:
 
     print(f"\nirboard build: {args.models} models x {args.datasets} datasets x {args.queries} queries, "
           f"{len(files)} result files ({data_mb:.0f} MB)\n")
-    print(f"| {'measure':<44} | {'value':>14} | {'target':>10} |")
-    print(f"|{'-' * 46}|{'-' * 16}|{'-' * 12}|")
+    print(f"| {'measure':<62} | {'value':>14} | {'target':>10} |")
+    print(f"|{'-' * 64}|{'-' * 16}|{'-' * 12}|")
     for name, build in builds:
-        print(f"| {name + ', wall time':<44} | {build['seconds']:>12.1f} s | {'<= 60 s':>10} |")
-        print(f"| {name + ', CPU time':<44} | {build['cpu']:>12.1f} s | {'':>10} |")
-        print(f"| {name + ', peak RSS':<44} | {build['rss'] / 2**30:>10.2f} GiB | {'<= 2 GiB':>10} |")
+        print(f"| {name + ', wall time':<62} | {build['seconds']:>12.1f} s | {'<= 60 s':>10} |")
+        print(f"| {name + ', CPU time':<62} | {build['cpu']:>12.1f} s | {'':>10} |")
+        print(f"| {name + ', peak RSS':<62} | {build['rss'] / 2**30:>10.2f} GiB | {'<= 2 GiB':>10} |")
         if build["worker_rss"]:
-            print(f"| {name + ', peak RSS of a worker':<44} | {build['worker_rss'] / 2**30:>10.2f} GiB | {'':>10} |")
-        print(f"| {name + ', load average before, after':<44} | {build['load'][0]:>6.1f}, {build['load'][1]:>5.1f} | "
+            print(f"| {name + ', peak RSS of a worker':<62} | {build['worker_rss'] / 2**30:>10.2f} GiB | {'':>10} |")
+        print(f"| {name + ', load average before, after':<62} | {build['load'][0]:>6.1f}, {build['load'][1]:>5.1f} | "
               f"{'':>10} |")
-    print(f"| {'home page HTML (index.html)':<44} | {home_kb:>11.0f} KB | {'<= 300 KB':>10} |")
-    print(f"| {'site: files / size (with plotly.min.js)':<44} | {len(site_files):>5} / {site_mb:>4.0f} MB | {'':>10} |")
+    print(f"| {'home page HTML (index.html)':<62} | {home_kb:>11.0f} KB | {'<= 300 KB':>10} |")
+    print(f"| {'site: files / size (with plotly.min.js)':<62} | {len(site_files):>5} / {site_mb:>4.0f} MB | {'':>10} |")
     for name, (seconds, cpu) in stages["times"].items():
-        print(f"| {'  stage: ' + name + ' (wall, CPU)':<44} | {seconds:>5.1f}, {cpu:>5.1f} s | {'':>10} |")
-    print(f"| {'  stages run, peak RSS':<44} | {stages['rss'] / 2**30:>10.2f} GiB | {'':>10} |")
+        print(f"| {'  stage: ' + name + ' (wall, CPU)':<62} | {seconds:>5.1f}, {cpu:>5.1f} s | {'':>10} |")
+    print(f"| {'  stages run, peak RSS':<62} | {stages['rss'] / 2**30:>10.2f} GiB | {'':>10} |")
     print(f"\nReading {count} of the same result files, one process each\n")
-    print(f"| {'reader':<44} | {'ms per file':>14} | {'peak RSS':>10} |")
-    print(f"|{'-' * 46}|{'-' * 16}|{'-' * 12}|")
+    print(f"| {'reader':<62} | {'ms per file':>14} | {'peak RSS':>10} |")
+    print(f"|{'-' * 64}|{'-' * 16}|{'-' * 12}|")
     for name, measured in (("json.loads only (no validation)", reference),
                            ("leaderboard.submissions.load.read_loaded (validated)", fast)):
-        print(f"| {name:<44} | {1000 * measured['seconds'] / count:>14.2f} | "
+        print(f"| {name:<62} | {1000 * measured['seconds'] / count:>14.2f} | "
               f"{measured['rss'] / 2**20:>7.0f} MiB |")
     print(f"\nFull validation costs {fast['seconds'] / reference['seconds']:.1f}x the time of parsing alone.")
 

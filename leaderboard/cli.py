@@ -116,13 +116,15 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    from leaderboard.submissions.parallel import cores
     from leaderboard.submissions.validate import parse_data_dirs
     from leaderboard.submissions.verify import verifier
     from leaderboard.web.build import build_site
 
     data_dirs, data_root = parse_data_dirs(args.data_dir)
-    # one process per core reads, decodes and verifies the files (BLAS stays at one thread in each: see main)
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4)
+    # one process per core reads, decodes and verifies the files, computes each dataset's statistics and renders the
+    # pages (BLAS stays at one thread in each: see main)
+    workers = min(cores(), 4)
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root),
                         workers=workers)
     for warning in report.warnings:
