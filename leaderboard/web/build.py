@@ -24,7 +24,15 @@ from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results, read_cache
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.web import board_data, downloads, pages, rank_pages
-from leaderboard.web.render import MARKER, STATIC_DIR, SiteFiles, json_text, make_environment, replace_folder
+from leaderboard.web.render import (
+    MARKER,
+    STATIC_DIR,
+    SiteFiles,
+    json_text,
+    make_environment,
+    staged_folder,
+    write_site_file,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -99,18 +107,20 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
         raise BuildError(warnings, "warnings (--strict)")
     for warning in warnings:
         logger.warning("%s", one_line(warning))
-    files, page_count = render_site(board, workers=workers)
-    replace_folder(files, out_dir)
+    with staged_folder(out_dir) as staging:
+        files, page_count = render_site(board, workers=workers, folder=staging)
+        files.write_to(staging)
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
-                       datasets=len(board.datasets), pages=page_count,
-                       files=len(files.files) + len(files.copies) + 1, warnings=warnings)
+                       datasets=len(board.datasets), pages=page_count, files=files.count + 1, warnings=warnings)
 
 
-def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: int = 1) -> tuple[SiteFiles, int]:
+def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: int = 1,
+                folder: Path | None = None) -> tuple[SiteFiles, int]:
     """Every page, download, data file and asset of the site, in memory; `evidence` (the method page's measured
     errors) defaults to leaderboard/analysis/scale_evidence.json. The dataset and model pages are rendered in
-    `workers` forked processes when more than one (the same files)."""
+    `workers` forked processes when more than one (the same files); with `folder`, each of those is written there
+    by the process that rendered it (at 1,000 models they are 600 MB), and SiteFiles holds the rest."""
     evidence = evidence if evidence is not None else load_evidence()
     env = make_environment()
     files = SiteFiles()
@@ -118,7 +128,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     parts = [("dataset", [i]) for i in range(len(board.datasets))]
     parts += [("model", list(range(start, min(start + MODELS_A_PART, len(board.models)))))
               for start in range(0, len(board.models), MODELS_A_PART)]
-    rendered = forked_map(lambda part: _render_part(board, evidence, env, *part), parts, workers)
+    rendered = forked_map(lambda part: _render_part(board, evidence, env, *part, folder=folder), parts, workers)
     home = pages.build_home(board)
     files.add(home.page.path, env.get_template("home.html").render(ctx=home))
     files.add("data/board.js", board_data.board_script(env, home))
@@ -127,7 +137,10 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     count = 1
     for part_pages, paths, ends, blob in rendered:
         for path, start, end in zip(paths, [0, *ends[:-1]], ends, strict=True):
-            files.add(path, blob[start:end].tobytes())
+            if folder is None:
+                files.add(path, blob[start:end].tobytes())
+            else:
+                files.add_written(path)
         count += part_pages
     files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board))))
     for template, context in (("compare.html", pages.build_compare(board)),
@@ -143,11 +156,11 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
 MODELS_A_PART = 25  # model pages a worker renders per task
 
 
-def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str,
-                 indices: list[int]) -> tuple[int, list[str], list[int], np.ndarray]:
+def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str, indices: list[int],
+                 folder: Path | None = None) -> tuple[int, list[str], list[int], np.ndarray]:
     """The page, downloads and data file of each dataset or model in `indices`: (pages, paths, where each file's
-    UTF-8 bytes end in the blob, the blob). One numpy array, so that a worker hands it over in one piece
-    (leaderboard.submissions.parallel)."""
+    UTF-8 bytes end in the blob, the blob); with `folder`, the files are written there instead and the blob is
+    empty. One numpy array, so that a worker hands it over in one piece (leaderboard.submissions.parallel)."""
     out: list[tuple[str, str]] = []
     for i in indices:
         if kind == "dataset":
@@ -163,6 +176,10 @@ def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str,
             out.append((f"data/models/{model.slug}.js",
                         _data_script("models", model.info.id, pages.compare_data(board, model))))
     contents = [text.encode("utf-8") for _, text in out]
+    if folder is not None:
+        for (path, _), content in zip(out, contents, strict=True):
+            write_site_file(folder, path, content)
+        contents = [b"" for _ in contents]
     ends = np.cumsum([len(content) for content in contents]).tolist()
     return len(indices), [path for path, _ in out], ends, np.frombuffer(b"".join(contents), dtype=np.uint8)
 

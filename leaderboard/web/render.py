@@ -6,6 +6,7 @@ deterministic: sorted keys, fixed number formats, no timestamps.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import io
@@ -14,6 +15,7 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -243,43 +245,61 @@ def rounded(value, digits: int = 6):
 
 
 class SiteFiles:
-    """The whole site in memory, path -> bytes, written in one go once everything has rendered."""
+    """The site: path -> bytes held in memory until written in one go, files to copy, and the paths of files that
+    were written into the output folder already (by the worker process that rendered them)."""
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
         self.copies: dict[str, Path] = {}
+        self.written: set[str] = set()
+
+    def _claim(self, path: str) -> None:
+        if path in self.files or path in self.copies or path in self.written:
+            raise ValueError(f"site file {path} written twice")
 
     def add(self, path: str, content: str | bytes) -> None:
-        if path in self.files or path in self.copies:
-            raise ValueError(f"site file {path} written twice")
+        self._claim(path)
         self.files[path] = content.encode("utf-8") if isinstance(content, str) else content
 
     def copy(self, path: str, source: Path) -> None:
-        if path in self.files or path in self.copies:
-            raise ValueError(f"site file {path} written twice")
+        self._claim(path)
         self.copies[path] = source
+
+    def add_written(self, path: str) -> None:
+        self._claim(path)
+        self.written.add(path)
+
+    @property
+    def count(self) -> int:
+        return len(self.files) + len(self.copies) + len(self.written)
 
     def write_to(self, folder: Path) -> None:
         for path, content in sorted(self.files.items()):
-            target = folder / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
+            write_site_file(folder, path, content)
         for path, source in sorted(self.copies.items()):
             target = folder / path
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
 
 
+def write_site_file(folder: Path, path: str, content: bytes) -> None:
+    target = folder / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+
+
 MARKER = ".irboard-build"
 
 
-def replace_folder(files: SiteFiles, out_dir: Path) -> None:
-    """Write into a new folder next to out_dir, then swap it in, so out_dir is never half written."""
+@contextlib.contextmanager
+def staged_folder(out_dir: Path) -> Iterator[Path]:
+    """A new folder next to out_dir to write the site into; swapped in for out_dir when the block ends without an
+    error, removed when it raises, so out_dir is never half written."""
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".new", dir=out_dir.parent))
     try:
-        files.write_to(staging)
+        yield staging
         (staging / MARKER).write_text("irboard static site; this folder is replaced by every build\n")
         os.chmod(staging, 0o755)
         old = None
@@ -293,3 +313,9 @@ def replace_folder(files: SiteFiles, out_dir: Path) -> None:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def replace_folder(files: SiteFiles, out_dir: Path) -> None:
+    """Write `files` into a new folder next to out_dir, then swap it in (see staged_folder)."""
+    with staged_folder(out_dir) as staging:
+        files.write_to(staging)
