@@ -13,6 +13,7 @@ from pathlib import Path
 
 from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
+from leaderboard.submissions.parallel import cores, forked_map
 from leaderboard.submissions.verify import Judgments
 
 log = logging.getLogger(__name__)
@@ -23,7 +24,7 @@ _UNSAFE_TEXT = re.compile(r"[<>\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 @dataclass
 class ValidationReport:
-    results: dict[Path, ResultFile] = field(default_factory=dict)
+    valid: list[Path] = field(default_factory=list)  # files that read as results (problems beyond reading aside)
     problems: list[str] = field(default_factory=list)
     verified: set[Path] = field(default_factory=set)
     partly_verified: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics not re-scorable
@@ -143,61 +144,110 @@ def check_against_base(path: Path, result: ResultFile, base: str, report: Valida
             break
 
 
+@dataclass
+class _FileOutcome:
+    """What checking one file found; only this goes back from a worker process (never the decoded file)."""
+
+    problems: list[str] = field(default_factory=list)
+    ids: tuple[str, str] | None = None  # (model id, dataset id) of a file that read as a result
+    verified: bool = False
+    partly_verified: tuple[str, ...] | None = None
+    unfetched: str | None = None
+    judgment_errors: list[str] = field(default_factory=list)  # judgments that could not be had while checking it
+
+
 def validate_paths(
     paths: list[Path],
     results_root: Path = Path("results"),
     data_dirs: dict[str, Path] | None = None,
     data_root: Path | None = None,
     base: str | None = None,
+    workers: int = 1,
 ) -> ValidationReport:
+    """Every problem of the result files under `paths` (default: `results_root`), each file read, checked and
+    re-scored whole; in `workers` forked processes when more than one (the same report)."""
     report = ValidationReport()
-    judgments = Judgments(data_dirs, data_root)  # official ones fetched once per dataset when needed
+    judgments = Judgments(data_dirs, data_root)  # official ones fetched once per dataset (per worker) when needed
     seen: dict[tuple[str, str], Path] = {}
-    for path in result_files(paths, results_root):
-        try:
-            content = read_result_bytes(path)
-            result = read_result(path, content=content)
-        except ResultValidationError as error:
-            report.problems.append(str(error))
+    files = result_files(paths, results_root)
+    outcomes = forked_map(lambda path: _check_file(path, judgments, base), files, workers,
+                          chunksize=max(1, min(64, len(files) // (4 * max(workers, 1)))))
+    for path, outcome in zip(files, outcomes, strict=True):
+        for error in outcome.judgment_errors:
+            if error not in judgments.errors:
+                judgments.errors.append(error)
+        if outcome.ids is None:
+            report.problems.extend(outcome.problems)
             continue
-        whole = result  # a split result is checked and re-scored through its full file
-        if result.full is not None:
-            from leaderboard.submissions.full import resolve_full, split_problems
-
-            for problem in split_problems(result):
-                report.add(path, problem)
-            qrels = judgments.get(result.dataset.id, result.dataset.split)
-            try:
-                if qrels is not None and tuple(qrels.query_ids) == result.query_ids:  # else nothing to re-score
-                    whole = resolve_full(result)
-            except ResultValidationError as error:
-                report.add(path, str(error))
-                continue
-            except DatasetLoadError as error:
-                report.unfetched[path] = one_line(str(error))
-        check_result(path, whole, report)
-        key = (slugify(result.model.id), slugify(result.dataset.id))
+        model_id, dataset_id = outcome.ids
+        key = (slugify(model_id), slugify(dataset_id))
+        problems = list(outcome.problems)
         if key in seen:
-            report.add(path, f"a second result for {result.model.id} on {result.dataset.id} (first: {seen[key]})")
+            problems.append(f"{path}: a second result for {model_id} on {dataset_id} (first: {seen[key]})")
         seen[key] = path
-        if base:
-            check_against_base(path, result, base, report)
-        # (a split result left whole here has other queries than the qrels: verify_result says so)
-        if whole.run is not None or (whole.full is not None and path not in report.unfetched):
-            qrels = judgments.get(result.dataset.id, result.dataset.split)
-            if qrels is not None:
-                # a whole file's verification is cached by the sha256 of its bytes; a split one's is not
-                digest = hashlib.sha256(content).hexdigest() if whole is result else None
-                outcome = judgments.verify(whole, qrels, digest)
-                for problem in outcome.problems:
-                    report.add(path, problem)
-                if outcome.complete:
-                    report.verified.add(path)
-                elif not outcome.problems:
-                    report.partly_verified[path] = outcome.unverified
-        report.results[path] = result
+        report.problems.extend(problems)
+        if outcome.verified:
+            report.verified.add(path)
+        if outcome.partly_verified is not None:
+            report.partly_verified[path] = outcome.partly_verified
+        if outcome.unfetched is not None:
+            report.unfetched[path] = outcome.unfetched
+        report.valid.append(path)
     report.problems.extend(judgments.errors)
     return report
+
+
+def _check_file(path: Path, judgments: Judgments, base: str | None) -> _FileOutcome:
+    outcome = _FileOutcome()
+    known = len(judgments.errors)
+    try:
+        _check_into(path, judgments, base, outcome)
+    finally:
+        outcome.judgment_errors = judgments.errors[known:]
+    return outcome
+
+
+def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _FileOutcome) -> None:
+    report = ValidationReport()  # this file's problems, in the order they are found
+    try:
+        content = read_result_bytes(path)
+        result = read_result(path, content=content)
+    except ResultValidationError as error:
+        outcome.problems.append(str(error))
+        return
+    whole = result  # a split result is checked and re-scored through its full file
+    if result.full is not None:
+        from leaderboard.submissions.full import resolve_full, split_problems
+
+        for problem in split_problems(result):
+            report.add(path, problem)
+        qrels = judgments.get(result.dataset.id, result.dataset.split)
+        try:
+            if qrels is not None and tuple(qrels.query_ids) == result.query_ids:  # else nothing to re-score
+                whole = resolve_full(result)
+        except ResultValidationError as error:
+            report.add(path, str(error))
+            outcome.problems = report.problems
+            return
+        except DatasetLoadError as error:
+            outcome.unfetched = one_line(str(error))
+    outcome.ids = (result.model.id, result.dataset.id)
+    check_result(path, whole, report)
+    if base:
+        check_against_base(path, result, base, report)
+    # (a split result left whole here has other queries than the qrels: verify_result says so)
+    if whole.run is not None or (whole.full is not None and outcome.unfetched is None):
+        qrels = judgments.get(result.dataset.id, result.dataset.split)
+        if qrels is not None:
+            # a whole file's verification is cached by the sha256 of its bytes; a split one's is not
+            digest = hashlib.sha256(content).hexdigest() if whole is result else None
+            verification = judgments.verify(whole, qrels, digest)
+            for problem in verification.problems:
+                report.add(path, problem)
+            outcome.verified = verification.complete
+            if not verification.complete and not verification.problems:
+                outcome.partly_verified = verification.unverified
+    outcome.problems = report.problems
 
 
 def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
@@ -214,7 +264,7 @@ def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
 
 def run_validate(args: argparse.Namespace) -> int:
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
-    report = validate_paths(list(args.paths), args.results, data_dirs, data_root, args.base)
+    report = validate_paths(list(args.paths), args.results, data_dirs, data_root, args.base, workers=min(cores(), 4))
     for problem in report.problems:
         print(one_line(problem), file=sys.stderr)
     if report.problems:
@@ -224,6 +274,6 @@ def run_validate(args: argparse.Namespace) -> int:
     for path, metrics in sorted(report.partly_verified.items()):
         print(f"{path}: not verified: the stored ranking does not determine {', '.join(metrics)} (store a deeper run "
               "or drop them)")
-    print(f"irboard: {len(report.results)} result file(s) valid, {len(report.verified)} verified by re-scoring "
+    print(f"irboard: {len(report.valid)} result file(s) valid, {len(report.verified)} verified by re-scoring "
           "every metric")
     return 0

@@ -190,7 +190,7 @@ def test_fuzzed_files_give_problems_not_tracebacks(tmp_path_factory, scifact_res
     _write(root, text)
     report = validate_paths([], root)
     if text != scifact_result_text:
-        assert report.problems or report.results
+        assert report.problems or report.valid
     for problem in report.problems:
         assert "\n" not in problem and problem.startswith(str(root))
 

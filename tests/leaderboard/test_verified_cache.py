@@ -190,3 +190,23 @@ def test_reading_in_two_processes_gives_the_same_report(board, monkeypatch):
         [(r.path, r.verified, r.verified_metrics, r.query_ids, r.per_query["nDCG@10"].tolist())
          for r in serial.results]
     assert sum(r.verified for r in serial.results) == 3 and len(serial.results) == 5  # nfcorpus ones
+
+
+def test_validating_in_two_processes_gives_the_same_report(board, monkeypatch):
+    """`irboard validate` checks files in forked workers: the same problems in the same order, the same verified,
+    partly verified and valid files, and judgments that cannot be had said once."""
+    import shutil
+
+    monkeypatch.delenv(MIRROR_ENV, raising=False)
+    monkeypatch.setenv(RAW_BASE_ENV, "http://127.0.0.1:9")
+    shutil.rmtree(board / "data" / "beir" / "trec-covid")
+    broken = sorted((board / "results").glob("*/*.json"))[-1]
+    broken.write_text("{")
+    serial, parallel = (validate_paths([], board / "results", data_root=board / "data", workers=workers)
+                        for workers in (1, 2))
+    assert parallel.problems == serial.problems
+    assert sum("invalid JSON" in p for p in serial.problems) == 1
+    assert sum(p.startswith("beir/trec-covid: official qrels not available") for p in serial.problems) == 1
+    assert (parallel.valid, parallel.verified, parallel.partly_verified, parallel.unfetched) == \
+        (serial.valid, serial.verified, serial.partly_verified, serial.unfetched)
+    assert len(serial.valid) == 5 and len(serial.verified) == 3
