@@ -13,13 +13,17 @@ from pathlib import Path
 
 from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
+from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.parallel import cores, forked_map
-from leaderboard.submissions.verify import Judgments
+from leaderboard.submissions.verify import VERIFICATION_VERSION, Judgments
 
 log = logging.getLogger(__name__)
 CHANGE_TOLERANCE = 0.001
 # Free text in a submission may not carry markup or control characters (pages escape it anyway).
 _UNSAFE_TEXT = re.compile(r"[<>\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Bump when a check of this module changes what it finds (re-scoring has VERIFICATION_VERSION): files checked clean
+# before are then checked again.
+VALIDATE_VERSION = "1"
 
 
 @dataclass
@@ -168,9 +172,10 @@ def validate_paths(
     re-scored whole; in `workers` forked processes when more than one (the same report)."""
     report = ValidationReport()
     judgments = Judgments(data_dirs, data_root)  # official ones fetched once per dataset (per worker) when needed
+    checked = _checked_cache() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
     files = result_files(paths, results_root)
-    outcomes = forked_map(lambda path: _check_file(path, judgments, base), files, workers,
+    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked), files, workers,
                           chunksize=max(1, min(64, len(files) // (4 * max(workers, 1)))))
     for path, outcome in zip(files, outcomes, strict=True):
         for error in outcome.judgment_errors:
@@ -197,20 +202,24 @@ def validate_paths(
     return report
 
 
-def _check_file(path: Path, judgments: Judgments, base: str | None) -> _FileOutcome:
+def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None) -> _FileOutcome:
     outcome = _FileOutcome()
     known = len(judgments.errors)
     try:
-        _check_into(path, judgments, base, outcome)
+        _check_into(path, judgments, base, outcome, checked)
     finally:
         outcome.judgment_errors = judgments.errors[known:]
     return outcome
 
 
-def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _FileOutcome) -> None:
+def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _FileOutcome,
+                checked: ContentCache | None) -> None:
     report = ValidationReport()  # this file's problems, in the order they are found
     try:
         content = read_result_bytes(path)
+        digest = hashlib.sha256(content).hexdigest()
+        if checked is not None and base is None and _checked_before(checked, digest, path, judgments, outcome):
+            return
         result = read_result(path, content=content)
     except ResultValidationError as error:
         outcome.problems.append(str(error))
@@ -240,14 +249,74 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         qrels = judgments.get(result.dataset.id, result.dataset.split)
         if qrels is not None:
             # a whole file's verification is cached by the sha256 of its bytes; a split one's is not
-            digest = hashlib.sha256(content).hexdigest() if whole is result else None
-            verification = judgments.verify(whole, qrels, digest)
+            verification = judgments.verify(whole, qrels, digest if whole is result else None)
             for problem in verification.problems:
                 report.add(path, problem)
             outcome.verified = verification.complete
             if not verification.complete and not verification.problems:
                 outcome.partly_verified = verification.unverified
     outcome.problems = report.problems
+    if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id):
+        checked.put(_checked_fields(digest, path), {
+            "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
+            "metrics": sorted(result.metrics), "has_run": result.run is not None,
+            "spec": _spec_digest(result.dataset.id)})
+
+
+# --- files checked clean before ----------------------------------------------------------------------------------
+#
+# A file whose exact bytes, at the same place (model and dataset folder names), were read, checked and re-scored by
+# this code with no problem is not decoded again: `$IRBOARD_CACHE/checked` keeps its ids and metric names, and the
+# digest of its dataset's registered definition (a changed definition misses). Its re-scoring is taken from the
+# verification cache for the judgments at hand now; without such an entry the file is checked whole. Files with a
+# problem, split files, local datasets and --base runs are always checked whole.
+
+
+def _checked_cache() -> ContentCache:
+    from evaluator.datasets.download import cache_root
+
+    return ContentCache(cache_root() / "checked")
+
+
+def _checked_fields(digest: str, path: Path) -> dict[str, str]:
+    return {"version": f"{VALIDATE_VERSION} verification={VERIFICATION_VERSION}", "file_sha256": digest,
+            "place": f"{path.parent.name}/{path.name}"}
+
+
+def _is_local(dataset_id: str) -> bool:  # its definition is read from a folder, which may change
+    from evaluator.datasets.spec import LOCAL_PREFIX
+
+    return dataset_id.startswith(LOCAL_PREFIX)
+
+
+def _spec_digest(dataset_id: str) -> str:
+    from evaluator.datasets import get_spec
+
+    return hashlib.sha256(repr(get_spec(dataset_id)).encode("utf-8")).hexdigest()
+
+
+def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: Judgments,
+                    outcome: _FileOutcome) -> bool:
+    """Fill `outcome` from the entry of a file checked clean before, when there is one that still holds."""
+    entry = checked.get(_checked_fields(digest, path))
+    if entry is None:
+        return False
+    try:
+        dataset_id, split, metrics = str(entry["dataset_id"]), str(entry["split"]), list(entry["metrics"])
+        if _is_local(dataset_id) or _spec_digest(dataset_id) != entry["spec"]:
+            return False
+        verification = None
+        if entry["has_run"] is True and (qrels := judgments.get(dataset_id, split)) is not None:
+            verification = judgments.cache.get(digest, qrels.sha256(), metrics)
+            if verification is None:
+                return False
+        outcome.ids = (str(entry["model_id"]), dataset_id)
+    except (KeyError, TypeError, ValueError, UnknownNameError):
+        return False
+    if verification is not None:
+        outcome.verified = verification.complete
+        outcome.partly_verified = None if verification.complete else verification.unverified
+    return True
 
 
 def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
