@@ -85,10 +85,14 @@ class ReadCache(ContentCache):
             prediction = predictor.decode(entry["prediction"], model["id"], entry["dataset_id"], entry["metrics"])
             if prediction is None:
                 raise ValueError("not a prediction")
+        query_ids = tuple(entry["query_ids"])
+        per_query = {name: np.array(values, dtype=np.float64) for name, values in entry["per_query"].items()}
+        if not all(isinstance(q, str) for q in query_ids) or not all(
+                values.shape == (len(query_ids),) and np.isfinite(values).all() for values in per_query.values()):
+            raise ValueError("per-query values that do not fit the queries")  # a damaged entry: read the file
         return self._loaded(
             path=path, model=model, dataset_id=entry["dataset_id"], split=entry["split"], num_docs=entry["num_docs"],
             qrels_sha256=entry["qrels_sha256"], settings=tuple(tuple(item) for item in entry["settings"]),
-            metrics=entry["metrics"], query_ids=tuple(entry["query_ids"]),
-            per_query={name: np.array(values, dtype=np.float64) for name, values in entry["per_query"].items()},
+            metrics=entry["metrics"], query_ids=query_ids, per_query=per_query,
             has_run=entry["has_run"], verified=entry["verified"], verified_metrics=frozenset(entry["verified_metrics"]),
             provenance=provenance, prediction=prediction)

@@ -132,6 +132,7 @@ def test_other_judgments_or_other_kept_metrics_read_the_file(board, parsed):
     lambda entry: json.dumps(entry)[:-3],
     lambda entry: json.dumps({**entry, "verified": "yes", "per_query": {"nDCG@10": [2.0]}, "model": {"id": 1}}),
     lambda entry: json.dumps({**entry, "prediction": {"recall": "none"}}),
+    lambda entry: json.dumps({**entry, "per_query": {"nDCG@10": [0.5]}}),  # fewer values than queries
     lambda entry: json.dumps({**entry, "file_sha256": "0" * 64}),
 ])
 def test_a_damaged_entry_is_a_miss_and_rewritten(board, parsed, damage):
