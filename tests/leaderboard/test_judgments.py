@@ -37,7 +37,7 @@ def offline(monkeypatch, tmp_path):
 def test_the_repository_results_validate_and_scifact_ones_verify_without_a_data_dir():
     report = validate_paths([], ROOT / "results")
     assert report.problems == []
-    scifact = {path for path in report.results if path.name == "beir__scifact.json"}
+    scifact = {path for path in report.valid if path.name == "beir__scifact.json"}
     assert scifact and scifact <= report.verified
 
 
