@@ -3,8 +3,9 @@
 Reading the result files, each dataset's statistics and each page are independent of one another, so the build
 maps them over `workers` processes forked from the one that holds the data (nothing is pickled on the way in). The
 results come back in the items' order, so the site is the same bytes with any number of workers. Without fork
-(macOS's default is spawn, Windows has none) or with one worker the tasks run in this process, and a task never
-forks again inside a worker.
+(Windows) or with one worker the tasks run in this process, and a task never forks again inside a worker. (macOS
+has fork but does not make it its default: numpy there may not survive a fork; a spawn fallback would need the
+tasks to be picklable.)
 
 What a task returns is pickled back (protocol 5). Large buffers inside it (numpy arrays of BIG_BUFFER bytes or
 more: a dataset's bootstrap means are 40 MB at 1,000 models) do not go through the pool's pipe, which moves about
