@@ -107,3 +107,19 @@ def watched(page):
     problems = watch(page)
     yield page
     assert problems == []
+
+
+@pytest.fixture
+def parsed(monkeypatch) -> list[str]:
+    """The files whose text is parsed (evaluator.result.parse_result_text's `source`), in order."""
+    import evaluator.result
+
+    sources = []
+    parse = evaluator.result.parse_result_text
+
+    def counted(text, source="<result>", *args, **kwargs):
+        sources.append(source)
+        return parse(text, source, *args, **kwargs)
+
+    monkeypatch.setattr(evaluator.result, "parse_result_text", counted)
+    return sources

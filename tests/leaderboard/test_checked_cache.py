@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import evaluator.result
 from evaluator.result import result_path
 from leaderboard.submissions import validate
 from leaderboard.submissions.validate import validate_paths
@@ -23,19 +22,6 @@ def board(tmp_path, monkeypatch) -> Path:
         path.parent.mkdir(parents=True)
         path.write_text(make_scifact_result(model, i))
     return tmp_path
-
-
-@pytest.fixture
-def parsed(monkeypatch) -> list[str]:
-    sources = []
-    parse = evaluator.result.parse_result_text
-
-    def counted(text, source="<result>", *args, **kwargs):
-        sources.append(source)
-        return parse(text, source, *args, **kwargs)
-
-    monkeypatch.setattr(evaluator.result, "parse_result_text", counted)
-    return sources
 
 
 def _validate(board: Path, workers: int = 1):

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evaluator.result
 from evaluator.result import read_result, write_result
 from leaderboard.analysis.predictions import Predictor
 from leaderboard.submissions.load import load_results, read_cache
@@ -31,20 +30,6 @@ def board(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path / "cache"))
     assert write_scaled_results(tmp_path / "results", 3, 2, 12, METRICS, 100, tmp_path / "data") == 6
     return tmp_path
-
-
-@pytest.fixture
-def parsed(monkeypatch) -> list[str]:
-    """The files whose text is parsed."""
-    sources = []
-    parse = evaluator.result.parse_result_text
-
-    def counted(text, source="<result>", *args, **kwargs):
-        sources.append(source)
-        return parse(text, source, *args, **kwargs)
-
-    monkeypatch.setattr(evaluator.result, "parse_result_text", counted)
-    return sources
 
 
 def _load(board: Path, keep=lambda dataset_id: ["nDCG@10"], judged: bool = True, workers=1):
