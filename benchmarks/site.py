@@ -46,17 +46,13 @@ sys.path.insert(0, str(ROOT / "tests" / "data"))
 
 FULL_BUILD = """
 import json, os, resource, sys, time
-from pathlib import Path
 from leaderboard.cli import keep_freed_memory
 keep_freed_memory()  # as `irboard build` does
-from leaderboard.submissions.verify import Judgments
 from leaderboard.web.build import build_site
-# "decode": every stored ranking decoded and checked, nothing re-scored (every result stays unverified);
-# "verify": every result re-scored against the synthetic qrels in argv[5], through the verification cache
-# ($IRBOARD_CACHE/verified: empty for a cold build, filled by one for a warm build), as `irboard build` does
-# (argv[4]: worker processes reading, decoding and verifying the files). Recall at scale is predicted from each
-# result's score samples while it is read, through $IRBOARD_CACHE/predicted (cold or warm alike).
-verify = {"decode": lambda result: False, "verify": Judgments(data_root=Path(sys.argv[-1]))}.get(sys.argv[3])
+# No judgments: "decode" decodes and checks every stored ranking, re-scoring nothing (every result stays unverified);
+# "" leaves the rankings encoded. argv[4]: worker processes. Recall at scale is predicted from each result's score
+# samples while it is read, through $IRBOARD_CACHE/predicted (the caller empties it first).
+verify = {"decode": lambda result: False}.get(sys.argv[3])
 start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
 report = build_site(sys.argv[1], sys.argv[2], is_verified=verify, workers=int(sys.argv[4]))
 children = resource.getrusage(resource.RUSAGE_CHILDREN)

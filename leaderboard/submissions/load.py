@@ -239,15 +239,16 @@ def _read_all(files: list[Path], keep_metrics, is_verified, predictor, reads,
     if not can_fork(workers) or len(files) < 4 * WORKER_CHUNK:
         yield from (_read_or_problem(path, keep_metrics, is_verified, predictor, reads) for path in files)
         return
-    errors = getattr(is_verified, "errors", None)
+    judgments = is_verified if isinstance(is_verified, Judgments) else None
 
     def read(path: Path) -> tuple[LoadedResult | str, list[str]]:  # in a worker: its new errors go back with it
-        known = len(errors) if errors is not None else 0
-        return _read_or_problem(path, keep_metrics, is_verified, predictor, reads), (errors or [])[known:]
+        known = len(judgments.errors) if judgments is not None else 0
+        loaded = _read_or_problem(path, keep_metrics, is_verified, predictor, reads)
+        return loaded, judgments.errors[known:] if judgments is not None else []
 
     for loaded, new_errors in forked_map(read, files, workers, WORKER_CHUNK):
-        if errors is not None:
-            errors.extend(error for error in new_errors if error not in errors)
+        if judgments is not None:
+            judgments.add_errors(new_errors)
         yield loaded
 
 

@@ -178,9 +178,7 @@ def validate_paths(
     outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked), files, workers,
                           chunksize=max(1, min(64, len(files) // (4 * max(workers, 1)))))
     for path, outcome in zip(files, outcomes, strict=True):
-        for error in outcome.judgment_errors:
-            if error not in judgments.errors:
-                judgments.errors.append(error)
+        judgments.add_errors(outcome.judgment_errors)
         if outcome.ids is None:
             report.problems.extend(outcome.problems)
             continue

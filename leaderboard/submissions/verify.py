@@ -189,6 +189,10 @@ class Judgments:
                 self.errors.append(str(error))
         return self._qrels[key]
 
+    def add_errors(self, errors: list[str]) -> None:
+        """Add the errors a worker process's copy of these judgments met, each error once."""
+        self.errors.extend(error for error in errors if error not in self.errors)
+
     def cached(self, file_sha256: str, header) -> Verification | None:
         """The cached verification of the file whose bytes hash to `file_sha256` (`header`: its parsed header),
         against the judgments of its dataset; None when not cached (or no judgments)."""
