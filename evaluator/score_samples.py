@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -103,7 +103,7 @@ class ScoreSamples:
     seed: int
     samples_requested: int
     samples_per_query: int
-    queries: dict[str, QueryScoreSamples] = field(default_factory=dict)
+    queries: Mapping[str, QueryScoreSamples] = field(default_factory=dict)
     levels: int = DEFAULT_LEVELS  # quantisation of the non-relevant sample when stored
     flat: FlatScores | None = field(default=None, compare=False, repr=False)
 
@@ -430,14 +430,43 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
     # value = lo + code * ((hi - lo) / levels), each operation as a per-query loop would do it
     nonrelevant = codes * np.repeat((highs - lows) / model.levels, counts)
     nonrelevant += np.repeat(lows, counts)
-    queries = {}
-    num_docs = model.num_docs
-    for query_id, r0, r1, c0, c1 in zip(query_ids, rel_at[:-1].tolist(), rel_at[1:].tolist(), code_at[:-1].tolist(),
-                                        code_at[1:].tolist(), strict=True):
-        queries[query_id] = QueryScoreSamples(relevant[r0:r1], nonrelevant[c0:c1], r1 - r0, num_docs - (r1 - r0))
-    flat = FlatScores(queries, n_relevant, relevant, counts, nonrelevant) if len(queries) == n else None
+    queries = _DecodedQueries(tuple(query_ids), model.num_docs, relevant, rel_at, nonrelevant, code_at)
+    if len(set(query_ids)) != n:  # repeated ids (a problem the result's checks name): one entry an id, no flat arrays
+        return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
+                            model.samples_per_query, dict(queries.items()), model.levels)
+    flat = FlatScores(queries, n_relevant, relevant, counts, nonrelevant)
     return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
                         model.samples_per_query, queries, model.levels, flat)
+
+
+class _DecodedQueries(Mapping[str, QueryScoreSamples]):
+    """The queries of decoded flat arrays, in `query_ids` order, each made when it is first asked for: a build reads
+    the flat arrays (`ScoreSamples.flat_scores`) and asks for none of them."""
+
+    def __init__(self, query_ids: tuple[str, ...], num_docs: int, relevant: np.ndarray, rel_at: np.ndarray,
+                 nonrelevant: np.ndarray, code_at: np.ndarray):
+        self._ids, self._num_docs = query_ids, num_docs
+        self._relevant, self._rel_at, self._nonrelevant, self._code_at = relevant, rel_at, nonrelevant, code_at
+        self._rows: dict[str, int] | None = None
+        self._made: dict[str, QueryScoreSamples] = {}
+
+    def __getitem__(self, query_id: str) -> QueryScoreSamples:
+        made = self._made.get(query_id)
+        if made is None:
+            if self._rows is None:
+                self._rows = {q: row for row, q in enumerate(self._ids)}
+            row = self._rows[query_id]
+            r0, r1 = int(self._rel_at[row]), int(self._rel_at[row + 1])
+            c0, c1 = int(self._code_at[row]), int(self._code_at[row + 1])
+            made = self._made[query_id] = QueryScoreSamples(self._relevant[r0:r1], self._nonrelevant[c0:c1], r1 - r0,
+                                                            self._num_docs - (r1 - r0))
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 def _decode_sample_v1(sample: NonrelevantSampleModel, where: str) -> np.ndarray:

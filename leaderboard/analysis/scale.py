@@ -392,7 +392,10 @@ def forecasts(result, sizes, ks, mode: Mode = "per_query", tail: Tail = "hybrid"
     samples = samples_of(result)
     sizes_array = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
     ks = _check_ks(ks)
-    n_relevant = np.array([q.n_relevant for q in samples.queries.values() if q.n_relevant > 0], dtype=np.float64)
+    flat = samples.flat_scores()
+    counts = flat.n_relevant if flat is not None else np.array([q.n_relevant for q in samples.queries.values()],
+                                                              dtype=np.int64)
+    n_relevant = counts[counts > 0].astype(np.float64)
     if not n_relevant.size:
         raise CannotPredictError("no query has a relevant document, so there are no relevant scores to fit")
     if not (np.isfinite(sizes_array).all() and (sizes_array > n_relevant.max()).all()):

@@ -8,11 +8,12 @@ miss, never a wrong answer. Anything unreadable or inconsistent is a miss.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
-import tempfile
+import threading
 from pathlib import Path
 
 import orjson
@@ -51,13 +52,21 @@ class ContentCache:
         """Store `payload` (a dict whose keys are not among the fields) under `fields`."""
         if fields.keys() & payload.keys():
             raise ValueError(f"payload keys {sorted(fields.keys() & payload.keys())} clash with the key fields")
-        path = Path(self._path(fields))
-        text = json.dumps({**fields, **payload})
+        path = self._path(fields)
+        folder = os.path.dirname(path)
+        # a name of this process and thread only: writers of one entry each write a whole file and the last one wins
+        temporary = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}-{threading.get_ident()}.tmp")
+        text = json.dumps({**fields, **payload}).encode("utf-8")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            try:
+                handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            except FileNotFoundError:  # the first entry of its folder (a build writes tens of thousands of entries)
+                os.makedirs(folder, exist_ok=True)
+                handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            with os.fdopen(handle, "wb") as stream:
                 stream.write(text)
             os.replace(temporary, path)
         except OSError as error:
             log.debug("cannot cache in %s: %s", self.folder, error)
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)

@@ -115,8 +115,7 @@ def _suspect_rows(result: ResultFile, qrels: Qrels, labels: np.ndarray) -> np.nd
     n = len(result.query_ids)
     if tuple(qrels.query_ids) != result.query_ids and len(set(qrels.query_ids)) < len(qrels.query_ids):
         return np.arange(n)  # repeated qrels queries: the labels may differ from the per-query lookup's
-    queries = [samples.queries[query_id] for query_id in result.query_ids]
-    claimed = np.fromiter((q.n_relevant for q in queries), dtype=np.int64, count=n)
+    claimed, scores, n_scores, all_sampled, sizes, population = _sample_columns(samples, result.query_ids)
     suspect = claimed > _judged_relevant(result, qrels, level)
     if not run.docs.size:
         return np.flatnonzero(suspect)
@@ -127,21 +126,18 @@ def _suspect_rows(result: ResultFile, qrels: Qrels, labels: np.ndarray) -> np.nd
     relevant = labels >= level
 
     # relevant scores above the threshold: no more than the ranking's relevant documents
-    scores = np.concatenate([q.relevant for q in queries])
-    rows = np.repeat(np.arange(n), np.fromiter((q.relevant.size for q in queries), dtype=np.int64, count=n))
+    rows = np.repeat(np.arange(n), n_scores)
     above = (scores > (threshold + tolerance)[rows]) & ranked[rows]
     relevant_above, relevant_rows = scores[above], rows[above]
     suspect |= np.bincount(relevant_rows, minlength=n) > np.bincount(entry_rows[relevant], minlength=n)
 
     # sampled non-relevant scores, of the queries with a ranking, a sample and non-relevant documents
-    sizes = np.fromiter((q.nonrelevant.size for q in queries), dtype=np.int64, count=n)
-    population = np.fromiter((q.n_nonrelevant for q in queries), dtype=np.int64, count=n)
     checked = ranked & (sizes > 0) & (population != 0)
     step, observed = np.zeros(n), np.zeros(n, dtype=np.int64)
     sampled_above, sampled_rows = np.zeros(0), np.zeros(0, dtype=np.int64)
     if checked.any():
         picked = np.flatnonzero(checked)
-        sampled = np.concatenate([queries[row].nonrelevant for row in picked.tolist()])
+        sampled = all_sampled if picked.size == n else all_sampled[np.repeat(checked, sizes)]
         ends = np.cumsum(sizes[picked])
         step[picked] = (sampled[ends - 1] - sampled[ends - sizes[picked]]) / samples.levels + tolerance[picked]
         # only the few values above the lower of the two cuts can count (the bulk of the sample lies below both)
@@ -172,6 +168,26 @@ def _suspect_rows(result: ResultFile, qrels: Qrels, labels: np.ndarray) -> np.nd
         suspect[tail] = _implausible(observed[tail], population[tail], higher[tail], sizes[tail],
                                      implausible_below(result))
     return np.flatnonzero(suspect)
+
+
+def _sample_columns(samples, query_ids: tuple[str, ...]):
+    """Per query of `query_ids`, one after the other: (n_relevant, relevant scores, their count, sampled scores, their
+    count, non-relevant documents), from the decoded flat arrays when they hold exactly these queries."""
+    flat = samples.flat_scores()
+    if flat is not None and tuple(flat.queries) == tuple(query_ids):
+        return (flat.n_relevant, flat.relevant, flat.n_relevant, flat.nonrelevant, flat.n_sampled,
+                samples.num_docs - flat.n_relevant)
+    queries = [samples.queries[query_id] for query_id in query_ids]
+
+    def column(values):
+        return np.fromiter(values, dtype=np.int64, count=len(queries))
+
+    def joined(arrays):
+        return np.concatenate(arrays) if arrays else np.zeros(0)
+
+    return (column(q.n_relevant for q in queries), joined([q.relevant for q in queries]),
+            column(q.relevant.size for q in queries), joined([q.nonrelevant for q in queries]),
+            column(q.nonrelevant.size for q in queries), column(q.n_nonrelevant for q in queries))
 
 
 def _judged_relevant(result: ResultFile, qrels: Qrels, level: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from leaderboard.submissions.sample_checks import (
     IMPLAUSIBLE,
     SCORE_TOLERANCE,
     _implausible,
+    _sample_columns,
     _suspect_rows,
     _unmatched,
     _unmatched_by_group,
@@ -175,6 +176,28 @@ def test_tampered_samples_give_the_per_query_outcome(scifact, data):
         kept = [i for i, query_id in enumerate(qrels.query_ids) if query_id not in dropped]
         qrels = Qrels([qrels.query_ids[i] for i in kept], [qrels.judgments[i] for i in kept])
     assert_same_outcome(changed, qrels)
+
+
+def test_decoded_flat_arrays_and_the_queries_one_by_one_give_the_same_screen(scifact):
+    """A file's samples are screened from their decoded flat arrays; samples made otherwise (evaluate's, or with
+    queries replaced) from the queries one by one: the same columns, so the same suspects."""
+    result, qrels = scifact
+    assert result.score_samples.flat_scores() is not None
+    samples = result.score_samples
+    one_by_one = replace(result, score_samples=replace(samples, queries=dict(samples.queries)))
+    assert one_by_one.score_samples.flat_scores() is None
+    for flat, joined in zip(_sample_columns(samples, result.query_ids),
+                            _sample_columns(one_by_one.score_samples, result.query_ids), strict=True):
+        assert flat.dtype == joined.dtype and flat.tobytes() == joined.tobytes()
+    # queries without judgments claim relevant documents the qrels do not have; emptied rankings are skipped
+    kept = [i for i, query_id in enumerate(qrels.query_ids) if i % 7]
+    partial = Qrels([qrels.query_ids[i] for i in kept], [qrels.judgments[i] for i in kept])
+    for qrels_used in (qrels, partial):
+        for rows in ([], [0, 5, 9]):
+            a, b = (_empty_rankings(r, rows) if rows else r for r in (result, one_by_one))
+            screened = _suspect_rows(a, qrels_used, entry_labels(a, qrels_used))
+            assert screened.tolist() == _suspect_rows(b, qrels_used, entry_labels(b, qrels_used)).tolist()
+    assert _suspect_rows(result, partial, entry_labels(result, partial)).size > 0
 
 
 def test_repeated_qrels_queries_are_checked_one_by_one(scifact):

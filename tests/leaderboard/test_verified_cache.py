@@ -210,3 +210,19 @@ def test_validating_in_two_processes_gives_the_same_report(board, monkeypatch):
     assert (parallel.valid, parallel.verified, parallel.partly_verified, parallel.unfetched) == \
         (serial.valid, serial.verified, serial.partly_verified, serial.unfetched)
     assert len(serial.valid) == 5 and len(serial.verified) == 3
+
+
+def test_entries_are_written_whole_and_a_failed_write_leaves_nothing(tmp_path):
+    """Every content cache (verified, predicted, read, checked) writes through ContentCache.put."""
+    from leaderboard.submissions.cache import ContentCache
+
+    cache = ContentCache(tmp_path / "cache")
+    cache.put({"key": "a"}, {"value": [1, 2.5]})  # its folders are made on the first write
+    assert cache.get({"key": "a"}) == {"key": "a", "value": [1, 2.5]}
+    assert cache.get({"key": "b"}) is None
+    blocked = {"key": "b"}
+    Path(cache._path(blocked)).mkdir(parents=True)  # the entry's place is taken: replacing it fails
+    cache.put(blocked, {"value": 1})
+    assert cache.get(blocked) is None
+    assert [path.name for path in (tmp_path / "cache").rglob("*") if path.is_file()] == \
+        [Path(cache._path({"key": "a"})).name]  # no temporary file left behind
