@@ -150,7 +150,7 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
         else:
             verified = bool(outcome)
             verified_metrics = frozenset(result.metrics) if verified else frozenset()
-    loaded = _to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics,
+    loaded = to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics,
                         result.run is not None or bool(stored_run) or result.full is not None)
     if predictor is None:
         return loaded
@@ -172,8 +172,9 @@ def _cached_result(*, model: dict, provenance: dict, **fields) -> LoadedResult:
     return LoadedResult(model=ModelInfo(**model), provenance=Provenance(**provenance), **fields)
 
 
-def _to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
-               verified: bool, verified_metrics: frozenset[str] = frozenset(), has_run: bool | None = None) -> LoadedResult:
+def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
+              verified: bool, verified_metrics: frozenset[str] = frozenset(), has_run: bool | None = None) -> LoadedResult:
+    """What the site keeps of `result` read from `path` (with the score samples, until they are predicted from)."""
     model, dataset, prov = result.model, result.dataset, result.provenance
     return LoadedResult(
         path=path,

@@ -173,9 +173,10 @@ def validate_paths(
     report = ValidationReport()
     judgments = Judgments(data_dirs, data_root)  # official ones fetched once per dataset (per worker) when needed
     checked = _checked_cache() if judgments.cache is not None else None
+    predictor = _predictor() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
     files = result_files(paths, results_root)
-    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked), files, workers,
+    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked, predictor), files, workers,
                           chunksize=max(1, min(64, len(files) // (4 * max(workers, 1)))))
     for path, outcome in zip(files, outcomes, strict=True):
         judgments.add_errors(outcome.judgment_errors)
@@ -200,18 +201,19 @@ def validate_paths(
     return report
 
 
-def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None) -> _FileOutcome:
+def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None,
+                predictor=None) -> _FileOutcome:
     outcome = _FileOutcome()
     known = len(judgments.errors)
     try:
-        _check_into(path, judgments, base, outcome, checked)
+        _check_into(path, judgments, base, outcome, checked, predictor)
     finally:
         outcome.judgment_errors = judgments.errors[known:]
     return outcome
 
 
 def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _FileOutcome,
-                checked: ContentCache | None) -> None:
+                checked: ContentCache | None, predictor=None) -> None:
     report = ValidationReport()  # this file's problems, in the order they are found
     try:
         content = read_result_bytes(path)
@@ -254,6 +256,8 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             if not verification.complete and not verification.problems:
                 outcome.partly_verified = verification.unverified
     outcome.problems = report.problems
+    if predictor is not None and whole is result and result.score_samples is not None:
+        _predict_for_the_build(path, result, digest, predictor)
     if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id):
         checked.put(_checked_fields(digest, path), {
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
@@ -268,6 +272,23 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
 # digest of its dataset's registered definition (a changed definition misses). Its re-scoring is taken from the
 # verification cache for the judgments at hand now; without such an entry the file is checked whole. Files with a
 # problem, split files, local datasets and --base runs are always checked whole.
+
+
+def _predictor():
+    """The recall-at-scale predictor of a site build with default settings, with its cache."""
+    from leaderboard.analysis.predictions import Predictor
+
+    return Predictor()
+
+
+def _predict_for_the_build(path: Path, result: ResultFile, digest: str, predictor) -> None:
+    """Predict recall at scale from the samples this check decoded, into the prediction cache: the build that follows
+    (`make site`, the deploy workflow) then finds both this file's verification and its prediction cached and decodes
+    neither its ranking nor its samples again. Not a check: what cannot be predicted is the build's to report."""
+    from leaderboard.submissions.load import to_loaded
+
+    if predictor.cached(digest, result) is None:
+        predictor(to_loaded(str(path), result, result.query_ids, {}, False), digest)
 
 
 def _checked_cache() -> ContentCache:

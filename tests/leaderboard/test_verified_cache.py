@@ -226,3 +226,37 @@ def test_entries_are_written_whole_and_a_failed_write_leaves_nothing(tmp_path):
     assert cache.get(blocked) is None
     assert [path.name for path in (tmp_path / "cache").rglob("*") if path.is_file()] == \
         [Path(cache._path({"key": "a"})).name]  # no temporary file left behind
+
+
+def test_the_build_after_validate_decodes_neither_rankings_nor_samples(board, counted, monkeypatch):
+    """`make site` and the deploy run validate, then build: validate keeps each file's prediction with its
+    verification, so the build decodes no ranking and no score samples and predicts nothing."""
+    import leaderboard.analysis.predictions as predictions
+
+    counts = {"samples": 0, "predicted": 0}
+    decode, predict = evaluator.result.decode_score_samples, predictions.predict_result
+
+    def decoded(*args, **kwargs):
+        counts["samples"] += 1
+        return decode(*args, **kwargs)
+
+    def predicted(*args, **kwargs):
+        counts["predicted"] += 1
+        return predict(*args, **kwargs)
+
+    monkeypatch.setattr(evaluator.result, "decode_score_samples", decoded)
+    monkeypatch.setattr(predictions, "predict_result", predicted)
+    assert len(validate_paths([], board / "results", data_root=board / "data").verified) == 6
+    assert counts == {"samples": 6, "predicted": 6} and len(_entries(board)) == 6
+    assert len(list((board / "cache" / "predicted").rglob("*.json"))) == 6
+    args = ["--results", str(board / "results"), "--data-dir", str(board / "data")]
+    assert main(["build", *args, "--out", str(board / "site")]) == 0
+    assert counts == {"samples": 6, "predicted": 6} and counted["decoded"] == 6
+    alone = board / "alone"  # the same build from an empty cache decodes and predicts every file itself
+    monkeypatch.setenv("IRBOARD_CACHE", str(board / "cache-alone"))
+    assert main(["build", *args, "--out", str(alone)]) == 0
+    assert counts == {"samples": 12, "predicted": 12}
+    assert sorted(p.relative_to(alone) for p in alone.rglob("*")) == \
+        sorted(p.relative_to(board / "site") for p in (board / "site").rglob("*"))
+    assert all((board / "site" / p.relative_to(alone)).read_bytes() == p.read_bytes()
+               for p in alone.rglob("*") if p.is_file())
