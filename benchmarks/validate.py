@@ -9,7 +9,7 @@ only the model id changed), to benchmarks/_work/validate_<models>/results, once.
 --data-dir ../shared/data` then checks and re-scores every file against SciFact's judgments, timed from a process
 of its own (CPU time and the largest peak RSS of the command and its workers):
 
-- from an empty $IRBOARD_CACHE (every file decoded, checked and re-scored);
+- from an empty $IRBOARD_CACHE (every file decoded, checked and re-scored, and predicted from for the build);
 - with the verifications cached but not the clean checks (`checked/` removed: every file decoded and checked,
   nothing re-scored; the best case of validate before the clean checks were kept);
 - from the cache the first run filled (nothing decoded);
