@@ -87,9 +87,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from leaderboard.analysis.predictions import Predictor
     from leaderboard.submissions.validate import run_validate
 
-    return run_validate(args)
+    # what a site build with default settings will predict from each file's samples, made while validate has them
+    # decoded, so that the build after it (make site, the deploy) decodes no samples
+    return run_validate(args, predictor=Predictor())
 
 
 def _migrate(args: argparse.Namespace) -> int:

@@ -167,13 +167,14 @@ def validate_paths(
     data_root: Path | None = None,
     base: str | None = None,
     workers: int = 1,
+    predictor=None,
 ) -> ValidationReport:
     """Every problem of the result files under `paths` (default: `results_root`), each file read, checked and
-    re-scored whole; in `workers` forked processes when more than one (the same report)."""
+    re-scored whole; in `workers` forked processes when more than one (the same report). `predictor`
+    (analysis.predictions.Predictor, with its cache): see `_predict_for_the_build`."""
     report = ValidationReport()
     judgments = Judgments(data_dirs, data_root)  # official ones fetched once per dataset (per worker) when needed
     checked = _checked_cache() if judgments.cache is not None else None
-    predictor = _predictor() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
     files = result_files(paths, results_root)
     outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked, predictor), files, workers,
@@ -256,7 +257,7 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             if not verification.complete and not verification.problems:
                 outcome.partly_verified = verification.unverified
     outcome.problems = report.problems
-    if predictor is not None and whole is result and result.score_samples is not None:
+    if getattr(predictor, "cache", None) is not None and whole is result and result.score_samples is not None:
         _predict_for_the_build(path, result, digest, predictor)
     if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id):
         checked.put(_checked_fields(digest, path), {
@@ -272,13 +273,6 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
 # digest of its dataset's registered definition (a changed definition misses). Its re-scoring is taken from the
 # verification cache for the judgments at hand now; without such an entry the file is checked whole. Files with a
 # problem, split files, local datasets and --base runs are always checked whole.
-
-
-def _predictor():
-    """The recall-at-scale predictor of a site build with default settings, with its cache."""
-    from leaderboard.analysis.predictions import Predictor
-
-    return Predictor()
 
 
 def _predict_for_the_build(path: Path, result: ResultFile, digest: str, predictor) -> None:
@@ -350,9 +344,10 @@ def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
     return explicit, root
 
 
-def run_validate(args: argparse.Namespace) -> int:
+def run_validate(args: argparse.Namespace, predictor=None) -> int:
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
-    report = validate_paths(list(args.paths), args.results, data_dirs, data_root, args.base, workers=min(cores(), 4))
+    report = validate_paths(list(args.paths), args.results, data_dirs, data_root, args.base, workers=min(cores(), 4),
+                            predictor=predictor)
     for problem in report.problems:
         print(one_line(problem), file=sys.stderr)
     if report.problems:

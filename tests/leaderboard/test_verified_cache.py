@@ -246,16 +246,17 @@ def test_the_build_after_validate_decodes_neither_rankings_nor_samples(board, co
 
     monkeypatch.setattr(evaluator.result, "decode_score_samples", decoded)
     monkeypatch.setattr(predictions, "predict_result", predicted)
-    assert len(validate_paths([], board / "results", data_root=board / "data").verified) == 6
-    assert counts == {"samples": 6, "predicted": 6} and len(_entries(board)) == 6
-    assert len(list((board / "cache" / "predicted").rglob("*.json"))) == 6
+    # the command as make site runs it (in worker processes; exit 1: the synthetic datasets have other query counts
+    # than the registered ones, which validate reports, but it checks and re-scores every file all the same)
+    assert main(["validate", "--results", str(board / "results"), "--data-dir", str(board / "data")]) == 1
+    assert len(_entries(board)) == 6 and len(list((board / "cache" / "predicted").rglob("*.json"))) == 6
     args = ["--results", str(board / "results"), "--data-dir", str(board / "data")]
     assert main(["build", *args, "--out", str(board / "site")]) == 0
-    assert counts == {"samples": 6, "predicted": 6} and counted["decoded"] == 6
+    assert counts == {"samples": 0, "predicted": 0} and counted == {"decoded": 0, "rescored": 0}
     alone = board / "alone"  # the same build from an empty cache decodes and predicts every file itself
     monkeypatch.setenv("IRBOARD_CACHE", str(board / "cache-alone"))
     assert main(["build", *args, "--out", str(alone)]) == 0
-    assert counts == {"samples": 12, "predicted": 12}
+    assert counts == {"samples": 6, "predicted": 6} and counted == {"decoded": 6, "rescored": 6}
     assert sorted(p.relative_to(alone) for p in alone.rglob("*")) == \
         sorted(p.relative_to(board / "site") for p in (board / "site").rglob("*"))
     assert all((board / "site" / p.relative_to(alone)).read_bytes() == p.read_bytes()
