@@ -151,7 +151,7 @@ def read_loaded(path: Path, keep_metrics: Callable[[str], Iterable[str] | None] 
             verified = bool(outcome)
             verified_metrics = frozenset(result.metrics) if verified else frozenset()
     loaded = to_loaded(str(path), result, query_ids, per_query, verified, verified_metrics,
-                        result.run is not None or bool(stored_run) or result.full is not None)
+                       result.run is not None or bool(stored_run) or result.full is not None)
     if predictor is None:
         return loaded
     prediction = predicted[0] if predicted and predicted[0] is not None else predictor(loaded, digest)

@@ -186,11 +186,10 @@ def validate_paths(
             continue
         model_id, dataset_id = outcome.ids
         key = (slugify(model_id), slugify(dataset_id))
-        problems = list(outcome.problems)
+        report.problems.extend(outcome.problems)
         if key in seen:
-            problems.append(f"{path}: a second result for {model_id} on {dataset_id} (first: {seen[key]})")
+            report.add(path, f"a second result for {model_id} on {dataset_id} (first: {seen[key]})")
         seen[key] = path
-        report.problems.extend(problems)
         if outcome.verified:
             report.verified.add(path)
         if outcome.partly_verified is not None:
