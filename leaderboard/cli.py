@@ -71,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--results", type=Path, default=Path("results"))
     build.add_argument("--out", type=Path, default=Path("_site"))
     build.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    build.add_argument("--rounds", type=Path, default=Path("rounds"), help="the sealed rounds folder (docs/rounds.md)")
+    build.add_argument("--now", help="the instant to show round phases at, ISO 8601 with a zone (default: the "
+                       "checked-out commit's time, so that a commit always builds the same site)")
     build.add_argument("--data-dir", action="append", default=[],
                        help="local datasets (as for validate) to re-score stored rankings: those are 'verified'")
     build.set_defaults(handler=_build)
@@ -244,12 +247,26 @@ def _build(args: argparse.Namespace) -> int:
     # pages (BLAS stays at one thread in each: see main)
     workers = min(cores(), 4)
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root),
-                        workers=workers)
+                        workers=workers, rounds_dir=args.rounds,
+                        now=_instant(args.now) if args.now else _head_time())
     for warning in report.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
     print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
           f"({report.models} models, {report.datasets} datasets)")
     return 0
+
+
+def _head_time():
+    """The committer time of the checked-out commit: the instant a build judges round phases at, so that the
+    same commit builds the same site. The current time outside a git checkout."""
+    import subprocess
+    from datetime import datetime, timezone
+
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%cI"], capture_output=True, text=True, check=True).stdout
+        return datetime.fromisoformat(out.strip()).astimezone(timezone.utc)
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return datetime.now(timezone.utc)
 
 
 def _predict(args: argparse.Namespace) -> int:

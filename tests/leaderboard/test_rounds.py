@@ -324,3 +324,44 @@ def test_bad_round_files_get_one_line(tmp_path, text, message):
     with pytest.raises(RoundError, match=message) as caught:
         read_round(folder)
     assert "\n" not in str(caught.value) and "round.yml" in str(caught.value)
+
+
+def test_round_page_shows_phase_commitments_and_board(played, tmp_path):
+    """The site's round page, built by `irboard build` from a real git history: merge times, statuses, the
+    board once published, and text from the files escaped."""
+    from leaderboard.web.build import build_site
+
+    folder, clock, runs, entries = played
+    pool_path = write_pool(folder, REVEALED + timedelta(hours=1), clock.times)
+    clock.enter(REVEALED + timedelta(hours=2), pool_path)
+    (folder / "judgments").mkdir()
+    with open(folder / "judgments" / "qrels.txt", "w") as stream:
+        for query_id, judged in sorted(_pooled_qrels(folder).items()):
+            for doc_id, label in sorted(judged.items()):
+                stream.write(f"{query_id} 0 {doc_id} {label}\n")
+    (folder / "judgments" / "provenance.yml").write_text(
+        "assessors: human\ndescription: two assessors <script>alert(1)</script>\n")
+    clock.enter(REVEALED + timedelta(days=1), folder / "judgments" / "qrels.txt",
+                folder / "judgments" / "provenance.yml")
+    clock.enter(JUDGED + timedelta(hours=1), write_scores(folder, JUDGED + timedelta(hours=1), clock.times))
+    import leaderboard.rounds.play as play
+
+    original = play.git_times
+    play.git_times = lambda _folder: clock.times
+    try:
+        before = build_site(ROOT / "results", tmp_path / "site-judged", rounds_dir=folder.parent,
+                            now=JUDGED + timedelta(days=1))
+        after = build_site(ROOT / "results", tmp_path / "site", rounds_dir=folder.parent, now=PUBLISHED)
+    finally:
+        play.git_times = original
+    judged_page = (tmp_path / "site-judged" / "rounds" / "scifact-blind.html").read_text()
+    assert "The board is shown once the round is published" in judged_page
+    page = (tmp_path / "site" / "rounds" / "scifact-blind.html").read_text()
+    assert "<strong>published</strong>" in page
+    assert "withdrawn: not revealed before the reveals closed" in page
+    assert "naver/splade-tiny" in page and "Leave-one-out nDCG@10" in page
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+    assert page.count("⚠") == 1  # only the caption's key: human judges share no model with a system
+    index = (tmp_path / "site" / "rounds" / "index.html").read_text()
+    assert 'href="scifact-blind.html"' in index
+    assert any("bm25@v1-again" in w for w in after.warnings) and before.pages == after.pages
