@@ -299,14 +299,56 @@ def test_merge_times_come_from_the_first_parent_history(tmp_path):
     assert status.ledger.entries[0].status == "refused"
 
 
-def test_command_line_check_exits_1_on_a_late_pull_request(played):
-    folder, clock, runs, entries = played
-    done = subprocess.run([sys.executable, "-m", "leaderboard.cli", "round", "check", str(folder), "--now",
-                           (FROZEN + timedelta(days=1)).isoformat(), "--pending",
-                           str(folder / "commitments" / "new.json")], capture_output=True, text=True)
-    assert done.returncode == 1
-    assert "cannot read its git history" in done.stderr or "would enter at" in done.stderr
-    assert "Traceback" not in done.stderr
+def test_the_command_line_plays_a_round_in_a_git_repository(tmp_path):
+    """commit, reveal, check and pool through `irboard`, each step merged on main at a controlled instant."""
+    repo = tmp_path / "repo"
+    folder = repo / "rounds" / "scifact-blind"
+    folder.mkdir(parents=True)
+    (folder / "round.yml").write_text(ROUND_YML)
+    run = _run_file("bm25", tmp_path / "bm25.run")
+
+    def git(*args, at: datetime):
+        env = {"GIT_AUTHOR_DATE": at.isoformat(), "GIT_COMMITTER_DATE": at.isoformat(), "HOME": str(tmp_path),
+               "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.org", "GIT_COMMITTER_NAME": "a",
+               "GIT_COMMITTER_EMAIL": "a@example.org", "PATH": "/usr/bin:/bin"}
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+
+    def merge(at: datetime):
+        git("add", "-A", at=at)
+        git("commit", "-q", "-m", "step", at=at)
+
+    def irboard(*args, now: datetime):
+        return subprocess.run([sys.executable, "-m", "leaderboard.cli", *args, "--now", now.isoformat()],
+                              capture_output=True, text=True, cwd=repo)
+
+    def irboard_plain(*args):
+        return subprocess.run([sys.executable, "-m", "leaderboard.cli", *args], capture_output=True, text=True,
+                              cwd=repo)
+
+    git("init", "-q", "-b", "main", at=OPEN)
+    merge(OPEN - timedelta(days=1))
+    done = irboard_plain("round", "commit", str(folder), "--run", str(run), "--model-id", "bm25", "--revision", "v1",
+                         "--type", "lexical", "--salt-out", str(tmp_path / "bm25.salt"))
+    assert done.returncode == 0, done.stderr
+    inside = irboard_plain("round", "commit", str(folder), "--run", str(run), "--model-id", "x", "--salt-out",
+                           str(folder / "x.salt"))
+    assert inside.returncode == 1 and "write it outside" in inside.stderr
+    # a pull request adding the commitment is fine while open, refused once frozen
+    pending = str(folder / "commitments" / "bm25@v1.json")
+    assert irboard("round", "check", str(folder), "--pending", pending, now=OPEN + timedelta(days=1)).returncode == 0
+    late = irboard("round", "check", str(folder), "--pending", pending, now=FROZEN + timedelta(days=1))
+    assert late.returncode == 1 and "would enter at" in late.stderr and "Traceback" not in late.stderr
+    merge(OPEN + timedelta(days=1))
+    early = irboard("pool", str(folder), now=FROZEN + timedelta(days=1))
+    assert early.returncode == 1 and "the pool is made once the reveals close" in early.stderr
+    done = irboard_plain("round", "reveal", str(folder), "--entry", "bm25@v1", "--run", str(run), "--salt",
+                         str(tmp_path / "bm25.salt"))
+    assert done.returncode == 0, done.stderr
+    merge(FROZEN + timedelta(days=1))
+    check = irboard("round", "check", str(folder), now=REVEALED)
+    assert check.returncode == 0 and "bm25@v1 revealed" in check.stdout
+    done = irboard("pool", str(folder), now=REVEALED + timedelta(hours=1))
+    assert done.returncode == 0 and (folder / "pool.tsv").stat().st_size > 0
 
 
 @pytest.mark.parametrize("text, message", [
