@@ -71,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--results", type=Path, default=Path("results"))
     build.add_argument("--out", type=Path, default=Path("_site"))
     build.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    build.add_argument("--rounds", type=Path, default=Path("rounds"), help="the sealed rounds folder (docs/rounds.md)")
+    build.add_argument("--now", help="the instant to show round phases at, ISO 8601 with a zone (default: the "
+                       "checked-out commit's time, so that a commit always builds the same site)")
     build.add_argument("--data-dir", action="append", default=[],
                        help="local datasets (as for validate) to re-score stored rankings: those are 'verified'")
     build.set_defaults(handler=_build)
@@ -79,11 +82,126 @@ def _parser() -> argparse.ArgumentParser:
     predict_cli.add_arguments(predict)
     predict.set_defaults(handler=_predict)
 
+    _add_round_commands(commands)
+
     serve = commands.add_parser("serve", help="preview the built site on http://127.0.0.1:PORT")
     serve.add_argument("--out", type=Path, default=Path("_site"))
     serve.add_argument("--port", type=int, default=8000)
     serve.set_defaults(handler=_serve)
     return parser
+
+
+def _add_round_commands(commands) -> None:
+    """`irboard round check|commit|reveal|score` and `irboard pool` (sealed rounds, docs/rounds.md)."""
+    round_parser = commands.add_parser("round", help="sealed rounds: commit, reveal, check and score runs")
+    steps = round_parser.add_subparsers(dest="step", required=True)
+    now_help = "the instant to judge phases at, ISO 8601 with a zone (default: now)"
+
+    check = steps.add_parser("check", help="check a round folder; exit 1 listing every problem")
+    check.add_argument("round", type=Path, help="the round folder, rounds/<name>")
+    check.add_argument("--pending", nargs="*", default=[], type=Path,
+                       help="files a pull request adds or changes (repository paths): each must be allowed now")
+    check.add_argument("--now", help=now_help)
+    check.set_defaults(handler=_round_check)
+
+    commit = steps.add_parser("commit", help="write the commitment of a run and a private salt")
+    commit.add_argument("round", type=Path)
+    commit.add_argument("--run", type=Path, required=True, help="the TREC run to commit to (keep it unchanged)")
+    commit.add_argument("--model-id", required=True)
+    commit.add_argument("--revision", default="", help="the model revision (one commitment per revision)")
+    commit.add_argument("--type", default="other", help="lexical, sparse, dense, hybrid, late-interaction, other")
+    commit.add_argument("--license", default="")
+    commit.add_argument("--url", default="")
+    commit.add_argument("--uses-model", action="append", default=[],
+                        help="a model the system runs inside (reranker, generator); repeatable")
+    commit.add_argument("--salt-out", type=Path, help="where to keep the salt (default: RUN.salt); keep it private")
+    commit.set_defaults(handler=_round_commit)
+
+    reveal = steps.add_parser("reveal", help="copy a committed run and its salt into the round after the freeze")
+    reveal.add_argument("round", type=Path)
+    reveal.add_argument("--entry", required=True, help="the commitment's name (its file name without .json)")
+    reveal.add_argument("--run", type=Path, required=True)
+    reveal.add_argument("--salt", type=Path, required=True)
+    reveal.set_defaults(handler=_round_reveal)
+
+    score = steps.add_parser("score", help="write scores.json: every revealed run against the judgments")
+    score.add_argument("round", type=Path)
+    score.add_argument("--now", help=now_help)
+    score.set_defaults(handler=_round_score)
+
+    pool = commands.add_parser("pool", help="write a round's pool of revealed runs as its assessment file")
+    pool.add_argument("round", type=Path, help="the round folder, rounds/<name>")
+    pool.add_argument("--now", help=now_help)
+    pool.set_defaults(handler=_pool)
+
+
+def _instant(text: str | None):
+    from datetime import datetime, timezone
+
+    if text is None:
+        return datetime.now(timezone.utc)
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError:
+        instant = None
+    if instant is None or instant.tzinfo is None:
+        raise IrboardError(f"--now {text!r}: write an ISO 8601 instant with a zone, e.g. 2027-01-15T12:00:00Z")
+    return instant.astimezone(timezone.utc)
+
+
+def _round_check(args: argparse.Namespace) -> int:
+    from leaderboard.rounds.play import round_status
+
+    folder = args.round.resolve()
+    pending = [p.resolve().relative_to(folder).as_posix() for p in args.pending
+               if folder in p.resolve().parents]
+    status = round_status(args.round, _instant(args.now), pending=pending)
+    ledger = status.ledger
+    print(f"irboard: round {ledger.round.name}: phase {ledger.phase}; "
+          + ", ".join(f"{entry.name} {entry.status}" for entry in ledger.entries))
+    for problem in status.problems:
+        print(f"error: {one_line(problem)}", file=sys.stderr)
+    return 1 if status.problems else 0
+
+
+def _round_commit(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from evaluator.result import ModelBlock
+    from leaderboard.rounds.play import commit_run
+
+    try:
+        model = ModelBlock.model_validate({"id": args.model_id, "revision": args.revision, "type": args.type,
+                                           "license": args.license, "url": args.url})
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise IrboardError(f"--{first['loc'][0]}: {first['msg']}") from None
+    salt_out = args.salt_out or args.run.with_name(args.run.name + ".salt")
+    path = commit_run(args.round, args.run, model, salt_out, args.uses_model)
+    print(f"irboard: wrote {path}; the salt is in {salt_out}: keep it private until the reveal")
+    return 0
+
+
+def _round_reveal(args: argparse.Namespace) -> int:
+    from leaderboard.rounds.play import reveal_run
+
+    run, salt = reveal_run(args.round, args.entry, args.run, args.salt)
+    print(f"irboard: wrote {run} and {salt}; open a pull request with both")
+    return 0
+
+
+def _round_score(args: argparse.Namespace) -> int:
+    from leaderboard.rounds.play import write_scores
+
+    print(f"irboard: wrote {write_scores(args.round, _instant(args.now))}")
+    return 0
+
+
+def _pool(args: argparse.Namespace) -> int:
+    from leaderboard.rounds.play import write_pool
+
+    print(f"irboard: wrote {write_pool(args.round, _instant(args.now))}")
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -129,12 +247,26 @@ def _build(args: argparse.Namespace) -> int:
     # pages (BLAS stays at one thread in each: see main)
     workers = min(cores(), 4)
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root),
-                        workers=workers)
+                        workers=workers, rounds_dir=args.rounds,
+                        now=_instant(args.now) if args.now else _head_time())
     for warning in report.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
     print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
           f"({report.models} models, {report.datasets} datasets)")
     return 0
+
+
+def _head_time():
+    """The committer time of the checked-out commit: the instant a build judges round phases at, so that the
+    same commit builds the same site. The current time outside a git checkout."""
+    import subprocess
+    from datetime import datetime, timezone
+
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%cI"], capture_output=True, text=True, check=True).stdout
+        return datetime.fromisoformat(out.strip()).astimezone(timezone.utc)
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return datetime.now(timezone.utc)
 
 
 def _predict(args: argparse.Namespace) -> int:

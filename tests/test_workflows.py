@@ -25,7 +25,7 @@ def _load(name: str) -> dict:
 
 
 def test_actionlint_and_schema():
-    assert {p.name for p in WORKFLOWS} == {"ci.yml", "results.yml", "results-comment.yml", "deploy.yml"}
+    assert {p.name for p in WORKFLOWS} == {"ci.yml", "results.yml", "results-comment.yml", "deploy.yml", "rounds.yml"}
     lint = subprocess.run([str(BIN / "actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     schema = subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
@@ -275,3 +275,32 @@ def test_ci_verifies_split_results_from_the_project_store_only():
                    if "IRBOARD_CACHE" in job.get("env", {})]
         assert mirrors and all(mirror == f"${{{{ vars.IRBOARD_FULL_STORE || '{FULL_STORE}' }}}}"
                                for mirror in mirrors), name
+
+
+def test_rounds_workflow_runs_only_base_branch_tooling_on_pull_request_data():
+    workflow = _load("rounds.yml")
+    assert workflow["on"] == {"pull_request": {"paths": ["rounds/**"]}}
+    assert workflow["permissions"] == {"contents": "read"}
+    steps = workflow["jobs"]["check"]["steps"]
+    tooling, pr = steps[0]["with"], steps[1]["with"]
+    assert tooling["ref"] == "${{ github.event.pull_request.base.sha }}" and tooling["path"] == "tooling"
+    assert pr["path"] == "pr" and pr["fetch-depth"] == 0  # merge times need the history
+    assert all(step["with"].get("persist-credentials") is False for step in steps if "checkout" in step.get("uses", ""))
+    commands = [step["run"] for step in steps if "run" in step]
+    assert any('"$IRBOARD" round check' in command and "--pending" in command for command in commands)
+    # nothing from the pull request is installed or run
+    assert not any("pr/" in command or "pip install" in command for command in commands)
+
+
+def test_deploy_attests_round_files_with_the_history_it_needs():
+    jobs = _load("deploy.yml")["jobs"]
+    attest_job = jobs["attest-rounds"]
+    assert attest_job["permissions"] == {"contents": "read", "id-token": "write", "attestations": "write"}
+    assert not any("run" in step for step in attest_job["steps"])  # it runs no code of the repository
+    attest = next(step for step in attest_job["steps"] if "attest-build-provenance" in step.get("uses", ""))
+    assert attest["with"]["subject-path"] == "rounds/**"
+    steps = jobs["build"]["steps"]
+    assert steps[0]["with"]["fetch-depth"] == 0
+    build = next(step for step in steps if "irboard build" in step.get("run", ""))
+    assert "--now" in build["run"]
+    assert "schedule" in _load("deploy.yml")["on"]

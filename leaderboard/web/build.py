@@ -11,6 +11,7 @@ import http.server
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results, read_cache
 from leaderboard.submissions.parallel import forked_map
-from leaderboard.web import board_data, downloads, pages, rank_pages
+from leaderboard.web import board_data, downloads, pages, rank_pages, round_pages
 from leaderboard.web.render import (
     MARKER,
     STATIC_DIR,
@@ -83,11 +84,13 @@ def _check_output(results_dir: Path, out_dir: Path) -> list[str]:
 def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = False,
                settings: SiteSettings | TestSettings | None = None,
                is_verified: Callable[[ResultFile], bool] | None = None,
-               lookup: Callable = dataset_info, workers: int = 1) -> BuildReport:
+               lookup: Callable = dataset_info, workers: int = 1, rounds_dir: Path | str | None = None,
+               now: datetime | None = None) -> BuildReport:
     """Build the static site from `results_dir` into `out_dir`; raise BuildError listing every problem.
 
     `settings` chooses the tests and the baseline; `is_verified(result)` marks results whose run re-scores
-    to the same metrics (no result is verified without it); `lookup(dataset_id)` gives a DatasetInfo."""
+    to the same metrics (no result is verified without it); `lookup(dataset_id)` gives a DatasetInfo. Sealed rounds
+    are read from `rounds_dir` (when it exists), their phases judged at `now` (default: the current time)."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     settings = _settings(settings)
     lookup = functools.lru_cache(maxsize=None)(lookup)
@@ -103,12 +106,14 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     # judgments that could not be had leave results unverified
     warnings += [f"{error}; its results are shown unverified" for error in getattr(is_verified, "errors", [])]
     board = build_leaderboard(loaded.results, settings, lookup, warnings, workers)
+    rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings)
     if strict and warnings:
         raise BuildError(warnings, "warnings (--strict)")
     for warning in warnings:
         logger.warning("%s", one_line(warning))
     with staged_folder(out_dir) as staging:
         files, page_count = render_site(board, workers=workers, folder=staging)
+        page_count += round_pages.add_round_pages(files, make_environment(), rounds)
         files.write_to(staging)
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),

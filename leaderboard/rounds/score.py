@@ -1,0 +1,127 @@
+"""`irboard round score`: every revealed run scored against the pool's judgments, with the pool's statistics.
+
+Scores follow trec_eval (`evaluator.metrics`): unjudged documents count as not relevant, and the mean is over
+the judged queries. Beside each run's scores the board gives what tells a reader how far to trust them:
+- `judged_share`: the share of the run's top `pool_depth` documents that were judged (1.0 for every revealed
+  run, since each one is in the pool; below 1 only for documents the assessors skipped);
+- `unique` and `unique_relevant`: pooled documents only this run contributed, and the relevant ones among them;
+- `leave_one_out`: the first metric when this run's unique documents are treated as unjudged, as if it had
+  not been pooled (Zobel 1998); the difference is the pool's bias in this run's favour, and what a run scored
+  later against these judgments would lose;
+- `shares_judge`: the run's system names the judge model among the models it uses (a judge favours its own
+  model's output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from evaluator.metrics import Qrels, evaluate, parse_measures, rank_run
+from evaluator.trec import read_qrels
+from leaderboard.rounds.ledger import JUDGMENTS, QRELS_FILE, SCORES_FILE, Ledger
+from leaderboard.rounds.pool import Pool, read_runs
+from leaderboard.rounds.spec import RoundError
+
+
+@dataclass(frozen=True)
+class RunScore:
+    entry: str
+    model_id: str
+    revision: str
+    metrics: dict[str, float]
+    judged_share: float
+    unique: int
+    unique_relevant: int
+    leave_one_out: float
+    shares_judge: bool
+
+
+@dataclass(frozen=True)
+class Board:
+    round: str
+    metrics: list[str]
+    pool_depth: int
+    pool_pairs: int
+    queries: int
+    relevant: int
+    judge: str
+    runs: list[RunScore]
+
+    def to_json(self) -> str:
+        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+
+
+def _mean(values: np.ndarray) -> float:
+    return round(float(values.mean()) if values.size else 0.0, 10)
+
+
+def read_judgments(ledger: Ledger, pool: Pool) -> Qrels:
+    """The round's qrels; every judged pair must be in the pool."""
+    path: Path = ledger.round.folder / JUDGMENTS / QRELS_FILE
+    if ledger.judged_at is None:
+        raise RoundError(f"{ledger.round.folder}: no accepted judgments yet ({path} and its provenance.yml, "
+                         f"accepted from {ledger.round.spec.phases.revealed.isoformat()})")
+    qrels = read_qrels(path)
+    outside = [(q, d) for q, judged in zip(qrels.query_ids, qrels.judgments, strict=True) for d in judged
+               if (q, d) not in pool.contributors]
+    if outside:
+        q, d = outside[0]
+        raise RoundError(f"{path}: judges {len(outside)} pairs outside the pool, e.g. query {q!r} document {d!r}; "
+                         "judge exactly the pairs of pool.tsv")
+    return qrels
+
+
+def _shares_judge(uses: list[str], model_id: str, judge: str) -> bool:
+    if not judge:
+        return False
+    judge = judge.lower()
+    return any(judge == name.lower() or judge.split("/")[-1] == name.lower().split("/")[-1]
+               for name in [*uses, model_id])
+
+
+def score_round(ledger: Ledger, pool: Pool) -> Board:
+    spec = ledger.round.spec
+    qrels = read_judgments(ledger, pool)
+    measures = parse_measures(spec.metrics)
+    first = str(measures[0])
+    judge = ledger.provenance.judge.model if ledger.provenance and ledger.provenance.judge else ""
+    runs = read_runs(ledger)
+    judged_pairs = {(q, d) for q, judged in zip(qrels.query_ids, qrels.judgments, strict=True) for d in judged}
+    relevant = {(q, d) for q, judged in zip(qrels.query_ids, qrels.judgments, strict=True) for d, label in judged.items()
+                if label >= 1}
+    rows = []
+    for entry in ledger.revealed():
+        run = runs[entry.name]
+        values = evaluate(rank_run(run, qrels), qrels, measures)
+        unique = pool.unique_to(entry.name)
+        reduced = Qrels.from_dict({q: {d: label for d, label in judged.items() if (q, d) not in unique}
+                                   for q, judged in zip(qrels.query_ids, qrels.judgments, strict=True)})
+        left_out = evaluate(rank_run(run, reduced), reduced, measures[:1])[first]
+        pooled = [(q, d) for (q, d), names in pool.contributors.items() if entry.name in names]
+        commitment = entry.commitment
+        rows.append(RunScore(
+            entry=entry.name, model_id=commitment.model.id, revision=commitment.model.revision,
+            metrics={name: _mean(value) for name, value in values.items()},
+            judged_share=round(sum(pair in judged_pairs for pair in pooled) / max(len(pooled), 1), 10),
+            unique=len(unique), unique_relevant=len(unique & relevant), leave_one_out=_mean(left_out),
+            shares_judge=_shares_judge(commitment.uses_models, commitment.model.id, judge)))
+    rows.sort(key=lambda row: (-row.metrics[first], row.entry))
+    return Board(spec.name, [str(m) for m in measures], spec.pool_depth, len(pool.contributors),
+                 len(qrels.query_ids), len(relevant), judge, rows)
+
+
+def check_scores_file(ledger: Ledger, board: Board) -> list[str]:
+    path: Path = ledger.round.folder / SCORES_FILE
+    if path.exists() and path.read_text(encoding="utf-8", errors="replace") != board.to_json():
+        return [f"{path}: differs from the scores of the revealed runs against the judgments; write it with "
+                f"`irboard round score {ledger.round.folder}`"]
+    return []
+
+
+def board_from_file(path: Path) -> Mapping:
+    return orjson.loads(path.read_bytes())
