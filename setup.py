@@ -6,4 +6,4 @@ from setuptools import find_packages, setup
 
 ASSETS = {"leaderboard.templates": "templates", "leaderboard.site": "site"}
 
-setup(packages=find_packages(include=["evaluator*", "leaderboard*"]) + list(ASSETS), package_dir=ASSETS)
+setup(packages=find_packages(include=["evaluator*", "leaderboard*", "irboard*"]) + list(ASSETS), package_dir=ASSETS)

@@ -56,19 +56,16 @@ def _choice(option: str, value: str, choices) -> str:
     return value
 
 
-def run_predict(args: argparse.Namespace) -> int:
-    from evaluator.result import read_result
+def predict_recall(result, docs: float, ks=(10, 100, 1000), growth: str = DEFAULT_GROWTH, mode: str = DEFAULT_MODE,
+                   tail: str = DEFAULT_TAIL, source: str = "result") -> dict[str, object]:
+    """Predicted Recall@k of `result` (a ResultFile with score samples) at `docs` documents, with its 95% band
+    over queries when the method gives one; the same numbers `irboard predict` prints."""
     from leaderboard.analysis.scale import CannotPredictError, forecast
 
-    docs, ks = _docs(args.docs), _ks(args.k)
-    growth = _choice("--growth", args.growth, GROWTHS)
-    mode = _choice("--mode", args.mode, MODES)
-    tail = _choice("--tail", args.tail, ("hybrid", "skewnorm"))
-    result = read_result(args.result)
     try:
-        found = forecast(result, [docs], ks, growth, mode, tail)
+        found = forecast(result, [docs], list(ks), growth, mode, tail)
     except CannotPredictError as error:
-        raise CannotPredictError(f"{args.result}: cannot predict recall at {docs:,.0f} documents: {error}") from None
+        raise CannotPredictError(f"{source}: cannot predict recall at {docs:,.0f} documents: {error}") from None
     out: dict[str, object] = {f"R@{k}": round(float(found.recall[0, j]), 6) for j, k in enumerate(found.ks)}
     band = found.band()
     if band is not None:
@@ -77,5 +74,15 @@ def run_predict(args: argparse.Namespace) -> int:
         out["band_level"] = "95% bootstrap interval over queries"
     out.update({"docs": int(docs), "growth": growth, "mode": mode, "queries": found.queries,
                 "dropped_queries": found.n_dropped})
-    print(json.dumps(out))
+    return out
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    from evaluator.result import read_result
+
+    docs, ks = _docs(args.docs), _ks(args.k)
+    growth = _choice("--growth", args.growth, GROWTHS)
+    mode = _choice("--mode", args.mode, MODES)
+    tail = _choice("--tail", args.tail, ("hybrid", "skewnorm"))
+    print(json.dumps(predict_recall(read_result(args.result), docs, ks, growth, mode, tail, str(args.result))))
     return 0

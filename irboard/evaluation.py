@@ -1,0 +1,29 @@
+"""`irboard.evaluate`: metric values of a run against judgments, the same numbers as `irboard evaluate --run`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluator.metrics import evaluate as evaluate_ranked
+from irboard.inputs import MetricsLike, QrelsLike, RunLike, mean, to_measures, to_qrels, to_ranked
+
+
+def evaluate(run: RunLike, qrels: QrelsLike, metrics: MetricsLike = "nDCG@10,R@100", *, per_query: bool = False,
+             relevance_level: int = 1, ignore_identical_ids: bool = False) -> dict[str, float] | Any:
+    """Means of `metrics` over the judged queries (trec_eval's semantics: a judged query the run lacks scores 0;
+    run queries without judgments are ignored), or with `per_query` a pandas DataFrame of per-query values
+    indexed by query id (one column per metric).
+
+    `run`: a path (TREC run), {query_id: {doc_id: score}}, a DataFrame with query_id, doc_id, score, or a
+    RankedRun. `qrels`: a path (TREC qrels or BEIR TSV), {query_id: {doc_id: relevance}}, a DataFrame with
+    query_id, doc_id, relevance, or a Qrels. `metrics`: "nDCG@10,R@100", Measures, or a list of either."""
+    judgments = to_qrels(qrels)
+    measures = to_measures(metrics)
+    ranked = to_ranked(run, judgments, ignore_identical_ids)
+    values = evaluate_ranked(ranked, judgments, measures, relevance_level)
+    if not per_query:
+        return {name: mean(array) for name, array in values.items()}
+    import pandas as pd
+
+    frame = pd.DataFrame(values, index=pd.Index(judgments.query_ids, name="query_id"))
+    return frame

@@ -1,0 +1,121 @@
+"""The public API: every input form gives the numbers of pytrec_eval and of `irboard evaluate --run`, bit for
+bit; the docs' examples run; errors are catchable and name the fix."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import pytrec_eval
+
+import irboard
+from evaluator.result import read_result as read_result_file
+from evaluator.trec import read_qrels, write_run
+from tests.conftest import SCIFACT
+
+ROOT = Path(__file__).resolve().parents[2]
+BM25 = ROOT / "results" / "bm25" / "beir__scifact.json"
+QRELS = SCIFACT / "qrels" / "test.tsv"
+
+
+@pytest.fixture(scope="module")
+def scifact_run(tmp_path_factory) -> Path:
+    """The repository's real BM25 ranking of SciFact (depth 100) as a TREC run file."""
+    path = tmp_path_factory.mktemp("run") / "bm25.run"
+    write_run(path, read_result_file(BM25).rankings(), "bm25")
+    return path
+
+
+def _as_dict(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in path.read_text().splitlines():
+        query_id, _, doc_id, _, score, _ = line.split()
+        run.setdefault(query_id, {})[doc_id] = float(score)
+    return run
+
+
+def test_every_input_form_gives_the_same_numbers_as_pytrec_eval(scifact_run):
+    qrels_dict = read_qrels(QRELS).to_dict()
+    run_dict = _as_dict(scifact_run)
+    run_frame = pd.DataFrame([(q, d, s) for q, docs in run_dict.items() for d, s in docs.items()],
+                             columns=["query_id", "doc_id", "score"])
+    qrels_frame = pd.DataFrame([(q, d, r) for q, docs in qrels_dict.items() for d, r in docs.items()],
+                               columns=["query_id", "doc_id", "relevance"])
+    metrics = "nDCG@10,AP,RR,R@100,P@5"
+    results = [irboard.evaluate(run, qrels, metrics) for run in (scifact_run, run_dict, run_frame)
+               for qrels in (QRELS, qrels_dict, qrels_frame)]
+    assert all(result == results[0] for result in results)  # exactly equal, not approximately
+    oracle = pytrec_eval.RelevanceEvaluator(qrels_dict, {"ndcg_cut.10", "map", "recip_rank", "recall.100", "P.5"})
+    per_query = oracle.evaluate(run_dict)
+    for ours, theirs in [("nDCG@10", "ndcg_cut_10"), ("AP", "map"), ("RR", "recip_rank"), ("R@100", "recall_100"),
+                         ("P@5", "P_5")]:
+        expected = sum(per_query.get(q, {}).get(theirs, 0.0) for q in qrels_dict) / len(qrels_dict)
+        assert results[0][ours] == pytest.approx(expected, abs=1e-12)
+
+
+def test_per_query_frame_is_indexed_by_query_id(scifact_run):
+    frame = irboard.evaluate(scifact_run, QRELS, ["nDCG@10", "R@100"], per_query=True)
+    assert list(frame.columns) == ["nDCG@10", "R@100"] and frame.index.name == "query_id"
+    assert len(frame) == 300 and set(frame.index) == set(read_qrels(QRELS).query_ids)
+    stored = read_result_file(BM25)
+    assert frame["nDCG@10"].to_dict() == stored.values("nDCG@10")  # the stored ranking re-scores exactly
+
+
+def test_the_same_means_as_the_command_line(scifact_run, tmp_path):
+    out = tmp_path / "r.json"
+    metrics = "nDCG@10,AP,RR@10,R@100"
+    done = subprocess.run([sys.executable, "-m", "leaderboard.cli", "evaluate", "--run", str(scifact_run), "--qrels",
+                           str(QRELS), "--model-id", "bm25", "--dataset-id", "local-test/scifact", "--metrics",
+                           metrics, "--out", str(out), "--quiet"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    written = read_result_file(out)
+    means = irboard.evaluate(scifact_run, QRELS, metrics)
+    assert {name: round(value, 10) for name, value in means.items()} == written.metrics
+
+
+def test_result_object(tmp_path):
+    result = irboard.read_result(BM25)
+    assert (result.model_id, result.dataset_id) == ("bm25", "beir/scifact")
+    assert result.per_query.shape == (300, len(result.metrics))
+    assert result.per_query["nDCG@10"].mean() == pytest.approx(result.metrics["nDCG@10"], abs=1e-9)
+    first = next(iter(result.run.values()))
+    assert all(a[1] >= b[1] for a, b in zip(first, first[1:], strict=False))
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: irboard.evaluate({"q": {"d": 1.0}}, {"q": {"d": 1}}, "nDGC@10"), irboard.errors.UnknownNameError,
+     "nDGC@10"),
+    (lambda: irboard.evaluate({"q": {"d": float("nan")}}, {"q": {"d": 1}}), irboard.errors.InputFormatError,
+     "not finite"),
+    (lambda: irboard.evaluate(pd.DataFrame({"qid": ["q"]}), {"q": {"d": 1}}), irboard.errors.InputFormatError,
+     "query_id, doc_id, score"),
+    (lambda: irboard.evaluate(42, {"q": {"d": 1}}), irboard.errors.InputFormatError, "is not a run"),
+    (lambda: irboard.read_result(Path("/nonexistent.json")), irboard.errors.IrboardError, "nonexistent"),
+])
+def test_errors_a_user_can_catch(call, error, words):
+    with pytest.raises(error, match=re.escape(words)):
+        call()
+
+
+def test_the_docs_examples_run():
+    text = (ROOT / "docs" / "api.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 5
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        for block in blocks:
+            exec(compile(block, "docs/api.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+
+
+def test_the_package_is_typed():
+    assert (Path(irboard.__file__).parent / "py.typed").exists()
+    assert set(irboard.__all__) >= {"evaluate", "read_result", "validate", "build", "predict_recall", "errors"}
