@@ -9,7 +9,8 @@ the run and some run queries absent from the qrels) are written to benchmarks/_w
 own subprocess, so the peak RSS figures are its own. Every tool's per-query values are compared with
 pytrec_eval's; irboard must agree within 1e-9 (ranx and ir_measures are reported, not enforced).
 
-Two irboard rows: `irboard` times the library path (read qrels, rank, metrics on arrays), and `irboard-command`
+Three irboard rows: `irboard` times the internal path (read qrels, rank, metrics on arrays), `irboard-api` the
+public API (`irboard.evaluate(RUN, QRELS, metrics, per_query=True)`: the same path plus a DataFrame), and `irboard-command`
 the command a user runs, `irboard evaluate --run RUN --qrels QRELS ... --out FILE` with the default metric set
 (30 metrics), as a subprocess: start-up, read, rank, metrics and writing the result file. Its output must then
 pass `irboard validate`, verified by re-scoring: the 10,000 qrels queries are submitted as `beir/quora` (whose
@@ -156,6 +157,18 @@ def run_irboard(run_path: Path, qrels_path: Path, repeat: int, steps: Steps) -> 
     return {m: dict(zip(ranked.query_ids, values[m].tolist(), strict=True)) for m in MEASURES}
 
 
+def run_irboard_api(run_path: Path, qrels_path: Path, repeat: int, steps: Steps) -> dict:
+    """The public API a notebook user calls (docs/api.md): paths in, a per-query DataFrame out."""
+    import pandas  # noqa: F401  (import time is not load time, as for the peers)
+
+    import irboard
+
+    for _ in range(repeat):
+        frame = steps.time("end-to-end", lambda: irboard.evaluate(run_path, qrels_path, list(MEASURES),
+                                                                   per_query=True))
+    return {m: frame[m].to_dict() for m in MEASURES}
+
+
 def run_irboard_command(run_path: Path, qrels_path: Path, repeat: int, steps: Steps) -> dict:
     from evaluator.result import read_result, result_path
 
@@ -241,6 +254,7 @@ def run_ranx(run_path: Path, qrels_path: Path, repeat: int, steps: Steps) -> dic
 
 TOOLS = {
     "irboard": run_irboard,
+    "irboard-api": run_irboard_api,
     "irboard-command": run_irboard_command,
     "pytrec_eval": run_pytrec_eval,
     "ir_measures": run_ir_measures,
