@@ -17,7 +17,7 @@ from pathlib import Path
 
 from evaluator.datasets import beir, classic, local, miracl, mmarco
 from evaluator.datasets.dataset import Corpus, Dataset, spec_for_split
-from evaluator.datasets.spec import LOCAL_PREFIX, DatasetSpec, all_specs, get_spec, query_ids_sha256
+from evaluator.datasets.spec import LOCAL_PREFIX, DatasetSpec, all_specs, query_ids_sha256, registry
 
 __all__ = [
     "Corpus",
@@ -38,6 +38,13 @@ _LOADERS: dict[str, Callable[..., Dataset]] = {
     miracl.FAMILY: miracl.load,
     mmarco.FAMILY: mmarco.load,
 }
+
+
+def get_spec(dataset_id: str) -> DatasetSpec:
+    """The spec of a registered id, or one built for ``local:<dir>``."""
+    if dataset_id.startswith(LOCAL_PREFIX):
+        return local.local_spec(dataset_id)
+    return registry().get(dataset_id)
 
 
 def load_dataset(

@@ -108,15 +108,6 @@ def registry() -> DatasetRegistry:
     return _REGISTRY
 
 
-def get_spec(dataset_id: str) -> DatasetSpec:
-    """The spec of a registered id, or one built for ``local:<dir>``."""
-    if dataset_id.startswith(LOCAL_PREFIX):
-        from evaluator.datasets.local import local_spec
-
-        return local_spec(dataset_id)
-    return registry().get(dataset_id)
-
-
 def all_specs() -> list[DatasetSpec]:
     """Every registered spec, grouped by family in display order."""
     return registry().all()
