@@ -11,9 +11,12 @@ whatever the label (negative labels count as judged, as in trec_eval).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import repeat
+from operator import eq
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -96,12 +99,13 @@ def decode_below(columns: BelowColumns, num_queries: int, where: str) -> Below:
     return Below(totals, counts, ranks, tuple(doc_ids), scores)
 
 
-def check_below(below: Below, lengths: np.ndarray, depth: int, last_top: Sequence[tuple[float, str] | None],
+def check_below(below: Below, lengths: np.ndarray, depth: int, last_top: tuple[np.ndarray, list[str]],
                 query_ids: Sequence[str], in_top: np.ndarray) -> None:
     """The invariants of `run.below` against the stored ranking; ValueError naming the field and the problem.
 
-    `lengths`: the stored ranking's lengths; `last_top`: per query its last stored (score, doc_id), None for an
-    empty ranking; `in_top`: per entry of `below`, whether its query's stored ranking holds that document too."""
+    `lengths`: the stored ranking's lengths; `last_top`: per entry of `below`, the float32 score (inf for an
+    empty ranking) and the doc id of its query's last stored entry; `in_top`: per entry, whether its query's
+    stored ranking holds that document too."""
     n, where = len(query_ids), "run.below"
     if below.totals.shape != (n,) or below.counts.shape != (n,) or int(below.counts.sum()) != below.ranks.size \
             or below.ranks.size != len(below.doc_ids) or below.scores.shape != below.ranks.shape:
@@ -138,13 +142,16 @@ def check_below(below: Below, lengths: np.ndarray, depth: int, last_top: Sequenc
         raise ValueError(f"{where}: document {below.doc_ids[k][:80]!r} appears twice in the ranking of query "
                          f"{query_ids[rows[k]]!r}")
     # trec_eval order down the ranking: after the last stored entry, and among themselves, scores (as float32) do
-    # not increase, and equal scores have decreasing doc ids
-    score32 = below.scores.astype(np.float32).tolist()
-    for k, (row, doc) in enumerate(pairs):
-        previous = last_top[row] if first[k] else (score32[k - 1], below.doc_ids[k - 1])
-        if previous is not None and not (score32[k] < previous[0] or (score32[k] == previous[0] and doc < previous[1])):
-            raise ValueError(f"{where}: the ranking of query {query_ids[row]!r} is not in trec_eval order below "
-                             "the depth (score descending, ties by doc id descending)")
+    # not increase, and equal scores have decreasing doc ids (compared one by one for the ties only)
+    score32 = below.scores.astype(np.float32)
+    previous = np.where(first, last_top[0], np.concatenate(([np.inf], score32[:-1])).astype(np.float32))
+    wrong = score32 > previous
+    for k in np.flatnonzero(score32 == previous).tolist():
+        wrong[k] = below.doc_ids[k] >= (last_top[1][k] if first[k] else below.doc_ids[k - 1])
+    if wrong.any():
+        row = int(rows[np.flatnonzero(wrong)[0]])
+        raise ValueError(f"{where}: the ranking of query {query_ids[row]!r} is not in trec_eval order below "
+                         "the depth (score descending, ties by doc id descending)")
 
 
 def check_run_below(run, query_ids: Sequence[str], check_ids: Callable[[Sequence[str], str], None]) -> None:
@@ -154,21 +161,25 @@ def check_run_below(run, query_ids: Sequence[str], check_ids: Callable[[Sequence
     if below is None:
         return
     check_ids(below.doc_ids, "run.below.doc_ids")
-    ends = (run.offsets[1:] - 1).tolist()
-    last = [None if length == 0 else (float(np.float32(run.scores[end])), run.doc_ids[run.docs[end]])
-            for length, end in zip(run.lengths.tolist(), ends, strict=True)]
-    in_top = np.zeros(len(below.doc_ids), dtype=bool)
-    if below.counts.shape == (len(query_ids),) and int(below.counts.sum()) == in_top.size and in_top.size \
-            and run.docs.size:
-        # each below id's place in the sorted doc-id table, then whether its query's stored ranking holds that place
+    n = len(query_ids)
+    if below.counts.shape != (n,) or int(below.counts.sum()) != len(below.doc_ids):
+        raise ValueError("run.below: counts need one value a query, summing to the entries")
+    rows = np.repeat(np.arange(n), below.counts)
+    ends = np.maximum(run.offsets[1:] - 1, 0)[rows]  # each entry's query's last stored entry
+    stored = run.lengths[rows] > 0
+    last_scores = np.where(stored, run.scores[ends] if run.scores.size else 0.0, np.inf).astype(np.float32)
+    last_docs = [run.doc_ids[d] for d in run.docs[ends].tolist()] if run.docs.size else [""] * rows.size
+    in_top = np.zeros(rows.size, dtype=bool)
+    if rows.size and run.docs.size:
+        # each below id's place in the sorted doc-id table (bisect in C), then whether its query's ranking has it
         size = len(run.doc_ids)
-        at = np.minimum(np.searchsorted(np.array(run.doc_ids, dtype=object), np.array(below.doc_ids, dtype=object)),
-                        size - 1)
-        known = np.array([run.doc_ids[i] == doc for i, doc in zip(at.tolist(), below.doc_ids, strict=True)])
-        top_keys = np.sort(np.repeat(np.arange(len(query_ids)), run.lengths) * size + run.docs)
-        keys = np.repeat(np.arange(len(query_ids)), below.counts) * size + at
+        at = np.fromiter(map(bisect_left, repeat(run.doc_ids), below.doc_ids), dtype=np.int64, count=rows.size)
+        at = np.minimum(at, size - 1)
+        known = np.fromiter(map(eq, map(run.doc_ids.__getitem__, at.tolist()), below.doc_ids), bool, rows.size)
+        top_keys = np.sort(np.repeat(np.arange(n), run.lengths) * size + run.docs)
+        keys = rows * size + at
         in_top = known & (top_keys[np.minimum(np.searchsorted(top_keys, keys), top_keys.size - 1)] == keys)
-    check_below(below, run.lengths, run.depth, last, query_ids, in_top)
+    check_below(below, run.lengths, run.depth, (last_scores, last_docs), query_ids, in_top)
 
 
 def below_from_expanded(block: object, query_ids: Sequence[str], lengths: np.ndarray, source: str) -> Below:
