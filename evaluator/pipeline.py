@@ -51,9 +51,10 @@ def encode_corpus(model, docs, cache):
 
 
 def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qrels, ignore_identical_ids: bool,
-                     keep_below: bool = False, depth: int = MIN_RUN_DEPTH):
+                     keep_below: bool = False, depth: int = MIN_RUN_DEPTH, top_k: int | None = None):
     """Put search output into trec_eval order and join it with the qrels (vectorised): the ranked run, each
-    query's top `depth` entries, and (with `keep_below`, else None) the judged entries below them."""
+    query's top `depth` entries, and (with `keep_below`, else None) the judged entries below them. `top_k`: the
+    most a ranking keeps (one more is searched where the query's own document may be dropped)."""
     n_queries, k = positions.shape
     row_of = {q: i for i, q in enumerate(qrels.query_ids)}
     rows = np.array([row_of[q] for q in query_ids], dtype=np.int64)
@@ -88,12 +89,14 @@ def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qre
 
     matrix, lengths, row_order = rank_arrays(query_index, doc_keys[flat_positions], flat_scores, labels,
                                              len(qrels.query_ids))
+    starts = np.concatenate(([0], np.cumsum(lengths)))  # each query's entries in the sorted arrays
+    if top_k is not None and matrix.shape[1] > top_k:  # the extra document searched was not the query's own
+        matrix, lengths = matrix[:, :top_k], np.minimum(lengths, top_k)
     from evaluator.metrics import RankedRun
 
     top: dict[str, list[tuple[str, float]]] = {}
     sorted_positions = flat_positions[row_order]
     sorted_scores = flat_scores[row_order]
-    starts = np.concatenate(([0], np.cumsum(lengths)))
     for row, query_id in enumerate(qrels.query_ids):
         lo, hi = starts[row], min(starts[row + 1], starts[row] + depth)
         if hi > lo:
@@ -139,7 +142,8 @@ def evaluate_model(args: argparse.Namespace, measures):
     with step("ranking and scoring", timings, "metrics_s"):
         doc_keys = byte_order_keys(np.array(corpus.ids, dtype=object))
         ranked, top, below = ranked_from_topk(scores, positions, query_ids, corpus.ids, doc_keys, qrels,
-                                              spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k))
+                                              spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k),
+                                              top_k)
     with step("sampling score distributions", timings, "score_samples_s"):
         samples = collect_samples(index, queries, query_ids, corpus.ids, dataset.qrels)
     info = model.info

@@ -277,3 +277,34 @@ def _read_ranking(path):
         query_id, _, doc, _, score, _ = line.split()
         rankings.setdefault(query_id, []).append((doc, score))
     return rankings
+
+
+def test_a_model_evaluated_with_deep_metrics_keeps_its_judged_documents_below_100(tmp_path):
+    """`evaluate --model` (BM25 on SciFact, top 1,000 of 5,183 documents): the same storage, and every metric
+    re-scores from it."""
+    out = tmp_path / "bm25.json"
+    assert main(["evaluate", "--model", "bm25", "--dataset", "beir/scifact", "--data-dir", str(SCIFACT), "--metrics",
+                 "AP,R@1000,nDCG@1000,Bpref,RR@10", "--out", str(out), "--quiet"]) == 0
+    result = read_result(out)
+    below = result.run.below
+    # at most top_k (1,000) a ranking, although one more is searched in case the query's own document comes back
+    assert result.run.depth == 100 and below is not None and below.totals.max() == 1000
+    assert int(below.counts.sum()) > 0 and below.ranks.min() > 100
+    assert verify_result(result, read_qrels(SCIFACT / "qrels" / "test.tsv")).complete
+
+
+def test_the_ranker_finds_the_same_judged_documents_below_the_top_in_an_interleaved_file(tmp_path):
+    """Lines of different queries mixed (the C ranker then groups them at the end): the same `run.below`."""
+    from evaluator.trec import rank_trec_run
+
+    run, qrels = _synthetic(tmp_path, queries=30, depth=300)
+    lines = (tmp_path / "run.txt").read_text().splitlines(keepends=True)
+    (tmp_path / "mixed.txt").write_text("".join(lines[i] for i in np.random.default_rng(3).permutation(len(lines))))
+    judged = read_qrels(tmp_path / "qrels.txt")
+    belows = [rank_trec_run(tmp_path / name, judged, keep_top=100, judged_below=True)[1].below
+              for name in ("run.txt", "mixed.txt")]
+    for below in belows:
+        expected = [[(rank, doc) for rank, (doc, _) in enumerate(_trec_order(run.get(q, {})), 1)
+                     if rank > 100 and doc in qrels[q]] for q in judged.query_ids]
+        assert [[(rank, doc) for rank, doc, _ in below.entries(i)] for i in range(len(expected))] == expected
+        assert below.totals.tolist() == [len(run.get(q, {})) for q in judged.query_ids]
