@@ -106,7 +106,7 @@ def test_deep_metrics_equal_pytrec_eval_and_validate_re_scores_every_one(deep_re
     assert outcome.complete and outcome.verified == set(result.metrics)
     # what is stored below rank 100: exactly the judged documents ranked there, and every ranking's length
     assert int(result.run.below.counts.sum()) == sum(
-        1 for query_id, ranking in run.items() for doc in sorted(ranking, key=lambda d: -ranking[d])[100:]
+        1 for query_id, ranking in run.items() for doc, _ in _trec_order(ranking)[100:]
         if doc in qrels_dict[query_id]) > 100
     assert result.run.below.totals.tolist() == [len(run.get(q, {})) for q in result.query_ids]
 
@@ -136,22 +136,22 @@ def _tampered(path, edit):
     return parse_result(json.loads(json.dumps(data)), "tampered.json")
 
 
-def _deep_relevant(data, level=1):
+def _deep_relevant(data, qrels):
     """(query id, index in its below list) of a relevant entry below the depth with room to move one rank down."""
     for query_id, entries in data["run"]["below"]["judged"].items():
         ranks = [e[0] for e in entries]
         for k, (rank, doc, _) in enumerate(entries):
             room = ranks[k + 1] if k + 1 < len(ranks) else data["run"]["below"]["totals"][query_id] + 1
-            if rank + 1 < room and doc != query_id:
+            if rank + 1 < room and qrels[query_id].get(doc, 0) >= 1:
                 return query_id, k
     raise AssertionError("no movable entry")
 
 
 def test_moving_a_judged_documents_rank_below_the_depth_is_caught(deep_result):
-    path, _, _, qrels = deep_result
+    path, _, qrels_dict, qrels = deep_result
 
     def move(data):
-        query_id, k = _deep_relevant(data)
+        query_id, k = _deep_relevant(data, qrels_dict)
         data["run"]["below"]["judged"][query_id][k][0] += 1
 
     outcome = verify_result(_tampered(path, move), qrels)
@@ -159,10 +159,10 @@ def test_moving_a_judged_documents_rank_below_the_depth_is_caught(deep_result):
 
 
 def test_dropping_a_judged_entry_or_changing_a_length_is_caught(deep_result):
-    path, _, _, qrels = deep_result
+    path, _, qrels_dict, qrels = deep_result
 
     def drop(data):
-        query_id, k = _deep_relevant(data)
+        query_id, k = _deep_relevant(data, qrels_dict)
         del data["run"]["below"]["judged"][query_id][k]
 
     def shorten(data):  # Judged@1000 divides by the ranking's length
