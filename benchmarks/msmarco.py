@@ -3,8 +3,9 @@
 Usage: python benchmarks/msmarco.py [--depth 1000] [--shared ../shared] [--skip-quora]
 
 A seeded synthetic run of depth 1,000 over the 6,980 official MS MARCO dev-small query ids (the judgments
-mMARCO uses; passage ids drawn from MS MARCO's 8,841,823, a judged passage placed at a random rank for most
-queries) is written to benchmarks/_work/. Then, each as its own process (wall and CPU seconds, peak memory,
+mMARCO uses; passage ids drawn from MS MARCO's 8,841,823, a judged passage at a rank around 10 for 60% of the
+queries and between 101 and 1,000 for another 20%, so that deep metrics differ from those at 100 and the part
+below depth 100 is not empty) is written to benchmarks/_work/. Then, each as its own process (wall and CPU seconds, peak memory,
 bytes a query, each column's share):
 
 1. `irboard evaluate --run RUN --model-id ... --dataset-id mmarco/en --out FILE` with the default metrics, then
@@ -43,8 +44,8 @@ DEEP_10K = "AP,RR,R@1000,nDCG@1000"
 
 
 def generate(qrels_path: Path, depth: int, seed: int = 2026) -> Path:
-    """The synthetic run, written once per depth."""
-    path = WORK / f"msmarco_run_{depth}.txt"
+    """The synthetic run, written once per depth (v2: some judged passages below rank 100, as in real runs)."""
+    path = WORK / f"msmarco_run_{depth}_v2.txt"
     if path.exists():
         return path
     from evaluator.trec import read_qrels
@@ -56,8 +57,10 @@ def generate(qrels_path: Path, depth: int, seed: int = 2026) -> Path:
         for query_id, judged in zip(qrels.query_ids, qrels.judgments, strict=True):
             docs = rng.choice(NUM_PASSAGES, size=depth, replace=False).astype(str).tolist()
             relevant = sorted(judged)[0]
-            if relevant not in docs and rng.random() < 0.8:  # found at a rank around 10 for most queries
-                docs[min(int(rng.geometric(0.1)), depth) - 1] = relevant
+            found = rng.random()
+            if relevant not in docs and found < 0.8:  # at a rank around 10 for 60% of the queries, 101-1,000 for 20%
+                rank = int(rng.geometric(0.1)) if found < 0.6 else int(rng.integers(101, 1001))
+                docs[min(rank, depth) - 1] = relevant
             scores = np.sort(rng.normal(20.0, 4.0, size=depth))[::-1].tolist()
             stream.write("".join(f"{query_id} Q0 {doc} {rank} {score:.4f} synthetic\n"
                                  for rank, (doc, score) in enumerate(zip(docs, scores, strict=True), 1)))
