@@ -33,6 +33,8 @@ typedef struct {                                           /* one kept run line 
     double score;
 } Record;
 typedef struct { double score; uint32_t doc; } Entry; /* one kept top entry; doc indexes Ranking.top_table */
+typedef struct { double score; int64_t rank, judged; } Below; /* a judged entry below the tops: 1-based rank,
+                                                               index into Ranking.judged */
 
 static uint32_t hash_bytes(const char *p, uint32_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w = 0;
@@ -238,6 +240,7 @@ static PyObject *parse_qrels(PyObject *self, PyObject *args) {
 typedef struct {
     Py_ssize_t n_queries, keep_top, label_depth; /* negative: all */
     int ignore_identical, interleaved; /* interleaved: some query's lines are not together in the file */
+    int judged_below;                  /* also keep the judged entries below the tops */
     Bytes *queries, *judged, first_query;
     Slot *query_slots, *judged_slots, *dup_slots;
     uint32_t query_mask, dup_size;
@@ -252,6 +255,8 @@ typedef struct {
     Entry *tops;          /* the kept tops: query q's at tops[top_start[q]:][:top_count[q]] */
     Py_ssize_t n_tops, tops_size, *top_start, *top_count;
     Bytes *top_table;     /* the distinct doc ids of the tops, in order of first appearance */
+    Below *below;         /* the judged entries below the tops: query q's at below[below_start[q]:][:below_count[q]] */
+    Py_ssize_t n_below, below_size, *below_start, *below_count;
     Slot *top_slots;
     uint32_t top_mask, n_top_table;
     char **blocks;        /* copies of those ids, packed close together (looking them up in the file is slow) */
@@ -269,8 +274,9 @@ static void ranking_reset(Ranking *r) {
     memset(r->seen, 0, (size_t)r->n_queries);
     memset(r->count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
     memset(r->top_count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
+    memset(r->below_count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
     if (r->top_slots) memset(r->top_slots, 0, ((size_t)r->top_mask + 1) * sizeof(Slot));
-    r->n_records = r->n_labels = r->n_tops = r->n_top_table = 0;
+    r->n_records = r->n_labels = r->n_tops = r->n_top_table = r->n_below = 0;
     r->first_query.p = r->repeated = NULL;
 }
 
@@ -279,7 +285,8 @@ static void ranking_free(Ranking *r) {
     void *arrays[] = {r->queries,   r->judged,   r->query_slots, r->judged_slots, r->dup_slots,
                       r->judged_label, r->judged_start, r->records, r->labels,  r->label_start,
                       r->count,     r->seen,     r->tops,        r->top_start, r->top_count,
-                      r->top_table, r->top_slots,   r->blocks};
+                      r->top_table, r->top_slots,   r->blocks,      r->below,     r->below_start,
+                      r->below_count};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
 }
 
@@ -459,6 +466,15 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
             r->tops[r->n_tops++] = (Entry){rec[i].score, (uint32_t)d};
         }
     }
+    r->below_start[q] = r->n_below;
+    for (Py_ssize_t i = keep; r->judged_below && i < n; i++) { /* few are judged: only those are kept */
+        Bytes doc = {rec[i].doc, rec[i].doc_n, hash_bytes(rec[i].doc, rec[i].doc_n)};
+        Py_ssize_t j = table_find(r->judged_slots + r->judged_start[q], mask, r->judged, &doc);
+        if (j < 0) continue;
+        if (reserve((void **)&r->below, &r->below_size, r->n_below + 1, sizeof(Below)) < 0) return -1;
+        r->below[r->n_below++] = (Below){rec[i].score, (int64_t)i + 1, (int64_t)j};
+        r->below_count[q]++;
+    }
     return 0;
 }
 
@@ -551,21 +567,46 @@ static int top_columns(Ranking *r, PyObject **doc_ids, PyObject **docs, PyObject
     return status;
 }
 
-/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth)
+/* The judged entries below the tops as columns, queries in qrels order (see rank_run). */
+static int below_columns(Ranking *r, PyObject **counts, PyObject **ranks, PyObject **judged, PyObject **scores) {
+    *counts = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)r->n_queries * sizeof(int64_t)));
+    *ranks = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)r->n_below * sizeof(int64_t)));
+    *judged = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)r->n_below * sizeof(int64_t)));
+    *scores = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)r->n_below * sizeof(double)));
+    if (!*counts || !*ranks || !*judged || !*scores) return -1;
+    int64_t *count_out = (int64_t *)PyByteArray_AS_STRING(*counts), *rank_out = (int64_t *)PyByteArray_AS_STRING(*ranks);
+    int64_t *judged_out = (int64_t *)PyByteArray_AS_STRING(*judged);
+    double *score_out = (double *)PyByteArray_AS_STRING(*scores);
+    for (Py_ssize_t q = 0, k = 0; q < r->n_queries; q++) { /* an interleaved file finishes queries out of order */
+        count_out[q] = r->below_count[q];
+        for (Py_ssize_t i = r->below_start[q]; i < r->below_start[q] + r->below_count[q]; i++, k++) {
+            rank_out[k] = r->below[i].rank;
+            judged_out[k] = r->below[i].judged;
+            score_out[k] = r->below[i].score;
+        }
+    }
+    return 0;
+}
+
+/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth, judged_below)
  *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth,
- *       doc_ids, top_lengths, top_docs, top_scores)
+ *       doc_ids, top_lengths, top_docs, top_scores, below_counts, below_ranks, below_judged, below_scores)
  * depth is the longest ranking, at most label_depth (no limit when negative); lengths are the full lengths.
  * The last four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
  * doc_ids the distinct doc ids in byte order, top_lengths per query (int64; 0 where the run lacks the query),
- * top_docs (int64 indices into doc_ids) and top_scores (float64), all queries' entries concatenated. */
+ * top_docs (int64 indices into doc_ids) and top_scores (float64), all queries' entries concatenated.
+ * With judged_below, the last four list every judged entry ranked below the top keep_top, in the same way:
+ * below_counts per query (int64), and per entry its 1-based rank (int64), its index among all judgments in the
+ * order of `judgments` (int64) and its score (float64); without it they are empty. */
 static PyObject *rank_run(PyObject *self, PyObject *args) {
     Py_buffer view;
     PyObject *query_ids, *judgments, *message = NULL, *labels = NULL, *lengths = NULL, *top_lengths = NULL;
     PyObject *doc_ids = NULL, *docs = NULL, *scores = NULL, *result = NULL;
+    PyObject *below_counts = NULL, *below_ranks = NULL, *below_judged = NULL, *below_scores = NULL;
     Py_ssize_t line = 0, depth = 1, n;
     Ranking r = {0};
-    if (!PyArg_ParseTuple(args, "y*O!O!pnn", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
-                          &r.ignore_identical, &r.keep_top, &r.label_depth))
+    if (!PyArg_ParseTuple(args, "y*O!O!pnnp", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
+                          &r.ignore_identical, &r.keep_top, &r.label_depth, &r.judged_below))
         return NULL;
     const char *buffer = view.buf, *end = buffer + view.len;
     n = r.n_queries = PyList_GET_SIZE(query_ids);
@@ -575,7 +616,10 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     r.seen = PyMem_Calloc((size_t)n + 1, 1);
     r.top_start = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
     r.top_count = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
-    if (!r.label_start || !r.count || !r.seen || !r.top_start || !r.top_count) PyErr_NoMemory();
+    r.below_start = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    r.below_count = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    if (!r.label_start || !r.count || !r.seen || !r.top_start || !r.top_count || !r.below_start || !r.below_count)
+        PyErr_NoMemory();
     else if (PyList_GET_SIZE(judgments) != n || view.len == 0 || end[-1] != '\n')
         PyErr_SetString(PyExc_ValueError, "expected one dict per query and a buffer ending with a newline");
     if (PyErr_Occurred() || load_qrels(&r, query_ids, judgments) < 0) goto done;
@@ -606,7 +650,9 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     labels = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * depth * sizeof(int32_t)));
     lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
     top_lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
-    if (!labels || !lengths || !top_lengths || top_columns(&r, &doc_ids, &docs, &scores) < 0) goto done;
+    if (!labels || !lengths || !top_lengths || top_columns(&r, &doc_ids, &docs, &scores) < 0 ||
+        below_columns(&r, &below_counts, &below_ranks, &below_judged, &below_scores) < 0)
+        goto done;
     for (Py_ssize_t q = 0; q < n; q++) {
         int32_t *row = (int32_t *)PyByteArray_AS_STRING(labels) + q * depth;
         Py_ssize_t labelled = r.count[q] < depth ? r.count[q] : depth;
@@ -615,7 +661,8 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
         ((int64_t *)PyByteArray_AS_STRING(lengths))[q] = r.count[q];
         ((int64_t *)PyByteArray_AS_STRING(top_lengths))[q] = r.top_count[q];
     }
-    result = Py_BuildValue("(OOnOOOO)", labels, lengths, depth, doc_ids, top_lengths, docs, scores);
+    result = Py_BuildValue("(OOnOOOOOOOO)", labels, lengths, depth, doc_ids, top_lengths, docs, scores,
+                           below_counts, below_ranks, below_judged, below_scores);
 done:
     PyBuffer_Release(&view);
     ranking_free(&r);
@@ -625,6 +672,10 @@ done:
     Py_XDECREF(doc_ids);
     Py_XDECREF(docs);
     Py_XDECREF(scores);
+    Py_XDECREF(below_counts);
+    Py_XDECREF(below_ranks);
+    Py_XDECREF(below_judged);
+    Py_XDECREF(below_scores);
     return message ? line_error(line, message) : result;
 }
 

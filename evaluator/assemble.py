@@ -18,20 +18,26 @@ from pathlib import Path
 import numpy as np
 
 from evaluator import __version__
+from evaluator.below import Below
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate
 from evaluator.result import ResultFile, Run, build_result
 from evaluator.score_samples import ScoreSamples
 
-MIN_RUN_DEPTH = 100  # rankings are stored at least this deep (when retrieved), so anyone can re-score them
+# Rankings are stored whole to this depth (when retrieved): what a pooled re-judgment reads. Below it a result keeps
+# each ranking's length and its judged entries (`Run.below`), which re-score every measure at any cutoff.
+MIN_RUN_DEPTH = 100
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
                       "huggingface-hub", "pydantic", "faiss-cpu", "PyStemmer", "ray")
 
 
-def stored_depth(measures: Sequence[Measure], top_k: int) -> int:
-    """How deep the stored ranking must go for every measure to be re-scored from it: the deepest cutoff,
-    or the whole run (top_k) for a measure without cutoff; at least MIN_RUN_DEPTH, never beyond top_k."""
-    needed = max((m.cutoff if m.cutoff is not None else top_k for m in measures), default=0)
-    return max(1, min(top_k, max(needed, MIN_RUN_DEPTH)))
+def stored_depth(top_k: int) -> int:
+    """How deep rankings are stored whole: MIN_RUN_DEPTH, never beyond top_k."""
+    return max(1, min(top_k, MIN_RUN_DEPTH))
+
+
+def needs_below(measures: Sequence[Measure]) -> bool:
+    """Whether a measure looks below MIN_RUN_DEPTH (AP, RR, R@1000, ...), so the result keeps `Run.below`."""
+    return any(m.cutoff is None or m.cutoff > MIN_RUN_DEPTH for m in measures)
 
 
 @dataclass
@@ -105,9 +111,12 @@ def assemble_result(
     extra_provenance: dict | None = None,
     score_samples: ScoreSamples | None = None,
     values: dict[str, np.ndarray] | None = None,
+    below: Below | None = None,
 ) -> ResultFile:
     """Compute every measure (unless `values` holds them, from `evaluate`) and build the validated result
-    object. `top_rankings`: {query_id: [(doc_id, score), ...]}, or a Run whose rows are `ranked`'s queries."""
+    object. `top_rankings`: {query_id: [(doc_id, score), ...]} (and `below`, its judged entries below
+    MIN_RUN_DEPTH), or a Run whose rows are `ranked`'s queries (with its own `below`); the part below is kept
+    only when a measure needs it."""
     if values is None:
         values = evaluate(ranked, qrels, measures, meta.relevance_level)
     per_query = {name: np.asarray(array, dtype=np.float64) for name, array in values.items()}
@@ -139,10 +148,13 @@ def assemble_result(
             **(extra_provenance or {}),
         },
     }
-    depth = stored_depth(measures, meta.top_k)
+    depth = stored_depth(meta.top_k)
     if isinstance(top_rankings, Run):  # rows aligned with ranked.query_ids (from rank_trec_run)
         run = top_rankings.cut(depth)
     else:
         run = Run.from_rankings(ranked.query_ids, top_rankings, depth)
+        run = Run(run.depth, run.doc_ids, run.lengths, run.docs, run.scores, below)
+    if run.below is not None and not needs_below(measures):
+        run = Run(run.depth, run.doc_ids, run.lengths, run.docs, run.scores)
     return build_result(header, ranked.query_ids, per_query, run, score_samples,
                         f"result for {meta.model.get('id')} on {meta.dataset_id}")

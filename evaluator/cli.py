@@ -6,7 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result
+from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below
 from evaluator.errors import IrboardError, OutputExistsError
 from evaluator.metrics import DEFAULT_MEASURES, evaluate, parse_measures
 from evaluator.progress import set_quiet, step
@@ -108,13 +108,12 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         log.warning("%s: not the official judgments of %s (%s); the result will not verify",
                     qrels_path, args.dataset_id, official.qrels.name)
     size_mb = args.run.stat().st_size / 1e6 if args.run.exists() else 0
-    # keep as much of each ranking as the measures need re-scoring from (the whole run for uncut measures)
+    # keep each ranking to MIN_RUN_DEPTH, and below it what deeper measures need re-scoring from (Run.below)
     cutoffs = [m.cutoff for m in measures]
-    keep_top = None if None in cutoffs else max(max(cutoffs), MIN_RUN_DEPTH)
     label_depth = None if None in cutoffs else max(cutoffs)  # no measure looks further
     with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
-        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=keep_top,
-                                    label_depth=label_depth)
+        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=ignore_identical_ids,
+                                    keep_top=MIN_RUN_DEPTH, label_depth=label_depth, judged_below=needs_below(measures))
     meta = RunMetadata(
         model={
             "id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,

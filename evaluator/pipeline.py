@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.assemble import RunMetadata, assemble_result
+from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below, stored_depth
+from evaluator.below import Below
 from evaluator.metrics import Qrels
-from evaluator.metrics.ranking import UNJUDGED, byte_order_keys, rank_arrays
+from evaluator.metrics.ranking import PAD, UNJUDGED, byte_order_keys, rank_arrays
 from evaluator.progress import bars_enabled, step
 
 
@@ -49,8 +50,11 @@ def encode_corpus(model, docs, cache):
                          desc="encode documents")
 
 
-def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qrels, ignore_identical_ids: bool):
-    """Put search output into trec_eval order and join it with the qrels (vectorised)."""
+def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qrels, ignore_identical_ids: bool,
+                     keep_below: bool = False, depth: int = MIN_RUN_DEPTH, top_k: int | None = None):
+    """Put search output into trec_eval order and join it with the qrels (vectorised): the ranked run, each
+    query's top `depth` entries, and (with `keep_below`, else None) the judged entries below them. `top_k`: the
+    most a ranking keeps (one more is searched where the query's own document may be dropped)."""
     n_queries, k = positions.shape
     row_of = {q: i for i, q in enumerate(qrels.query_ids)}
     rows = np.array([row_of[q] for q in query_ids], dtype=np.int64)
@@ -85,18 +89,28 @@ def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qre
 
     matrix, lengths, row_order = rank_arrays(query_index, doc_keys[flat_positions], flat_scores, labels,
                                              len(qrels.query_ids))
+    starts = np.concatenate(([0], np.cumsum(lengths)))  # each query's entries in the sorted arrays
+    if top_k is not None and matrix.shape[1] > top_k:  # the extra document searched was not the query's own
+        matrix, lengths = matrix[:, :top_k], np.minimum(lengths, top_k)
     from evaluator.metrics import RankedRun
 
     top: dict[str, list[tuple[str, float]]] = {}
     sorted_positions = flat_positions[row_order]
     sorted_scores = flat_scores[row_order]
-    starts = np.concatenate(([0], np.cumsum(lengths)))
     for row, query_id in enumerate(qrels.query_ids):
-        lo, hi = starts[row], min(starts[row + 1], starts[row] + 100)
+        lo, hi = starts[row], min(starts[row + 1], starts[row] + depth)
         if hi > lo:
             top[query_id] = [(doc_ids[p], float(s)) for p, s in zip(sorted_positions[lo:hi].tolist(),
                                                                     sorted_scores[lo:hi].tolist(), strict=True)]
-    return RankedRun(qrels.query_ids, matrix, lengths), top
+    below = None
+    if keep_below:  # the judged entries ranked below the depth: (row, 0-based rank) of each, row by row
+        rows, ranks = np.nonzero((matrix[:, depth:] != UNJUDGED) & (matrix[:, depth:] != PAD))
+        ranks += depth
+        at = starts[rows] + ranks
+        below = Below(lengths.astype(np.int64), np.bincount(rows, minlength=len(lengths)).astype(np.int64),
+                      ranks.astype(np.int64) + 1, tuple(doc_ids[p] for p in sorted_positions[at].tolist()),
+                      sorted_scores[at].astype(np.float64))
+    return RankedRun(qrels.query_ids, matrix, lengths), top, below
 
 
 def evaluate_model(args: argparse.Namespace, measures):
@@ -127,8 +141,9 @@ def evaluate_model(args: argparse.Namespace, measures):
         scores, positions, index, queries = retrieve(model, docs, query_texts, k, timings, cache)
     with step("ranking and scoring", timings, "metrics_s"):
         doc_keys = byte_order_keys(np.array(corpus.ids, dtype=object))
-        ranked, top = ranked_from_topk(scores, positions, query_ids, corpus.ids, doc_keys, qrels,
-                                       spec.ignore_identical_ids)
+        ranked, top, below = ranked_from_topk(scores, positions, query_ids, corpus.ids, doc_keys, qrels,
+                                              spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k),
+                                              top_k)
     with step("sampling score distributions", timings, "score_samples_s"):
         samples = collect_samples(index, queries, query_ids, corpus.ids, dataset.qrels)
     info = model.info
@@ -141,7 +156,7 @@ def evaluate_model(args: argparse.Namespace, measures):
         command=getattr(args, "command_line", ""), dataset_revision=spec.revision or spec.md5 or "",
     )
     return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": int(index.nbytes)},
-                           score_samples=samples)
+                           score_samples=samples, below=below)
 
 
 def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64):

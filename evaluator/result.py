@@ -28,6 +28,8 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from evaluator import below as below_part
+from evaluator.below import Below, BelowColumns
 from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings
 from evaluator.errors import OutputExistsError, ResultValidationError
 from evaluator.metrics.names import parse_measure
@@ -51,6 +53,7 @@ SPLIT_BYTES_PER_QUERY = 64
 MAX_READ_BYTES = 512 * 1024 * 1024  # refused before reading, whatever the header says
 FLOAT_DECIMALS = 10  # readable means; enough that a mean and the mean of its parts agree to 1e-9
 MEAN_TOLERANCE = 1e-6
+FEWER = "fewer metrics with --metrics, or for --model a smaller --top-k"  # what shrinks a result over its cap
 
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 # An id is ASCII letters, digits and . _ - separated by single slashes; no empty, "." or ".." segment.
@@ -244,14 +247,15 @@ class PerQueryColumns(_Strict):
 
 
 class RunColumns(_Strict):
-    """The stored ranking: `lengths` per query (uint32), `docs` indices into the sorted unique `doc_ids`
-    (uint32), `scores` (float64), queries in per_query order, each ranking in trec_eval order."""
+    """The stored ranking: `lengths` per query (uint32), `docs` indices into the sorted unique `doc_ids` (uint32),
+    `scores` (float64), queries in per_query order, in trec_eval order; `below`: beyond depth (evaluator/below.py)."""
 
     depth: int = Field(ge=1, le=10**6)
     doc_ids: str
     lengths: str
     docs: str
     scores: str
+    below: BelowColumns | None = None
 
 
 class Document(_Strict):
@@ -281,6 +285,7 @@ class Run:
     lengths: np.ndarray  # int64 (queries,)
     docs: np.ndarray  # int64 indices into doc_ids, all rankings concatenated
     scores: np.ndarray  # float64, aligned with docs
+    below: Below | None = None  # each ranking's length and its judged entries below depth (all metrics re-score)
 
     @cached_property
     def offsets(self) -> np.ndarray:
@@ -303,7 +308,9 @@ class Run:
     def cut(self, depth: int) -> Run:
         """The top `depth` of every ranking, with the doc-id table reduced to the ids still used."""
         if depth >= int(self.lengths.max(initial=0)):
-            return Run(depth, self.doc_ids, self.lengths, self.docs, self.scores)
+            return Run(depth, self.doc_ids, self.lengths, self.docs, self.scores, self.below)
+        if self.below is not None:
+            raise ValueError("a run with judged entries below its depth cannot be cut shallower")
         rank = np.arange(self.docs.size) - np.repeat(self.offsets[:-1], self.lengths)
         keep = rank < depth
         used, docs = np.unique(self.docs[keep], return_inverse=True)
@@ -457,6 +464,7 @@ def _check_run(run: Run, query_ids: Sequence[str], top_k: int) -> None:
     _check_text_ids(run.doc_ids, f"{where}.doc_ids")
     if not np.isfinite(run.scores).all():
         raise ValueError(f"{where}.scores must all be finite")
+    below_part.check_run_below(run, query_ids, _check_text_ids)
     if run.docs.size < 2:
         return
     query_of = np.repeat(np.arange(len(query_ids)), run.lengths)
@@ -569,8 +577,9 @@ def _full_address(block: object, version: object, source: str) -> FullAddress | 
 def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run | None:
     if block is None:
         return None
-    if not isinstance(block, dict) or set(block) != {"depth", "rankings"} or type(block["depth"]) is not int \
-            or not isinstance(block["rankings"], dict) or not 1 <= block["depth"] <= 10**6:
+    if not isinstance(block, dict) or set(block) - {"below"} != {"depth", "rankings"} \
+            or type(block["depth"]) is not int or not isinstance(block["rankings"], dict) \
+            or not 1 <= block["depth"] <= 10**6:
         raise ResultValidationError(f"{source}: run: expected {{'depth': int, 'rankings': {{query_id: [[doc_id, "
                                     "score], ...]}}}}")
     rankings = block["rankings"]
@@ -583,7 +592,9 @@ def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run |
                 and type(e[1]) in (float, int) for e in ranking):
             raise ResultValidationError(f"{source}: run.rankings[{query_id!r}]: expected at most depth "
                                         "[doc_id, score] pairs")
-    return Run.from_rankings(query_ids, rankings, block["depth"])
+    run = Run.from_rankings(query_ids, rankings, block["depth"])
+    below = below_part.below_from_expanded(block["below"], query_ids, run.lengths, source) if "below" in block else None
+    return Run(run.depth, run.doc_ids, run.lengths, run.docs, run.scores, below)
 
 
 def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header], bool] = True,
@@ -621,11 +632,13 @@ def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header]
         total = int(lengths.sum())
         if total > MAX_RUN_ENTRIES_PER_QUERY * num_queries:
             raise ResultValidationError(f"{at}.lengths: claim {total} ranked documents, over the cap of "
-                                        f"{MAX_RUN_ENTRIES_PER_QUERY} a query; store a shallower run (--depth)")
+                                        f"{MAX_RUN_ENTRIES_PER_QUERY} a query; re-create the result with irboard "
+                                        "evaluate (rankings are stored to depth 100)")
         table = decode_strings(columns.doc_ids, total * (4 * MAX_TEXT_ID_CHARS + 1), f"{at}.doc_ids")
         docs = decode_array(columns.docs, "<u4", total, f"{at}.docs").astype(np.int64)
         scores = decode_array(columns.scores, "<f8", total, f"{at}.scores")
-        run = Run(columns.depth, tuple(table), lengths, docs, scores)
+        below = columns.below and below_part.decode_below(columns.below, num_queries, f"{at}.below")
+        run = Run(columns.depth, tuple(table), lengths, docs, scores, below)
     samples = None
     if document.score_samples is not None and (with_samples(header) if callable(with_samples) else with_samples):
         samples = decode_score_samples(document.score_samples, query_ids, f"{source}: score_samples")
@@ -659,7 +672,7 @@ def read_result_bytes(path: Path | str) -> bytes:
         size = path.stat().st_size
         if size > MAX_READ_BYTES:
             raise ResultValidationError(f"{path}: file is {size / 1e6:.0f} MB, far over any result's size cap; "
-                                        "store a shallower run (--depth) or fewer metrics")
+                                        f"re-create it with irboard evaluate ({FEWER})")
         return path.read_bytes()
     except OSError as error:
         raise ResultValidationError(f"{path}: cannot read ({error.strerror}); check the path") from None
@@ -686,7 +699,7 @@ def read_result(path: Path | str, with_run: bool | Callable[[Header], bool] = Tr
     if size > limit:
         raise ResultValidationError(
             f"{path}: file is {size / 1e6:.1f} MB, over the cap of {limit / 1e6:.1f} MB for "
-            f"{result.dataset.num_queries} queries (1 MB + 4 KB a query); store a shallower run (--depth) or fewer metrics"
+            f"{result.dataset.num_queries} queries (1 MB + 4 KB a query); re-create it with irboard evaluate ({FEWER})"
         )
     return result
 
@@ -712,6 +725,8 @@ def dump_result(result: ResultFile) -> str:
         document["run"] = {"depth": run.depth, "doc_ids": encode_strings(run.doc_ids),
                            "lengths": encode_array(run.lengths, "<u4"), "docs": encode_array(run.docs, "<u4"),
                            "scores": encode_array(run.scores, "<f8")}
+        if run.below is not None:
+            document["run"]["below"] = below_part.encode_below(run.below)
     if result.score_samples is not None:
         document["score_samples"] = encode_score_samples(result.score_samples, result.query_ids)
     return json.dumps(document, sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False) + "\n"
@@ -726,6 +741,8 @@ def expand_result(result: ResultFile) -> dict[str, Any]:
     if result.run is not None:
         data["run"] = {"depth": result.run.depth,
                        "rankings": {q: [list(entry) for entry in ranking] for q, ranking in result.rankings().items()}}
+        if result.run.below is not None:
+            data["run"]["below"] = below_part.expand_below(result.run.below, result.query_ids)
     data["score_samples"] = result.score_samples
     if result.full is not None:
         data["full"] = result.full.model_dump(mode="json")
@@ -768,7 +785,7 @@ def write_result(result: ResultFile, path: Path | str, force: bool = False) -> P
     if len(text) > limit:
         raise ResultValidationError(
             f"{path}: the result would take {len(text) / 1e6:.1f} MB, over the cap of {limit / 1e6:.1f} MB for "
-            f"{result.dataset.num_queries} queries; store a shallower run (--depth) or fewer metrics")
+            f"{result.dataset.num_queries} queries; {FEWER}")
     write_atomic(path, text)
     return path
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluator import _trec
+from evaluator.below import Below
 from evaluator.errors import InputFormatError
 from evaluator.metrics.ranking import MAX_LABEL, MIN_LABEL, Qrels, RankedRun
 from evaluator.result import Run, write_atomic
@@ -92,6 +93,7 @@ def rank_trec_run(
     ignore_identical_ids: bool = False,
     keep_top: int | None = 100,
     label_depth: int | None = None,
+    judged_below: bool = False,
 ) -> tuple[RankedRun, Run]:
     """Read a TREC run and rank it against `qrels` in one pass (equal to `ranking.rank_run` on its dict).
 
@@ -99,7 +101,9 @@ def rank_trec_run(
     in trec_eval order, as a result's `Run` (`None` keeps all; a query the run lacks has an empty ranking).
     With `label_depth`, the ranked run's label matrix stops at that rank (its lengths stay the full ones):
     enough for measures whose cutoffs are all at most `label_depth`. Run queries without qrels are skipped
-    (their lines are still validated, but not checked for duplicate doc ids).
+    (their lines are still validated, but not checked for duplicate doc ids). With `judged_below` (and a
+    `keep_top`), the Run also holds each ranking's length and its judged entries below `keep_top`
+    (`Run.below`), from which every measure can be re-scored.
     """
     if keep_top is not None and keep_top < 0:
         raise ValueError(f"keep_top must be None or >= 0, got {keep_top}")
@@ -107,21 +111,29 @@ def rank_trec_run(
         raise ValueError(f"label_depth must be None or >= 1, got {label_depth}")
     try:
         with _file_bytes(path) as content:
-            labels, lengths, depth, doc_ids, top_lengths, docs, scores = _trec.rank_run(
+            labels, lengths, depth, doc_ids, top_lengths, docs, scores, *below = _trec.rank_run(
                 content,
                 qrels.query_ids,
                 qrels.judgments,
                 ignore_identical_ids,
                 -1 if keep_top is None else keep_top,
                 -1 if label_depth is None else label_depth,
+                judged_below and keep_top is not None,
             )
     except ValueError as error:
         raise _line_error(path, error) from None
     matrix = np.frombuffer(labels, dtype=np.int32).reshape(len(qrels.query_ids), depth)
     top_lengths = np.frombuffer(top_lengths, dtype=np.int64)
+    lengths = np.frombuffer(lengths, dtype=np.int64)
+    deep = None
+    if judged_below and keep_top is not None:
+        counts, ranks, judged, below_scores = (np.frombuffer(column, dtype=dtype) for column, dtype in zip(
+            below, (np.int64, np.int64, np.int64, np.float64), strict=True))
+        names = [name for judgments in qrels.judgments for name in judgments]  # the order `judged` indexes
+        deep = Below(lengths.copy(), counts, ranks, tuple(names[j] for j in judged.tolist()), below_scores)
     top = Run(int(top_lengths.max(initial=0)) if keep_top is None else keep_top, tuple(doc_ids), top_lengths,
-              np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64))
-    return RankedRun(list(qrels.query_ids), matrix, np.frombuffer(lengths, dtype=np.int64)), top
+              np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64), deep)
+    return RankedRun(list(qrels.query_ids), matrix, lengths), top
 
 
 def _parse_score(text: bytes, where: str) -> float:

@@ -124,7 +124,8 @@ def parse_measures(names: str | list[str]) -> list[Measure]:
 
 # The default set holds only metrics that a ranking of depth 100 determines, so that every value
 # `irboard evaluate` writes can be re-scored from the ranking stored in the result (deeper or uncut metrics
-# such as R@1000 or AP can be asked for with --metrics; the stored ranking then goes as deep as they need).
+# such as R@1000 or AP can be asked for with --metrics; the result then also keeps `run.below`, the judged
+# documents' ranks below depth 100, from which they are re-scored).
 _CUTOFFS = (1, 3, 5, 10, 20, 100)
 DEFAULT_MEASURES: tuple[Measure, ...] = (
     *(Measure("nDCG", k) for k in _CUTOFFS),

@@ -50,21 +50,41 @@ def entry_labels(result: ResultFile, qrels: Qrels) -> np.ndarray:
 
 def ranked_from_result(result: ResultFile, qrels: Qrels, labels: np.ndarray | None = None) -> RankedRun:
     """The label matrix of the stored ranking, in its stored order (dropping the query's own id when the
-    settings ignore identical ids); `labels`: `entry_labels(result, qrels)`, when the caller has them."""
+    settings ignore identical ids); `labels`: `entry_labels(result, qrels)`, when the caller has them. With
+    `run.below`, the judged entries below the depth sit at their ranks, the positions between them hold unjudged
+    documents and each ranking has its whole length."""
     run, n = result.run, len(result.query_ids)
     if labels is None:
         labels = entry_labels(result, qrels)
     rows = np.repeat(np.arange(n, dtype=np.int64), run.lengths)
-    lengths = run.lengths.astype(np.int64)
+    positions = np.arange(rows.size) - np.repeat(run.offsets[:-1], run.lengths)  # 0-based ranks
+    own = None
     if result.settings.ignore_identical_ids:
-        own = np.array([_table_index(run.doc_ids, query_id) for query_id in result.query_ids], dtype=np.int64)
-        keep = run.docs != own[rows]
-        rows, labels = rows[keep], labels[keep]
-        lengths = np.bincount(rows, minlength=n).astype(np.int64)
-    depth = max(int(lengths.max(initial=0)), 1)
+        own = run.docs == np.array([_table_index(run.doc_ids, q) for q in result.query_ids], dtype=np.int64)[rows]
+    lengths = run.lengths.astype(np.int64)
+    if run.below is not None:
+        below = run.below
+        below_rows = np.repeat(np.arange(n, dtype=np.int64), below.counts)
+        judged = dict(zip(qrels.query_ids, qrels.judgments, strict=True))
+        below_labels = np.fromiter((judged.get(result.query_ids[row], {}).get(doc, UNJUDGED) for row, doc in
+                                    zip(below_rows.tolist(), below.doc_ids, strict=True)), np.int32, below_rows.size)
+        rows, positions = np.concatenate((rows, below_rows)), np.concatenate((positions, below.ranks - 1))
+        labels = np.concatenate((labels, below_labels))
+        if own is not None:
+            own = np.concatenate((own, np.array([doc == result.query_ids[row] for row, doc in
+                                                 zip(below_rows.tolist(), below.doc_ids, strict=True)], dtype=bool)))
+        lengths = below.totals.astype(np.int64)
+    if own is not None and own.any():  # every later entry of the query moves up one place
+        span = int(positions.max()) + 1
+        dropped = np.sort(rows[own] * span + positions[own])
+        keys = rows * span + positions
+        positions = positions - (np.searchsorted(dropped, keys) - np.searchsorted(dropped, rows * span))
+        lengths = lengths - np.bincount(rows[own], minlength=n)
+        rows, positions, labels = rows[~own], positions[~own], labels[~own]
+    depth = max(int(positions.max(initial=-1)) + 1, 1)
     matrix = np.full((n, depth), PAD, dtype=np.int32)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    matrix[rows, np.arange(rows.size) - np.repeat(starts, lengths)] = labels
+    matrix[np.arange(depth) < np.minimum(lengths, depth)[:, None]] = UNJUDGED  # ranked, not stored: unjudged
+    matrix[rows, positions] = labels
     return RankedRun(list(result.query_ids), matrix, lengths)
 
 

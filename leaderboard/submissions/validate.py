@@ -108,6 +108,8 @@ def _may_retrieve_own_id(result: ResultFile) -> bool:
     run = result.run
     if run is None:
         return True
+    if run.below is not None and bool((run.below.totals > run.lengths).any()):
+        return True  # the documents ranked below the depth and not judged are not stored: it may be among them
     shared = set(result.query_ids).intersection(run.doc_ids)  # nearly always empty: no ranking to expand
     if not shared:
         return False

@@ -3,6 +3,8 @@
 - A metric is *determined* by the stored ranking when every query's stored part decides it: a metric with
   cutoff k needs k <= run.depth, or the query's whole ranking stored (fewer entries than the depth, or
   depth >= settings.top_k); a metric without cutoff (AP, RR, Rprec, Bpref, ARP) needs every whole ranking.
+  A ranking with `run.below` (each ranking's length and its judged entries below the depth) determines every
+  metric: below the depth only the judged documents' ranks and the length matter.
 - Every determined metric is recomputed for every query from the stored ranking (in its stored order, which
   the reader has checked is trec_eval's) and must equal the submitted per-query values: any difference is
   a problem that rejects the result.
@@ -46,9 +48,9 @@ class Verification:
 
 
 def whole_rankings(result: ResultFile) -> np.ndarray:
-    """Per query: is its whole ranking stored (nothing beyond the stored depth was cut)?"""
+    """Per query: is its whole ranking stored, or all that re-scoring needs of it (`run.below`)?"""
     run = result.run
-    if run.depth >= result.settings.top_k:
+    if run.depth >= result.settings.top_k or run.below is not None:
         return np.ones(len(result.query_ids), dtype=bool)
     return run.lengths < run.depth
 
@@ -105,7 +107,7 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
 
 # Bump when reading a ranking or re-scoring it changes (evaluator.result's run checks, decoding score samples, this
 # module, labels, sample_checks, the metrics): cached verifications made by other code then no longer count.
-VERIFICATION_VERSION = "1"
+VERIFICATION_VERSION = "2"  # 2: run.below
 
 
 class VerifiedCache(ContentCache):

@@ -46,13 +46,17 @@ def test_result_matches_pytrec_eval_for_every_qrels_query(tmp_path):
     assert len(result.metrics) == len(DEFAULT_MEASURES) + 1
 
 
-def test_stored_ranking_is_as_deep_as_the_metrics_need(tmp_path):
+def test_ranking_stored_to_depth_100_and_below_it_what_deeper_metrics_need(tmp_path):
     lines = "".join(f"q1 Q0 d{i} {i} {1000 - i} t\n" for i in range(1, 301))
-    qrels = "q1 0 d250 1\n"
-    for metrics, depth in [("nDCG@10", 100), ("R@200", 200), ("AP", 300)]:
+    qrels = "q1 0 d250 1\nq1 0 d120 0\nq1 0 d50 1\n"
+    for metrics, deep in [("nDCG@10", False), ("R@100", False), ("R@200", True), ("AP", True)]:
         code, out = _evaluate(tmp_path, lines, qrels, "--metrics", metrics, "--force")
         result = read_result(out)
-        assert code == 0 and result.run.depth == depth and int(result.run.lengths[0]) == depth
+        assert code == 0 and result.run.depth == 100 and int(result.run.lengths[0]) == 100
+        assert (result.run.below is not None) == deep
+        if deep:  # the judged documents below rank 100 (d120 judged non-relevant too) and the ranking's length
+            assert result.run.below.entries(0) == [(120, "d120", 880.0), (250, "d250", 750.0)]
+            assert result.run.below.totals.tolist() == [300]
 
 
 def test_non_ascii_ids_work_end_to_end(tmp_path):

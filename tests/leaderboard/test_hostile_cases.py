@@ -69,6 +69,8 @@ def submit(root: Path, expanded: dict) -> Path:
 
 
 def cut_ranking(expanded: dict, depth: int) -> None:
+    """The ranking stored to `depth` and nothing below it (no `run.below`)."""
+    expanded["run"].pop("below", None)
     expanded["run"]["depth"] = depth
     expanded["run"]["rankings"] = {q: ranking[:depth] for q, ranking in expanded["run"]["rankings"].items()}
 
