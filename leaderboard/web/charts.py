@@ -55,7 +55,7 @@ def _layout(title: str, height: int, **extra) -> dict:
 
 
 def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, baseline_mean: float | None) -> dict:
-    """Horizontal dot-and-whisker chart: each model's mean with its bootstrap CI; best group highlighted."""
+    """Horizontal dot-and-whisker chart: each model's mean with its 95% CI; the top group (★) highlighted."""
     models, metric = _plain_all(models)[::-1], _plain(metric)  # Plotly draws the first category at the bottom
     means, low, high, best = (list(values)[::-1] for values in (means, low, high, best))
     colors = [BLUE if flag else GREY for flag in best]
@@ -88,7 +88,7 @@ def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, b
     return {
         "data": [trace],
         "layout": _layout(
-            f"{metric} ×100: mean and 95% bootstrap CI (blue: not significantly worse than the best; "
+            f"{metric} ×100: mean and 95% CI (blue: top group ★, no verified model significantly better; "
             "dashed: baseline)",
             120 + ROW_PX * len(models),
             xaxis={"title": {"text": f"{metric} ×100"}, "zeroline": False, "gridcolor": "#eaeef2"},
@@ -224,7 +224,7 @@ def model_vs_baseline(datasets: Sequence[str], means, low, high, baseline_means,
     return {
         "data": traces,
         "layout": _layout(
-            "Main metric of each dataset ×100, with 95% bootstrap CI",
+            "Main metric of each dataset ×100, with 95% CI",
             420,
             barmode="group",
             xaxis={"automargin": True, "type": "category", "tickangle": -30},

@@ -83,10 +83,18 @@ def format_signed(value, scale: float = 100.0, digits: int = 2) -> str:
     return text[1:] if float(text) == 0 else text
 
 
-def format_pvalue(value) -> str:
+def format_pvalue(value, alpha: float = 0.05) -> str:
+    """Three decimals, or as many more as keep the printed value off alpha and on the same side of it as the p-value
+    (0.0498 and 0.0502, never 0.050 at alpha = 0.05)."""
     if _missing(value):
         return MISSING
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    if value < 0.001:
+        return "< 0.001"
+    for digits in range(3, 10):
+        text = f"{value:.{digits}f}"
+        if float(text) != alpha and (float(text) < alpha) == (value < alpha):
+            return text
+    return repr(float(value))
 
 
 # Integers this large cannot become floats (10**400 / 1e12 overflows); shown as a plain exponent instead.

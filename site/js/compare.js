@@ -42,7 +42,7 @@
     summary.textContent = info.metric + " ×100: " + nameA + " " + (100 * mean(a.values)).toFixed(2) + ", " +
       nameB + " " + (100 * mean(b.values)).toFixed(2) + ". " + nameB + " wins " + wins + ", ties " + ties +
       ", loses " + losses + " of " + a.values.length + " queries (values rounded to 4 decimals). Corrected p = " +
-      pairs.formatP(p) + ". " + pairs.effectText(a.values, b.values, info, nameB, nameA);
+      pairs.formatP(p, info.alpha) + ". " + pairs.effectText(a.values, b.values, info, nameB, nameA, p);
     section.appendChild(summary);
     var plot = document.createElement("div");
     plot.className = "plot";
