@@ -123,6 +123,8 @@ class HomeContext:
     html_rows: int = 100  # rows in the page's own HTML (without dataset columns); data/board.js holds the rest
     mean_column_count: int = 1  # columns of that HTML table
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
+    default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
+    answer: str = ""  # which models are best on that column, and how sure
 
 
 @dataclass(frozen=True)

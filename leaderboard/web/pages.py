@@ -5,6 +5,7 @@ Contexts hold raw numbers and ready-made text; templates only format them (filte
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -187,6 +188,7 @@ def build_home(board: Leaderboard) -> HomeContext:
     )
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
+    sorted_group = _sorted_group(board)
     column, predicted = home_predictions(board, [m.info.id for m in models])
     rows = []
     for model in models:
@@ -194,11 +196,12 @@ def build_home(board: Leaderboard) -> HomeContext:
         group_cells = []
         for group in groups:
             score = group.scores.get(model_id)
+            ranked = score is not None and score.mean_rank is not None  # unranked: no range, no band (not 0)
             group_cells.append(GroupCell(
                 mean=score.mean if score else None, ci=score.ci if score else None,
                 mean_rank=score.mean_rank if score else None,
                 covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids),
-                rank_interval=score.rank_interval if score else None, band=score.band if score else None))
+                rank_interval=score.rank_interval if ranked else None, band=score.band if ranked else None))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
                         d in model.zero_shot and not model.zero_shot[d], checked.get((d, model_id), False))
@@ -238,7 +241,8 @@ def build_home(board: Leaderboard) -> HomeContext:
         licenses=licenses, parameter_bounds=PARAMETER_BOUNDS, baseline_id=board.baseline_id,
         baseline_href=f"models/{slugify(board.baseline_id)}.html" if board.baseline_id else "",
         dataset_count=len(board.datasets),
-        tests=describe_tests(board), methods=tuple(methods), order=order_text, warnings=board.warnings,
+        tests=describe_tests(board), methods=tuple(methods), order=order_text,
+        warnings=tuple(public_note(warning) for warning in board.warnings),
         downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
         prediction=column,
         column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
@@ -247,7 +251,44 @@ def build_home(board: Leaderboard) -> HomeContext:
                                          g.size) for g in headers),
         separability=tuple(separability_row(d, "") for d in board.datasets),
         rank_summary=rank_tables(board, rows=False),
+        default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
+        answer=best_answer(board, sorted_group),
     )
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:[^\s/:;,'\"()]+/)+([^\s/:;,'\"()]*)")
+_SYSTEM_ERROR = re.compile(r"(?:<urlopen error )?\[Errno -?\d+\][^;:>)]*>?")
+
+
+def public_note(warning: str) -> str:
+    """A build warning as the home page shows it: the builder's own paths (caches, checkouts) cut to their last
+    part, and operating-system errors (a failed name lookup) said in words; the build's log keeps them whole."""
+    text = _SYSTEM_ERROR.sub("a network or system error", warning)
+    return _ABSOLUTE_PATH.sub(lambda match: "…/" + match.group(1), text)
+
+
+def _sorted_group(board: Leaderboard) -> GroupBoard | None:
+    """The group whose mean orders the home page by default (home_order): "All datasets", else the first."""
+    return next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
+
+
+def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
+    """The home page's first answer: which models are best on the sorted column's group mean, and how sure."""
+    if group is None:
+        return ""
+    ranked = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None), key=lambda i: -i[1].mean)
+    where = f"{group.name} ({len(group.dataset_ids)} dataset{'s' if len(group.dataset_ids) != 1 else ''})"
+    if not ranked:
+        return (f"No model is ranked on {where}: none has a verified result on every one of its datasets, so the "
+                "table cannot say which is best.")
+    tied = [model_id for model_id, score in ranked if score.band == 1]
+    names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
+    if len(tied) == 1:
+        return (f"Best on {where}: {tied[0]}, significantly better than each of the other {len(ranked) - 1} ranked "
+                f"model{'s' if len(ranked) != 2 else ''} by the corrected pairwise tests (band 1 alone).")
+    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (band 1: the corrected "
+            f"tests do not tell them apart from the leader): {names}. The rank range beside each mean says how sure "
+            "its place is.")
 
 
 # --- dataset ------------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from leaderboard.web.provenance import BuildStamp
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # leaderboard/
 
 
@@ -174,6 +176,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.globals["stamp"] = BuildStamp()  # the footer's provenance; build.render_site sets the build's own
     env.filters.update(
         score=format_score, ci=format_ci, signed=format_signed, pvalue=format_pvalue, params=format_parameters,
         bytes=format_bytes, number=format_number, count=format_count, json_script=json_script,

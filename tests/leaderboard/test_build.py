@@ -65,6 +65,11 @@ def test_downloads_hold_the_tables(built_site, synth):
     with open(built_site / "downloads" / "leaderboard.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(synth.GOLDEN_MODELS)
+    # a model with a group mean but not verified on the whole group has no rank range and no band: empty, not 0
+    unranked = next(row for row in rows if row["verified"] == "some" and row["All datasets mean"])
+    assert (unranked["All datasets rank_low"], unranked["All datasets rank_high"], unranked["All datasets band"]) == \
+        ("", "", "")
+    assert all(row["All datasets rank_low"] != "0" for row in rows)
     data = json.loads((built_site / "downloads" / "leaderboard.json").read_text())
     assert [row["model_id"] for row in data["rows"]] == [row["model_id"] for row in rows]
     scifact = json.loads((built_site / "downloads" / "datasets" / "beir__scifact.json").read_text())
