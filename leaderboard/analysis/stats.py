@@ -285,24 +285,6 @@ def _gram_t_pvalues(scores: np.ndarray, first: np.ndarray, second: np.ndarray, o
     return exact
 
 
-def best_group(means, pvalues, alpha: float = 0.05) -> np.ndarray:
-    """Models not significantly worse than the best: the best mean(s), plus every model whose adjusted
-    p-value against a best-mean model is >= alpha. Higher means are better."""
-    means = np.asarray(means, dtype=np.float64)
-    pvalues = np.asarray(pvalues, dtype=np.float64)
-    if means.ndim != 1 or pvalues.shape != (means.size, means.size):
-        raise ValueError(
-            f"best_group needs m means and an (m, m) p-value matrix, got {means.shape} and {pvalues.shape}"
-        )
-    if means.size == 0:
-        return np.zeros(0, dtype=bool)
-    if np.any(np.isnan(means)):
-        raise ValueError("best_group got NaN means")
-    is_best = means == means.max()
-    not_worse = np.any(pvalues[is_best] >= alpha, axis=0)
-    return is_best | not_worse
-
-
 def wins_ties_losses(a, b, tol: float = 1e-9) -> tuple[int, int, int]:
     """Per-query comparison of a against b: (queries where a > b + tol, |a - b| <= tol, a < b - tol)."""
     d = _paired_differences(a, b)

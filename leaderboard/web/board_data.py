@@ -7,7 +7,7 @@ accessible marks), so site/js/board.js builds it from these rows. Values arrive 
 
 A row: [model_id, href, type, parameters, parameters as shown, licence, flags, groups, prediction, cells]
 - flags: letters o (open weights), z (zero-shot everywhere), v (every result verified), b (the baseline);
-- groups: per mean column, [mean, ci, mean rank or null, rank range or null, tied for best (1) or not (0)] or
+- groups: per mean column, [mean, ci, mean rank or null, rank range or null, top group ★ (1) or not (0)] or
   "covered/total" for partial coverage;
 - prediction: null without the column, else [text, partial (1) or not (0)];
 - cells: per dataset column, the score as shown ("–" for none), then † when trained on it, then * when not
@@ -32,7 +32,8 @@ def _group(cell: GroupCell):
     if cell.rank_interval:
         low, high = cell.rank_interval
         interval = str(low) if low == high else f"{low}–{high}"
-    return [format_score(cell.mean), format_ci(cell.ci), rank, interval, int(cell.band == 1)]
+    return [format_score(cell.mean), format_ci(cell.ci), rank, interval, int(bool(cell.rank_interval) and
+                                                                            cell.rank_interval[0] == 1)]
 
 
 def _prediction(row: HomeRow):

@@ -281,14 +281,14 @@ def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
     if not ranked:
         return (f"No model is ranked on {where}: none has a verified result on every one of its datasets, so the "
                 "table cannot say which is best.")
-    tied = [model_id for model_id, score in ranked if score.band == 1]
+    tied = [model_id for model_id, score in ranked if score.rank_interval[0] == 1]  # the top group, as ★
     names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
     if len(tied) == 1:
-        return (f"Best on {where}: {tied[0]}, significantly better than each of the other {len(ranked) - 1} ranked "
-                f"model{'s' if len(ranked) != 2 else ''} by the corrected pairwise tests (band 1 alone).")
-    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (band 1: the corrected "
-            f"tests do not tell them apart from the leader): {names}. The rank range beside each mean says how sure "
-            "its place is.")
+        return (f"Best on {where}: {tied[0]}, the only ranked model that no other is significantly better than "
+                f"(rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
+    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked model is "
+            f"significantly better, so each rank range starts at 1): {names}. The rank range beside each mean says "
+            "how sure its place is.")
 
 
 # --- dataset ------------------------------------------------------------------------------------------

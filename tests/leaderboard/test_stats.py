@@ -12,7 +12,6 @@ from scipy import stats as scipy_stats
 from evaluator.errors import IrboardError, UnknownNameError
 from leaderboard.analysis.stats import (
     TestSettings,
-    best_group,
     bootstrap_ci,
     holm,
     paired_randomization_test,
@@ -242,37 +241,6 @@ def test_pairwise_randomization_and_wilcoxon_match_per_pair(n_queries):
 
 
 # --- tie groups and per-query comparison ---------------------------------------------------------------
-
-
-def test_best_group_from_p_values():
-    means = np.array([0.40, 0.50, 0.45, 0.20])
-    p = np.ones((4, 4))
-    p[1, 0] = p[0, 1] = 0.01
-    p[1, 2] = p[2, 1] = 0.05  # exactly alpha: not significant
-    p[1, 3] = p[3, 1] = 0.001
-    assert best_group(means, p).tolist() == [False, True, True, False]
-    assert best_group(means, p, alpha=0.2).tolist() == [False, True, False, False]
-
-
-def test_best_group_with_tied_best_means():
-    means = np.array([0.5, 0.3, 0.5])
-    p = np.ones((3, 3))
-    p[0, 2] = p[2, 0] = 0.001  # tied for best: both in the group whatever their test says
-    p[0, 1] = p[1, 0] = 0.001
-    p[2, 1] = p[1, 2] = 0.3  # not significantly worse than one of the best
-    assert best_group(means, p).tolist() == [True, True, True]
-    p[2, 1] = p[1, 2] = 0.002
-    assert best_group(means, p).tolist() == [True, False, True]
-
-
-def test_best_group_on_scores():
-    rng = np.random.default_rng(3)
-    strong = 0.3 + 0.5 * rng.random(60)
-    close = strong + np.where(np.arange(60) % 2 == 0, 0.01, -0.01)
-    weak = strong - 0.2 + 0.05 * rng.random(60)
-    scores = np.stack([weak, strong, close])
-    group = best_group(scores.mean(axis=1), pairwise_pvalues(scores))
-    assert group.tolist() == [False, True, True]
 
 
 def test_wins_ties_losses():
