@@ -194,8 +194,13 @@
         });
       }
       bodies.forEach(function (body) {
+        var wanted = ordered.filter(function (row) { return row.parentNode === body; });
+        var current = list(body.rows).filter(function (row) { return !row.classList.contains("group-label"); });
+        /* already in this order (the page's own order is its default sort): moving every row would only cost a
+           layout of the whole table */
+        if (wanted.every(function (row, i) { return current[i] === row; })) { return; }
         var fragment = document.createDocumentFragment();
-        ordered.forEach(function (row) { if (row.parentNode === body) { fragment.appendChild(row); } });
+        wanted.forEach(function (row) { fragment.appendChild(row); });
         body.appendChild(fragment);
       });
       Object.keys(columns).forEach(function (key) {
