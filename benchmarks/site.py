@@ -17,12 +17,12 @@ the command itself, `irboard build --strict --results ... --data-dir ...` (CPU t
 and its worker processes); "1 core" runs it pinned to one core, where it uses one process:
 
 - full build: `leaderboard.web.build.build_site` end to end (load + validate every file, all-pairs paired t-tests
-  with Benjamini–Hochberg per dataset, effect sizes of every pair, power and separability per dataset,
-  10,000-resample bootstrap CIs, rank intervals and bands of every group mean, render, write), the issue's
+  with Holm's correction per dataset, effect sizes of every pair, power and separability per dataset,
+  score intervals of every mean, rank ranges and bands of every group mean from its pairwise tests, render, write), the issue's
   targets being <= 60 s and <= 2 GiB, and a home page of at most 300 KB (plotly.js is a separate file the home
   page does not load);
 - the build's stages, timed inside one process, and, within the statistics stage, the parts added for honest
-  ranks (effect sizes + power + separability of every dataset; rank intervals + bands of every group), timed
+  ranks (effect sizes + power + separability of every dataset; rank ranges + bands of every group), timed
   by running them again on the same data;
 - reading a sample of the same files: `json.loads` alone (a lower bound for any loader of these JSON files)
   against `leaderboard.submissions.load.read_loaded` (the build's reader: json + the full schema validation of
@@ -97,15 +97,23 @@ loaded = timed("load + validate + verify + predict", lambda: load_results(
 board = timed("statistics + aggregation", lambda: build_leaderboard(loaded.results, lookup=lookup, workers=workers))
 import numpy as np
 from leaderboard.analysis import effects
-from leaderboard.analysis.ranks import rank_bands, rank_intervals
+from leaderboard.analysis.aggregate import _GroupAccumulator
+from leaderboard.analysis.ranks import rank_ranges, tie_bands
+from leaderboard.analysis.stats import corrected_matrix
 tests = board.settings.tests
 timed("  part: effect sizes, power, separability (1 process)", lambda: [
     effects.dataset_effects(dataset.scores, 0, dataset.pvalues, tests.alpha, tests.method) for dataset in board.datasets])
-rng = np.random.default_rng(0)
-boots = [rng.random((tests.ci_resamples, len(group.scores)), dtype=np.float32) for group in board.groups]
-timed("  part: rank intervals and bands (1 process)", lambda: [
-    rank_bands([score.mean for score in group.scores.values()], rank_intervals(boot))
-    for group, boot in zip(board.groups, boots)])
+boards = {dataset.info.id: dataset for dataset in board.datasets}
+def group_ranks(group):
+    ranked = sorted(m for m, score in group.scores.items() if score.mean_rank is not None)
+    if not ranked:
+        return None
+    accumulator = _GroupAccumulator(group.name, list(group.dataset_ids), {m: i for i, m in enumerate(ranked)}, tests,
+                                    bootstrap=False)
+    pvalues = corrected_matrix(accumulator.pvalues(boards, ranked), tests.correction)
+    means = np.array([group.scores[m].mean for m in ranked])
+    return rank_ranges(means, pvalues, tests.alpha), tie_bands(means, pvalues, tests.alpha)
+timed("  part: rank ranges and bands of group means (1 process)", lambda: [group_ranks(g) for g in board.groups])
 files, pages = timed("render pages, charts, downloads", lambda: render_site(board, workers=workers))
 timed("write files", lambda: replace_folder(files, Path(sys.argv[2])))
 print(json.dumps({"times": times, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))

@@ -241,13 +241,14 @@ def _build(args: argparse.Namespace) -> int:
     from leaderboard.submissions.validate import parse_data_dirs
     from leaderboard.submissions.verify import verifier
     from leaderboard.web.build import build_site
+    from leaderboard.web.provenance import build_stamp
 
     data_dirs, data_root = parse_data_dirs(args.data_dir)
     # one process per core reads, decodes and verifies the files, computes each dataset's statistics and renders the
     # pages (BLAS stays at one thread in each: see main)
     workers = min(cores(), 4)
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root),
-                        workers=workers, rounds_dir=args.rounds,
+                        workers=workers, stamp=build_stamp(args.results), rounds_dir=args.rounds,
                         now=_instant(args.now) if args.now else _head_time())
     for warning in report.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)

@@ -1,8 +1,9 @@
 """From loaded results to the numbers the site shows: per-dataset statistics and group aggregates.
 
-Per dataset (main metric): mean, bootstrap CI, all-pairs paired tests with correction, the group of models
-not significantly worse than the best, rank ranges, and the comparison with the baseline. Across datasets:
-group means only for models that cover the whole group, with a bootstrap CI, rank intervals and bands
+Per dataset (main metric): mean, confidence interval (stats.score_intervals by default), all-pairs paired tests
+with correction, rank ranges and tie bands from them (ranks.py), the top group (the models whose rank range
+starts at 1), and the comparison with the baseline. Across datasets: group means only for models that cover the
+whole group, with a bootstrap CI, rank ranges and bands from corrected pairwise tests of the group means
 (ranks.py), and mean ranks. Effect sizes of every pair and what each dataset can tell apart: effects.py.
 
 Only verified results (every reported metric re-scored from the stored ranking, leaderboard/submissions/verify.py) are
@@ -20,6 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from scipy import stats as scipy_stats
 from scipy.stats import rankdata
 from threadpoolctl import threadpool_limits
 
@@ -33,7 +35,7 @@ from leaderboard.analysis.predictions import (
     Prediction,
     predict_results,
 )
-from leaderboard.analysis.ranks import GroupBootstrap, rank_bands, rank_intervals
+from leaderboard.analysis.ranks import GroupBootstrap, group_difference_pvalues, rank_ranges, tie_bands
 from leaderboard.submissions.catalog import DatasetInfo, dataset_info
 from leaderboard.submissions.load import LoadedResult, ModelInfo
 from leaderboard.submissions.parallel import forked_map
@@ -109,7 +111,7 @@ class DatasetBoard:
     means: np.ndarray
     ci: np.ndarray  # (models, 2)
     pvalues: np.ndarray  # (models, models) corrected
-    best: np.ndarray  # bool: verified and not significantly worse than the best verified result
+    best: np.ndarray  # bool: verified and no verified result significantly better (rank range starts at 1)
     rank_range: np.ndarray  # (models, 2): best and worst rank among the verified results (0, 0 when unranked)
     zero_shot: np.ndarray
     box: dict[str, np.ndarray]  # per-query distribution: q1, median, q3, low, high (whiskers), mean
@@ -119,6 +121,9 @@ class DatasetBoard:
     baseline_effects: effects.PairEffects | None = None
     separability: effects.Separability | None = None
     rows: tuple[int, ...] = ()  # which of the dataset's results (in load order) each row is
+    # (models, models) SD of the per-query differences of each pair (float32), for the group means' tests
+    diff_sd: np.ndarray | None = None
+    band: np.ndarray | None = None  # tie band among the verified results (ranks.tie_bands); 0 when unranked
     model_ids: tuple[str, ...] = field(init=False, default=())  # from results
     position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
 
@@ -141,8 +146,8 @@ class GroupScore:
     mean: float
     ci: tuple[float, float]
     mean_rank: float | None  # None: the model is not verified on every dataset of the group, so not ranked
-    rank_interval: tuple[int, int] = (0, 0)  # 95% bootstrap interval of the rank of the mean among ranked models
-    band: int = 0  # tie band of the group mean (ranks.rank_bands), 1 = top; 0 when not ranked
+    rank_interval: tuple[int, int] = (0, 0)  # rank range from corrected pairwise tests of group means (ranks.py)
+    band: int = 0  # tie band of the group mean (ranks.tie_bands), 1 = tied with the best; 0 when not ranked
 
 
 @dataclass(frozen=True, eq=False)
@@ -249,25 +254,20 @@ def percentile_ci(boot: np.ndarray, values: np.ndarray | None = None) -> np.ndar
     return ci
 
 
-def rank_ranges(means: np.ndarray, pvalues: np.ndarray, alpha: float) -> np.ndarray:
-    """Best rank = 1 + models significantly better; worst = models - those significantly worse."""
-    significant = pvalues < alpha
-    better = (means[None, :] > means[:, None]) & significant
-    worse = (means[None, :] < means[:, None]) & significant
-    return np.stack([1 + better.sum(axis=1), means.size - worse.sum(axis=1)], axis=1)
-
-
 def ranks_among_verified(verified: list[bool], means: np.ndarray, pvalues: np.ndarray,
-                         alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """(top group, rank ranges) computed among the verified rows only; unverified rows get (False, (0, 0))."""
+                         alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(top group, rank ranges, tie bands) among the verified rows only, from the corrected p-values (ranks.py);
+    the top group is the rows whose rank range starts at 1. Unverified rows get (False, (0, 0), 0)."""
     rows = np.flatnonzero(np.asarray(verified, dtype=bool))
     best = np.zeros(means.size, dtype=bool)
     ranges = np.zeros((means.size, 2), dtype=np.int64)
+    bands = np.zeros(means.size, dtype=np.int64)
     if rows.size:
         among = pvalues[np.ix_(rows, rows)]
-        best[rows] = stats.best_group(means[rows], among, alpha)
         ranges[rows] = rank_ranges(means[rows], among, alpha)
-    return best, ranges
+        best[rows] = ranges[rows, 0] == 1
+        bands[rows] = tie_bands(means[rows], among, alpha)
+    return best, ranges, bands
 
 
 def box_stats(scores: np.ndarray) -> dict[str, np.ndarray]:
@@ -288,7 +288,8 @@ def find_baseline(model_ids: list[str], wanted: str) -> str | None:
 
 def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: SiteSettings,
                    baseline_id: str | None) -> tuple[DatasetBoard, np.ndarray]:
-    """The dataset's board and its bootstrap means model by model ((models, resamples), for the group means).
+    """The dataset's board and its bootstrap means model by model ((models, resamples), for the group means; None
+    when they are not bootstrapped).
 
     The board's `results` are left empty (row j is `results[board.rows[j]]`), so that a worker process sends back
     only the numbers: `_with_results` puts the caller's own objects in."""
@@ -304,7 +305,9 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     means = scores.mean(axis=1)
     resampled = None
     seed = dataset_seed(tests.seed, info.id)
-    if tests.ci_method == "percentile":
+    if tests.ci_method == "score":
+        ci = stats.score_intervals(scores, CONFIDENCE)
+    elif tests.ci_method == "percentile":
         resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
         ci = percentile_ci(resampled.T, scores)
     else:
@@ -315,8 +318,11 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     # only busier (2 s of CPU at 1,000 models); their values do not depend on it.
     with threadpool_limits(limits=1, user_api="blas"):
         pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, seed)
-        against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, CONFIDENCE)
-    best, rank_range = ranks_among_verified([result.verified for result in ranked], means, pvalues, tests.alpha)
+        spread = effects.spread(scores) if scores.shape[1] >= 2 else None
+        against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, CONFIDENCE,
+                                                        spread)
+    best, rank_range, band = ranks_among_verified([result.verified for result in ranked], means, pvalues,
+                                                  tests.alpha)
     comparison = None
     if b is not None:
         diff = scores - scores[b]
@@ -344,10 +350,18 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         left_out=left_out,
         baseline_effects=against,
         separability=separability,
+        diff_sd=(spread[1] if spread is not None else np.zeros((len(ranked),) * 2)).astype(np.float32),
+        band=band,
     )
-    if resampled is None:  # group intervals need resampled means: percentile draws of the same seed
+    if resampled is None and bootstrapped_groups(settings):  # percentile draws of the same seed
         resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
     return board, resampled
+
+
+def bootstrapped_groups(settings: SiteSettings) -> bool:
+    """Do the group means' intervals come from the bootstrap? With score intervals for the datasets and fixed
+    datasets, group means get the score interval of a weighted mean instead (stats.score_bounds)."""
+    return settings.tests.ci_method != "score" or settings.resample_datasets
 
 
 def _with_results(board: DatasetBoard, results: list[LoadedResult]) -> DatasetBoard:
@@ -372,20 +386,57 @@ def _weights(dataset_ids: list[str]) -> list[float]:
 class _GroupAccumulator:
     """Sums weighted per-dataset means and bootstrap means of one group, for all models at once."""
 
-    def __init__(self, name: str, dataset_ids: list[str], model_index: dict[str, int], resamples: int,
-                 resample_datasets: bool = False, seed: int = 0):
+    def __init__(self, name: str, dataset_ids: list[str], model_index: dict[str, int], tests: stats.TestSettings,
+                 resample_datasets: bool = False, bootstrap: bool = True):
         self.name = name
+        self.tests = tests
+        resamples, seed = tests.ci_resamples, tests.seed
         self.dataset_ids = dataset_ids
         self.weights = dict(zip(dataset_ids, _weights(dataset_ids), strict=True))
         self.model_index = model_index
         self.bootstrap = GroupBootstrap(len(model_index), resamples, [unit_of(d) for d in dataset_ids],
-                                        resample_datasets, seed)
+                                        resample_datasets, seed) if bootstrap else None
         self.coverage = np.zeros(len(model_index), dtype=np.int64)
 
     def add(self, board: DatasetBoard, resampled: np.ndarray) -> None:
         columns = [self.model_index[model_id] for model_id in board.model_ids]
-        self.bootstrap.add(columns, self.weights[board.info.id], unit_of(board.info.id), resampled.T)
+        if self.bootstrap is not None:
+            self.bootstrap.add(columns, self.weights[board.info.id], unit_of(board.info.id), resampled.T)
         self.coverage[columns] += 1
+
+    def pvalues(self, boards: dict[str, DatasetBoard], model_ids: list[str]) -> np.ndarray:
+        """Uncorrected p-values of the differences of the models' group means (ranks.group_difference_pvalues)."""
+        diffs, variances, queries = [], [], []
+        for dataset_id in self.dataset_ids:
+            board = boards[dataset_id]
+            rows = [board.position[model_id] for model_id in model_ids]
+            means = board.means[rows]
+            diffs.append(means[:, None] - means[None, :])
+            variances.append(np.square(board.diff_sd[np.ix_(rows, rows)].astype(np.float64)))
+            queries.append(board.scores.shape[1])
+        return group_difference_pvalues(diffs, variances, queries, [self.weights[d] for d in self.dataset_ids])
+
+    def score_ci(self, boards: dict[str, DatasetBoard], model_ids: list[str], means: np.ndarray) -> np.ndarray:
+        """Score intervals of the models' group means: the variance of a weighted mean of independent datasets'
+        means, Student's t with Welch-Satterthwaite degrees of freedom (stats.score_bounds)."""
+        variance = np.zeros(len(model_ids))
+        df_terms = np.zeros(len(model_ids))
+        share = 0.0
+        bounded = np.ones(len(model_ids), dtype=bool)
+        for dataset_id in self.dataset_ids:
+            board = boards[dataset_id]
+            rows = board.scores[[board.position[model_id] for model_id in model_ids]]
+            n = rows.shape[1]
+            weight = self.weights[dataset_id]
+            part = weight * weight * rows.var(axis=1) / n  # divide by n, as stats.score_intervals
+            variance += part
+            df_terms += part * part / max(n - 1, 1)
+            share += weight * weight / n
+            bounded &= (rows.min(axis=1) >= 0.0) & (rows.max(axis=1) <= 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            df = np.where(df_terms > 0, variance * variance / np.where(df_terms > 0, df_terms, 1.0), 1.0)
+        quantile = scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, np.maximum(df, 1.0))
+        return stats.score_bounds(means, variance, np.full(len(model_ids), share), quantile, bounded)
 
     def finish(self, boards: dict[str, DatasetBoard]) -> GroupBoard:
         ids = list(self.model_index)
@@ -402,13 +453,19 @@ class _GroupAccumulator:
             means += self.weights[dataset_id] * dataset_means
             if ranked.any():
                 ranks[ranked] += self.weights[dataset_id] * rankdata(-dataset_means[ranked], method="average")
-        resampled = self.bootstrap.by_model[complete]
-        ci = percentile_ci(resampled.T) if complete else np.zeros((0, 2))
+        if not complete:
+            ci = np.zeros((0, 2))
+        elif self.bootstrap is not None:
+            ci = percentile_ci(self.bootstrap.by_model[complete].T)
+        else:
+            ci = self.score_ci(boards, complete_ids, means)
         intervals = np.zeros((len(complete), 2), dtype=np.int64)
         bands = np.zeros(len(complete), dtype=np.int64)
         if ranked.any():
-            intervals[ranked] = rank_intervals(resampled[ranked].T, CONFIDENCE)
-            bands[ranked] = rank_bands(means[ranked], intervals[ranked])
+            chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
+            pvalues = stats.corrected_matrix(self.pvalues(boards, chosen), self.tests.correction)
+            intervals[ranked] = rank_ranges(means[ranked], pvalues, self.tests.alpha)
+            bands[ranked] = tie_bands(means[ranked], pvalues, self.tests.alpha)
         scores = {
             model_id: GroupScore(float(means[k]), (float(ci[k, 0]), float(ci[k, 1])),
                                  float(ranks[k]) if ranked[k] else None,
@@ -453,7 +510,7 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
                                 "out of this dataset's ranking and means; evaluate it with that metric")
     ranked_datasets = [d for d in dataset_order if any(infos[d].main_metric in r.per_query for r in by_dataset[d])]
     model_index = {model_id: i for i, model_id in enumerate(model_ids)}
-    options = (settings.tests.ci_resamples, settings.resample_datasets, settings.tests.seed)
+    options = (settings.tests, settings.resample_datasets, bootstrapped_groups(settings))
     accumulators = [
         _GroupAccumulator(name, [d for d in ranked_datasets if infos[d].group == name], model_index, *options)
         for name in groups

@@ -44,7 +44,7 @@ def _dz(diff: np.ndarray, sd: np.ndarray) -> np.ndarray:
         return np.where(sd > 0, diff / np.where(sd > 0, sd, 1.0), np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
 
 
-def _spread(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def spread(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mean difference, SD of the per-query differences) of every pair of rows (n >= 2), from one covariance
     matrix: var(a - b) = var(a) + var(b) - 2 cov(a, b)."""
     n = scores.shape[1]
@@ -74,15 +74,15 @@ def pair_effects(scores, confidence: float = 0.95) -> PairEffects:
         diff = means[:, None] - means[None, :]
         nan, zero = np.full((m, m), np.nan), np.zeros((m, m))
         return PairEffects(diff, nan, nan.copy(), zero, _dz(diff, zero))
-    return _with_intervals(*_spread(scores), n, confidence)
+    return _with_intervals(*spread(scores), n, confidence)
 
 
 def dataset_effects(scores, baseline: int | None, pvalues, alpha: float, method: str,
-                    confidence: float = 0.95) -> tuple[PairEffects | None, Separability]:
+                    confidence: float = 0.95, pair_spread=None) -> tuple[PairEffects | None, Separability]:
     """What a dataset keeps of pair_effects: every row against row `baseline` (PairEffects of (models,) vectors,
     None without a baseline) and the separability summary (scores ranked best first). The same numbers as
     pair_effects and separability, without holding its five (models, models) matrices (40 MB a dataset at 1,000
-    models)."""
+    models). `pair_spread`: spread(scores), when the caller has it."""
     scores = np.asarray(scores, dtype=np.float64)
     n = scores.shape[1]
     if n < 2:
@@ -91,7 +91,7 @@ def dataset_effects(scores, baseline: int | None, pvalues, alpha: float, method:
         against = None if baseline is None else PairEffects(*(part[:, baseline] for part in (
             pairs.diff, pairs.low, pairs.high, pairs.sd, pairs.dz)))
     else:
-        diff, sd = _spread(scores)
+        diff, sd = spread(scores) if pair_spread is None else pair_spread
         against = None if baseline is None else _with_intervals(diff[:, baseline], sd[:, baseline], n, confidence)
     return against, _separability(scores.mean(axis=1), diff, sd, pvalues, n, alpha, method)
 
@@ -139,6 +139,7 @@ class Separability:
     mde_dz: float  # minimum detectable standardised effect at 80% power, one comparison at alpha
     typical_sd: float  # median SD of the per-query differences over all pairs
     mde: float  # mde_dz * typical_sd: the same in metric units
+    mde_corrected: float = float("nan")  # the same at alpha / pairs (Bonferroni, Holm's first step), metric units
 
     @property
     def separable_share(self) -> float | None:
@@ -170,9 +171,10 @@ def _separability(means, diff: np.ndarray, sd: np.ndarray, pvalues, n: int, alph
     sd = sd[first, second]
     typical = float(np.median(sd)) if sd.size else 0.0
     mde_dz = minimum_detectable_effect(n, alpha, method)
+    corrected_dz = minimum_detectable_effect(n, alpha / max(int(first.size), 1), method)
     return Separability(
         pairs=int(first.size), separable=int(significant.sum()), adjacent=int(adjacent.sum()),
         adjacent_separable=int((significant & adjacent).sum()),
         meaningful=int((np.abs(diff[first, second]) >= threshold).sum()), threshold=threshold,
-        mde_dz=mde_dz, typical_sd=typical, mde=mde_dz * typical,
+        mde_dz=mde_dz, typical_sd=typical, mde=mde_dz * typical, mde_corrected=corrected_dz * typical,
     )

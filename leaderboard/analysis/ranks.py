@@ -1,21 +1,31 @@
-"""Uncertainty of group means and of the ranks they give: a hierarchical bootstrap, rank intervals, bands.
+"""Ranks with a guarantee: rank ranges and tie bands from corrected pairwise tests, for datasets and group means.
 
-Level 1 resamples the queries of each dataset (aggregate.bootstrap_means, the draws behind each dataset's CI).
-Level 2 resamples the group's units (datasets, with beir/cqadupstack/* as one unit) with replacement, only when
-`resample_units` is set: that answers "how would the ranking change on another sample of tasks like these". The
-site leaves it off: its groups are fixed, named collections and a group mean is defined as the mean over exactly
-those datasets, so the only sampling to account for is that of the queries.
+One rule serves every ranking on the site (Al Mohamad, Goeman & van Zwet 2022, "Simultaneous confidence
+intervals for ranks using the partitioning principle"; Holm 1979): test every pair of ranked models, correct over
+the pairs, and call a model better than another only where the corrected test rejects. A model's rank range is
+[1 + models significantly better, models - models significantly worse]. With Holm's correction (the site default)
+all pairwise claims hold together with probability at least 1 - alpha, so all rank ranges hold their true ranks at
+once with that probability (up to the sign errors of two-sided tests, which the simulation in
+tests/leaderboard/test_honest_simulation.py measures). The same decisions make the tie bands.
+
+Group means: a group mean is a weighted sum of dataset means over fixed datasets, whose queries are independent
+across datasets, so the difference of two models' group means has variance sum_k w_k^2 var_k / n_k (var_k: the
+variance of the per-query differences on dataset k) and is tested with Welch-Satterthwaite degrees of freedom;
+on a one-dataset group this is the paired t-test.
+
+`GroupBootstrap` (resampled means) gives the group means' confidence intervals.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 
 class GroupBootstrap:
     """Weighted sum of per-dataset bootstrap means, filled dataset by dataset. Held model by model (each model's
     resamples contiguous), so that adding a dataset's models moves whole rows; `boot` is the (resamples, models)
-    view of it."""
+    view of it. `resample_units` also resamples the group's units (datasets, beir/cqadupstack/* as one)."""
 
     def __init__(self, models: int, resamples: int, units: list[str], resample_units: bool = False, seed: int = 0):
         self.by_model = np.zeros((models, resamples), dtype=np.float32)
@@ -42,38 +52,23 @@ class GroupBootstrap:
             self.by_model[column] += weighted
 
 
-def rank_intervals(boot: np.ndarray, confidence: float = 0.95) -> np.ndarray:
-    """(models, 2) interval of each model's rank (1 = highest mean, ties by column) over the bootstrap resamples:
-    the lower and upper (1 - confidence) / 2 quantiles of its rank, as whole ranks."""
-    resamples, models = boot.shape
-    if models == 0:
-        return np.zeros((0, 2), dtype=np.int64)
-    # Each resample's models by mean descending, ties by column: one sort of 64-bit keys (the mean's bits made
-    # order-preserving and inverted, then the column), several times faster than a stable argsort of the floats.
-    # Counted block by block: how often each model takes each rank (+ 0.0 makes -0.0 tie with 0.0).
-    counts = np.zeros(models * models, dtype=np.int64)
-    columns = np.arange(models, dtype=np.uint64)
-    block = max(1, 2**20 // models)
-    for start in range(0, resamples, block):
-        bits = (np.ascontiguousarray(boot[start:start + block], dtype=np.float32) + np.float32(0.0)).view(np.uint32)
-        descending = np.where(bits >> 31, bits, ~bits & np.uint32(0x7FFFFFFF))  # larger means, smaller keys
-        keys = np.sort(descending.astype(np.uint64) << np.uint64(32) | columns, axis=1)
-        order = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)  # order[r, j]: the model ranked j + 1
-        counts += np.bincount((order * models + np.arange(models)).ravel(), minlength=models * models)
-    below = np.cumsum(counts.reshape(models, models), axis=1)  # below[i, j]: resamples with model i ranked <= j + 1
-    tail = 100 * (1 - confidence) / 2
-    positions = np.arange(resamples)  # the same quantile positions as np.percentile's "lower" and "higher"
-    low = int(np.percentile(positions, tail, method="lower"))
-    high = int(np.percentile(positions, 100 - tail, method="higher"))
-    return np.stack([1 + (below <= low).sum(axis=1), 1 + (below <= high).sum(axis=1)], axis=1).astype(np.int64)
-
-
-def rank_bands(means, intervals) -> np.ndarray:
-    """Band number (1, 2, ...) of each model. Models are taken best mean first; each band starts with the best
-    model not yet in a band and takes every later model whose rank interval reaches its leader's (best rank <=
-    the leader's worst rank). Models in one band cannot be told apart from its leader at this confidence."""
+def rank_ranges(means, pvalues, alpha: float) -> np.ndarray:
+    """(models, 2): best rank = 1 + models significantly better; worst = models - those significantly worse
+    (significant: corrected p < alpha). Higher means are better."""
     means = np.asarray(means, dtype=np.float64)
-    intervals = np.asarray(intervals)
+    significant = np.asarray(pvalues) < alpha
+    better = (means[None, :] > means[:, None]) & significant
+    worse = (means[None, :] < means[:, None]) & significant
+    return np.stack([1 + better.sum(axis=1), means.size - worse.sum(axis=1)], axis=1).astype(np.int64)
+
+
+def tie_bands(means, pvalues, alpha: float) -> np.ndarray:
+    """Band number (1, 2, ...) of each model. Models are taken best mean first; a band starts with the best model
+    not yet in one (its leader) and takes every later model not significantly different from the leader. So every
+    model of a later band is significantly worse than the leader of each earlier band: with Holm's correction all
+    these claims hold together with probability at least 1 - alpha. Band 1 holds the models tied with the best."""
+    means = np.asarray(means, dtype=np.float64)
+    different = np.asarray(pvalues) < alpha
     order = sorted(range(means.size), key=lambda i: (-means[i], i))
     bands = np.zeros(means.size, dtype=np.int64)
     band = 0
@@ -83,6 +78,32 @@ def rank_bands(means, intervals) -> np.ndarray:
         band += 1
         bands[leader] = band
         for other in order[position + 1:]:
-            if not bands[other] and intervals[other, 0] <= intervals[leader, 1]:
+            if not bands[other] and not different[leader, other]:
                 bands[other] = band
     return bands
+
+
+def group_difference_pvalues(dataset_diffs, dataset_variances, queries, weights) -> np.ndarray:
+    """(models, models) two-sided p-values of the differences of group means, uncorrected.
+
+    dataset_diffs[k] and dataset_variances[k]: (models, models) mean differences and variances of the per-query
+    differences (divide by n - 1) on dataset k of `queries[k]` queries, with weight weights[k] in the group mean."""
+    total = None
+    variance = None
+    df_terms = None
+    for diff, var, n, weight in zip(dataset_diffs, dataset_variances, queries, weights, strict=True):
+        part = weight * weight * np.asarray(var, dtype=np.float64) / n
+        total = weight * np.asarray(diff, dtype=np.float64) + (0.0 if total is None else total)
+        variance = part + (0.0 if variance is None else variance)
+        df_terms = part * part / max(n - 1, 1) + (0.0 if df_terms is None else df_terms)
+    if total is None:
+        raise ValueError("group_difference_pvalues needs at least one dataset")
+    p = np.ones_like(total)
+    varying = variance > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.abs(total) / np.sqrt(variance)
+        df = variance * variance / df_terms
+    p[varying] = 2.0 * stats.t.sf(t[varying], df[varying])
+    p[~varying & (total != 0)] = 0.0  # a constant shift on every query is certain
+    np.fill_diagonal(p, 1.0)
+    return np.minimum(p, 1.0)

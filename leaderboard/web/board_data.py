@@ -7,7 +7,8 @@ accessible marks), so site/js/board.js builds it from these rows. Values arrive 
 
 A row: [model_id, href, type, parameters, parameters as shown, licence, flags, groups, prediction, cells]
 - flags: letters o (open weights), z (zero-shot everywhere), v (every result verified), b (the baseline);
-- groups: per mean column, [mean, ci, mean rank or null] or "covered/total" for partial coverage;
+- groups: per mean column, [mean, ci, mean rank or null, rank range or null, top group ★ (1) or not (0)] or
+  "covered/total" for partial coverage;
 - prediction: null without the column, else [text, partial (1) or not (0)];
 - cells: per dataset column, the score as shown ("–" for none), then † when trained on it, then * when not
   verified; a leading ! marks a top-group value (bold).
@@ -27,7 +28,12 @@ def _group(cell: GroupCell):
     if cell.mean is None:
         return f"{cell.covered}/{cell.total}"
     rank = None if cell.mean_rank is None else format_number(cell.mean_rank, 2)
-    return [format_score(cell.mean), format_ci(cell.ci), rank]
+    interval = None
+    if cell.rank_interval:
+        low, high = cell.rank_interval
+        interval = str(low) if low == high else f"{low}–{high}"
+    return [format_score(cell.mean), format_ci(cell.ci), rank, interval, int(bool(cell.rank_interval) and
+                                                                            cell.rank_interval[0] == 1)]
 
 
 def _prediction(row: HomeRow):

@@ -25,6 +25,7 @@ from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results, read_cache
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.web import board_data, downloads, pages, rank_pages, round_pages
+from leaderboard.web.provenance import BuildStamp
 from leaderboard.web.render import (
     MARKER,
     STATIC_DIR,
@@ -84,12 +85,13 @@ def _check_output(results_dir: Path, out_dir: Path) -> list[str]:
 def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = False,
                settings: SiteSettings | TestSettings | None = None,
                is_verified: Callable[[ResultFile], bool] | None = None,
-               lookup: Callable = dataset_info, workers: int = 1, rounds_dir: Path | str | None = None,
-               now: datetime | None = None) -> BuildReport:
+               lookup: Callable = dataset_info, workers: int = 1, stamp: BuildStamp | None = None,
+               rounds_dir: Path | str | None = None, now: datetime | None = None) -> BuildReport:
     """Build the static site from `results_dir` into `out_dir`; raise BuildError listing every problem.
 
     `settings` chooses the tests and the baseline; `is_verified(result)` marks results whose run re-scores
-    to the same metrics (no result is verified without it); `lookup(dataset_id)` gives a DatasetInfo. Sealed rounds
+    to the same metrics (no result is verified without it); `lookup(dataset_id)` gives a DatasetInfo; `stamp`: the
+    repository, commit and date every page's footer names (provenance.build_stamp; none: left out). Sealed rounds
     are read from `rounds_dir` (when it exists), their phases judged at `now` (default: the current time)."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     settings = _settings(settings)
@@ -112,8 +114,8 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     for warning in warnings:
         logger.warning("%s", one_line(warning))
     with staged_folder(out_dir) as staging:
-        files, page_count = render_site(board, workers=workers, folder=staging)
-        page_count += round_pages.add_round_pages(files, make_environment(), rounds)
+        files, page_count = render_site(board, workers=workers, folder=staging, stamp=stamp)
+        page_count += round_pages.add_round_pages(files, rounds, stamp or BuildStamp())
         files.write_to(staging)
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
@@ -121,13 +123,14 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
 
 
 def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: int = 1,
-                folder: Path | None = None) -> tuple[SiteFiles, int]:
+                folder: Path | None = None, stamp: BuildStamp | None = None) -> tuple[SiteFiles, int]:
     """Every page, download, data file and asset of the site, in memory; `evidence` (the method page's measured
     errors) defaults to leaderboard/analysis/scale_evidence.json. The dataset and model pages are rendered in
     `workers` forked processes when more than one (the same files); with `folder`, each of those is written there
     by the process that rendered it (at 1,000 models they are 600 MB), and SiteFiles holds the rest."""
     evidence = evidence if evidence is not None else load_evidence()
     env = make_environment()
+    env.globals["stamp"] = stamp or BuildStamp()
     files = SiteFiles()
     # dataset pages first: each is as much work as a few dozen model pages, so the workers end together
     parts = [("dataset", [i]) for i in range(len(board.datasets))]

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from leaderboard.web.render import format_pvalue
+
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 13, "color": "#1f2328"}
 BLUE, ORANGE, GREY, GREEN, RED = "#1f5fa8", "#b35806", "#8c959f", "#1a7f37", "#c62828"
 ROW_PX = 22  # height per model in horizontal charts
@@ -55,7 +57,7 @@ def _layout(title: str, height: int, **extra) -> dict:
 
 
 def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, baseline_mean: float | None) -> dict:
-    """Horizontal dot-and-whisker chart: each model's mean with its bootstrap CI; best group highlighted."""
+    """Horizontal dot-and-whisker chart: each model's mean with its 95% CI; the top group (★) highlighted."""
     models, metric = _plain_all(models)[::-1], _plain(metric)  # Plotly draws the first category at the bottom
     means, low, high, best = (list(values)[::-1] for values in (means, low, high, best))
     colors = [BLUE if flag else GREY for flag in best]
@@ -88,7 +90,7 @@ def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, b
     return {
         "data": [trace],
         "layout": _layout(
-            f"{metric} ×100: mean and 95% bootstrap CI (blue: not significantly worse than the best; "
+            f"{metric} ×100: mean and 95% CI (blue: top group ★, no verified model significantly better; "
             "dashed: baseline)",
             120 + ROW_PX * len(models),
             xaxis={"title": {"text": f"{metric} ×100"}, "zeroline": False, "gridcolor": "#eaeef2"},
@@ -106,18 +108,28 @@ def pvalue_heatmap(models: Sequence[str], pvalues: np.ndarray, alpha: float, cor
     pairs = "all pairs" if of_models in (None, len(models)) else \
         f"the pairs among the {len(models)} best of {of_models:,} models"
     models, correction = _plain_all(models), _plain(correction)
-    z = np.round(np.asarray(pvalues, dtype=np.float64), 4).tolist()
-    scale = [[0.0, "#08306b"], [alpha, "#4a90c8"], [alpha, "#f6f8fa"], [1.0, "#ffffff"]]
+    # A discrete scale: one colour per significance class, not a 0-1 ramp on which every significant pair sits in
+    # the bottom 5%; "not significant" is a mid grey, visible on the light and the dark page alike.
+    bounds = [bound for bound in (0.001, 0.01) if bound < alpha] + [alpha]
+    labels = [f"p < {bound:g}" for bound in bounds] + [f"p ≥ {alpha:g}: not separable"]
+    colours = ["#08306b", "#2171b5", "#6baed6"][-len(bounds):] + ["#8c959f"]
+    p = np.asarray(pvalues, dtype=np.float64)
+    z = np.searchsorted(np.asarray(bounds), p, side="right").tolist()  # class index: how many bounds p reaches
+    top = len(bounds)
+    scale = []
+    for index, colour in enumerate(colours):
+        scale += [[index / (top + 1), colour], [(index + 1) / (top + 1), colour]]
     trace = {
         "type": "heatmap",
         "x": models,
         "y": models,
         "z": z,
-        "zmin": 0,
-        "zmax": 1,
+        "zmin": -0.5,
+        "zmax": top + 0.5,
+        "customdata": [[format_pvalue(value, alpha) for value in row] for row in p],
         "colorscale": scale,
-        "colorbar": {"title": {"text": "p"}, "tickvals": [alpha, 1], "ticktext": [f"α = {alpha:g}", "1"]},
-        "hovertemplate": "%{y} vs %{x}<br>p = %{z}<extra></extra>",
+        "colorbar": {"title": {"text": "corrected p"}, "tickvals": list(range(top + 1)), "ticktext": labels},
+        "hovertemplate": "%{y} vs %{x}<br>corrected p = %{customdata}<extra></extra>",
         "xgap": 1,
         "ygap": 1,
     }
@@ -126,7 +138,7 @@ def pvalue_heatmap(models: Sequence[str], pvalues: np.ndarray, alpha: float, cor
     return {
         "data": [trace],
         "layout": _layout(
-            f"p-values of {pairs} ({correction}); dark: p < {alpha:g}",
+            f"p-values of {pairs} ({correction}); blue: p < {alpha:g}, grey: not separable",
             340 + cell * len(models),
             xaxis={"automargin": True, "type": "category", "tickangle": -45, "constrain": "domain", **every},
             yaxis={"automargin": True, "type": "category", "autorange": "reversed", "scaleanchor": "x",
@@ -224,7 +236,7 @@ def model_vs_baseline(datasets: Sequence[str], means, low, high, baseline_means,
     return {
         "data": traces,
         "layout": _layout(
-            "Main metric of each dataset ×100, with 95% bootstrap CI",
+            "Main metric of each dataset ×100, with 95% CI",
             420,
             barmode="group",
             xaxis={"automargin": True, "type": "category", "tickangle": -30},

@@ -123,6 +123,8 @@ class HomeContext:
     html_rows: int = 100  # rows in the page's own HTML (without dataset columns); data/board.js holds the rest
     mean_column_count: int = 1  # columns of that HTML table
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
+    default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
+    answer: str = ""  # which models are best on that column, and how sure
 
 
 @dataclass(frozen=True)
@@ -138,9 +140,9 @@ class Effect:
     """The size of a paired difference, shown beside its p-value."""
 
     diff: float
-    ci: tuple[float, float]  # 95% t-interval of the mean difference
+    ci: tuple[float, float]  # 95% t-interval of the mean difference, not corrected for the number of pairs
     dz: float  # standardised: mean / SD of the per-query differences
-    meaningful: bool  # |diff| >= the dataset's meaningful-difference threshold
+    meaningful: bool  # significant after correction and |diff| >= the dataset's meaningful-difference threshold
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ class SeparabilityRow:
     threshold: float  # meaningful difference, metric units
     mde: float  # minimum detectable difference at 80% power, metric units (typical pair)
     mde_dz: float  # the same, standardised
+    mde_corrected: float = float("nan")  # the same at alpha / pairs (what a corrected comparison needs), metric units
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,7 @@ class RankTable:
     datasets: int
     rows: tuple[RankRow, ...]
     bands: int
+    complete: int = 0  # models with a result on every dataset of the group (ranked or not)
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,7 @@ class RanksContext:
     page: Page
     tables: tuple[RankTable, ...]
     methods: tuple[str, ...]
+    verified: int = 0  # models verified on every dataset they have results for
 
 
 @dataclass(frozen=True)
@@ -243,6 +248,7 @@ class DatasetContext:
     top_choices: tuple[int, ...] = ()  # how many models the charts may show (the last: all of them)
     top_default: int = 0  # how many they show at first
     pairs: str = ""  # script-safe JSON for the any-two-models p-value lookup (pairs.js)
+    alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
 
 
 @dataclass(frozen=True)
@@ -376,6 +382,7 @@ class ModelContext:
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
     scale: ScaleSection | None = None  # None: no result of the model has score samples
+    alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """CSV and JSON downloads of every table on the site; values on the metric's own scale (0-1, not ×100 as the pages
 show them). Each file says so: the CSV in its last column `unit`, the JSON in its field "unit".
 
-Rows come in the pages' order: verified results (ranked) first, then unverified ones with empty ranks. Column
+Rows come in the pages' order: verified results (ranked) first, then unverified ones with empty ranks, ranges and
+bands (never 0, so that sorting a file does not put them first). `vs_baseline` is the page's ▲/▼: "better" or
+"worse" where the corrected test says so, empty otherwise; `top_group` its ★. The pages' "Download this view"
+writes, in the browser, every column the table shows as it shows it. Column
 `unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated). Column
 headers of per-dataset values carry the full dataset id and the metric (`beir/scifact nDCG@10`); a dataset's
 own table has a column `dataset_id`."""
@@ -77,11 +80,11 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
 
 def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     header = ["model_id", "dataset_id", "rank_best", "rank_worst", "top_group", page.main_metric, "ci_low", "ci_high",
-              *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot",
-              "verified", "unverified"]
+              *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "vs_baseline",
+              "zero_shot", "verified", "unverified"]
     rows = [
         [row.model_id, page.id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
-         row.diff, row.wins, row.ties, row.losses, row.pvalue, row.zero_shot, row.verified,
+         row.diff, row.wins, row.ties, row.losses, row.pvalue, row.mark or None, row.zero_shot, row.verified,
          _unverified([page.main_metric, *page.other_metrics], [row.mean_verified, *row.values_verified],
                      [row.mean, *row.values])]
         for row in page.rows

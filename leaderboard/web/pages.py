@@ -5,7 +5,10 @@ Contexts hold raw numbers and ready-made text; templates only format them (filte
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+
+import numpy as np
 
 from evaluator.metrics import parse_measure
 from evaluator.result import SCHEMA_VERSION, slugify
@@ -15,11 +18,13 @@ from leaderboard.analysis.aggregate import (
     GroupBoard,
     Leaderboard,
     ModelBoard,
+    bootstrapped_groups,
     metric_order,
     unit_of,
 )
 from leaderboard.analysis.effects import t_critical
 from leaderboard.analysis.predictions import Evidence
+from leaderboard.analysis.stats import CI_TEXT
 from leaderboard.submissions.sample_checks import IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
 from leaderboard.web import charts
@@ -46,13 +51,16 @@ from leaderboard.web.contexts import (
 )
 from leaderboard.web.rank_pages import (
     RANKS_PAGE,
+    band_rule,
     baseline_effect,
     effect_method,
     group_key,
+    rank_rule,
     rank_tables,
     separability_method,
     separability_row,
     statistics_method,
+    top_rule,
 )
 from leaderboard.web.render import json_rounded, json_text
 from leaderboard.web.scale_pages import (
@@ -91,6 +99,26 @@ def chart_choices(models: int) -> tuple[int, ...]:
 
 def describe_tests(board: Leaderboard) -> str:
     return board.settings.tests.describe()
+
+
+def dataset_ci_text(board: Leaderboard) -> str:
+    tests = board.settings.tests
+    if tests.ci_method == "score":
+        return ("the score interval of the mean (Wilson's interval with the effective number of queries n·m(1−m)/s², "
+                "Student's t quantile): it keeps its level on small, low-scoring and 0/1 datasets, where the "
+                "percentile bootstrap does not (the method page gives the simulation).")
+    return (f"{CI_TEXT[tests.ci_method]} over queries, {tests.ci_resamples:,} resamples, seed {tests.seed} (the same "
+            "draws for every model).")
+
+
+def group_ci_text(board: Leaderboard) -> str:
+    tests = board.settings.tests
+    if not bootstrapped_groups(board.settings):
+        return ("the score interval of a weighted mean: the variance adds each dataset's variance of the mean with "
+                "the group's weights (the datasets' queries are independent), Student's t with Welch–Satterthwaite "
+                "degrees of freedom; with one dataset it is that dataset's interval.")
+    return (f"percentile bootstrap over queries, {tests.ci_resamples:,} resamples, seed {tests.seed}: the queries of "
+            "each dataset are resampled and the dataset means combined with the group's weights.")
 
 
 GROUP_MEANS = ("Group means: the mean of the main metric over every dataset of the group, only for models with a "
@@ -160,6 +188,7 @@ def build_home(board: Leaderboard) -> HomeContext:
     )
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
+    sorted_group = _sorted_group(board)
     column, predicted = home_predictions(board, [m.info.id for m in models])
     rows = []
     for model in models:
@@ -167,11 +196,12 @@ def build_home(board: Leaderboard) -> HomeContext:
         group_cells = []
         for group in groups:
             score = group.scores.get(model_id)
+            ranked = score is not None and score.mean_rank is not None  # unranked: no range, no band (not 0)
             group_cells.append(GroupCell(
                 mean=score.mean if score else None, ci=score.ci if score else None,
                 mean_rank=score.mean_rank if score else None,
                 covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids),
-                rank_interval=score.rank_interval if score else None, band=score.band if score else None))
+                rank_interval=score.rank_interval if ranked else None, band=score.band if ranked else None))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
                         d in model.zero_shot and not model.zero_shot[d], checked.get((d, model_id), False))
@@ -182,21 +212,20 @@ def build_home(board: Leaderboard) -> HomeContext:
                             open_weights=model.info.open_weights, zero_shot=model.zero_shot_all,
                             verified=model.verified, is_baseline=model_id == board.baseline_id,
                             groups=tuple(group_cells), cells=cells, prediction=predicted.get(model_id)))
-    tests = board.settings.tests
     methods = [
         "Each dataset column shows the dataset's main metric (named in its header), the mean over all of its "
         "queries, ×100. – : no result.",
         GROUP_MEANS,
         *(f"{g.name}: {group_method(g)}" for g in groups),
-        f"95% confidence intervals [low, high] of group means: percentile bootstrap over queries, "
-        f"{tests.ci_resamples:,} resamples, seed {tests.seed}: the queries of each dataset are resampled and the "
-        "dataset means combined with the group's weights. Dataset pages give each dataset's interval.",
+        f"95% confidence intervals [low, high] of group means: {group_ci_text(board)} Dataset pages give each "
+        "dataset's interval.",
         "Mean rank (rank view): each model's rank on every dataset of the group among the verified models that "
         "cover the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
-        f"Bold scores: the model is verified there and not significantly worse than the best verified model on that "
-        f"dataset ({describe_tests(board)})",
+        f"Bold scores: the model is in the dataset's top group (★ on its page): verified there, and no verified model "
+        f"is significantly better on that dataset ({describe_tests(board)})",
         VERIFIED_RULE,
-        f"Rank intervals and tie bands of every group mean (among the verified models): the ranks page ({RANKS_PAGE}).",
+        f"Rank ranges and tie bands of every group mean (among the verified models): the ranks page ({RANKS_PAGE}). "
+        f"{rank_rule(board)} {band_rule(board)}",
         "† the model's training data includes this dataset (model.training_datasets), so it is not zero-shot "
         "there; the zero-shot filter keeps models that are zero-shot on every dataset.",
     ]
@@ -212,7 +241,8 @@ def build_home(board: Leaderboard) -> HomeContext:
         licenses=licenses, parameter_bounds=PARAMETER_BOUNDS, baseline_id=board.baseline_id,
         baseline_href=f"models/{slugify(board.baseline_id)}.html" if board.baseline_id else "",
         dataset_count=len(board.datasets),
-        tests=describe_tests(board), methods=tuple(methods), order=order_text, warnings=board.warnings,
+        tests=describe_tests(board), methods=tuple(methods), order=order_text,
+        warnings=tuple(public_note(warning) for warning in board.warnings),
         downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
         prediction=column,
         column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
@@ -221,7 +251,44 @@ def build_home(board: Leaderboard) -> HomeContext:
                                          g.size) for g in headers),
         separability=tuple(separability_row(d, "") for d in board.datasets),
         rank_summary=rank_tables(board, rows=False),
+        default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
+        answer=best_answer(board, sorted_group),
     )
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:[^\s/:;,'\"()]+/)+([^\s/:;,'\"()]*)")
+_SYSTEM_ERROR = re.compile(r"(?:<urlopen error )?\[Errno -?\d+\][^;:>)]*>?")
+
+
+def public_note(warning: str) -> str:
+    """A build warning as the home page shows it: the builder's own paths (caches, checkouts) cut to their last
+    part, and operating-system errors (a failed name lookup) said in words; the build's log keeps them whole."""
+    text = _SYSTEM_ERROR.sub("a network or system error", warning)
+    return _ABSOLUTE_PATH.sub(lambda match: "…/" + match.group(1), text)
+
+
+def _sorted_group(board: Leaderboard) -> GroupBoard | None:
+    """The group whose mean orders the home page by default (home_order): "All datasets", else the first."""
+    return next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
+
+
+def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
+    """The home page's first answer: which models are best on the sorted column's group mean, and how sure."""
+    if group is None:
+        return ""
+    ranked = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None), key=lambda i: -i[1].mean)
+    where = f"{group.name} ({len(group.dataset_ids)} dataset{'s' if len(group.dataset_ids) != 1 else ''})"
+    if not ranked:
+        return (f"No model is ranked on {where}: none has a verified result on every one of its datasets, so the "
+                "table cannot say which is best.")
+    tied = [model_id for model_id, score in ranked if score.rank_interval[0] == 1]  # the top group, as ★
+    names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
+    if len(tied) == 1:
+        return (f"Best on {where}: {tied[0]}, the only ranked model that no other is significantly better than "
+                f"(rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
+    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked model is "
+            f"significantly better, so each rank range starts at 1): {names}. The rank range beside each mean says "
+            "how sure its place is.")
 
 
 # --- dataset ------------------------------------------------------------------------------------------
@@ -261,7 +328,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id))),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(metric in result.verified_metrics for metric in others),
-            effect=baseline_effect(dataset, model_id), model_type=result.model.type,
+            effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -287,17 +354,16 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
     methods = (
         f"Score: {metric} (this dataset's main metric), the mean over its {len(dataset.query_ids):,} queries, ×100; "
         "the other metric columns are the means stored in each result file.",
-        f"95% CI: {'BCa' if tests.ci_method == 'bca' else 'percentile'} bootstrap over queries, "
-        f"{tests.ci_resamples:,} resamples, seed {tests.seed} (the same draws for every model).",
+        f"95% CI: {dataset_ci_text(board)}",
         f"Significance: {describe_tests(board)} The tests compare per-query {metric} of every pair of the "
         f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs.",
-        "Rank range, among the verified results only: best rank = 1 + the number of verified models significantly "
-        "better; worst rank = the number of verified models minus those significantly worse. ★ marks the top "
-        "group: the verified models not significantly worse than the best verified mean.",
+        f"Among the verified results only. {rank_rule(board)}",
+        top_rule(board),
         VERIFIED_RULE,
         (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
          f"the model scores higher / within 1e-9 / lower; p is the corrected p-value of that pair; ▲/▼ mark "
-         f"p < {alpha:g}.") if comparison else "No baseline model has results on this dataset.",
+         f"p < {alpha:g} (the same corrected test as the ranks).") if comparison else
+        "No baseline model has results on this dataset.",
     ) + ((prediction_method(board),) if has_predictions else ()) + (effect_method(board), separability_method(board))
     return DatasetContext(
         page=Page(f"datasets/{dataset.slug}.html", dataset.info.name, root, "datasets"),
@@ -305,7 +371,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         main_metric=metric, other_metrics=others, other_scales=tuple(metric_scale(m) for m in others),
         queries=len(dataset.query_ids), rows=tuple(rows),
         baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
-        tests=describe_tests(board), methods=methods, figures=tuple(figures),
+        tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
         prediction=dataset_prediction_column(board, root) if has_predictions else None,
@@ -313,21 +379,23 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
         types=tuple(t for t in MODEL_TYPES if any(r.model.type == t for r in dataset.results)),
-        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root)),
+        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root, alpha)),
     )
 
 
-def pair_data(dataset: DatasetBoard, root: str) -> dict:
+def pair_data(dataset: DatasetBoard, root: str, alpha: float) -> dict:
     """What pairs.js needs to show any two models' p-value and effect on this dataset: the models in the order of
     the p-value rows, the data files holding their per-query values and p-values, and the dataset's constants."""
     return {"dataset": dataset.info.id, "metric": dataset.info.main_metric, "root": root,
             "models": list(dataset.model_ids), "slugs": [slugify(model_id) for model_id in dataset.model_ids],
-            **_effect_constants(dataset)}
+            **_effect_constants(dataset, alpha)}
 
 
-def _effect_constants(dataset: DatasetBoard) -> dict:
-    """What pairs.js needs for a pair's effect: the t quantile of the interval, the meaningful difference."""
-    return {"t975": round(t_critical(len(dataset.query_ids)), 6), "meaningful": round(dataset.separability.threshold, 6)}
+def _effect_constants(dataset: DatasetBoard, alpha: float) -> dict:
+    """What pairs.js needs for a pair's effect: the t quantile of the interval, the meaningful difference, and alpha
+    (a difference is meaningful only where the corrected p is below it)."""
+    return {"t975": round(t_critical(len(dataset.query_ids)), 6), "meaningful": round(dataset.separability.threshold, 6),
+            "alpha": alpha}
 
 
 # --- model --------------------------------------------------------------------------------------------
@@ -368,7 +436,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id))),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=baseline_effect(dataset, model.info.id),
+            effect=baseline_effect(dataset, model.info.id, alpha),
         ))
     groups = tuple(
         ModelGroupRow(
@@ -405,7 +473,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         is_baseline=model.info.id == board.baseline_id, baseline_id=board.baseline_id, rows=tuple(rows),
         groups=groups, metrics=metrics, metric_scales=tuple(metric_scale(m) for m in metrics), metric_rows=metric_rows,
         metric_checks=metric_checks, efficiency=efficiency, reproduce=reproduce,
-        tests=describe_tests(board),
+        tests=describe_tests(board), alpha=alpha,
         figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
                    Download("JSON", f"{root}downloads/models/{model.slug}.json")),
@@ -485,14 +553,23 @@ def compare_data(board: Leaderboard, model: ModelBoard) -> str:
     for dataset in sorted(board.datasets, key=lambda d: d.info.id):
         i = dataset.position.get(model.info.id)
         if i is not None:
-            parts.append(f'{json_text(dataset.info.id)}:{{"p":{json_rounded(dataset.pvalues[i], 4)},'
+            pvalues = _rounded_off_alpha(dataset.pvalues[i], board.settings.tests.alpha)
+            parts.append(f'{json_text(dataset.info.id)}:{{"p":{json_rounded(pvalues, 4)},'
                          f'"values":{json_rounded(dataset.scores[i], 4)}}}')
     return "{" + ",".join(parts) + "}"
+
+
+def _rounded_off_alpha(pvalues: np.ndarray, alpha: float) -> np.ndarray:
+    """p-values on the 4-decimal grid, rounded away from alpha: down below it, up from it, so that the rounded value
+    is below alpha exactly when the p-value is (pairs.js prints them without crossing alpha)."""
+    scaled = pvalues * 10_000
+    return np.where(pvalues < alpha, np.floor(scaled), np.ceil(scaled)) / 10_000
 
 
 def datasets_data(board: Leaderboard) -> dict:
     return {
         d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
-                    "models": list(d.model_ids), "unit": unit_of(d.info.id), **_effect_constants(d)}
+                    "models": list(d.model_ids), "unit": unit_of(d.info.id),
+                    **_effect_constants(d, board.settings.tests.alpha)}
         for d in board.datasets
     }

@@ -23,6 +23,8 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from leaderboard.web.provenance import BuildStamp
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # leaderboard/
 
 
@@ -83,10 +85,18 @@ def format_signed(value, scale: float = 100.0, digits: int = 2) -> str:
     return text[1:] if float(text) == 0 else text
 
 
-def format_pvalue(value) -> str:
+def format_pvalue(value, alpha: float = 0.05) -> str:
+    """Three decimals, or as many more as keep the printed value off alpha and on the same side of it as the p-value
+    (0.0498 and 0.0502, never 0.050 at alpha = 0.05)."""
     if _missing(value):
         return MISSING
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    if value < 0.001:
+        return "< 0.001"
+    for digits in range(3, 10):
+        text = f"{value:.{digits}f}"
+        if float(text) != alpha and (float(text) < alpha) == (value < alpha):
+            return text
+    return repr(float(value))
 
 
 # Integers this large cannot become floats (10**400 / 1e12 overflows); shown as a plain exponent instead.
@@ -166,6 +176,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.globals["stamp"] = BuildStamp()  # the footer's provenance; build.render_site sets the build's own
     env.filters.update(
         score=format_score, ci=format_ci, signed=format_signed, pvalue=format_pvalue, params=format_parameters,
         bytes=format_bytes, number=format_number, count=format_count, json_script=json_script,

@@ -11,6 +11,7 @@ from evaluator.errors import IrboardError, one_line
 from leaderboard.rounds.play import RoundStatus, round_status
 from leaderboard.rounds.spec import PHASES
 from leaderboard.web.contexts import Page
+from leaderboard.web.render import make_environment
 
 ROUNDS_INDEX = "rounds/index.html"
 
@@ -143,8 +144,10 @@ def round_contexts(rounds_dir: Path | str | None, now: datetime, warnings: list[
     return contexts
 
 
-def add_round_pages(files, env, contexts: list[RoundContext]) -> int:
+def add_round_pages(files, contexts: list[RoundContext], stamp) -> int:
     """Add the rounds index and one page per round to the site's files; returns the number of pages."""
+    env = make_environment()
+    env.globals["stamp"] = stamp
     index = build_rounds_index(contexts)
     files.add(index.page.path, env.get_template("rounds.html").render(ctx=index))
     for context in contexts:

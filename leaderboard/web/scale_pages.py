@@ -153,22 +153,27 @@ def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Eviden
     predicted = len(found)
     # every pair of 1,000 models would be a million curves a dataset: the pairs among the best predicted at own size
     found = sorted(found, key=lambda p: -p.value(p.num_docs, k, growth))[:CROSSING_MODELS]
+    error = evidence.error(growth, board.settings.scale_mode, k) if evidence is not None else None
+    largest = predictions.CURVE_SIZES[-1]
     crossings = []
+    within = 0  # crossings whose predicted lead stays within the method's measured error: not claimed
     for leader in found:
         for follower in found:
             if leader is follower:
                 continue
             gap = leader.value(leader.num_docs, k, growth) - follower.value(follower.num_docs, k, growth)
             size = predictions.crossing(leader, follower, k, growth) if gap > 0 else None
-            if size is not None:
+            if size is not None and error is not None and \
+                    follower.value(largest, k, growth) - leader.value(largest, k, growth) <= error:
+                within += 1
+            elif size is not None:
                 crossings.append(Crossing(
                     leader=leader.model_id, follower=follower.model_id,
                     leader_href=f"{root}models/{slugify(leader.model_id)}.html",
                     follower_href=f"{root}models/{slugify(follower.model_id)}.html",
                     size=size, size_text=short_count(size), gap_at_own_size=gap))
-    if not crossings:
+    if not crossings and not within:
         return None
-    error = evidence.error(growth, board.settings.scale_mode, k) if evidence is not None else None
     among = (f" of the {CROSSING_MODELS} models with the highest predicted Recall@{k} at the dataset's own size "
              f"(of {predicted:,})" if predicted > CROSSING_MODELS else "")
     note = (f"From the predicted Recall@{k} curves{among} ({method_words(board)}), between the dataset's own size and "
@@ -176,6 +181,10 @@ def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Eviden
             + (f"on the validation datasets the method's mean absolute error at R@{k} in this scenario was "
                f"{PERCENT * error:.2f} points (×100); where the two curves stay closer than that, the order is not "
                "settled." if error is not None else "its error has not been measured in this scenario."))
+    if within:
+        note += (f" Listed only where the follower's predicted lead at {size_label(largest)} documents exceeds that "
+                 f"error; {within} more crossing{'s stay' if within != 1 else ' stays'} within it and "
+                 f"{'are' if within != 1 else 'is'} not listed.")
     return CrossingSection(k=k, growth=growth, crossings=tuple(sorted(crossings, key=lambda c: c.size)),
                            error=error, note=note, method_href=root + METHOD_ANCHOR)
 

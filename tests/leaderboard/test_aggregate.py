@@ -14,8 +14,8 @@ from leaderboard.analysis.aggregate import (
     find_baseline,
     is_zero_shot,
     percentile_ci,
-    rank_ranges,
 )
+from leaderboard.analysis.ranks import rank_ranges, tie_bands
 from leaderboard.submissions.load import ModelInfo, load_results
 
 
@@ -61,13 +61,13 @@ def test_dataset_statistics_match_stats_module(board):
         seed = dataset_seed(tests.seed, dataset.info.id)
         expected = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, seed)
         np.testing.assert_array_equal(dataset.pvalues, expected)
-        np.testing.assert_array_equal(dataset.ci, percentile_ci(bootstrap_means(scores, tests.ci_resamples, seed), scores))
-        # top group and rank ranges among the verified results alone
+        np.testing.assert_array_equal(dataset.ci, stats.score_intervals(scores))
+        # rank ranges, tie bands and the top group (rank range from 1) among the verified results alone
         among = expected[np.ix_(verified, verified)]
-        np.testing.assert_array_equal(dataset.best[verified],
-                                      stats.best_group(dataset.means[verified], among, tests.alpha))
-        np.testing.assert_array_equal(dataset.rank_range[verified],
-                                      rank_ranges(dataset.means[verified], among, tests.alpha))
+        ranges = rank_ranges(dataset.means[verified], among, tests.alpha)
+        np.testing.assert_array_equal(dataset.rank_range[verified], ranges)
+        np.testing.assert_array_equal(dataset.best[verified], ranges[:, 0] == 1)
+        np.testing.assert_array_equal(dataset.band[verified], tie_bands(dataset.means[verified], among, tests.alpha))
         assert not dataset.best[~verified].any() and not dataset.rank_range[~verified].any()
         baseline = dataset.baseline
         b = dataset.model_ids.index("bm25")
@@ -107,7 +107,7 @@ def test_group_of_one_dataset_has_that_datasets_mean_and_ci(board):
     dataset = leaderboard.dataset("classic/cranfield")
     for i, model_id in enumerate(dataset.model_ids):
         assert classic.scores[model_id].mean == pytest.approx(dataset.means[i])
-        assert classic.scores[model_id].ci == pytest.approx(tuple(dataset.ci[i]), abs=1e-6)
+        assert classic.scores[model_id].ci == pytest.approx(tuple(dataset.ci[i]), abs=1e-12)
 
 
 def test_mean_rank_is_the_weighted_mean_of_ranks_among_complete_models(board):
@@ -188,6 +188,15 @@ def test_no_baseline_gives_a_warning_and_no_comparisons(synth):
     board = build_leaderboard(loaded.results, SiteSettings(baseline="no-such-model"), synth.golden_lookup, warnings)
     assert board.baseline_id is None and all(d.baseline is None for d in board.datasets)
     assert len(warnings) == 1 and "no-such-model" in warnings[0]
+
+
+def test_percentile_settings_give_the_bootstrap_intervals(synth):
+    loaded = load_results(synth.GOLDEN_RESULTS).results
+    settings = SiteSettings(tests=stats.TestSettings(ci_method="percentile", ci_resamples=2_000))
+    board = build_leaderboard([r for r in loaded if r.dataset_id == "miracl/fi"], settings, synth.golden_lookup)
+    dataset = board.dataset("miracl/fi")
+    seed = dataset_seed(0, "miracl/fi")
+    np.testing.assert_array_equal(dataset.ci, percentile_ci(bootstrap_means(dataset.scores, 2_000, seed), dataset.scores))
 
 
 def test_bca_intervals_come_from_stats_bootstrap_ci(synth):

@@ -140,7 +140,9 @@ def test_compare_page_over_http(watched: Page, site_url, screenshots):
     page.select_option("#model-b", "org/partial-model")
     expect(page.locator("#compare-status")).to_have_text("2 datasets with results for both models.")
     assert "b=org%2Fpartial-model" in page.url
-    expect(page.locator(".compare-block .js-plotly-plot")).to_have_count(2)
+    expect(page.locator(".compare-block")).to_have_count(2)  # the first drawn, the others when opened
+    expect(page.locator(".compare-block .js-plotly-plot")).to_have_count(1)
+    expect(page.locator("#compare-summary tbody tr")).to_have_count(2)
     page.screenshot(path=screenshots / "compare.png", full_page=True)
 
 

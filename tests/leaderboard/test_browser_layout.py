@@ -178,8 +178,66 @@ def test_download_of_the_view_keeps_filters_sort_units_and_dataset_ids(watched: 
     ranked = set(page.locator("#board tbody.ranked tr:not([hidden]) th a").all_inner_texts())
     column = header.index("beir/scifact nDCG@10 ×100")
     for group in (True, False):  # verified models first, each group sorted as the table shows it
-        scifact = [float(row[column].rstrip("*")) for row in body if row[column] and (row[0] in ranked) == group]
+        scifact = [float(row[column].rstrip("*†")) for row in body if row[column] != "–" and (row[0] in ranked) == group]
         assert scifact == sorted(scifact, reverse=True) and all(1 < value <= 100 for value in scifact)
     shown = page.locator('#board tbody tr:not([hidden])').first
     first_score = header.index("beir/scifact nDCG@10 ×100")
     assert body[0][first_score] in shown.inner_text()
+    assert event.value.suggested_filename == "leaderboard-group-means-by-d-beir__scifact-filtered.csv"
+
+
+def test_download_of_a_dataset_view_keeps_every_column_as_shown(watched: Page, site_url):
+    page = watched
+    page.goto(f"{site_url}/datasets/beir__scifact.html")
+    with page.expect_download() as event:
+        page.click("#download-view")
+    assert event.value.suggested_filename == "beir__scifact-view.csv"
+    rows = list(csv.reader(io.StringIO(Path(event.value.path()).read_text(encoding="utf-8"))))
+    header, body = rows[0], rows[1:]
+    for name in ("Rank range", "Top", "95% CI", "W/T/L"):
+        assert name in header
+    shown = page.eval_on_selector_all("#scores tbody tr:not(.group-label):not([hidden])",
+                                      "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
+    assert len(body) == len(shown)
+    rank, top, ci, wtl = (header.index(name) for name in ("Rank range", "Top", "95% CI", "W/T/L"))
+    assert any("–" in row[rank] for row in body)  # ranges stay ranges (1–4, not 1)
+    assert {row[top] for row in body} <= {"★", ""} and any(row[top] == "★" for row in body)
+    assert all(row[ci].startswith("[") and row[ci].endswith("]") for row in body)
+    assert all(row[wtl] == "–" or row[wtl].count("/") == 2 for row in body)
+    assert any(row[header.index("beir/scifact nDCG@10 ×100")].endswith("*") for row in body)  # unverified mark kept
+    assert [row[rank] for row in body] == [cells[0].split("\n")[0] for cells in shown]
+
+
+def test_home_says_which_model_is_best_and_how_sure_with_the_sort_in_view_on_a_phone(open_page):
+    page = open_page("home", PHONE)
+    expect(page.locator("#answer")).to_contain_text("Best on All datasets")
+    header = page.locator('#board th[data-key="g-all"]')
+    expect(header).to_have_attribute("aria-sort", "descending")  # the default order is a sort by this column
+    expect(page.locator("#board-sort")).to_have_text("Sorted by All datasets mean, highest first; the rank range "
+                                                     "beside each mean says how sure.")
+    box = page.locator("#board").locator("xpath=ancestor::div[contains(@class,'table-wrap')]").bounding_box()
+    cell = header.bounding_box()
+    assert box["x"] <= cell["x"] and cell["x"] + cell["width"] <= box["x"] + box["width"] + 1
+    ranked = page.locator('#board tbody.ranked td.s small.rk').first
+    expect(ranked).to_contain_text("rank ")
+    expect(page.locator('nav a[href="ranks.html"]')).to_have_count(1)
+
+
+def test_compare_checks_its_address_refuses_self_compare_and_summarises_every_dataset(watched: Page, site_url):
+    page = watched
+    page.goto(f"{site_url}/compare.html?a=no/such-model&b=bm25")
+    expect(page.locator("#compare-status")).to_have_text("No such model on this site: a=no/such-model (from the "
+                                                         "address). Pick the models above.")
+    expect(page.locator("#compare-results > *")).to_have_count(0)  # no other model shown in its place
+    page.goto(f"{site_url}/compare.html?a=bm25&b=bm25")
+    expect(page.locator("#compare-status")).to_contain_text("Pick two different models")
+    expect(page.locator("#compare-results > *")).to_have_count(0)
+    page.goto(f"{site_url}/compare.html?a=bm25&b=BAAI/bge-m3")
+    expect(page.locator("#compare-summary")).to_be_visible()
+    datasets = page.locator("#compare-summary tbody tr").count()
+    assert datasets >= 2
+    expect(page.locator("#compare-summary tfoot th")).to_contain_text(f"Mean over the {datasets} shared datasets")
+    expect(page.locator("details.compare-block")).to_have_count(datasets)
+    expect(page.locator("details.compare-block[open] .js-plotly-plot")).to_have_count(1)  # one drawn, the rest on demand
+    page.locator("details.compare-block summary").nth(1).click()
+    expect(page.locator("details.compare-block .js-plotly-plot")).to_have_count(2)

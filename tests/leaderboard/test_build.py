@@ -65,6 +65,11 @@ def test_downloads_hold_the_tables(built_site, synth):
     with open(built_site / "downloads" / "leaderboard.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(synth.GOLDEN_MODELS)
+    # a model with a group mean but not verified on the whole group has no rank range and no band: empty, not 0
+    unranked = next(row for row in rows if row["verified"] == "some" and row["All datasets mean"])
+    assert (unranked["All datasets rank_low"], unranked["All datasets rank_high"], unranked["All datasets band"]) == \
+        ("", "", "")
+    assert all(row["All datasets rank_low"] != "0" for row in rows)
     data = json.loads((built_site / "downloads" / "leaderboard.json").read_text())
     assert [row["model_id"] for row in data["rows"]] == [row["model_id"] for row in rows]
     scifact = json.loads((built_site / "downloads" / "datasets" / "beir__scifact.json").read_text())
@@ -76,7 +81,7 @@ def test_downloads_hold_the_tables(built_site, synth):
     assert scifact["rows"][-2:].count(markup) == 1  # unverified rows come last, without rank
     assert (markup["rank_best"], markup["top_group"], markup["verified"]) == (None, False, False)
     assert markup["unverified"] == "nDCG@10 R@100 RR@10"
-    assert "Benjamini–Hochberg" in scifact["significance"]
+    assert "Holm–Bonferroni" in scifact["significance"]
 
 
 def test_problems_stop_the_build_and_leave_the_old_site(tmp_path, results_copy, synth):
@@ -134,10 +139,11 @@ def test_test_settings_reach_the_pages(tmp_path, synth):
     from leaderboard.analysis.stats import TestSettings
 
     out = tmp_path / "_site"
-    settings = TestSettings(alpha=0.01, seed=7, correction="holm")
+    settings = TestSettings(alpha=0.01, seed=7, correction="bh", ci_method="percentile")
     build_site(synth.GOLDEN_RESULTS, out, settings=settings, lookup=synth.golden_lookup)
     page = (out / "datasets" / "beir__scifact.html").read_text()
-    assert "α = 0.01" in page and "seed 7" in page and "Holm" in page
+    assert "α = 0.01" in page and "seed 7" in page and "Benjamini" in page
+    assert "carry no family-wise guarantee" in page  # the rank ranges say what BH does not promise
 
 
 def test_downloads_state_their_unit_and_full_dataset_ids(built_site, synth):

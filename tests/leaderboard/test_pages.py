@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.submissions.load import load_results
-from leaderboard.web.pages import build_dataset, build_home, build_model
+from leaderboard.web.pages import _rounded_off_alpha, build_dataset, build_home, build_model
 from leaderboard.web.render import (
     format_ci,
     format_parameters,
@@ -70,6 +70,20 @@ def test_formatting_filters():
     assert format_signed(0.0123) == "+1.23" and format_signed(-0.0123) == "-1.23" and format_signed(-1e-9) == "0.00"
     assert format_pvalue(0.0004) == "< 0.001" and format_pvalue(0.04321) == "0.043"
     assert [format_parameters(v) for v in (None, 950, 22_700_000, 1_100_000_000)] == ["unknown", "950", "22.7M", "1.1B"]
+
+
+def test_p_values_are_never_printed_on_alpha_or_across_it():
+    assert format_pvalue(0.0498) == "0.0498" and format_pvalue(0.0502) == "0.0502"
+    assert format_pvalue(0.04996) == "0.04996" and format_pvalue(0.0504) == "0.0504"
+    assert format_pvalue(0.0096, alpha=0.01) == "0.0096" and format_pvalue(0.0496, alpha=0.01) == "0.050"
+    assert format_pvalue(0.05) == "0.05"  # the value itself: not below alpha, so not significant
+    rng = np.random.default_rng(3)
+    for p in np.r_[rng.uniform(0.04, 0.06, 2000), 0.0495, 0.0505, 0.04995]:
+        text = format_pvalue(float(p))
+        assert (float(text) < 0.05) == (p < 0.05) and (float(text) != 0.05 or p == 0.05)
+    # the data files' four decimals are rounded away from alpha, so the compare page keeps the side too
+    p = np.array([0.04996, 0.05001, 0.0123456, 0.9])
+    np.testing.assert_allclose(_rounded_off_alpha(p, 0.05), [0.0499, 0.0501, 0.0123, 0.9])
 
 
 def test_json_text_cannot_close_a_script_element():

@@ -15,7 +15,7 @@ def test_compare_page_shows_the_effect_beside_the_p_value(page: Page, site_url, 
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{site_url}/compare.html?a=bm25&b=BAAI/bge-m3")
-    block = page.locator(".compare-block", has=page.locator("h2 a", has_text="beir/scifact"))
+    block = page.locator(".compare-block", has=page.locator("summary", has_text="beir/scifact"))
     expect(block).to_contain_text("Effect BAAI/bge-m3 − bm25: Δ")
     text = block.locator("p").first.text_content()
     delta, low, high, dz = (float(x) for x in re.search(

@@ -5,7 +5,8 @@ import pytest
 
 from leaderboard.analysis.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
 from leaderboard.analysis.effects import minimum_detectable_effect, paired_effect
-from leaderboard.analysis.ranks import rank_bands
+from leaderboard.analysis.ranks import group_difference_pvalues, rank_ranges, tie_bands
+from leaderboard.analysis.stats import corrected_matrix
 from leaderboard.submissions.load import load_results
 from leaderboard.web.pages import build_dataset, build_home, build_model
 from leaderboard.web.rank_pages import build_ranks
@@ -28,28 +29,42 @@ def test_dataset_rows_carry_the_effect_against_the_baseline(board):
         assert row.effect.diff == pytest.approx(diff) == pytest.approx(row.diff)
         assert row.effect.ci == pytest.approx((low, high))
         assert row.effect.dz == pytest.approx(dz)
-        assert row.effect.meaningful == (abs(diff) >= 0.05 * np.median(dataset.means))
+        # meaningful: significant after correction (the corrected p of the pair) and large enough
+        significant = dataset.pvalues[i, b] < 0.05
+        assert row.effect.meaningful == (significant and abs(diff) >= 0.05 * np.median(dataset.means))
     summary = page.separability
     assert summary.queries == len(dataset.query_ids) and summary.models == len(dataset.results)
     assert summary.mde_dz == pytest.approx(minimum_detectable_effect(len(dataset.query_ids), 0.05))
+    pairs = len(dataset.results) * (len(dataset.results) - 1) // 2
+    assert summary.mde_corrected == pytest.approx(
+        minimum_detectable_effect(len(dataset.query_ids), 0.05 / pairs) * dataset.separability.typical_sd)
     first, second = np.triu_indices(len(dataset.results), k=1)
     assert summary.separable_share == pytest.approx(np.mean(dataset.pvalues[first, second] < 0.05))
 
 
-def test_group_scores_have_rank_intervals_holding_the_rank_and_bands(board):
+def test_group_rank_ranges_and_bands_come_from_corrected_tests_of_group_means(board):
     for group in board.groups:
-        # only models verified on the whole group are ranked; the others have no interval and no band
+        # only models verified on the whole group are ranked; the others have no range and no band
         unranked = [m for m in group.scores if group.scores[m].mean_rank is None]
         assert all(group.scores[m].rank_interval == (0, 0) and group.scores[m].band == 0 for m in unranked)
         ordered = sorted((m for m in group.scores if m not in unranked), key=lambda m: (-group.scores[m].mean, m))
-        for model_id in ordered:
-            low, high = group.scores[model_id].rank_interval
-            assert 1 <= low <= high <= len(ordered)
+        if not ordered:
+            continue
+        boards = {d.info.id: d for d in board.datasets}
+        diffs, variances, queries = [], [], []
+        for dataset_id in group.dataset_ids:
+            dataset = boards[dataset_id]
+            scores = dataset.scores[[dataset.position[m] for m in ordered]]
+            means = scores.mean(axis=1)
+            diffs.append(means[:, None] - means[None, :])
+            variances.append(np.var(scores[:, None, :] - scores[None, :, :], axis=2, ddof=1))
+            queries.append(scores.shape[1])
+        pvalues = corrected_matrix(group_difference_pvalues(diffs, variances, queries, group.weights), "holm")
         means = np.array([group.scores[m].mean for m in ordered])
-        intervals = np.array([group.scores[m].rank_interval for m in ordered])
-        np.testing.assert_array_equal([group.scores[m].band for m in ordered], rank_bands(means, intervals))
-        if ordered:
-            assert group.scores[ordered[0]].band == 1
+        np.testing.assert_array_equal([group.scores[m].rank_interval for m in ordered],
+                                      rank_ranges(means, pvalues, 0.05))
+        np.testing.assert_array_equal([group.scores[m].band for m in ordered], tie_bands(means, pvalues, 0.05))
+        assert group.scores[ordered[0]].band == 1
 
 
 def test_ranks_home_and_model_pages(board):
@@ -72,12 +87,15 @@ def test_ranks_home_and_model_pages(board):
 
 def test_built_site_shows_ranks_effects_and_the_method(built_site):
     ranks = (built_site / "ranks.html").read_text()
-    assert "Rank, 95% interval" in ranks and 'id="all"' in ranks
+    assert "Rank range" in ranks and 'id="all"' in ranks
     home = (built_site / "index.html").read_text()
     assert 'href="ranks.html"' in home and "What each benchmark can tell apart" in home
     dataset = (built_site / "datasets" / "beir__scifact.html").read_text()
     assert "What this dataset can tell apart" in dataset and "Δ 95% CI vs" in dataset
+    assert "found with 80% power by one uncorrected comparison" in dataset
     method = (built_site / "method.html").read_text()
-    for cited in ("Otero", "Urbano", "Parapar", "Ihemelandu", "Sakai", "Benjamini", "Sparck Jones"):
+    for cited in ("Otero", "Urbano", "Parapar", "Ihemelandu", "Sakai", "Benjamini", "Sparck Jones", "Al Mohamad",
+                  "Wilson", "Lancaster"):
         assert cited in method
-    assert "Benjamini–Hochberg correction (false discovery rate)" in method
+    assert "Holm–Bonferroni correction (family-wise error rate)" in method
+    assert "99.1%" in method  # the simulation's figure, quoted

@@ -12,7 +12,6 @@ from scipy import stats as scipy_stats
 from evaluator.errors import IrboardError, UnknownNameError
 from leaderboard.analysis.stats import (
     TestSettings,
-    best_group,
     bootstrap_ci,
     holm,
     paired_randomization_test,
@@ -65,7 +64,7 @@ def test_wilcoxon_matches_scipy_fixture(oracle, pair):
 def test_monte_carlo_randomization_within_fixture_tolerance(oracle, pair):
     a, b = _pair_scores(oracle, pair)
     case = oracle["pairs"][pair]["randomization_sign_flip"]
-    p = paired_randomization_test(a, b, resamples=case["R"], seed=0)
+    p = paired_randomization_test(a, b, resamples=case["R"], seed=0, mid_p=False)  # the fixture's classical p
     assert abs(p - case["p_plus_one"]) <= case["tolerance_for_other_implementations"]
     # Monte Carlo form: p = (c + 1) / (R + 1) for an integer count c.
     count = p * (case["R"] + 1) - 1
@@ -76,10 +75,12 @@ def test_small_case_exact_values(oracle):
     case = oracle["small_exact_case"]
     x, y = np.array(case["x"]), np.array(case["y"])
     exact = case["randomization_exact"]
-    p = paired_randomization_test(x, y)  # 2**12 <= 100,000: all assignments enumerated
+    p = paired_randomization_test(x, y, mid_p=False)  # 2**12 <= 100,000: all assignments enumerated
     assert p == pytest.approx(exact["p"], abs=1e-12)
     assert p == exact["count_ge_observed"] / exact["n_assignments"]
-    assert paired_test(x, y, method="randomization") == pytest.approx(exact["p"], abs=1e-12)
+    # the site's test is the mid-p one: flips as extreme as the observed count half
+    above, equal = _flip_counts([Fraction(str(u)) - Fraction(str(v)) for u, v in zip(x, y, strict=True)])
+    assert paired_test(x, y, method="randomization") == pytest.approx((above + equal / 2) / 2**x.size, abs=1e-12)
     assert paired_t_test(x, y) == pytest.approx(case["ttest_rel_pvalue"], abs=1e-9)
     assert wilcoxon_test(x, y) == pytest.approx(case["wilcoxon_default_pvalue"], abs=1e-9)
 
@@ -102,16 +103,43 @@ def test_bootstrap_intervals_match_fixture(oracle, system):
 # --- randomization test details ------------------------------------------------------------------------
 
 
+def _flip_counts(exact: list[Fraction]) -> tuple[int, int]:
+    """Sign flips whose |sum| is above the observed one, and equal to it, in exact arithmetic."""
+    observed = abs(sum(exact))
+    sums = [abs(sum(s * v for s, v in zip(signs, exact, strict=True)))
+            for signs in itertools.product((1, -1), repeat=len(exact))]
+    return sum(total > observed for total in sums), sum(total == observed for total in sums)
+
+
 def test_exact_randomization_counts_ties_like_exact_arithmetic():
     values = ["0.1", "0.2", "-0.3", "0.3", "0.4", "-0.1", "0.25"]
     d = np.array([float(v) for v in values])
-    exact = [Fraction(v) for v in values]
-    observed = abs(sum(exact))
-    count = sum(
-        abs(sum(s * v for s, v in zip(signs, exact, strict=True))) >= observed
-        for signs in itertools.product((1, -1), repeat=len(exact))
-    )
-    assert paired_randomization_test(d, np.zeros_like(d)) == count / 2 ** len(exact)
+    above, equal = _flip_counts([Fraction(v) for v in values])
+    assert equal > 2  # ties beyond the observed assignment and its mirror image
+    assert paired_randomization_test(d, np.zeros_like(d), mid_p=False) == (above + equal) / 2 ** len(values)
+    assert paired_randomization_test(d, np.zeros_like(d)) == (above + equal / 2) / 2 ** len(values)
+
+
+def test_mid_p_matches_scipys_permutation_test_in_both_directions():
+    # mid-p = (P(|T| >= t) + P(|T| > t)) / 2; scipy gives the first as "greater" and 1 - the second as "less"
+    rng = np.random.default_rng(12)
+    d = rng.integers(-2, 3, 11) / 4  # a discrete metric: many flips tie
+    kwargs = {"permutation_type": "samples", "n_resamples": np.inf}
+    greater = scipy_stats.permutation_test((d,), lambda x: abs(x.sum()), alternative="greater", **kwargs).pvalue
+    less = scipy_stats.permutation_test((d,), lambda x: abs(x.sum()), alternative="less", **kwargs).pvalue
+    assert paired_randomization_test(d, np.zeros_like(d)) == pytest.approx((greater + 1 - less) / 2, abs=1e-12)
+    assert paired_randomization_test(d, np.zeros_like(d), mid_p=False) == pytest.approx(greater, abs=1e-12)
+
+
+def test_monte_carlo_mid_p_counts_the_observed_flip_as_half_a_tie():
+    rng = np.random.default_rng(4)
+    d = rng.integers(-1, 2, 80) / 2
+    classical = paired_randomization_test(d, np.zeros_like(d), resamples=5_000, seed=2, mid_p=False)
+    mid = paired_randomization_test(d, np.zeros_like(d), resamples=5_000, seed=2)
+    # (above + equal + 1) / (R + 1) and (above + (equal + 1) / 2) / (R + 1): the same draws, so below by half the ties
+    assert 0 < classical - mid < classical
+    ties = 2 * (classical - mid) * 5_001
+    assert ties == pytest.approx(round(ties), abs=1e-6)
 
 
 def test_monte_carlo_agrees_with_exact_enumeration():
@@ -215,37 +243,6 @@ def test_pairwise_randomization_and_wilcoxon_match_per_pair(n_queries):
 # --- tie groups and per-query comparison ---------------------------------------------------------------
 
 
-def test_best_group_from_p_values():
-    means = np.array([0.40, 0.50, 0.45, 0.20])
-    p = np.ones((4, 4))
-    p[1, 0] = p[0, 1] = 0.01
-    p[1, 2] = p[2, 1] = 0.05  # exactly alpha: not significant
-    p[1, 3] = p[3, 1] = 0.001
-    assert best_group(means, p).tolist() == [False, True, True, False]
-    assert best_group(means, p, alpha=0.2).tolist() == [False, True, False, False]
-
-
-def test_best_group_with_tied_best_means():
-    means = np.array([0.5, 0.3, 0.5])
-    p = np.ones((3, 3))
-    p[0, 2] = p[2, 0] = 0.001  # tied for best: both in the group whatever their test says
-    p[0, 1] = p[1, 0] = 0.001
-    p[2, 1] = p[1, 2] = 0.3  # not significantly worse than one of the best
-    assert best_group(means, p).tolist() == [True, True, True]
-    p[2, 1] = p[1, 2] = 0.002
-    assert best_group(means, p).tolist() == [True, False, True]
-
-
-def test_best_group_on_scores():
-    rng = np.random.default_rng(3)
-    strong = 0.3 + 0.5 * rng.random(60)
-    close = strong + np.where(np.arange(60) % 2 == 0, 0.01, -0.01)
-    weak = strong - 0.2 + 0.05 * rng.random(60)
-    scores = np.stack([weak, strong, close])
-    group = best_group(scores.mean(axis=1), pairwise_pvalues(scores))
-    assert group.tolist() == [False, True, True]
-
-
 def test_wins_ties_losses():
     a = np.array([0.5, 0.3, 0.2, 0.7, 0.9])
     b = np.array([0.4, 0.3, 0.25, 0.7 + 1e-12, 0.1])
@@ -258,10 +255,11 @@ def test_wins_ties_losses():
 
 def test_settings_describe():
     assert TestSettings().describe() == (
-        "Paired two-sided t-test, Benjamini–Hochberg correction (false discovery rate) over all pairs, α = 0.05; "
-        "95% percentile bootstrap CI, 10,000 resamples, seed 0."
+        "Paired two-sided t-test, Holm–Bonferroni correction (family-wise error rate) over all pairs, α = 0.05; "
+        "dataset means with a 95% score interval (Wilson's, with the effective number of queries)."
     )
-    assert "Holm–Bonferroni correction (family-wise error rate)" in TestSettings(correction="holm").describe()
+    assert "Benjamini–Hochberg correction (false discovery rate)" in TestSettings(correction="bh").describe()
+    assert "percentile bootstrap, 10,000 resamples, seed 0" in TestSettings(ci_method="percentile").describe()
     text = TestSettings(method="randomization", correction="none", ci_method="bca", seed=7).describe()
     assert "randomization" in text and "100,000 resamples" in text and "BCa" in text and "seed 7" in text
     with pytest.raises(UnknownNameError, match="randomization, t, wilcoxon"):

@@ -29,7 +29,10 @@
         html.push("<td class=\"s part\" data-v=\"\">", escape(cell), "</td><td class=\"r part\" data-v=\"\">", escape(cell),
                   "</td>");
       } else {
-        html.push("<td class=\"s\">", escape(cell[0]), " <small>", escape(cell[1]), "</small></td>",
+        html.push("<td class=\"s\">", escape(cell[0]), " <small>", escape(cell[1]), "</small>",
+                  cell[3] === null ? "" : " <small class=\"rk\" title=\"rank range from corrected pairwise tests" +
+                  (cell[4] ? "; ★ top group: no ranked model significantly better" : "") + "\">rank " + escape(cell[3]) + (cell[4] ? " ★" : "") +
+                  "</small>", "</td>",
                   cell[2] === null ? "<td class=\"r part\" data-v=\"\">–</td>" : "<td class=\"r\">" + escape(cell[2]) + "</td>");
       }
     });

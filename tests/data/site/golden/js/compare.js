@@ -23,15 +23,21 @@
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
 
-  function block(datasetId, info, a, b, nameA, nameB) {
-    var section = document.createElement("section");
+  /* One dataset: the pair's summary and, when opened, its per-query scatter (only the first is open: thirty
+     scatter plots would block the page). */
+  function block(datasetId, info, a, b, nameA, nameB, open) {
+    var section = document.createElement("details");
     section.className = "compare-block";
-    var heading = document.createElement("h2");
-    var link = document.createElement("a");
-    link.href = "datasets/" + info.slug + ".html";
-    link.textContent = datasetId;
-    heading.appendChild(link);
+    section.open = open;
+    var heading = document.createElement("summary");  /* plain text: a link inside a summary is not reachable */
+    heading.textContent = datasetId;
     section.appendChild(heading);
+    var more = document.createElement("p"), link = document.createElement("a");
+    link.href = "datasets/" + info.slug + ".html";
+    link.textContent = "the dataset page of " + datasetId;
+    more.appendChild(document.createTextNode("Every model on this dataset: "));
+    more.appendChild(link);
+    more.appendChild(document.createTextNode("."));
     var wins = 0, ties = 0, losses = 0;
     a.values.forEach(function (value, i) {
       var d = b.values[i] - value;
@@ -42,12 +48,19 @@
     summary.textContent = info.metric + " ×100: " + nameA + " " + (100 * mean(a.values)).toFixed(2) + ", " +
       nameB + " " + (100 * mean(b.values)).toFixed(2) + ". " + nameB + " wins " + wins + ", ties " + ties +
       ", loses " + losses + " of " + a.values.length + " queries (values rounded to 4 decimals). Corrected p = " +
-      pairs.formatP(p) + ". " + pairs.effectText(a.values, b.values, info, nameB, nameA);
+      pairs.formatP(p, info.alpha) + ". " + pairs.effectText(a.values, b.values, info, nameB, nameA, p);
     section.appendChild(summary);
+    section.appendChild(more);
     var plot = document.createElement("div");
     plot.className = "plot";
     section.appendChild(plot);
     results.appendChild(section);
+    function draw() { if (section.open && !plot.dataset.drawn) { plot.dataset.drawn = "1"; scatter(plot, info, a, b, nameA, nameB); } }
+    section.addEventListener("toggle", draw);
+    draw();
+  }
+
+  function scatter(plot, info, a, b, nameA, nameB) {
     var x = a.values.map(function (value) { return 100 * value; });
     var y = b.values.map(function (value) { return 100 * value; });
     var top = Math.max(100, Math.max.apply(null, x.concat(y)));
@@ -64,29 +77,103 @@
     });
   }
 
+  function cell(row, text, header) {
+    var element = document.createElement(header ? "th" : "td");
+    if (header) { element.scope = "row"; } else { element.className = "num"; }
+    element.textContent = text;
+    row.appendChild(element);
+    return element;
+  }
+
+  /* Across datasets: the paired difference on each (with its uncorrected 95% t-interval and the corrected p of the
+     pair) and their equally weighted mean over the shared datasets, whose variance adds the datasets' variances
+     of the mean; its t quantile is the smallest dataset's, which is conservative (Welch–Satterthwaite degrees of
+     freedom are at least the smallest dataset's). */
+  function summaryTable(shared, nameA, nameB) {
+    var table = document.createElement("table");
+    table.className = "results";
+    table.id = "compare-summary";
+    var caption = table.createCaption();
+    caption.textContent = nameB + " − " + nameA + " on every shared dataset (main metric ×100): the paired mean " +
+      "difference, its 95% t-interval (not corrected for the number of pairs) and the corrected p-value of the pair. " +
+      "Each dataset below opens to its per-query scatter.";
+    var head = table.createTHead().insertRow();
+    ["Dataset", "Δ", "95% CI (uncorrected)", "Corrected p", "Queries won / tied / lost"].forEach(function (text) {
+      var th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = text;
+      head.appendChild(th);
+    });
+    var body = table.createTBody(), total = 0, variance = 0;
+    shared.forEach(function (item) {
+      var d = item.b.values.map(function (value, i) { return value - item.a.values[i]; });
+      var m = mean(d), n = d.length;
+      var sd = n > 1 ? Math.sqrt(d.reduce(function (sum, x) { return sum + (x - m) * (x - m); }, 0) / (n - 1)) : 0;
+      var half = item.info.t975 * sd / Math.sqrt(n);
+      var won = d.filter(function (x) { return x > 1e-9; }).length, lost = d.filter(function (x) { return x < -1e-9; }).length;
+      var row = body.insertRow();
+      cell(row, item.id, true);
+      cell(row, (100 * m).toFixed(2));
+      cell(row, "[" + (100 * (m - half)).toFixed(2) + ", " + (100 * (m + half)).toFixed(2) + "]");
+      cell(row, pairs.formatP(item.a.p[item.info.models.indexOf(nameB)], item.info.alpha));
+      cell(row, won + " / " + (n - won - lost) + " / " + lost);
+      total += m;
+      variance += sd * sd / n;
+    });
+    var k = shared.length, overall = total / k;
+    var conservative = shared.reduce(function (t, item) { return Math.max(t, item.info.t975); }, 0);
+    var halfAll = conservative * Math.sqrt(variance) / k;
+    var foot = table.createTFoot().insertRow();
+    cell(foot, "Mean over the " + k + " shared dataset" + (k === 1 ? "" : "s") + " (equal weights)", true);
+    cell(foot, (100 * overall).toFixed(2));
+    cell(foot, "[" + (100 * (overall - halfAll)).toFixed(2) + ", " + (100 * (overall + halfAll)).toFixed(2) + "]");
+    cell(foot, "–");
+    cell(foot, "–");
+    var wrap = document.createElement("div");
+    wrap.className = "table-wrap";
+    wrap.tabIndex = 0;  /* a box that scrolls on a phone: reachable from the keyboard, named by its caption */
+    wrap.setAttribute("role", "region");
+    caption.id = "compare-summary-caption";
+    wrap.setAttribute("aria-labelledby", caption.id);
+    wrap.appendChild(table);
+    return wrap;
+  }
+
   function update() {
     var nameA = first.value, nameB = second.value;
     var params = new URLSearchParams({ a: nameA, b: nameB });
     try { window.history.replaceState(null, "", window.location.pathname + "?" + params.toString()); } catch (e) { /* file:// */ }
+    results.textContent = "";
+    if (nameA === nameB) {
+      status.textContent = "Pick two different models: " + nameA + " compared with itself differs on no query.";
+      return;
+    }
     status.textContent = "Loading…";
     Promise.all([loadModel(nameA), loadModel(nameB)]).then(function (pair) {
       results.textContent = "";
-      var shown = 0;
-      Object.keys(datasets).forEach(function (datasetId) {
-        if (pair[0][datasetId] && pair[1][datasetId]) {
-          block(datasetId, datasets[datasetId], pair[0][datasetId], pair[1][datasetId], nameA, nameB);
-          shown += 1;
-        }
+      var shared = Object.keys(datasets).filter(function (datasetId) {
+        return pair[0][datasetId] && pair[1][datasetId];
+      }).map(function (datasetId) {
+        return { id: datasetId, info: datasets[datasetId], a: pair[0][datasetId], b: pair[1][datasetId] };
       });
-      status.textContent = shown ? shown + " datasets with results for both models." :
+      if (shared.length) { results.appendChild(summaryTable(shared, nameA, nameB)); }
+      shared.forEach(function (item, index) { block(item.id, item.info, item.a, item.b, nameA, nameB, index === 0); });
+      status.textContent = shared.length ? shared.length + " datasets with results for both models." :
         "These two models have no dataset in common.";
     }, function (error) { status.textContent = error.message; });
   }
 
-  var params = new URLSearchParams(window.location.search);
-  if (params.get("a") && slugOf(first, params.get("a"))) { first.value = params.get("a"); }
-  if (params.get("b") && slugOf(second, params.get("b"))) { second.value = params.get("b"); }
+  /* The address's models must be models of this site: an unknown id is said, never replaced by another model. */
+  var params = new URLSearchParams(window.location.search), unknown = [];
+  [["a", first], ["b", second]].forEach(function (pair) {
+    var wanted = params.get(pair[0]);
+    if (wanted === null) { return; }
+    if (slugOf(pair[1], wanted)) { pair[1].value = wanted; } else { unknown.push(pair[0] + "=" + wanted); }
+  });
   first.addEventListener("change", update);
   second.addEventListener("change", update);
-  if (window.Plotly && first.value) { update(); }
+  if (unknown.length) {
+    status.textContent = "No such model on this site: " + unknown.join(", ") + " (from the address). Pick the " +
+      "models above.";
+  } else if (window.Plotly && first.value) { update(); }
 })();

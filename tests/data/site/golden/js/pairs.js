@@ -23,11 +23,19 @@
     return values.reduce(function (sum, value) { return sum + value; }, 0) / values.length;
   }
 
-  function formatP(p) { return p < 0.001 ? "< 0.001" : p.toFixed(3); }
+  /* Three decimals, or more where three would print alpha or cross it (the data rounds p away from alpha). */
+  function formatP(p, alpha) {
+    if (p < 0.001) { return "< 0.001"; }
+    for (var digits = 3; digits < 8; digits += 1) {
+      var text = p.toFixed(digits), shown = Number(text);
+      if (shown !== alpha && (shown < alpha) === (p < alpha)) { return text; }
+    }
+    return String(p);
+  }
 
   /* The size of the difference beside its p-value: paired mean difference with its t-interval (t975: the
      dataset's t quantile) and d_z = mean / SD of the per-query differences, as on the dataset pages. */
-  function effectText(aValues, bValues, info, nameB, nameA) {
+  function effectText(aValues, bValues, info, nameB, nameA, p) {
     var d = bValues.map(function (value, i) { return value - aValues[i]; });
     var m = mean(d), n = d.length;
     var sd = n > 1 ? Math.sqrt(d.reduce(function (sum, x) { return sum + (x - m) * (x - m); }, 0) / (n - 1)) : 0;
@@ -35,8 +43,10 @@
     var text = "Effect " + nameB + " − " + nameA + ": Δ " + (100 * m).toFixed(2) + " [" + (100 * (m - half)).toFixed(2) +
       ", " + (100 * (m + half)).toFixed(2) + "]";
     if (sd > 0) { text += ", d_z " + (m / sd).toFixed(2); }
-    return text + (Math.abs(m) >= info.meaningful ? ", a meaningful difference." : ", below the meaningful difference of " +
-      (100 * info.meaningful).toFixed(2) + ".");
+    text += " (95% t-interval, not corrected for the number of pairs; the corrected p decides)";
+    if (p >= info.alpha) { return text + ", not significant after correction."; }
+    return text + (Math.abs(m) >= info.meaningful ? ", a meaningful difference." : ", significant but below the " +
+      "meaningful difference of " + (100 * info.meaningful).toFixed(2) + ".");
   }
 
   window.irboardPairs = { loadModel: loadModel, mean: mean, formatP: formatP, effectText: effectText };
@@ -81,8 +91,8 @@
         if (inputs[0].value.trim().toLowerCase() !== a.toLowerCase() ||
             inputs[1].value.trim().toLowerCase() !== b.toLowerCase()) { return; }  /* changed meanwhile */
         result.textContent = info.metric + " ×100: " + a + " " + (100 * mean(first.values)).toFixed(2) + ", " + b + " " +
-          (100 * mean(second.values)).toFixed(2) + ". Corrected p = " + formatP(first.p[picked[1]]) + ". " +
-          effectText(first.values, second.values, info, b, a);
+          (100 * mean(second.values)).toFixed(2) + ". Corrected p = " + formatP(first.p[picked[1]], info.alpha) + ". " +
+          effectText(first.values, second.values, info, b, a, first.p[picked[1]]);
       }, function (error) { result.textContent = error.message; });
   }
 

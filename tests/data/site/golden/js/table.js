@@ -13,8 +13,9 @@
 
   function list(items) { return Array.prototype.slice.call(items); }
 
-  /* Column index of every sortable header, honouring rowspan and colspan. */
-  function headerColumns(table) {
+  /* Column index of every sortable header, honouring rowspan and colspan; `cells` gets the lowest header cell of
+     every column (what "Download this view" names it by). */
+  function headerColumns(table, cells) {
     var taken = [], columns = {};
     list(table.tHead.rows).forEach(function (row, r) {
       var c = 0;
@@ -28,6 +29,7 @@
         if (cell.dataset.key) {
           columns[cell.dataset.key] = { index: c, th: cell, text: cell.hasAttribute("data-text") };
         }
+        if (cells && cell.colSpan === 1) { cells[c] = cell; }
         c += cell.colSpan;
       });
     });
@@ -53,7 +55,10 @@
       list(body.rows).forEach(function (row) { if (!row.classList.contains("group-label")) { rows.push(row); } });
     });
     rows.forEach(function (row, index) { row.dataset.order = String(index); });
-    var columns = headerColumns(table);
+    var headers = [];
+    var columns = headerColumns(table, headers);
+    /* The default order is a sort by this column, best first (home: the mean the page is ordered by). */
+    if (form.dataset.sort && columns[form.dataset.sort]) { DEFAULTS.sort = form.dataset.sort; DEFAULTS.desc = "1"; }
     var choices = list(form.querySelectorAll("input[name=col]"));
     var chosen = {};  /* column chooser value -> the column keys it shows or hides */
     choices.forEach(function (box) {
@@ -69,7 +74,8 @@
       var element = form.elements[name];
       if (name === "sort") { return Boolean(columns[value]); }
       if (name === "hide") { return value.split(",").every(function (key) { return Boolean(chosen[key]); }); }
-      if (name === "desc" || name === "all" || CHECKS.indexOf(name) !== -1) { return value === "1"; }
+      if (name === "desc") { return value === "1" || value === "0"; }
+      if (name === "all" || CHECKS.indexOf(name) !== -1) { return value === "1"; }
       if (element && element.tagName === "SELECT") {
         return list(element.options).some(function (option) { return option.value === value; });
       }
@@ -89,6 +95,7 @@
       });
       if (state.view && state.view !== "rank") { state.view = "score"; }
       state.ignored = ignored;
+      state.reveal = true;  /* show the sorted column once the table is laid out */
       return state;
     }
 
@@ -97,7 +104,9 @@
       var params = new URLSearchParams(window.location.search);
       fields.forEach(function (name) {
         var value = state[name];
-        if (value && value !== DEFAULTS[name]) { params.set(name, value); } else { params.delete(name); }
+        if (name === "desc" && state.sort && state.sort !== DEFAULTS.sort) {  /* a chosen sort keeps its direction */
+          params.set(name, value === "1" ? "1" : "0");
+        } else if (value && value !== DEFAULTS[name]) { params.set(name, value); } else { params.delete(name); }
       });
       var query = params.toString();
       try {
@@ -106,7 +115,7 @@
     }
 
     function stateFromForm(state) {
-      var next = { sort: state.sort, desc: state.desc, all: state.all };
+      var next = { sort: state.sort, desc: state.desc, all: state.all, reveal: state.reveal };
       fields.forEach(function (name) {
         if (TEXTS.indexOf(name) !== -1) { next[name] = form.elements[name].value.trim(); }
         if (CHECKS.indexOf(name) !== -1) { next[name] = form.elements[name].checked ? "1" : ""; }
@@ -151,10 +160,27 @@
       return isNaN(number) ? null : number;
     }
 
+    /* On a narrow screen the sorted column can sit off to the right: scroll the table's box to it, past the sticky
+       model column. */
+    function revealSorted(state) {
+      var wrap = table.closest(".table-wrap");
+      if (!state.sort || !wrap || wrap.scrollWidth <= wrap.clientWidth) { return; }
+      var th = columns[state.sort].th, box = wrap.getBoundingClientRect(), cell = th.getBoundingClientRect();
+      var sticky = table.tHead.rows[0].cells[0].getBoundingClientRect().width;
+      if (cell.left < box.left + sticky || cell.right > box.right) {
+        wrap.scrollLeft += cell.left - box.left - sticky - 8;
+      }
+    }
+
+    function sortName(key) {
+      var th = columns[key].th;
+      return (th.dataset.unit || th.textContent).replace(/\s+/g, " ").replace(/[↕▲▼]|×100/g, "").trim();
+    }
+
     function sortRows(state) {
       var ordered = rows.slice();
       if (state.sort) {
-        var key = state.sort, sign = state.desc === "1" ? -1 : 1;
+        var key = state.sort, sign = state.desc === "1" ? -1 : 1;  /* "0" or "": ascending */
         var values = new Map(rows.map(function (row) { return [row, cellValue(row, key)]; }));
         ordered.sort(function (a, b) {
           var x = values.get(a), y = values.get(b);
@@ -168,8 +194,13 @@
         });
       }
       bodies.forEach(function (body) {
+        var wanted = ordered.filter(function (row) { return row.parentNode === body; });
+        var current = list(body.rows).filter(function (row) { return !row.classList.contains("group-label"); });
+        /* already in this order (the page's own order is its default sort): moving every row would only cost a
+           layout of the whole table */
+        if (wanted.every(function (row, i) { return current[i] === row; })) { return; }
         var fragment = document.createDocumentFragment();
-        ordered.forEach(function (row) { if (row.parentNode === body) { fragment.appendChild(row); } });
+        wanted.forEach(function (row) { fragment.appendChild(row); });
         body.appendChild(fragment);
       });
       Object.keys(columns).forEach(function (key) {
@@ -215,6 +246,11 @@
     more.hidden = true;
     more.addEventListener("click", function () { state.all = "1"; apply(); });
     if (status) { status.parentNode.insertBefore(more, status.nextSibling); }
+    var note = document.createElement("p");  /* the sort: which column orders the rows, and how sure the order is */
+    note.className = "status";
+    note.id = table.id + "-sort";
+    note.hidden = true;
+    if (status) { status.parentNode.insertBefore(note, more); }
 
     function apply() {
       var shown = 0, words = (state.q || "").toLowerCase().split(/\s+/).filter(Boolean);  /* every word matches */
@@ -238,6 +274,8 @@
         if (label) { label.hidden = !body.querySelector("tr:not(.group-label):not([hidden])"); }
       });
       var cut = shown > LIMIT && !state.all;
+      var sorted = state.sort ? "Sorted by " + sortName(state.sort) + (state.desc === "1" ? ", highest first" :
+        ", lowest first") + (state.sort.indexOf("g-") === 0 ? "; the rank range beside each mean says how sure." : ".") : "";
       more.hidden = !cut;
       more.textContent = "List all " + shown.toLocaleString("en") + " matching models";
       if (status) {
@@ -246,7 +284,10 @@
           (state.ignored && state.ignored.length ?
           " Ignored from the address (not a choice here): " + state.ignored.join(", ") + "." : "");
       }
+      note.textContent = sorted;
+      note.hidden = !sorted;
       writeState(state);
+      if (state.reveal) { state.reveal = false; revealSorted(state); }
     }
 
     Object.keys(columns).forEach(function (key) {
@@ -265,38 +306,55 @@
       }
       button.addEventListener("click", function () {
         if (state.sort === key) {
-          state.desc = state.desc === "1" ? "" : "1";
+          state.desc = state.desc === "1" ? "0" : "1";
         } else {
           state.sort = key;
-          state.desc = columns[key].text || th.hasAttribute("data-asc") ? "" : "1";  /* scores: best first */
+          state.desc = columns[key].text || th.hasAttribute("data-asc") ? "0" : "1";  /* scores: best first */
         }
+        state.reveal = true;
         apply();
       });
     });
 
-    /* "Download this view": the rows that match, in their order (those past the listed first ones too), with the
-       columns shown; values as the table shows them (scores ×100), each header naming the full dataset id, metric
-       and unit. */
+    /* "Download this view": the rows that match, in their order (those past the listed first ones too), with every
+       column shown, each value as the table shows it (scores ×100, rank ranges, W/T/L, intervals, ★ and * marks;
+       text read for screen readers left out), each header naming the full dataset id, metric and unit. */
+    function shownText(cell) {
+      var copy = cell.cloneNode(true);
+      list(copy.querySelectorAll(".sr, svg")).forEach(function (node) { node.remove(); });
+      return copy.textContent.replace(/\s+/g, " ").replace(/ ?[↕▲▼]$/, "").trim();
+    }
+
     function viewCsv() {
       var off = state.view === "rank" ? "s" : state.view === "score" ? "r" : "";
-      var keys = Object.keys(columns).filter(function (key) {
-        var th = columns[key].th;
-        return !th.hidden && !(off && th.classList.contains(off));
-      }).sort(function (a, b) { return columns[a].index - columns[b].index; });
       var names = { model: "model_id", type: "type", params: "parameters" };
-      var lines = [keys.map(function (key) {
-        return csvField(names[key] || columns[key].th.dataset.unit || columns[key].th.textContent.trim());
-      }).join(",")];
+      var shown = [];
+      headers.forEach(function (th, index) {
+        if (th.hidden || (off && th.classList.contains(off)) || !shownText(th)) { return; }
+        shown.push({ index: index, name: names[th.dataset.key] || th.dataset.unit || shownText(th) });
+      });
+      var lines = [shown.map(function (column) { return csvField(column.name); }).join(",")];
       bodies.forEach(function (body) {  /* in the order shown: verified models first, each body as sorted */
         list(body.rows).forEach(function (row) {
           if ((row.hidden && !row.dataset.cut) || row.classList.contains("group-label")) { return; }
-          lines.push(keys.map(function (key) {
-            var cell = row.cells[columns[key].index], link = cell.querySelector("a");
-            return csvField(columns[key].text ? (link || cell).textContent.trim() : cellValue(row, key));
+          lines.push(shown.map(function (column) {
+            var cell = row.cells[column.index], link = cell.tagName === "TH" && cell.querySelector("a");
+            return csvField(link ? link.textContent.trim() : shownText(cell));  /* a model: its id, not its tags */
           }).join(","));
         });
       });
       return lines.join("\r\n") + "\r\n";
+    }
+
+    /* leaderboard-<view>[-by-<column>[-asc]][-filtered].csv, <dataset slug>-view[...].csv */
+    function viewName() {
+      var name = table.dataset.download || table.id;
+      name += table.id === "board" ? "-" + (state.view === "rank" ? "mean-ranks" : "group-means") : "-view";
+      if (state.sort) { name += "-by-" + state.sort + (state.desc === "1" ? "" : "-asc"); }
+      var filtered = TEXTS.concat(CHECKS).some(function (field) {
+        return field !== "view" && state[field] && state[field] !== DEFAULTS[field];
+      });
+      return name.replace(/[^A-Za-z0-9_.-]+/g, "-") + (filtered ? "-filtered" : "") + ".csv";
     }
 
     var downloads = table.closest(".table-wrap").nextElementSibling;
@@ -309,7 +367,7 @@
       viewButton.addEventListener("click", function () {
         var link = document.createElement("a");
         link.href = URL.createObjectURL(new Blob([viewCsv()], { type: "text/csv" }));
-        link.download = (table.id === "board" ? "leaderboard" : table.id) + "-view.csv";
+        link.download = viewName();
         document.body.appendChild(link);
         link.click();
         link.remove();

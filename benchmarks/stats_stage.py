@@ -1,0 +1,59 @@
+"""The statistics stage of the build (`build_leaderboard`, one process) of two code trees on the same results.
+
+    python benchmarks/stats_stage.py RESULTS_DIR CODE_DIR [CODE_DIR ...] [--rounds 2]
+
+RESULTS_DIR: e.g. `tests/data/make_synthetic_results.py --scale 200 30 1000 --out RESULTS_DIR`. Each code tree (a
+checkout of this repository, e.g. the branch before a change and after it) runs in its own fresh process, in turn,
+`--rounds` times, so that the machine's load falls on both alike; each process loads the results, counts every
+result verified (synthetic files store no ranking, and only verified results are ranked) and builds the
+leaderboard twice. Prints one JSON line per process: seconds of each build, ranked models on "All datasets", the
+top group's size, the widest rank range, peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+CHILD = r"""
+import dataclasses, functools, json, resource, sys, time
+from leaderboard.analysis.aggregate import build_leaderboard
+from leaderboard.submissions.catalog import dataset_info
+from leaderboard.submissions.load import load_results
+lookup = functools.lru_cache(maxsize=None)(dataset_info)
+loaded = load_results(sys.argv[1], keep_metrics=lambda d: [lookup(d).main_metric], workers=2)
+results = [dataclasses.replace(r, verified=True, verified_metrics=frozenset(r.metrics)) for r in loaded.results]
+times = []
+for _ in range(2):
+    start = time.perf_counter()
+    board = build_leaderboard(results, lookup=lookup, workers=1)
+    times.append(round(time.perf_counter() - start, 2))
+group = next(g for g in board.groups if g.name == "All datasets")
+ranked = [s for s in group.scores.values() if s.mean_rank is not None]
+print(json.dumps({"code": sys.argv[2], "seconds": times, "ranked": len(ranked),
+                  "top_group": sum(s.rank_interval[0] == 1 for s in ranked),
+                  "widest_range": max((s.rank_interval[1] - s.rank_interval[0] + 1 for s in ranked), default=0),
+                  "rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}))
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results")
+    parser.add_argument("code", nargs="+", help="repository checkouts to compare")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    for _ in range(args.rounds):
+        for code in args.code:
+            env = {**os.environ, "PYTHONPATH": code, "OPENBLAS_NUM_THREADS": "1"}
+            # run in the checkout: `python -c` puts the working folder first on the path, before PYTHONPATH
+            done = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(args.results), code], env=env, cwd=code,
+                                  capture_output=True, text=True, check=False)
+            print(done.stdout.strip() or f"{code}: failed: {done.stderr.strip().splitlines()[-1:]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
