@@ -119,3 +119,42 @@ def test_the_docs_examples_run():
 def test_the_package_is_typed():
     assert (Path(irboard.__file__).parent / "py.typed").exists()
     assert set(irboard.__all__) >= {"evaluate", "read_result", "validate", "build", "predict_recall", "errors"}
+
+
+def test_compare_uses_the_sites_statistics(scifact_run):
+    """irboard.compare on three real SciFact rankings: the numbers are the site's functions' on the same matrix
+    (and scipy's paired t-test, Holm-corrected), in a DataFrame, Markdown and LaTeX."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+    from statsmodels.stats.multitest import multipletests
+
+    from leaderboard.analysis.ranks import rank_ranges
+
+    names = ["bm25", "splade-tiny", "sentence-transformers__all-minilm-l6-v2"]
+    runs = {name: irboard.read_result(ROOT / "results" / name / "beir__scifact.json").run for name in names}
+    runs = {name: {q: dict(ranking) for q, ranking in run.items()} for name, run in runs.items()}
+    report = irboard.compare(runs, QRELS, "nDCG@10", baseline="bm25")
+    frame = report.to_dataframe()
+    assert list(frame["run"]) == names and frame["diff"].isna().tolist() == [True, False, False]
+    per_query = {name: irboard.evaluate(run, QRELS, "nDCG@10", per_query=True)["nDCG@10"] for name, run in runs.items()}
+    scores = np.stack([per_query[name].to_numpy() for name in names])
+    assert frame["mean"].tolist() == pytest.approx(scores.mean(axis=1).tolist(), abs=1e-12)
+    raw = [scipy_stats.ttest_rel(scores[i], scores[j]).pvalue for i, j in [(0, 1), (0, 2), (1, 2)]]
+    holm = multipletests(raw, method="holm")[1]
+    assert frame["p_corrected"].tolist()[1:] == pytest.approx([holm[0], holm[1]], abs=1e-9)
+    matrix = np.ones((3, 3))
+    for (i, j), p in zip([(0, 1), (0, 2), (1, 2)], holm, strict=True):
+        matrix[i, j] = matrix[j, i] = p
+    expected = rank_ranges(scores.mean(axis=1), matrix, 0.05)
+    assert frame[["rank_best", "rank_worst"]].to_numpy().tolist() == expected.tolist()
+    diff = scores[1] - scores[0]
+    assert frame["diff"][1] == pytest.approx(diff.mean(), abs=1e-12)
+    half = scipy_stats.t.ppf(0.975, diff.size - 1) * diff.std(ddof=1) / np.sqrt(diff.size)
+    assert (frame["diff_low"][1], frame["diff_high"][1]) == pytest.approx((diff.mean() - half, diff.mean() + half))
+    markdown = report.to_markdown()
+    assert markdown.count("\n|") == 4 and "Holm" in markdown
+    assert "\\begin{tabular}" in report.to_latex() and "sentence-transformers\\_\\_all-minilm-l6-v2" in report.to_latex()
+    with pytest.raises(irboard.errors.IrboardError, match="baseline"):
+        irboard.compare(runs, QRELS, "nDCG@10", baseline="nope")
+    with pytest.raises(irboard.errors.IrboardError, match="correction"):
+        irboard.compare(runs, QRELS, "nDCG@10", correction="bonferonni")

@@ -1,0 +1,122 @@
+"""`irboard.compare`: several runs against the same judgments, with the site's statistics (the same functions
+the leaderboard's dataset pages use, not a second implementation): per metric, each run's mean and 95% score
+interval, its rank range and tie band from the corrected pairwise tests, and against the baseline the paired
+difference with its (uncorrected) 95% t-interval, d_z and the corrected p-value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evaluator.errors import IrboardError
+from evaluator.metrics import evaluate as evaluate_ranked
+from irboard.inputs import MetricsLike, QrelsLike, RunLike, to_measures, to_qrels, to_ranked
+from leaderboard.analysis import stats
+from leaderboard.analysis.effects import pair_effects
+from leaderboard.analysis.ranks import rank_ranges, tie_bands
+from leaderboard.web.render import format_pvalue
+
+COLUMNS = ("metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "diff", "diff_low",
+           "diff_high", "d_z", "p_corrected", "significant")
+
+
+@dataclass(frozen=True)
+class Report:
+    """One row per metric and run; `to_dataframe()`, `to_markdown()`, `to_latex()` render the same rows."""
+
+    rows: list[dict[str, Any]]
+    baseline: str
+    test: str
+    correction: str
+    alpha: float
+    queries: int
+
+    def to_dataframe(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=list(COLUMNS))
+
+    def _cells(self) -> list[list[str]]:
+        def cell(key: str, value: Any) -> str:
+            if value is None:
+                return ""
+            if key in ("rank_best", "rank_worst", "band"):
+                return str(value)
+            if key == "significant":
+                return "yes" if value else "no"
+            if key == "p_corrected":
+                return format_pvalue(value, self.alpha)
+            return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+        return [[cell(key, row[key]) for key in COLUMNS] for row in self.rows]
+
+    def describe(self) -> str:
+        return (f"{self.queries} judged queries; {stats.PAIRED_TESTS[self.test].text}, "
+                f"{stats.CORRECTIONS[self.correction][1]}, α = {self.alpha:g}; differences against {self.baseline} "
+                "with their uncorrected 95% t-interval; rank ranges and bands from the corrected tests")
+
+    def to_markdown(self) -> str:
+        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |" for cells in self._cells()]
+        return "\n".join(lines) + f"\n\n{self.describe()}\n"
+
+    def to_latex(self) -> str:
+        def escape(text: str) -> str:
+            for old, new in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                             ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"),
+                             ("^", r"\textasciicircum{}")):
+                text = text.replace(old, new) if old != "\\" else text.replace(old, "\0")
+            return text.replace("\0", r"\textbackslash{}")
+
+        head = " & ".join(escape(c) for c in COLUMNS) + r" \\"
+        body = "\n".join(" & ".join(escape(c) for c in cells) + r" \\" for cells in self._cells())
+        return (f"\\begin{{tabular}}{{ll{'r' * (len(COLUMNS) - 2)}}}\n\\hline\n{head}\n\\hline\n{body}\n"
+                f"\\hline\n\\end{{tabular}}\n% {escape(self.describe())}\n")
+
+
+def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike = "nDCG@10", *,
+            baseline: str | None = None, test: str = "t", correction: str = "holm", alpha: float = 0.05,
+            relevance_level: int = 1, ignore_identical_ids: bool = False) -> Report:
+    """Compare `runs` ({name: run}, each in any form `irboard.evaluate` takes) on the judged queries of `qrels`.
+    `baseline`: the run every other is compared with (default: the first); `test`: "t", "randomization" or
+    "wilcoxon"; `correction`: "holm" (the site's default: rank ranges and bands then hold together with
+    probability 1 - alpha), "bh" or "none"."""
+    if len(runs) < 2:
+        raise IrboardError(f"compare: give at least two runs, got {len(runs)}")
+    settings = stats.TestSettings(method=test, alpha=alpha, correction=correction)  # checks the names
+    names = list(runs)
+    baseline = names[0] if baseline is None else baseline
+    if baseline not in runs:
+        raise IrboardError(f"compare: baseline {baseline!r} is not one of the runs {names}")
+    judgments = to_qrels(qrels)
+    measures = to_measures(metrics)
+    per_run = [evaluate_ranked(to_ranked(runs[name], judgments, ignore_identical_ids), judgments, measures,
+                               relevance_level) for name in names]
+    b = names.index(baseline)
+    rows = []
+    for measure in measures:
+        metric = str(measure)
+        scores = np.stack([values[metric] for values in per_run])
+        means = scores.mean(axis=1)
+        ci = stats.score_intervals(scores)
+        pvalues = stats.pairwise_pvalues(scores, settings.method, settings.correction, settings.resamples,
+                                         settings.seed)
+        ranges, bands = rank_ranges(means, pvalues, alpha), tie_bands(means, pvalues, alpha)
+        effects = pair_effects(scores)
+        for i, name in enumerate(names):
+            against = i != b
+            rows.append({
+                "metric": metric, "run": name, "mean": float(means[i]), "ci_low": float(ci[i, 0]),
+                "ci_high": float(ci[i, 1]), "rank_best": int(ranges[i, 0]), "rank_worst": int(ranges[i, 1]),
+                "band": int(bands[i]),
+                "diff": float(effects.diff[i, b]) if against else None,
+                "diff_low": float(effects.low[i, b]) if against else None,
+                "diff_high": float(effects.high[i, b]) if against else None,
+                "d_z": float(effects.dz[i, b]) if against else None,
+                "p_corrected": float(pvalues[i, b]) if against else None,
+                "significant": bool(pvalues[i, b] < alpha) if against else None,
+            })
+    return Report(rows, baseline, settings.method, settings.correction, alpha, len(judgments.query_ids))
