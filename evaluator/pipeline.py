@@ -145,18 +145,25 @@ def evaluate_model(args: argparse.Namespace, measures):
 
 
 def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64):
-    """Scores of every relevant document and a seeded sample of non-relevant ones per query."""
+    """Scores of every relevant document and a seeded sample of non-relevant ones per query, scored at those
+    columns only: `block` queries at a time locally, all queries in one round of shard tasks on Ray."""
     from evaluator.score_samples import ScoreSampleCollector, fit_to_budget
 
     collector = ScoreSampleCollector(doc_ids, qrels)
-    if hasattr(index, "scores_at"):  # a sharded index: each shard scores only the sampled columns it holds
-        columns = [collector.columns(q) for q in query_ids]
-        for query_id, cols, (relevant, nonrelevant, nonfinite) in zip(
-                query_ids, columns, index.scores_at(queries, columns), strict=True):
-            collector.add_scores(query_id, cols, relevant, nonrelevant, nonfinite)
-    else:
-        for start in range(0, len(query_ids), block):
-            collector.add(query_ids[start:start + block], index.score_rows(queries[start:start + block]))
+    sharded = hasattr(index, "scores_at")  # each shard scores only the sampled columns it holds
+    step = max(len(query_ids), 1) if sharded else block
+    for start in range(0, len(query_ids), step):
+        ids = query_ids[start:start + step]
+        columns = [collector.columns(q) for q in ids]
+        if sharded:
+            scored = index.scores_at(queries[start:start + step], columns)
+        else:
+            values, nonfinite = index.scores_of(queries[start:start + step],
+                                                [np.concatenate([c.relevant, c.nonrelevant]) for c in columns])
+            scored = [(v[:len(c.relevant)], v[len(c.relevant):], n)
+                      for v, c, n in zip(values, columns, nonfinite.tolist(), strict=True)]
+        for query_id, cols, (relevant, nonrelevant, nonfinite_count) in zip(ids, columns, scored, strict=True):
+            collector.add_scores(query_id, cols, relevant, nonrelevant, nonfinite_count)
     return fit_to_budget(collector.result(), sorted(query_ids))
 
 

@@ -273,17 +273,11 @@ def _search_of(store, phase, shard, start, stop, bound, block_size, queries, top
     return scores, positions, index.nbytes
 
 
-def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, wanted, block=64):
+def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, wanted):
     """Per query: its score at each wanted column inside [start, stop), and the non-finite scores of its row."""
     index = _shard_index(store.read(phase, shard), bound)
-    values, nonfinite = [], np.zeros(len(wanted), np.int64)
-    for first in range(0, len(wanted), block):
-        rows = index.score_rows(queries[first:first + block], block_size) if bound is None else \
-            index.score_rows(queries[first:first + block])
-        nonfinite[first:first + len(rows)] = np.count_nonzero(~np.isfinite(rows), axis=1)
-        for row, columns in zip(rows, wanted[first:first + block], strict=True):
-            values.append(row[columns[(columns >= start) & (columns < stop)] - start])
-    return values, nonfinite
+    local = [columns[(columns >= start) & (columns < stop)] - start for columns in wanted]
+    return index.scores_of(queries, local, block_size) if bound is None else index.scores_of(queries, local)
 
 
 _shard_statistics = _Lazy(_statistics_of)
