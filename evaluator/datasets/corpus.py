@@ -122,8 +122,8 @@ class Corpus(Mapping[str, tuple[str, str]]):
         return isinstance(doc_id, str) and self._find(doc_id) >= 0
 
     def __getitem__(self, doc_id: str) -> tuple[str, str]:
-        title, text = self.documents(self.position(doc_id), self.position(doc_id) + 1)[0]
-        return title, text
+        at = self.position(doc_id)
+        return self.documents(at, at + 1)[0]
 
     def __repr__(self) -> str:
         return f"Corpus({len(self)} documents)"
