@@ -8,24 +8,30 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below, stored_depth
 from evaluator.below import Below
 from evaluator.metrics import Qrels
-from evaluator.metrics.ranking import PAD, UNJUDGED, byte_order_keys, rank_arrays
+from evaluator.metrics.ranking import PAD, UNJUDGED, rank_arrays
 from evaluator.progress import bars_enabled, step
 
 
-def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, float], cache=None):
-    """Encode and search; returns (scores (q, k), doc positions (q, k), index) with -1 for empty slots."""
+def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, float], cache=None, spill_dir=None):
+    """Encode and search; returns (scores (q, k), doc positions (q, k), index) with -1 for empty slots.
+    `spill_dir`: where BM25 spills its term counts while it builds the index (default: the system's temp folder)."""
     from evaluator.index.dense import DenseIndex
     from evaluator.index.sparse import SparseIndex
 
     dense = model.info.type == "dense"
     from_cache = cache is not None and cache.is_complete
     with step(f"encoding {len(corpus_docs)} documents" + (" (cached)" if from_cache else ""), timings, "index_s"):
-        encoded = encode_corpus(model, corpus_docs, cache)
-        index = DenseIndex(encoded) if dense else SparseIndex.from_documents(encoded)
+        if cache is None and hasattr(model, "index_corpus"):  # BM25: postings built from streamed term counts
+            index = model.index_corpus(corpus_docs, spill_dir)
+            encoded = sp.csr_matrix((0, index.vocab_size), dtype=np.float32)  # its queries need only the width
+        else:
+            encoded = encode_corpus(model, corpus_docs, cache)
+            index = DenseIndex(encoded) if dense else SparseIndex.from_documents(encoded)
     if not from_cache:  # a throughput read from the cache would measure the disk, not the model
         timings["encode_docs_per_s"] = len(corpus_docs) / max(timings["index_s"], 1e-9)
     start = time.perf_counter()
@@ -50,67 +56,83 @@ def encode_corpus(model, docs, cache):
                          desc="encode documents")
 
 
-def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qrels, ignore_identical_ids: bool,
-                     keep_below: bool = False, depth: int = MIN_RUN_DEPTH, top_k: int | None = None):
-    """Put search output into trec_eval order and join it with the qrels (vectorised): the ranked run, each
-    query's top `depth` entries, and (with `keep_below`, else None) the judged entries below them. `top_k`: the
-    most a ranking keeps (one more is searched where the query's own document may be dropped)."""
+def ranked_from_topk(scores, positions, query_ids, corpus, doc_keys, qrels: Qrels, ignore_identical_ids: bool,
+                     keep_below: bool = False, depth: int = MIN_RUN_DEPTH, top_k: int | None = None,
+                     block: int = 512):
+    """Put search output into trec_eval order and join it with the qrels (vectorised), `block` queries at a
+    time so that the scratch arrays stay small at top-1000: the ranked run, each query's top `depth` entries,
+    and (with `keep_below`, else None) the judged entries below them. `corpus` gives the documents' positions
+    (`positions_of`) and their ids (`take_ids`); `top_k`: the most a ranking keeps (one more is searched where
+    the query's own document may be dropped)."""
+    from evaluator.metrics import RankedRun
+
     n_queries, k = positions.shape
     row_of = {q: i for i, q in enumerate(qrels.query_ids)}
     rows = np.array([row_of[q] for q in query_ids], dtype=np.int64)
-    query_index = np.repeat(rows, k)
-    flat_positions = positions.ravel()
-    flat_scores = scores.ravel().astype(np.float64)
-    keep = flat_positions >= 0
+    position_of = corpus.positions_of()
+    own = np.full(n_queries, -2, np.int64)  # each query's own position in the corpus, for ignore_identical_ids
     if ignore_identical_ids:
-        identical = np.array([doc_ids[p] == query_ids[i // k] if p >= 0 else False
-                              for i, p in enumerate(flat_positions.tolist())])
-        keep &= ~identical
-    query_index, flat_positions, flat_scores = query_index[keep], flat_positions[keep], flat_scores[keep]
-
-    # judged (query row, doc position) pairs as sorted int64 keys; a search hit's label is one lookup away
-    n_docs = len(doc_ids)
-    position_of = {d: i for i, d in enumerate(doc_ids)}
+        own = np.array([position_of[q] if q in position_of else -2 for q in query_ids], dtype=np.int64)
+    # judged (qrels row, doc position) pairs as sorted int64 keys; a search hit's label is one lookup away
+    n_docs = len(corpus)
     judged_keys, judged_labels = [], []
     for row, judgments in enumerate(qrels.judgments):
         for doc_id, label in judgments.items():
-            if (p := position_of.get(doc_id)) is not None:
-                judged_keys.append(row * n_docs + p)
+            if doc_id in position_of:
+                judged_keys.append(row * n_docs + position_of[doc_id])
                 judged_labels.append(label)
     order = np.argsort(np.array(judged_keys, dtype=np.int64))
     judged_keys = np.array(judged_keys, dtype=np.int64)[order]
     judged_labels = np.array(judged_labels, dtype=np.int32)[order]
-    hit_keys = query_index * n_docs + flat_positions
-    at = np.searchsorted(judged_keys, hit_keys)
-    found = at < len(judged_keys)
-    found[found] = judged_keys[at[found]] == hit_keys[found]
-    labels = np.where(found, judged_labels[np.minimum(at, max(len(judged_keys) - 1, 0))] if len(judged_keys) else 0,
-                      UNJUDGED).astype(np.int32)
 
-    matrix, lengths, row_order = rank_arrays(query_index, doc_keys[flat_positions], flat_scores, labels,
-                                             len(qrels.query_ids))
-    starts = np.concatenate(([0], np.cumsum(lengths)))  # each query's entries in the sorted arrays
-    if top_k is not None and matrix.shape[1] > top_k:  # the extra document searched was not the query's own
-        matrix, lengths = matrix[:, :top_k], np.minimum(lengths, top_k)
-    from evaluator.metrics import RankedRun
-
+    width = max(min(k, top_k) if top_k is not None else k, 1)
+    matrix = np.full((len(qrels.query_ids), width), PAD, dtype=np.int32)
+    lengths = np.zeros(len(qrels.query_ids), dtype=np.int64)
     top: dict[str, list[tuple[str, float]]] = {}
-    sorted_positions = flat_positions[row_order]
-    sorted_scores = flat_scores[row_order]
-    for row, query_id in enumerate(qrels.query_ids):
-        lo, hi = starts[row], min(starts[row + 1], starts[row] + depth)
-        if hi > lo:
-            top[query_id] = [(doc_ids[p], float(s)) for p, s in zip(sorted_positions[lo:hi].tolist(),
-                                                                    sorted_scores[lo:hi].tolist(), strict=True)]
+    below_rows: dict[int, list[tuple[int, str, float]]] = {}
+    for first in range(0, n_queries, block):
+        last = min(first + block, n_queries)
+        local = np.repeat(np.arange(last - first, dtype=np.int64), k)
+        flat_positions = positions[first:last].ravel()
+        flat_scores = scores[first:last].ravel().astype(np.float64)
+        keep = (flat_positions >= 0) & (flat_positions != np.repeat(own[first:last], k))
+        local, flat_positions, flat_scores = local[keep], flat_positions[keep], flat_scores[keep]
+        hit_keys = rows[first:last][local] * n_docs + flat_positions
+        at = np.searchsorted(judged_keys, hit_keys)
+        found = at < len(judged_keys)
+        found[found] = judged_keys[at[found]] == hit_keys[found]
+        labels = np.where(found, judged_labels[np.minimum(at, max(len(judged_keys) - 1, 0))] if len(judged_keys)
+                          else 0, UNJUDGED).astype(np.int32)
+        part, part_lengths, row_order = rank_arrays(local, doc_keys[flat_positions], flat_scores, labels, last - first)
+        starts = np.concatenate(([0], np.cumsum(part_lengths)))  # each query's entries in the sorted arrays
+        if top_k is not None and part.shape[1] > top_k:  # the extra document searched was not the query's own
+            part, part_lengths = part[:, :top_k], np.minimum(part_lengths, top_k)
+        block_rows = rows[first:last]
+        matrix[block_rows, :part.shape[1]] = part
+        lengths[block_rows] = part_lengths
+        # each query's first `depth` hits, their ids read in one take
+        sorted_positions, sorted_scores = flat_positions[row_order], flat_scores[row_order]
+        ends = np.minimum(starts[:-1] + depth, starts[:-1] + part_lengths)
+        wanted = np.concatenate([np.arange(lo, hi) for lo, hi in zip(starts[:-1].tolist(), ends.tolist(), strict=True)]
+                                or [np.zeros(0, np.int64)]).astype(np.int64)
+        top_ids = iter(corpus.take_ids(sorted_positions[wanted]))
+        for i, query_id in enumerate(query_ids[first:last]):
+            if ends[i] > starts[i]:
+                top[query_id] = [(next(top_ids), s) for s in sorted_scores[starts[i]:ends[i]].tolist()]
+        if keep_below:  # the judged entries ranked below the depth: (local row, 0-based rank) of each
+            local_rows, ranks = np.nonzero((part[:, depth:] != UNJUDGED) & (part[:, depth:] != PAD))
+            ranks += depth
+            at = starts[local_rows] + ranks
+            ids = corpus.take_ids(sorted_positions[at])
+            for local_row, rank, doc_id, score in zip(local_rows.tolist(), ranks.tolist(), ids,
+                                                      sorted_scores[at].tolist(), strict=True):
+                below_rows.setdefault(int(block_rows[local_row]), []).append((rank + 1, doc_id, score))
+    used = int(lengths.max(initial=0))
     below = None
-    if keep_below:  # the judged entries ranked below the depth: (row, 0-based rank) of each, row by row
-        rows, ranks = np.nonzero((matrix[:, depth:] != UNJUDGED) & (matrix[:, depth:] != PAD))
-        ranks += depth
-        at = starts[rows] + ranks
-        below = Below(lengths.astype(np.int64), np.bincount(rows, minlength=len(lengths)).astype(np.int64),
-                      ranks.astype(np.int64) + 1, tuple(doc_ids[p] for p in sorted_positions[at].tolist()),
-                      sorted_scores[at].astype(np.float64))
-    return RankedRun(qrels.query_ids, matrix, lengths), top, below
+    if keep_below:
+        below = Below.from_entries(lengths.tolist(), [below_rows.get(row, []) for row in range(len(qrels.query_ids))])
+    return (RankedRun(qrels.query_ids, np.ascontiguousarray(matrix[:, :max(used, 1)]), lengths),
+            {q: top[q] for q in qrels.query_ids if q in top}, below)
 
 
 def evaluate_model(args: argparse.Namespace, measures):
@@ -126,7 +148,7 @@ def evaluate_model(args: argparse.Namespace, measures):
         model = load_model(args.model, **overrides)
     qrels = Qrels.from_dict(dataset.qrels)
     query_ids = list(dataset.queries)
-    docs = list(zip(corpus.titles, corpus.texts, strict=True))
+    docs = corpus.view()  # a sequence that reads the slices asked for: the corpus is never a list
     top_k = min(args.top_k, len(docs))
     extra = 1 if spec.ignore_identical_ids else 0  # one slot may be dropped as the query itself
     query_texts, k = [dataset.queries[q] for q in query_ids], min(top_k + extra, len(docs))
@@ -138,14 +160,18 @@ def evaluate_model(args: argparse.Namespace, measures):
             cache_dir=args.cache_dir, workers=getattr(args, "workers", None), shards=getattr(args, "shards", None))
     else:
         cache = corpus_cache(model, spec, docs, args.cache_dir)
-        scores, positions, index, queries = retrieve(model, docs, query_texts, k, timings, cache)
+        scores, positions, index, queries = retrieve(model, docs, query_texts, k, timings, cache,
+                                                     spill_dir=corpus.path.parent)
+    # the samples first: then the index and the queries go before ranking's scratch arrays come
+    with step("sampling score distributions", timings, "score_samples_s"):
+        samples = collect_samples(index, queries, query_ids, corpus.positions_of(), dataset.qrels)
+    index_bytes = int(index.nbytes)
+    del index, queries
     with step("ranking and scoring", timings, "metrics_s"):
-        doc_keys = byte_order_keys(np.array(corpus.ids, dtype=object))
-        ranked, top, below = ranked_from_topk(scores, positions, query_ids, corpus.ids, doc_keys, qrels,
+        ranked, top, below = ranked_from_topk(scores, positions, query_ids, corpus, corpus.byte_order_keys(), qrels,
                                               spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k),
                                               top_k)
-    with step("sampling score distributions", timings, "score_samples_s"):
-        samples = collect_samples(index, queries, query_ids, corpus.ids, dataset.qrels)
+    del scores, positions
     info = model.info
     meta = RunMetadata(
         model={"id": info.id, "type": info.type, "revision": info.revision, "parameters": info.parameters,
@@ -155,23 +181,30 @@ def evaluate_model(args: argparse.Namespace, measures):
         ignore_identical_ids=spec.ignore_identical_ids, relevance_level=spec.relevance_level, timings=timings,
         command=getattr(args, "command_line", ""), dataset_revision=spec.revision or spec.md5 or "",
     )
-    return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": int(index.nbytes)},
+    return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": index_bytes},
                            score_samples=samples, below=below)
 
 
 def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64):
-    """Scores of every relevant document and a seeded sample of non-relevant ones per query."""
+    """Scores of every relevant document and a seeded sample of non-relevant ones per query, scored at those
+    columns only: `block` queries at a time locally, all queries in one round of shard tasks on Ray."""
     from evaluator.score_samples import ScoreSampleCollector, fit_to_budget
 
     collector = ScoreSampleCollector(doc_ids, qrels)
-    if hasattr(index, "scores_at"):  # a sharded index: each shard scores only the sampled columns it holds
-        columns = [collector.columns(q) for q in query_ids]
-        for query_id, cols, (relevant, nonrelevant, nonfinite) in zip(
-                query_ids, columns, index.scores_at(queries, columns), strict=True):
-            collector.add_scores(query_id, cols, relevant, nonrelevant, nonfinite)
-    else:
-        for start in range(0, len(query_ids), block):
-            collector.add(query_ids[start:start + block], index.score_rows(queries[start:start + block]))
+    sharded = hasattr(index, "scores_at")  # each shard scores only the sampled columns it holds
+    step = max(len(query_ids), 1) if sharded else block
+    for start in range(0, len(query_ids), step):
+        ids = query_ids[start:start + step]
+        columns = [collector.columns(q) for q in ids]
+        if sharded:
+            scored = index.scores_at(queries[start:start + step], columns)
+        else:
+            values, nonfinite = index.scores_of(queries[start:start + step],
+                                                [np.concatenate([c.relevant, c.nonrelevant]) for c in columns])
+            scored = [(v[:len(c.relevant)], v[len(c.relevant):], n)
+                      for v, c, n in zip(values, columns, nonfinite.tolist(), strict=True)]
+        for query_id, cols, (relevant, nonrelevant, nonfinite_count) in zip(ids, columns, scored, strict=True):
+            collector.add_scores(query_id, cols, relevant, nonrelevant, nonfinite_count)
     return fit_to_budget(collector.result(), sorted(query_ids))
 
 

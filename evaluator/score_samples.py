@@ -319,7 +319,7 @@ def _columns(samples: ScoreSamples, query_ids: Sequence[str], cap: int) -> dict[
         relevant.append(np.sort(np.asarray(q.relevant, dtype=np.float64)))
         lows.append(lo)
         highs.append(hi)
-        deltas.append(np.diff(codes, prepend=0))
+        deltas.append(np.diff(codes, prepend=0).astype(np.uint16))  # codes ascend: stored as <u2 below
     return {
         "format": FORMAT,
         "num_docs": samples.num_docs,

@@ -1,58 +1,14 @@
-"""In-memory dataset: corpus, queries and qrels of one split, with checks against its spec."""
+"""One split of a dataset: its corpus (an Arrow file, evaluator/datasets/corpus.py), queries and qrels, with checks
+against its spec."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from evaluator.datasets.corpus import Corpus
 from evaluator.datasets.spec import DatasetSpec, query_ids_sha256
 from evaluator.errors import DatasetLoadError
-
-
-class Corpus(Mapping[str, tuple[str, str]]):
-    """Documents in file order: ``corpus[doc_id] == (title, text)``.
-
-    Stored as three parallel lists (``ids``, ``titles``, ``texts``) so encoders can take batches by
-    position without building tuples; ``position(doc_id)`` maps back.
-    """
-
-    __slots__ = ("ids", "titles", "texts", "_position")
-
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.titles: list[str] = []
-        self.texts: list[str] = []
-        self._position: dict[str, int] = {}
-
-    def add(self, doc_id: str, title: str, text: str) -> int | None:
-        """Append a document; returns the position of an earlier document with this id instead."""
-        earlier = self._position.setdefault(doc_id, len(self.ids))
-        if earlier != len(self.ids):
-            return earlier
-        self.ids.append(doc_id)
-        self.titles.append(title)
-        self.texts.append(text)
-        return None
-
-    def position(self, doc_id: str) -> int:
-        return self._position[doc_id]
-
-    def __getitem__(self, doc_id: str) -> tuple[str, str]:
-        i = self._position[doc_id]
-        return self.titles[i], self.texts[i]
-
-    def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._position
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.ids)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __repr__(self) -> str:
-        return f"Corpus({len(self)} documents)"
 
 
 @dataclass

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from evaluator.datasets.dataset import Corpus, Dataset, check_against_spec
+from evaluator.datasets.corpus import Corpus, CorpusWriter, corpus_root, source_key
+from evaluator.datasets.dataset import Dataset, check_against_spec
 from evaluator.datasets.spec import DatasetSpec
 from evaluator.errors import DatasetLoadError, InputFormatError
 
@@ -145,24 +146,36 @@ def _documents(path: Path, id_key: str) -> Iterator[tuple[int, str, str, str]]:
 def read_corpus(paths: Path | Sequence[Path], id_key: str = "_id") -> Corpus:
     """Documents of one file or several (corpus shards) in file order; a repeated id is an error.
 
-    JSON lines carry the id in ``id_key``; ``.tsv`` files are ``id<TAB>text`` lines without titles.
+    JSON lines carry the id in ``id_key``; ``.tsv`` files are ``id<TAB>text`` lines without titles. The
+    documents go into an Arrow file as they are read (evaluator/datasets/corpus.py); a later call with the
+    same, unchanged files opens that file instead of reading them again.
     """
     paths = [paths] if isinstance(paths, Path) else list(paths)
-    corpus = Corpus()
+    target = corpus_root() / f"{source_key(paths, id_key)}.arrow"
+    if target.exists():
+        return Corpus(target)
+    writer = CorpusWriter(target)
     lines = array("q")  # line of each document, and the first document of each file, for duplicate reports
     starts: list[int] = []
-    for path in paths:
-        starts.append(len(corpus))
-        for lineno, doc_id, title, text in _documents(path, id_key):
-            earlier = corpus.add(doc_id, title, text)
-            if earlier is not None:
-                first_path = paths[bisect.bisect_right(starts, earlier) - 1]
-                where = f"line {lines[earlier]}" if first_path == path else f"{first_path}:{lines[earlier]}"
-                raise InputFormatError(
-                    f"{path}:{lineno}: document id {doc_id!r} repeats {where}; ids must be unique"
-                )
-            lines.append(lineno)
-    return corpus
+    try:
+        for path in paths:
+            starts.append(writer.count)
+            for lineno, doc_id, title, text in _documents(path, id_key):
+                writer.add(doc_id, title, text)
+                lines.append(lineno)
+        corpus = writer.finish()
+        repeat = corpus.first_duplicate()
+        if repeat is not None:
+            earlier, later = repeat
+            first_path, path = (paths[bisect.bisect_right(starts, p) - 1] for p in repeat)
+            where = f"line {lines[earlier]}" if first_path == path else f"{first_path}:{lines[earlier]}"
+            raise InputFormatError(
+                f"{path}:{lines[later]}: document id {corpus.ids[later]!r} repeats {where}; ids must be unique"
+            )
+    except BaseException:
+        writer.abandon()
+        raise
+    return writer.keep(corpus)
 
 
 def read_queries(path: Path, keep: set[str] | None = None) -> tuple[dict[str, str], dict[str, int]]:

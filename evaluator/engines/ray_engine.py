@@ -10,12 +10,13 @@ Sparse shards search with the corpus-wide largest weight per term as their pruni
 shard accumulates a query's terms in the same order as the local index and the float32 scores match;
 SPLADE's idf option reads the document frequencies summed over shards. Score samples are gathered the
 same way: each shard scores the sampled documents it holds, so the driver never loads the index.
+The driver sends no documents either: each task reads its shard's range from the corpus's Arrow file
+(`evaluator.datasets.corpus.read_documents`; a path every node sees, or a `pyarrow.fs` URI).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 from pathlib import Path
@@ -71,11 +72,12 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
     align = 1 if lexical else math.lcm(chunk, block_size) if dense else chunk
     plan = plan_shards(len(docs), shards or max(2 * workers, math.ceil(len(docs) / 100_000)), align)
     store = ShardStore(_root(cache_dir), _key(model, spec, docs, len(plan)))
+    source = str(docs.corpus.path)  # the corpus file: each task reads its own range of documents from it
     with step(f"encoding {len(docs)} documents in {len(plan)} shards on Ray", timings, "index_s"):
         if lexical:
-            phase = _bm25_passes(model_spec, overrides, model, store, plan, docs)
+            phase = _bm25_passes(model_spec, overrides, model, store, plan, source, len(docs))
         else:
-            _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus, chunk)
+            _encode_with_actors(model_spec, overrides, store, plan, source, workers, gpus, chunk)
             phase = "encoded"
         bound = doc_freqs = None
         if not dense:  # corpus-wide largest weight per term (pruning bound) and document frequencies
@@ -143,7 +145,7 @@ def _shard_index(encoded, bound):
     return index
 
 
-def _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus, chunk):
+def _encode_with_actors(model_spec, overrides, store, plan, source, workers, gpus, chunk):
     import ray
 
     todo = [s for s in range(len(plan)) if store.file("encoded", s) is None]
@@ -151,7 +153,7 @@ def _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus,
     if not todo:
         return
     overrides = actor_overrides(model_spec, overrides, gpus)
-    items = [{"shard": s, "docs": json.dumps(docs[plan[s][0]:plan[s][1]])} for s in todo]
+    items = [{"shard": s, "start": plan[s][0], "stop": plan[s][1]} for s in todo]
     cpus = ray.cluster_resources().get("CPU", 1)
     threads = max(1, int(cpus // workers))
     dataset = ray.data.from_items(items, override_num_blocks=len(items))
@@ -160,7 +162,7 @@ def _encode_with_actors(model_spec, overrides, store, plan, docs, workers, gpus,
         _ShardEncoder, batch_size=1, compute=ray.data.ActorPoolStrategy(size=min(workers, len(todo))),
         num_cpus=CPUS_PER_ACTOR, num_gpus=1 if gpus else 0,
         fn_constructor_kwargs={"model_spec": model_spec, "overrides": overrides, "store": store,
-                               "threads": threads, "chunk": chunk},
+                               "threads": threads, "chunk": chunk, "source": source},
     ).take_all()
     if sorted(int(row["shard"]) for row in done) != todo:
         raise IrboardError(f"ray: encoding returned shards {sorted(r['shard'] for r in done)}, expected {todo}")
@@ -179,32 +181,34 @@ def actor_overrides(model_spec: str, overrides: dict[str, str], gpus: int) -> di
 class _ShardEncoder:
     """One model replica per actor; encodes a shard and checkpoints it."""
 
-    def __init__(self, model_spec, overrides, store, threads, chunk):
+    def __init__(self, model_spec, overrides, store, threads, chunk, source):
         import torch
 
         from evaluator.models import load_model
 
         torch.set_num_threads(threads)
         self.model = load_model(model_spec, **overrides)
-        self.store, self.chunk = store, chunk
+        self.store, self.chunk, self.source = store, chunk, source
 
     def __call__(self, batch):
-        for shard, payload in zip(batch["shard"], batch["docs"], strict=True):
+        from evaluator.datasets.corpus import read_documents
+
+        for shard, start, stop in zip(batch["shard"], batch["start"], batch["stop"], strict=True):
             if self.store.file("encoded", int(shard)) is not None:
                 continue  # written before a crash lost the task's reply: a retry must not redo it
-            docs = [tuple(d) for d in json.loads(payload)]
+            docs = read_documents(self.source, int(start), int(stop))
             parts = [self.model.encode_corpus(docs[i:i + self.chunk]) for i in range(0, len(docs), self.chunk)]
             self.store.write("encoded", int(shard), np.vstack(parts) if isinstance(parts[0], np.ndarray)
                              else sp.vstack(parts, format="csr"))
         return {"shard": batch["shard"]}
 
 
-def _bm25_passes(model_spec, overrides, model, store, plan, docs) -> str:
+def _bm25_passes(model_spec, overrides, model, store, plan, source, num_docs) -> str:
     """Term counts per shard, corpus statistics on the driver, then weights per shard; returns the phase."""
     import ray
 
     count = _remote(_count_shard)
-    ray.get([count.remote(store, model_spec, overrides, s, docs[a:b]) for s, (a, b) in enumerate(plan)
+    ray.get([count.remote(store, model_spec, overrides, s, source, a, b) for s, (a, b) in enumerate(plan)
              if store.file("counts", s) is None])
     vocabulary, global_ids, doc_freqs, total_length = GlobalVocabulary(), [], [], 0.0
     for s in range(len(plan)):
@@ -215,8 +219,8 @@ def _bm25_passes(model_spec, overrides, model, store, plan, docs) -> str:
         total_length += float(counts.sum())
     model.vocabulary = vocabulary.ids  # the queries map onto the corpus vocabulary
     df = np.sum(doc_freqs, axis=0)
-    avg_length = total_length / len(docs) if total_length > 0 else 1.0
-    stats = ray.put({"df": df, "n": len(docs), "avg": avg_length, "k1": model.k1, "b": model.b,
+    avg_length = total_length / num_docs if total_length > 0 else 1.0
+    stats = ray.put({"df": df, "n": num_docs, "avg": avg_length, "k1": model.k1, "b": model.b,
                      "lucene": model.norms == "lucene", "size": len(vocabulary.ids)})
     weigh = _remote(_weigh_shard)
     ray.get([weigh.remote(store, s, global_ids[s], stats) for s in range(len(plan))
@@ -224,9 +228,11 @@ def _bm25_passes(model_spec, overrides, model, store, plan, docs) -> str:
     return "weights"
 
 
-def _count_shard(store, model_spec, overrides, shard, docs):
+def _count_shard(store, model_spec, overrides, shard, source, start, stop):
+    from evaluator.datasets.corpus import read_documents
     from evaluator.models import load_model
 
+    docs = read_documents(source, start, stop)
     counts, terms = shard_term_counts(load_model(model_spec, **overrides).analyzer, docs)
     store.write("counts", shard, counts, extra={"terms": terms})
 
@@ -273,17 +279,11 @@ def _search_of(store, phase, shard, start, stop, bound, block_size, queries, top
     return scores, positions, index.nbytes
 
 
-def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, wanted, block=64):
+def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, wanted):
     """Per query: its score at each wanted column inside [start, stop), and the non-finite scores of its row."""
     index = _shard_index(store.read(phase, shard), bound)
-    values, nonfinite = [], np.zeros(len(wanted), np.int64)
-    for first in range(0, len(wanted), block):
-        rows = index.score_rows(queries[first:first + block], block_size) if bound is None else \
-            index.score_rows(queries[first:first + block])
-        nonfinite[first:first + len(rows)] = np.count_nonzero(~np.isfinite(rows), axis=1)
-        for row, columns in zip(rows, wanted[first:first + block], strict=True):
-            values.append(row[columns[(columns >= start) & (columns < stop)] - start])
-    return values, nonfinite
+    local = [columns[(columns >= start) & (columns < stop)] - start for columns in wanted]
+    return index.scores_of(queries, local, block_size) if bound is None else index.scores_of(queries, local)
 
 
 _shard_statistics = _Lazy(_statistics_of)

@@ -62,6 +62,7 @@ class DenseIndex:
         self.candidates_factor = candidates_factor
         self._bf16 = _to_bf16(embeddings) if dtype == "bfloat16" else None
         self._faiss = _faiss_index(embeddings) if backend == "faiss" else None
+        self._largest_norm: float | None = None
 
     def __len__(self) -> int:
         return self.embeddings.shape[0]
@@ -105,6 +106,54 @@ class DenseIndex:
                 block = slice(start, start + block_size)
                 np.matmul(queries, self.embeddings[block].T, out=out[:, block])
         return out
+
+    def scores_of(self, queries: np.ndarray, columns: list[np.ndarray], block_size: int | None = None,
+                  query_block: int = 64) -> tuple[list[np.ndarray], np.ndarray]:
+        """Per query, its float32 scores at `columns[i]` (document indexes) and the number of non-finite scores
+        in its whole row: `score_rows` of `query_block` queries at a time, kept block by block of documents,
+        so the scores are the same matrix products bit for bit and no (q, N) block is ever held.
+
+        Document blocks holding no wanted column are skipped when no score can be non-finite: finite queries
+        whose norm times the largest document norm stays well below float32's largest value (Cauchy-Schwarz
+        bounds every partial sum of the dot products).
+        """
+        block_size = block_size or DEFAULT_BLOCK_SIZE
+        queries = self._check_queries(queries)
+        values: list[np.ndarray] = []
+        nonfinite = np.zeros(queries.shape[0], np.int64)
+        buffer = np.empty((min(query_block, max(queries.shape[0], 1)), block_size), np.float32)
+        with _blas_threads(self.threads):
+            for first in range(0, queries.shape[0], query_block):
+                block = queries[first:first + query_block]
+                wanted = [np.asarray(c, np.int64) for c in columns[first:first + query_block]]
+                flat = np.concatenate(wanted) if wanted else np.zeros(0, np.int64)
+                rows = np.repeat(np.arange(len(wanted)), [len(c) for c in wanted])
+                order = np.argsort(flat, kind="stable")
+                flat_sorted = flat[order]
+                found = np.empty(len(flat), np.float32)
+                safe = self._cannot_overflow(block)
+                for start in range(0, len(self), block_size):
+                    stop = min(start + block_size, len(self))
+                    lo, hi = np.searchsorted(flat_sorted, [start, stop])
+                    if safe and lo == hi:
+                        continue
+                    scores = buffer[:len(block), :stop - start]
+                    np.matmul(block, self.embeddings[start:stop].T, out=scores)
+                    if not safe:
+                        nonfinite[first:first + len(block)] += np.count_nonzero(~np.isfinite(scores), axis=1)
+                    picked = order[lo:hi]
+                    found[picked] = scores[rows[picked], flat[picked] - start]
+                values.extend(np.split(found, np.cumsum([len(c) for c in wanted])[:-1]) if wanted else [])
+        return values, nonfinite
+
+    def _cannot_overflow(self, queries: np.ndarray) -> bool:
+        if not np.isfinite(queries).all():
+            return False
+        if self._largest_norm is None:
+            self._largest_norm = max((float(np.linalg.norm(self.embeddings[i:i + 65536].astype(np.float64), axis=1)
+                                            .max(initial=0.0)) for i in range(0, len(self), 65536)), default=0.0)
+        query_norm = float(np.linalg.norm(queries.astype(np.float64), axis=1).max(initial=0.0))
+        return query_norm * self._largest_norm < 1e37
 
     def _check_queries(self, queries: np.ndarray) -> np.ndarray:
         queries = np.ascontiguousarray(queries, dtype=np.float32)

@@ -25,6 +25,8 @@ _QUERIES_PER_CALL = 64  # one progress-bar step; the kernel allocates its scratc
 # What one galloping step costs in postings read in sequence: the kernel restricts a query to its
 # candidates only when galloping through the remaining lists is that much cheaper (measured here: ~8).
 _GALLOP_STEP = 8.0
+# Scores whose exact bound stays below this cannot overflow float32 (3.4e38) in any order of float32 additions.
+_SAFE_SUM = 1e37
 
 
 class SparseIndex:
@@ -39,6 +41,7 @@ class SparseIndex:
         if len(nonempty):
             self.max_weights[nonempty] = np.maximum.reduceat(postings.data, postings.indptr[nonempty])
         self._indptr = postings.indptr.astype(np.int64)  # the kernel's index type (one entry per term)
+        self._all_finite: bool | None = None
 
     @classmethod
     def from_documents(cls, documents: sp.spmatrix) -> SparseIndex:
@@ -72,6 +75,51 @@ class SparseIndex:
     def score_rows(self, queries: sp.spmatrix) -> np.ndarray:
         """Dense scores (q, num_docs) float32 for a block of queries."""
         return (self._as_queries(queries) @ self.postings).toarray()
+
+    def scores_of(self, queries: sp.spmatrix, columns: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+        """Per query, its float32 scores at `columns[i]` (document indexes), and the number of non-finite scores
+        in its whole row; equal bit for bit to `score_rows(queries)[i, columns[i]]` without the (q, N) block.
+
+        Each score adds the query's terms in ascending term order, in float32, as the sparse product in
+        `score_rows` does; each term's postings are matched with the wanted columns by binary search, the
+        shorter list looked up in the longer. Columns of one query must be distinct. The non-finite count is 0 without scoring the row when the query's weights are
+        finite and their products with the terms' largest weights sum to well below float32's largest value
+        (weights are non-negative, so no partial sum can overflow); otherwise the row is scored to count.
+        """
+        queries = self._as_queries(queries)
+        finite_index = self._finite_index()
+        values, nonfinite = [], np.zeros(queries.shape[0], np.int64)
+        for i, wanted in enumerate(columns):
+            wanted = np.asarray(wanted, np.int64)
+            lo, hi = queries.indptr[i], queries.indptr[i + 1]
+            terms, weights = queries.indices[lo:hi], queries.data[lo:hi]
+            order = np.argsort(wanted, kind="stable")
+            ascending = wanted[order]
+            scores = np.zeros(len(wanted), np.float32)  # in ascending column order until the end
+            for term, weight in zip(terms.tolist(), weights, strict=True):
+                start, stop = self.postings.indptr[term], self.postings.indptr[term + 1]
+                docs = self.postings.indices[start:stop]
+                if not len(docs) or not len(wanted):
+                    continue
+                if len(docs) < len(ascending):  # look the shorter list up in the longer one
+                    at = np.minimum(np.searchsorted(ascending, docs), len(ascending) - 1)
+                    hit = ascending[at] == docs
+                    scores[at[hit]] += weight * self.postings.data[start:stop][hit]
+                else:
+                    at = np.minimum(np.searchsorted(docs, ascending), len(docs) - 1)
+                    hit = docs[at] == ascending
+                    scores[hit] += weight * self.postings.data[start + at[hit]]
+            values.append(np.empty_like(scores))
+            values[-1][order] = scores
+            bound = float(np.dot(weights.astype(np.float64), self.max_weights[terms].astype(np.float64)))
+            if not (finite_index and np.isfinite(weights).all() and bound < _SAFE_SUM):
+                nonfinite[i] = np.count_nonzero(~np.isfinite(self.score_rows(queries[i])))
+        return values, nonfinite
+
+    def _finite_index(self) -> bool:
+        if self._all_finite is None:
+            self._all_finite = bool(np.isfinite(self.max_weights).all())  # a NaN or inf weight makes its max so
+        return self._all_finite
 
     def search(self, queries: sp.spmatrix, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k documents per query row: (scores float32 (q, k), indices int64 (q, k))."""

@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 OPTIONS = ("k1", "b", "language", "stemmer", "stopwords", "norms")
 _LUCENE_FREE_LENGTHS = 24  # lengths below this are stored exactly in Lucene's one-byte norm
+CHUNK = 8192  # documents tokenised at a time
+_WEIGH_ROWS = 65536  # documents weighted at a time: bounds the per-posting scratch array
 
 
 def from_spec(argument: str, options: dict[str, str]) -> BM25Model:
@@ -100,11 +102,39 @@ class BM25Model:
         )
 
     def encode_corpus(self, docs: Sequence[Document]) -> sp.csr_matrix:
-        """BM25 weights, float32 (documents x vocabulary); the vocabulary is built from `docs`."""
-        self.vocabulary = {}
-        counts = self._term_counts([_join(d) for d in docs], TermIndexer(self.analyzer, self.vocabulary), "docs")
+        """BM25 weights, float32 (documents x vocabulary); the vocabulary is built from `docs`.
+
+        `docs` is read `CHUNK` documents at a time (a slice each: a corpus view reads only that range), so no
+        list of all texts or of all term ids is ever held. The evaluator itself builds its index with
+        `index_corpus`, which never holds this matrix.
+        """
+        chunks = list(self._count_chunks(docs))
+        for chunk in chunks:  # earlier chunks end at a smaller vocabulary
+            chunk.resize(chunk.shape[0], len(self.vocabulary))
+        counts = sp.vstack(chunks, format="csr") if chunks else sp.csr_matrix((0, 0), dtype=np.float32)
+        del chunks
         logger.info("bm25: %d documents, %d terms, %d postings", counts.shape[0], counts.shape[1], counts.nnz)
-        return bm25_weights(counts, self.k1, self.b, lucene_norms=self.norms == "lucene")
+        return bm25_weights(counts, self.k1, self.b, lucene_norms=self.norms == "lucene", in_place=True)
+
+    def index_corpus(self, docs: Sequence[Document], spill_dir=None):
+        """The BM25 index (an `evaluator.index.sparse.SparseIndex`) of `docs`, equal to indexing
+        `encode_corpus(docs)`; built from term counts streamed through a spill file in `spill_dir`
+        (evaluator/index/streamed.py), so the documents x terms matrix never exists."""
+        from evaluator.index.streamed import bm25_index
+
+        index = bm25_index(self._count_chunks(docs), len(docs), self.k1, self.b, self.norms == "lucene", spill_dir)
+        logger.info("bm25: %d documents, %d terms, %d postings", len(docs), index.vocab_size, index.postings.nnz)
+        return index
+
+    def _count_chunks(self, docs: Sequence[Document]):
+        """Term counts of `CHUNK` documents at a time, as the vocabulary grows (float32 CSR, canonical)."""
+        self.vocabulary = {}
+        indexer = TermIndexer(self.analyzer, self.vocabulary)
+        with bar(total=len(docs), desc="bm25 docs", unit="doc") as progress:
+            for start in range(0, len(docs), CHUNK):
+                chunk = self._term_counts([_join(d) for d in docs[start:start + CHUNK]], indexer)
+                progress.update(chunk.shape[0])
+                yield chunk
 
     def encode_queries(self, queries: Sequence[str], corpus: sp.csr_matrix) -> sp.csr_matrix:
         """Term counts, float32 (queries x vocabulary); terms absent from the corpus are dropped."""
@@ -114,11 +144,15 @@ class BM25Model:
                 "terms; encode the corpus with this model (or restore its `vocabulary`) before the queries"
             )
         indexer = TermIndexer(self.analyzer, self.vocabulary, grow=False)
-        return self._term_counts(list(queries), indexer, "queries")
+        texts = list(queries)
+        with bar(total=len(texts), desc="bm25 queries", unit="query") as progress:
+            counts = self._term_counts(texts, indexer)
+            progress.update(len(texts))
+        return counts
 
-    def _term_counts(self, texts: list[str], indexer: TermIndexer, unit: str) -> sp.csr_matrix:
+    def _term_counts(self, texts: list[str], indexer: TermIndexer) -> sp.csr_matrix:
         flat, lengths = array("i"), array("q")
-        for text in bar(texts, desc=f"bm25 {unit}", unit=unit[:-1]):
+        for text in texts:
             ids = indexer.ids(text)
             flat.extend(ids)
             lengths.append(len(ids))
@@ -141,11 +175,13 @@ def bm25_weights(
     b: float,
     lucene_norms: bool = False,
     corpus_stats: tuple[np.ndarray, int, float] | None = None,
+    in_place: bool = False,
 ) -> sp.csr_matrix:
     """Lucene BM25 document weights (float32 CSR, same sparsity) from a documents x terms count matrix.
 
     `corpus_stats` = (document frequencies, number of documents, average length) of the whole corpus when
     `term_counts` is only a shard of it; by default they are computed from `term_counts` itself.
+    `in_place`: the weights overwrite a float32 `term_counts`' data (the caller's matrix is consumed).
     """
     counts = sp.csr_matrix(term_counts)
     if not counts.has_canonical_format:
@@ -160,13 +196,16 @@ def bm25_weights(
         lengths = lucene_norm_length(lengths.astype(np.int64)).astype(np.float64)
     idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
     length_norm = (k1 * (1.0 - b + b * lengths / avg_length)).astype(np.float32)
-    # Per posting, in float32 and in place: idf * tf / (tf + norm(doc)).
-    weights = counts.data.astype(np.float32)
-    denominator = np.repeat(length_norm, np.diff(counts.indptr))
-    denominator += weights
-    weights /= denominator
-    del denominator
-    weights *= idf[counts.indices]
+    # Per posting, in float32 and in place: idf * tf / (tf + norm(doc)), a block of documents at a time.
+    weights = counts.data if in_place and counts.data.dtype == np.float32 else counts.data.astype(np.float32)
+    for first in range(0, counts.shape[0], _WEIGH_ROWS):
+        last = min(first + _WEIGH_ROWS, counts.shape[0])
+        lo, hi = counts.indptr[first], counts.indptr[last]
+        block = weights[lo:hi]
+        denominator = np.repeat(length_norm[first:last], np.diff(counts.indptr[first:last + 1]))
+        denominator += block
+        block /= denominator
+        block *= idf[counts.indices[lo:hi]]
     return sp.csr_matrix((weights, counts.indices, counts.indptr), shape=counts.shape)
 
 

@@ -1,0 +1,112 @@
+"""The corpus as an Arrow file: the same documents, ids and order as the source; BM25 streamed chunk by chunk
+gives the same index and the same result file as before, bit for bit."""
+
+import json
+from argparse import Namespace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from evaluator.datasets import layout
+from evaluator.datasets.corpus import Corpus
+from evaluator.datasets.layout import read_corpus
+from evaluator.errors import InputFormatError
+from evaluator.metrics import DEFAULT_MEASURES
+from evaluator.metrics.ranking import byte_order_keys
+from evaluator.models import bm25 as bm25_module
+from evaluator.models.analyzers import TermIndexer
+from evaluator.models.bm25 import BM25Model, bm25_weights
+from evaluator.pipeline import evaluate_model
+from evaluator.result import write_result
+from tests.conftest import ROOT, SCIFACT
+
+GOLDEN = ROOT / "tests" / "data" / "golden" / "bm25-scifact.json"  # written by the evaluator before Arrow corpora
+
+
+def _source_rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_scifact_corpus_round_trips_and_is_reused(monkeypatch):
+    rows = _source_rows(SCIFACT / "corpus.jsonl")
+    corpus = read_corpus(SCIFACT / "corpus.jsonl")
+    assert isinstance(corpus, Corpus) and corpus.path.suffix == ".arrow" and len(corpus) == len(rows) == 5183
+    assert corpus.ids == [r["_id"] for r in rows]
+    assert corpus.view()[100:103] == [(r.get("title") or "", r["text"]) for r in rows[100:103]]
+    assert list(corpus.view()) == [(r.get("title") or "", r["text"]) for r in rows]  # batch by batch
+    assert corpus.position(rows[4321]["_id"]) == 4321 and "no-such-id" not in corpus
+    assert corpus[rows[7]["_id"]] == (rows[7]["title"], rows[7]["text"])
+    assert corpus.take_ids(np.array([5, 0, 5182])) == [rows[5]["_id"], rows[0]["_id"], rows[5182]["_id"]]
+    assert corpus.byte_order_keys().tolist() == byte_order_keys(np.array(corpus.ids, dtype=object)).tolist()
+    monkeypatch.setattr(layout, "_documents", None)  # a second read opens the Arrow file: nothing is parsed
+    assert read_corpus(SCIFACT / "corpus.jsonl").path == corpus.path
+
+
+def test_changed_source_is_read_again_and_duplicates_name_both_lines(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"_id": f"d{i % 5 if i in (6, 9) else i}", "text": f"t{i}"}) + "\n"
+                            for i in range(12)))
+    with pytest.raises(InputFormatError, match=r"corpus.jsonl:7: document id 'd1' repeats line 2; ids must be unique"):
+        read_corpus(path)
+    assert not list(tmp_path.glob("*.partial"))
+    path.write_text("".join(json.dumps({"_id": f"e{i}", "title": "T", "text": f"u{i}"}) + "\n" for i in range(9000)))
+    corpus = read_corpus(path)
+    assert len(corpus) == 9000 and corpus.ids[8999] == "e8999" and corpus.view()[4095:4097] == [("T", "u4095"),
+                                                                                               ("T", "u4096")]
+
+
+def test_bm25_streamed_in_chunks_equals_the_whole_corpus_at_once(monkeypatch):
+    corpus = read_corpus(SCIFACT / "corpus.jsonl")
+    monkeypatch.setattr(bm25_module, "CHUNK", 777)  # chunks that end inside the Arrow batches
+    monkeypatch.setattr(bm25_module, "_WEIGH_ROWS", 1000)
+    model = BM25Model()
+    streamed = model.encode_corpus(corpus.view())
+    # the counts as the evaluator built them from one list of every text
+    reference_model = BM25Model()
+    indexer = TermIndexer(reference_model.analyzer, reference_model.vocabulary)
+    rows, terms = [], []
+    for row, (title, text) in enumerate(corpus.view()):
+        ids = [i for i in indexer.ids(f"{title} {text}" if title else text) if i >= 0]
+        rows += [row] * len(ids)
+        terms += ids
+    counts = sp.csr_matrix((np.ones(len(terms), np.float32), (rows, terms)), shape=(len(corpus), len(indexer.vocabulary)))
+    counts.sum_duplicates()
+    expected = bm25_weights(counts, 0.9, 0.4, lucene_norms=True)
+    assert model.vocabulary == reference_model.vocabulary
+    assert streamed.indptr.tolist() == expected.indptr.tolist() and streamed.indices.tolist() == expected.indices.tolist()
+    assert streamed.data.tobytes() == expected.data.tobytes()
+
+
+def test_bm25_result_on_scifact_equals_the_one_before_arrow_corpora(tmp_path):
+    args = Namespace(model="bm25", dataset="beir/scifact", data_dir=SCIFACT, cache_dir=None, batch_size=None,
+                     top_k=1000, engine="local", address=None, command_line="")
+    write_result(evaluate_model(args, list(DEFAULT_MEASURES)), tmp_path / "out.json")
+    got, expected = json.loads((tmp_path / "out.json").read_text()), json.loads(GOLDEN.read_text())
+    for field in ("metrics", "per_query", "run", "score_samples"):  # the columns as stored: bit for bit
+        assert got[field] == expected[field], field
+
+
+def test_bm25_index_from_streamed_counts_equals_indexing_the_matrix(tmp_path, monkeypatch):
+    from evaluator.index.sparse import SparseIndex
+
+    corpus = read_corpus(SCIFACT / "corpus.jsonl")
+    monkeypatch.setattr(bm25_module, "CHUNK", 1000)
+    for options in ({}, {"norms": "exact", "k1": 1.2, "b": 0.75}):
+        expected = SparseIndex.from_documents(BM25Model(**options).encode_corpus(corpus.view()))
+        index = BM25Model(**options).index_corpus(corpus.view(), spill_dir=tmp_path)
+        for name in ("indptr", "indices", "data"):
+            assert getattr(index.postings, name).tobytes() == getattr(expected.postings, name).tobytes(), name
+        assert index.max_weights.tobytes() == expected.max_weights.tobytes()
+    assert not list(tmp_path.iterdir())  # the spill file is gone
+
+
+def test_a_range_is_read_by_path_or_uri_without_the_id_table():
+    """What a Ray worker reads of its shard: a local path, or a URI through pyarrow.fs (file:// here)."""
+    from evaluator.datasets.corpus import read_documents
+
+    corpus = read_corpus(SCIFACT / "corpus.jsonl")
+    expected = corpus.view()[4090:4100]  # across the first batch boundary (4,096)
+    assert read_documents(str(corpus.path), 4090, 4100) == expected
+    assert read_documents(corpus.path.as_uri(), 4090, 4100) == expected
+    assert read_documents(str(corpus.path), 5180, 6000) == corpus.view()[5180:5183]

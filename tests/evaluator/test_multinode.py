@@ -1,0 +1,44 @@
+"""`--engine ray` on a multi-node cluster on one machine (a head with no CPUs, two worker nodes, as Ray's own
+tests build it): every shard task runs on a worker node and reads its documents from the corpus file itself;
+the per-query values, rankings and score samples equal the local engine's."""
+
+import pytest
+import ray
+
+from evaluator import pipeline
+from evaluator.index import dense as dense_index
+from tests.conftest import write_scifact_slice
+from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
+
+
+@pytest.fixture(scope="module")
+def two_node_cluster():
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster()
+    cluster.add_node(num_cpus=0)  # the head: the driver runs here, no task can
+    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False, include_dashboard=False)
+    yield cluster, workers
+    ray.shutdown()
+    cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def small_scifact(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("scifact-120")
+    write_scifact_slice(folder, num_queries=15, num_docs=120)
+    return folder
+
+
+@pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}"])
+def test_two_worker_nodes_give_the_local_engines_result(model, two_node_cluster, small_scifact, tmp_path,
+                                                         monkeypatch):
+    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
+    monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 30)
+    local = _evaluate(model, small_scifact, tmp_path / "local", "local")
+    distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=4)
+    assert len(list(tmp_path.glob("ray/encodings/*/*-000003.np[yz]"))) >= 1  # four shards
+    _assert_same(distributed, local)
+    assert _stored_samples(distributed) == _stored_samples(local)

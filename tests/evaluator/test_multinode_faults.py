@@ -1,0 +1,108 @@
+"""A worker node removed while `--engine ray` encodes: the job finishes on the node left, with the local engine's
+result, and the shards finished before the removal are not redone. The removal waits on a state (a shard
+checkpointed, others not yet), never on a time."""
+
+import threading
+
+import pytest
+import ray
+
+from evaluator import pipeline
+from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
+from tests.evaluator.test_multinode import small_scifact  # noqa: F401  (a fixture)
+
+SHARDS = 6
+
+
+@pytest.fixture
+def cluster_to_lose_a_node():
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster()
+    cluster.add_node(num_cpus=0)  # the head: the driver runs here, no task can
+    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False, include_dashboard=False)
+    yield cluster, workers
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def test_removed_worker_node_and_the_job_still_finishes(cluster_to_lose_a_node, small_scifact, tmp_path,  # noqa: F811
+                                                         monkeypatch):
+    cluster, workers = cluster_to_lose_a_node
+    model = f"splade:{SPLADE}"
+    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 20)
+    local = _evaluate(model, small_scifact, tmp_path / "local", "local")
+    cache_dir = tmp_path / "ray"
+    removed: dict[str, object] = {}
+    job_done = threading.Event()
+
+    def remove_after_first_shard():
+        while not job_done.is_set():
+            finished = sorted(cache_dir.glob("encodings/*/encoded-*.npz"))
+            if finished and len(finished) < SHARDS:
+                removed["before"] = {p.name: p.stat().st_mtime_ns for p in finished}
+                cluster.remove_node(workers[1])
+                removed["node"] = workers[1].node_id
+                return
+            job_done.wait(0.01)  # a polling interval, not a deadline
+
+    remover = threading.Thread(target=remove_after_first_shard)
+    remover.start()
+    try:
+        distributed = _evaluate(model, small_scifact, cache_dir, "ray", workers=2, shards=SHARDS)
+    finally:
+        job_done.set()
+        remover.join()
+    assert "node" in removed, "the encoder finished every shard before one was checkpointed and a node removed"
+    assert removed["node"] not in {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    _assert_same(distributed, local)
+    assert _stored_samples(distributed) == _stored_samples(local)
+    after = {p.name: p.stat().st_mtime_ns for p in cache_dir.glob("encodings/*/encoded-*.npz")}
+    assert len(after) == SHARDS
+    assert all(after[name] == mtime for name, mtime in removed["before"].items())  # finished shards kept
+
+
+def test_rerun_after_a_killed_job_redoes_only_unfinished_shards(cluster_to_lose_a_node, small_scifact,  # noqa: F811
+                                                                tmp_path, monkeypatch):
+    """The first job runs in its own process on its own Ray and is killed (its whole process group) once a shard
+    is checkpointed; the rerun, on the other cluster, reads the finished shards and encodes only the rest."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    model = f"splade:{SPLADE}"
+    cache_dir = tmp_path / "ray"
+    script = (
+        "from argparse import Namespace\n"
+        "from evaluator import pipeline\n"
+        "from evaluator.metrics import DEFAULT_MEASURES\n"
+        "pipeline.ENCODE_CHUNK = 20\n"
+        f"args = Namespace(model={model!r}, dataset={f'local:{small_scifact}'!r}, data_dir=None,"
+        f" cache_dir={str(cache_dir)!r}, batch_size=None, top_k=100, engine='ray', address='local',"
+        f" command_line='', workers=1, shards={SHARDS})\n"
+        "pipeline.evaluate_model(args, list(DEFAULT_MEASURES))\n"
+    )
+    job = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    before: dict[str, int] = {}
+    while job.poll() is None:  # wait for the state: some shards checkpointed, not all
+        finished = sorted(cache_dir.glob("encodings/*/encoded-*.npz"))
+        if finished and len(finished) < SHARDS:
+            before = {p.name: p.stat().st_mtime_ns for p in finished}
+            os.killpg(job.pid, signal.SIGKILL)
+            break
+        threading.Event().wait(0.01)  # a polling interval, not a deadline
+    job.wait()
+    assert before, "the first job ended before it could be killed mid-way"
+    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 20)
+    local = _evaluate(model, small_scifact, tmp_path / "local", "local")
+    rerun = _evaluate(model, small_scifact, cache_dir, "ray", workers=2, shards=SHARDS)
+    _assert_same(rerun, local)
+    after = {p.name: p.stat().st_mtime_ns for p in cache_dir.glob("encodings/*/encoded-*.npz")}
+    assert len(after) == SHARDS
+    assert all(after[name] == mtime for name, mtime in before.items())  # finished shards read, not redone
