@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.assemble import RunMetadata, assemble_result
+from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, stored_depth
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import UNJUDGED, byte_order_keys, rank_arrays
 from evaluator.progress import bars_enabled, step
@@ -49,8 +49,10 @@ def encode_corpus(model, docs, cache):
                          desc="encode documents")
 
 
-def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qrels, ignore_identical_ids: bool):
-    """Put search output into trec_eval order and join it with the qrels (vectorised)."""
+def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qrels, ignore_identical_ids: bool,
+                     keep_top: int = MIN_RUN_DEPTH):
+    """Put search output into trec_eval order and join it with the qrels (vectorised); the top `keep_top` of each
+    ranking are returned as {query_id: [(doc_id, score), ...]} for the result to store."""
     n_queries, k = positions.shape
     row_of = {q: i for i, q in enumerate(qrels.query_ids)}
     rows = np.array([row_of[q] for q in query_ids], dtype=np.int64)
@@ -92,7 +94,7 @@ def ranked_from_topk(scores, positions, query_ids, doc_ids, doc_keys, qrels: Qre
     sorted_scores = flat_scores[row_order]
     starts = np.concatenate(([0], np.cumsum(lengths)))
     for row, query_id in enumerate(qrels.query_ids):
-        lo, hi = starts[row], min(starts[row + 1], starts[row] + 100)
+        lo, hi = starts[row], min(starts[row + 1], starts[row] + keep_top)
         if hi > lo:
             top[query_id] = [(doc_ids[p], float(s)) for p, s in zip(sorted_positions[lo:hi].tolist(),
                                                                     sorted_scores[lo:hi].tolist(), strict=True)]
@@ -128,7 +130,7 @@ def evaluate_model(args: argparse.Namespace, measures):
     with step("ranking and scoring", timings, "metrics_s"):
         doc_keys = byte_order_keys(np.array(corpus.ids, dtype=object))
         ranked, top = ranked_from_topk(scores, positions, query_ids, corpus.ids, doc_keys, qrels,
-                                       spec.ignore_identical_ids)
+                                       spec.ignore_identical_ids, stored_depth(measures, top_k))
     with step("sampling score distributions", timings, "score_samples_s"):
         samples = collect_samples(index, queries, query_ids, corpus.ids, dataset.qrels)
     info = model.info
