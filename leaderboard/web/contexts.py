@@ -214,6 +214,7 @@ class DatasetRow:
     values_verified: tuple[bool, ...] = ()  # the same, per value of `values`
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
+    coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,7 @@ class DatasetContext:
     top_choices: tuple[int, ...] = ()  # how many models the charts may show (the last: all of them)
     top_default: int = 0  # how many they show at first
     pairs: str = ""  # script-safe JSON for the any-two-models p-value lookup (pairs.js)
+    headline: str = ""  # the metrics the dataset is published with, and where ("" when the registry names none)
 
 
 @dataclass(frozen=True)
