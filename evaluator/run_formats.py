@@ -21,6 +21,7 @@ import bz2
 import gzip
 import lzma
 import math
+import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +48,7 @@ _OTHER_CONTAINERS = {
     b"PK\x03\x04": "a zip archive; unzip it and pass the run file inside",
     b"PAR1": "a Parquet file; write the run as TREC lines 'query_id Q0 doc_id rank score tag'",
 }
+_WHITESPACE = re.compile(r"\s")  # what would split a TREC line
 MSMARCO_SCORES = "scores from ranks: each MS MARCO line 'query_id doc_id rank' is scored -rank"
 
 
@@ -201,14 +203,25 @@ def json_run_as_trec(content: bytes, path: str) -> bytes:
         if not isinstance(ranking, dict):
             raise InputFormatError(f"{path}: query {query_id!r}: expected an object {{doc_id: score}}, found a "
                                    f"{type(ranking).__name__}")
-        for doc_id, score in ranking.items():
-            if text_id_problem(doc_id):
-                raise InputFormatError(f"{path}: query {query_id!r}: document id {doc_id[:80]!r} "
-                                       f"{text_id_problem(doc_id)}; ids hold no whitespace")
-            if type(score) not in (int, float) or abs(score) > 1e300 or not math.isfinite(score):
-                raise InputFormatError(f"{path}: query {query_id!r}, document {doc_id!r}: score {score!r} is not a "
-                                       "finite number")
-            lines.append(f"{query_id} Q0 {doc_id} 0 {score!r} json\n")
-    if not lines:
+        # checked a query at a time (one scan of the joined ids, one of the scores), each entry only on failure
+        if "" in ranking or _WHITESPACE.search("".join(ranking)) or not all(map(_is_score, ranking.values())):
+            _entry_problem(path, query_id, ranking)
+        lines.append("".join(f"{query_id} Q0 {doc_id} 0 {score!r} json\n" for doc_id, score in ranking.items()))
+    if not any(lines):
         raise InputFormatError(f"{path}: the JSON run holds no documents; expected {{query_id: {{doc_id: score}}}}")
     return "".join(lines).encode("utf-8")
+
+
+def _is_score(score: object) -> bool:
+    return type(score) in (int, float) and abs(score) <= 1e300 and math.isfinite(score)
+
+
+def _entry_problem(path: str, query_id: str, ranking: dict) -> None:
+    """Raise the InputFormatError of the first bad entry of a query's JSON ranking."""
+    for doc_id, score in ranking.items():
+        if text_id_problem(doc_id):
+            raise InputFormatError(f"{path}: query {query_id!r}: document id {doc_id[:80]!r} "
+                                   f"{text_id_problem(doc_id)}; ids hold no whitespace")
+        if not _is_score(score):
+            raise InputFormatError(f"{path}: query {query_id!r}, document {doc_id!r}: score {score!r} is not a "
+                                   "finite number")
