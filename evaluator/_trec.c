@@ -19,8 +19,9 @@
 #include <string.h>
 
 #define UNJUDGED (-1000000) /* as in evaluator/metrics/ranking.py */
-enum { TREC, MSMARCO }; /* run layouts: `qid Q0 docid rank score tag [more]`, or MS MARCO's `qid docid rank` */
 #define PAD (-2000000)
+
+enum { TREC, MSMARCO }; /* run layouts: `qid Q0 docid rank score tag [more]`, or MS MARCO's `qid docid rank` */
 
 enum { WORD, SPACE, NEWLINE };
 static unsigned char char_class[256]; /* set at import: the ASCII whitespace that bytes.split() uses */
@@ -601,8 +602,9 @@ static int top_columns(Ranking *r, PyObject **doc_ids, PyObject **docs, PyObject
  * The last four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
  * doc_ids the distinct doc ids in byte order, top_lengths per query (int64; 0 where the run lacks the query),
  * top_docs (int64 indices into doc_ids) and top_scores (float64), all queries' entries concatenated.
- * layout: 0 for TREC lines (6 columns or more; the last three results count the lines with more, the first of
- * them, and the distinct run queries without judgments), 1 for MS MARCO's `qid docid rank` (score = -rank). */
+ * layout: 0 for TREC lines (6 columns or more), 1 for MS MARCO's `qid docid rank` (score = -rank). The last three
+ * results: how many TREC lines have more than 6 columns, the first of them, and the distinct run query ids
+ * without judgments. */
 static PyObject *rank_run(PyObject *self, PyObject *args) {
     Py_buffer view;
     PyObject *query_ids, *judgments, *message = NULL, *labels = NULL, *lengths = NULL, *top_lengths = NULL;
