@@ -62,7 +62,8 @@ BEIR_HEADLINE = (("nDCG@10", "R@100", "R@1000"),
                  "nDCG@10 in its results, Recall@100 beside it); Recall@1000: Pyserini's and Anserini's BEIR "
                  "regression tables")
 MIRACL_HEADLINE = (("nDCG@10", "R@100"),
-                   "nDCG@10 and Recall@100: the MIRACL paper (Zhang et al., TACL 2023) and its official baselines")
+                   "nDCG@10 and Recall@100: the MIRACL paper (Zhang et al., TACL 2023) and Anserini's MIRACL "
+                   "regressions")
 MSMARCO_HEADLINE = (("RR@10", "R@1000"),
                     "MRR@10: the official MS MARCO passage ranking leaderboard (microsoft.github.io/msmarco); "
                     "Recall@1000: Pyserini's and Anserini's MS MARCO passage tables (trec_eval recall.1000)")
