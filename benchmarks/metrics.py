@@ -10,9 +10,10 @@ own subprocess, so the peak RSS figures are its own. Every tool's per-query valu
 pytrec_eval's; irboard must agree within 1e-9 (ranx and ir_measures are reported, not enforced).
 
 Three irboard rows: `irboard` times the internal path (read qrels, rank, metrics on arrays), `irboard-api` the
-public API (`irboard.evaluate(RUN, QRELS, metrics, per_query=True)`: the same path plus a DataFrame), and `irboard-command`
-the command a user runs, `irboard evaluate --run RUN --qrels QRELS ... --out FILE` with the default metric set
-(30 metrics), as a subprocess: start-up, read, rank, metrics and writing the result file. Its output must then
+public API (`irboard.evaluate(RUN, QRELS, metrics, per_query=True)`: the same path plus a DataFrame), and
+`irboard-command` the command a user runs, `irboard evaluate --run RUN --qrels QRELS ... --out FILE` with the
+standard metric set (30 metrics, named with --metrics), as a subprocess: start-up, read, rank, metrics and writing
+the result file. Its output must then
 pass `irboard validate`, verified by re-scoring: the 10,000 qrels queries are submitted as `beir/quora` (whose
 test split has 10,000 queries, so every check of validate applies) and re-scored against the synthetic qrels
 placed as `--data-dir beir/quora=DIR` (DIR/qrels/test.tsv).
@@ -177,8 +178,12 @@ def run_irboard_command(run_path: Path, qrels_path: Path, repeat: int, steps: St
     out = result_path("bench/irboard-command", COMMAND_DATASET, folder / "results")
     (folder / "qrels").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(qrels_path, folder / "qrels" / "test.tsv")
+    from evaluator.metrics import DEFAULT_MEASURES
+
+    # the standard set, named: beir/quora's default adds its headline R@1000, which stores rankings 1,000 deep
     command = [irboard, "evaluate", "--run", str(run_path), "--qrels", str(qrels_path), "--model-id",
-               "bench/irboard-command", "--dataset-id", COMMAND_DATASET, "--out", str(out), "--force", "--quiet"]
+               "bench/irboard-command", "--dataset-id", COMMAND_DATASET, "--out", str(out), "--force", "--quiet",
+               "--metrics", ",".join(map(str, DEFAULT_MEASURES))]
     for _ in range(repeat):
         steps.time_command("end-to-end", command)
     steps.peak_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # the command's alone so far

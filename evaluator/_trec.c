@@ -21,6 +21,8 @@
 #define UNJUDGED (-1000000) /* as in evaluator/metrics/ranking.py */
 #define PAD (-2000000)
 
+enum { TREC, MSMARCO }; /* run layouts: `qid Q0 docid rank score tag [more]`, or MS MARCO's `qid docid rank` */
+
 enum { WORD, SPACE, NEWLINE };
 static unsigned char char_class[256]; /* set at import: the ASCII whitespace that bytes.split() uses */
 
@@ -241,6 +243,11 @@ typedef struct {
     Py_ssize_t n_queries, keep_top, label_depth; /* negative: all */
     int ignore_identical, interleaved; /* interleaved: some query's lines are not together in the file */
     int judged_below;                  /* also keep the judged entries below the tops */
+    int layout;                        /* TREC or MSMARCO: which columns hold the query, document and score */
+    Py_ssize_t extra_lines, first_extra; /* TREC lines with more than 6 columns (ignored, as trec_eval does) */
+    Bytes *unjudged;                     /* the distinct run query ids without judgments (skipped) */
+    Slot *unjudged_slots;
+    uint32_t unjudged_mask, n_unjudged;
     Bytes *queries, *judged, first_query;
     Slot *query_slots, *judged_slots, *dup_slots;
     uint32_t query_mask, dup_size;
@@ -276,7 +283,9 @@ static void ranking_reset(Ranking *r) {
     memset(r->top_count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
     memset(r->below_count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
     if (r->top_slots) memset(r->top_slots, 0, ((size_t)r->top_mask + 1) * sizeof(Slot));
-    r->n_records = r->n_labels = r->n_tops = r->n_top_table = r->n_below = 0;
+    r->n_records = r->n_labels = r->n_tops = r->n_top_table = r->n_below = r->extra_lines = r->first_extra = 0;
+    if (r->unjudged_slots) memset(r->unjudged_slots, 0, ((size_t)r->unjudged_mask + 1) * sizeof(Slot));
+    r->n_unjudged = 0;
     r->first_query.p = r->repeated = NULL;
 }
 
@@ -286,7 +295,7 @@ static void ranking_free(Ranking *r) {
                       r->judged_label, r->judged_start, r->records, r->labels,  r->label_start,
                       r->count,     r->seen,     r->tops,        r->top_start, r->top_count,
                       r->top_table, r->top_slots,   r->blocks,      r->below,     r->below_start,
-                      r->below_count};
+                      r->below_count, r->unjudged,  r->unjudged_slots};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) PyMem_Free(arrays[i]);
 }
 
@@ -478,6 +487,25 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
     return 0;
 }
 
+/* Count a run query id that has no judgments, once (the table grows like the top doc table). */
+static int note_unjudged(Ranking *r, const Bytes *query) {
+    if (r->unjudged_slots && table_find(r->unjudged_slots, r->unjudged_mask, r->unjudged, query) >= 0) return 0;
+    if (!r->unjudged_slots || 2 * ((uint64_t)r->n_unjudged + 1) > (uint64_t)r->unjudged_mask + 1) {
+        uint32_t size = r->unjudged_slots ? 2 * (r->unjudged_mask + 1) : 1024;
+        Bytes *table = PyMem_Realloc(r->unjudged, (size_t)size / 2 * sizeof(Bytes));
+        if (table) r->unjudged = table;
+        PyMem_Free(r->unjudged_slots);
+        if (!table || !(r->unjudged_slots = PyMem_Calloc((size_t)size, sizeof(Slot)))) return PyErr_NoMemory(), -1;
+        r->unjudged_mask = size - 1;
+        for (uint32_t i = 0; i < r->n_unjudged; i++)
+            table_insert(r->unjudged_slots, r->unjudged_mask, r->unjudged[i].hash, i);
+    }
+    r->unjudged[r->n_unjudged] = *query; /* points into the buffer, which outlives the parse */
+    table_insert(r->unjudged_slots, r->unjudged_mask, query->hash, r->n_unjudged);
+    r->n_unjudged++;
+    return 0;
+}
+
 /* Read every line and finish each qrels query as soon as its lines end. If a query's lines turn out to be
  * interleaved with others', returns 1 at once: the caller starts again with r->interleaved set, which keeps
  * all lines and finishes the queries at the end. Returns 0, or -1 with *message (an input error at *line),
@@ -485,26 +513,42 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
 static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *line, PyObject **message) {
     Bytes f[6], last_query = {NULL, 0, 0};
     Py_ssize_t row = -1, current = -1;
-    int high, n_fields;
-    double score;
+    int high, n_fields, msmarco = r->layout == MSMARCO, wanted = msmarco ? 3 : 6;
+    long rank = 0;
+    double score = 0;
     for (*line = 1; pos < end; (*line)++) {
         const char *line_start = pos;
         if (!(n_fields = split_line(&pos, f, 6, &high))) continue;
-        if (n_fields != 6 || (high && !is_utf8(line_start, pos - line_start)) ||
-            parse_score(f[4].p, f[4].n, &score) < 0) {
-            *message = n_fields != 6 ? PyUnicode_FromFormat("expected 6 columns 'query_id Q0 doc_id rank score "
-                                                            "tag', found %d; fix or remove the line", n_fields)
-                       : high && !is_utf8(line_start, pos - line_start)
-                           ? PyUnicode_FromString("is not valid UTF-8; save the file as UTF-8")
-                           : format_fields("score %R is not a finite decimal number; write scores such as 12.5 "
-                                           "or -3.2e-4", &f[4], NULL);
+        int bad_count = msmarco ? n_fields != 3 : n_fields < 6;
+        int bad_text = !bad_count && high && !is_utf8(line_start, pos - line_start);
+        int bad_score = !bad_count && !bad_text &&
+                        (msmarco ? parse_label(&f[2], &rank) < 0 || rank < 1 : parse_score(f[4].p, f[4].n, &score) < 0);
+        if (bad_count || bad_text || bad_score) {
+            if (bad_count)
+                *message = msmarco ? PyUnicode_FromFormat("expected 3 columns 'query_id doc_id rank' (MS MARCO run), "
+                                                          "found %d; fix or remove the line", n_fields)
+                                   : PyUnicode_FromFormat("expected 6 columns 'query_id Q0 doc_id rank score tag', "
+                                                          "found %d; fix or remove the line", n_fields);
+            else if (bad_text)
+                *message = PyUnicode_FromString("is not valid UTF-8; save the file as UTF-8");
+            else
+                *message = msmarco ? format_fields("rank %R is not a whole number from 1; an MS MARCO run line is "
+                                                   "'query_id doc_id rank'", &f[2], NULL)
+                                   : format_fields("score %R is not a finite decimal number; write scores such as "
+                                                   "12.5 or -3.2e-4", &f[4], NULL);
             return -1;
+        }
+        if (n_fields > wanted && !r->extra_lines++) r->first_extra = *line;
+        if (msmarco) { /* the same fields as a TREC line: document second, score from the rank */
+            f[2] = f[1];
+            score = -(double)rank; /* exact, and float32-exact up to 2^24: the ranks give the order */
         }
         if (!r->first_query.p) r->first_query = f[0];
         if (f[0].n != last_query.n || !same_bytes(f[0].p, last_query.p, f[0].n)) {
             f[0].hash = hash_bytes(f[0].p, f[0].n);
             row = table_find(r->query_slots, r->query_mask, r->queries, &f[0]);
             last_query = f[0];
+            if (row < 0 && note_unjudged(r, &f[0]) < 0) return -1;
         }
         if (row < 0) continue;
         if (row != current) {
@@ -588,16 +632,20 @@ static int below_columns(Ranking *r, PyObject **counts, PyObject **ranks, PyObje
     return 0;
 }
 
-/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth, judged_below)
+/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth, judged_below, layout)
  *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth,
- *       doc_ids, top_lengths, top_docs, top_scores, below_counts, below_ranks, below_judged, below_scores)
+ *       doc_ids, top_lengths, top_docs, top_scores, below_counts, below_ranks, below_judged, below_scores,
+ *       extra_lines, first_extra_line, unjudged_queries)
  * depth is the longest ranking, at most label_depth (no limit when negative); lengths are the full lengths.
- * The last four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
+ * The next four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
  * doc_ids the distinct doc ids in byte order, top_lengths per query (int64; 0 where the run lacks the query),
  * top_docs (int64 indices into doc_ids) and top_scores (float64), all queries' entries concatenated.
- * With judged_below, the last four list every judged entry ranked below the top keep_top, in the same way:
+ * With judged_below, the four after them list every judged entry ranked below the top keep_top, in the same way:
  * below_counts per query (int64), and per entry its 1-based rank (int64), its index among all judgments in the
- * order of `judgments` (int64) and its score (float64); without it they are empty. */
+ * order of `judgments` (int64) and its score (float64); without it they are empty.
+ * layout: 0 for TREC lines (6 columns or more), 1 for MS MARCO's `qid docid rank` (score = -rank). The last three
+ * results: how many TREC lines have more than 6 columns, the first of them, and the number of distinct run query
+ * ids without judgments. */
 static PyObject *rank_run(PyObject *self, PyObject *args) {
     Py_buffer view;
     PyObject *query_ids, *judgments, *message = NULL, *labels = NULL, *lengths = NULL, *top_lengths = NULL;
@@ -605,8 +653,8 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     PyObject *below_counts = NULL, *below_ranks = NULL, *below_judged = NULL, *below_scores = NULL;
     Py_ssize_t line = 0, depth = 1, n;
     Ranking r = {0};
-    if (!PyArg_ParseTuple(args, "y*O!O!pnnp", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
-                          &r.ignore_identical, &r.keep_top, &r.label_depth, &r.judged_below))
+    if (!PyArg_ParseTuple(args, "y*O!O!pnnpi", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
+                          &r.ignore_identical, &r.keep_top, &r.label_depth, &r.judged_below, &r.layout))
         return NULL;
     const char *buffer = view.buf, *end = buffer + view.len;
     n = r.n_queries = PyList_GET_SIZE(query_ids);
@@ -639,7 +687,9 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     if (status < 0 || message) goto done;
     line = 0;
     if (!r.first_query.p)
-        message = PyUnicode_FromString("has no run lines; expected 'query_id Q0 doc_id rank score tag' lines");
+        message = PyUnicode_FromString(r.layout == MSMARCO ? "has no run lines; expected 'query_id doc_id rank' lines"
+                                                           : "has no run lines; expected 'query_id Q0 doc_id rank "
+                                                             "score tag' lines");
     else if (!memchr(r.seen, 1, (size_t)n))
         message = format_fields("has no query id in common with the qrels (its first query id is %R); check "
                                 "that the run and the qrels are for the same dataset and split", &r.first_query, NULL);
@@ -661,8 +711,9 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
         ((int64_t *)PyByteArray_AS_STRING(lengths))[q] = r.count[q];
         ((int64_t *)PyByteArray_AS_STRING(top_lengths))[q] = r.top_count[q];
     }
-    result = Py_BuildValue("(OOnOOOOOOOO)", labels, lengths, depth, doc_ids, top_lengths, docs, scores,
-                           below_counts, below_ranks, below_judged, below_scores);
+    result = Py_BuildValue("(OOnOOOOOOOOnnn)", labels, lengths, depth, doc_ids, top_lengths, docs, scores,
+                           below_counts, below_ranks, below_judged, below_scores, r.extra_lines, r.first_extra,
+                           (Py_ssize_t)r.n_unjudged);
 done:
     PyBuffer_Release(&view);
     ranking_free(&r);

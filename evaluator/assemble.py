@@ -54,6 +54,23 @@ class RunMetadata:
     timings: dict[str, float] = field(default_factory=dict)
     command: str = ""
     dataset_revision: str = ""
+    unjudged_run_queries: int = 0  # run queries without judgments, skipped (evaluate --run)
+    run_format: str = ""  # how the run file was read (evaluate --run)
+
+
+def coverage_of(ranked: RankedRun, unjudged_run_queries: int = 0) -> dict:
+    """The result's coverage record: judged queries, those with a ranked document, the run's queries without
+    judgments, and the ranking depth (documents ranked) of the covered queries: min, median, max."""
+    lengths = np.asarray(ranked.lengths)
+    covered = lengths[lengths > 0]
+    return {
+        "judged_queries": int(lengths.size),
+        "covered_queries": int(covered.size),
+        "unjudged_run_queries": int(unjudged_run_queries),
+        "depth_min": int(covered.min()) if covered.size else 0,
+        "depth_median": float(np.median(covered)) if covered.size else 0.0,
+        "depth_max": int(covered.max(initial=0)),
+    }
 
 
 def current_command() -> str:
@@ -145,6 +162,8 @@ def assemble_result(
             "peak_rss_bytes": peak_rss_bytes(),
             "git_commit": git_commit(),
             "versions": package_versions(),
+            "coverage": coverage_of(ranked, meta.unjudged_run_queries),
+            **({"run_format": meta.run_format} if meta.run_format else {}),
             **(extra_provenance or {}),
         },
     }

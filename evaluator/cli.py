@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
+import sys
 from pathlib import Path
 
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below
 from evaluator.errors import IrboardError, OutputExistsError
 from evaluator.metrics import DEFAULT_MEASURES, evaluate, parse_measures
 from evaluator.progress import set_quiet, step
-from evaluator.result import MODEL_TYPES, check_id, result_path, write_result
+from evaluator.result import MODEL_TYPES, check_id, result_path, slugify, write_result
+from evaluator.run_formats import RUN_FORMATS
 
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_argument_group("what to evaluate (either --run and --qrels, or --model and --dataset)")
-    source.add_argument("--run", type=Path, help="TREC run file: qid Q0 docid rank score tag")
+    source.add_argument("--run", type=Path, help="run file: TREC (qid Q0 docid rank score tag), MS MARCO (qid pid "
+                        "rank) or a JSON dictionary {qid: {docid: score}}; gzip, bzip2 or xz-compressed or not")
+    source.add_argument("--run-format", choices=RUN_FORMATS,
+                        help="the run's format, when detecting it from the first line is wrong")
     source.add_argument("--qrels", type=Path, help="TREC qrels (qid 0 docid rel) or BEIR qrels TSV with header "
                         "(default for a --dataset-id with official judgments: those, downloaded once)")
     source.add_argument("--model", help="model spec: bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>")
@@ -29,7 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--results-dir", type=Path,
                        help="write to RESULTS_DIR/<model_slug>/<dataset_slug>.json, the path the ids give")
     parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
-    parser.add_argument("--metrics", help="comma-separated metrics (default: the standard set)")
+    parser.add_argument("--metrics", help="comma-separated metrics (default: the standard set and the dataset's "
+                        "headline metrics, e.g. R@1000)")
+    parser.add_argument("--require-full-coverage", action="store_true",
+                        help="refuse a run that lacks some judged queries (they would score 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     meta = parser.add_argument_group("result metadata for --run")
     meta.add_argument("--model-id", help="model id, e.g. org/model-name")
@@ -60,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     set_quiet(args.quiet)
-    measures = parse_measures(args.metrics) if args.metrics else list(DEFAULT_MEASURES)
+    measures = parse_measures(args.metrics) if args.metrics else default_measures(args.dataset_id or args.dataset)
     if args.out is not None and args.out.exists() and not args.force:
         raise OutputExistsError(f"{args.out}: already exists; pass --force to overwrite it")
     if args.run or args.qrels:
@@ -73,17 +82,89 @@ def run(args: argparse.Namespace) -> int:
         result = evaluate_model(args, measures)
     else:
         raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
+    report_coverage(result, args.require_full_coverage, args.quiet)
     out = args.out or result_path(result.model.id, result.dataset.id, args.results_dir)
     write_result(result, out, force=args.force)
     if not args.quiet:
-        main_metric = next(iter(m for m in result.metrics if m == "nDCG@10"), next(iter(result.metrics)))
-        print(f"irboard: wrote {out} ({main_metric} = {result.metrics[main_metric]:.4f})")
+        print(f"irboard: wrote {out} ({headline(result)})")
+    if args.out is not None:
+        say_where_it_belongs(result, args.out)
     return 0
+
+
+def registered_spec(dataset_id: str | None):
+    """The registry's spec of `dataset_id`, or None (no id, a local: folder, or an id the registry lacks)."""
+    from evaluator.datasets.spec import LOCAL_PREFIX, registry
+    from evaluator.errors import UnknownNameError
+
+    if not dataset_id or dataset_id.startswith(LOCAL_PREFIX):
+        return None
+    try:
+        return registry().get(dataset_id)
+    except UnknownNameError:
+        return None
+
+
+def default_measures(dataset_id: str | None) -> list:
+    """The standard set, plus the dataset's headline metrics where they are not in it (e.g. R@1000)."""
+    spec = registered_spec(dataset_id)
+    measures = list(DEFAULT_MEASURES)
+    if spec is not None:
+        measures += [m for m in parse_measures(list(spec.headline_metrics or [spec.main_metric])) if m not in measures]
+    return measures
+
+
+def _main_metrics(result) -> list[str]:
+    """The dataset's headline metrics that the result has, main metric first (else its first metric)."""
+    spec = registered_spec(result.dataset.id)
+    wanted = (*spec.headline_metrics, spec.main_metric) if spec is not None else ("nDCG@10",)
+    return list(dict.fromkeys(m for m in wanted if m in result.metrics)) or [next(iter(result.metrics))]
+
+
+def headline(result) -> str:
+    """The dataset's headline metrics as 'RR@10 = 0.1874, R@1000 = 0.8573' (those the result has)."""
+    return ", ".join(f"{name} = {result.metrics[name]:.4f}" for name in _main_metrics(result))
+
+
+def report_coverage(result, required: bool, quiet: bool) -> None:
+    """Say how many judged queries the run covers, its unjudged queries and ranking depth; below full coverage,
+    warn with the mean over the covered queries beside the official one (or refuse, with --require-full-coverage)."""
+    coverage = result.provenance.coverage
+    judged, covered = coverage.judged_queries, coverage.covered_queries
+    if not quiet:
+        unjudged = (f"; {coverage.unjudged_run_queries:,} run queries have no judgments (ignored)"
+                    if coverage.unjudged_run_queries else "")
+        print(f"irboard: the run covers {covered:,} of {judged:,} judged queries{unjudged}; ranking depth min "
+              f"{coverage.depth_min:,}, median {coverage.depth_median:g}, max {coverage.depth_max:,}", file=sys.stderr)
+    if covered == judged:
+        return
+    missing = judged - covered
+    if required:
+        raise IrboardError(f"evaluate: the run covers {covered:,} of {judged:,} judged queries ({missing:,} missing, "
+                           "each would score 0); rank every judged query, or leave out --require-full-coverage")
+    metric = next(m for m in _main_metrics(result) if m in result.per_query)
+    values = result.per_query[metric]
+    has_ranking = result.run.lengths > 0
+    log.warning("the run covers %s of %s judged queries; the %s missing score 0, as trec_eval -c and the board "
+                "count them: %s = %.4f over all %s judged queries (the official mean), %.4f over the %s covered",
+                f"{covered:,}", f"{judged:,}", f"{missing:,}", metric, float(values.mean()), f"{judged:,}",
+                float(values[has_ranking].mean()) if has_ranking.any() else 0.0, f"{covered:,}")
+
+
+def say_where_it_belongs(result, out: Path) -> None:
+    """A result is read from results/<model_slug>/<dataset_slug>.json: say so when --out wrote it elsewhere."""
+    canonical = result_path(result.model.id, result.dataset.id)
+    if out.name == canonical.name and out.parent.name == slugify(result.model.id):
+        return
+    log.warning("%s is not where the board reads it: irboard validate and build expect %s (the path the ids "
+                "give); move it there (mkdir -p %s && mv %s %s), or write it there with --results-dir results",
+                out, canonical, *map(shlex.quote, (str(canonical.parent), str(out), str(canonical))))
 
 
 def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     from evaluator.datasets.official import SOURCE, fetch_official, official_judgments
-    from evaluator.trec import rank_trec_run, read_qrels
+    from evaluator.run_formats import read_run_file
+    from evaluator.trec import read_qrels
 
     missing = [flag for flag, value in [("--run", args.run), ("--model-id", args.model_id),
                                          ("--dataset-id", args.dataset_id)] if not value]
@@ -112,8 +193,11 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     cutoffs = [m.cutoff for m in measures]
     label_depth = None if None in cutoffs else max(cutoffs)  # no measure looks further
     with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
-        ranked, top = rank_trec_run(args.run, qrels, ignore_identical_ids=ignore_identical_ids,
-                                    keep_top=MIN_RUN_DEPTH, label_depth=label_depth, judged_below=needs_below(measures))
+        reading = read_run_file(args.run, qrels, args.run_format, ignore_identical_ids=ignore_identical_ids,
+                                keep_top=MIN_RUN_DEPTH, label_depth=label_depth, judged_below=needs_below(measures))
+    for note in reading.notes:
+        log.warning("%s", note)
+    ranked, top = reading.ranking.ranked, reading.ranking.top
     meta = RunMetadata(
         model={
             "id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,
@@ -129,6 +213,8 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         timings=timings,
         command=getattr(args, "command_line", ""),
         dataset_revision=SOURCE if is_official else "",  # the judgments' pinned upstream (no corpus is read)
+        unjudged_run_queries=reading.ranking.unjudged_queries,
+        run_format=reading.description(),
     )
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
         values = evaluate(ranked, qrels, measures, relevance_level)
@@ -138,13 +224,7 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
 def run_settings(args: argparse.Namespace) -> tuple[str, bool, int]:
     """(split, ignore_identical_ids, relevance_level) for --run: a registered dataset's own, where a flag that
     says otherwise is an error; the flags (or their defaults) for any other dataset id."""
-    from evaluator.datasets.spec import LOCAL_PREFIX, registry
-    from evaluator.errors import UnknownNameError
-
-    try:
-        spec = None if args.dataset_id.startswith(LOCAL_PREFIX) else registry().get(args.dataset_id)
-    except UnknownNameError:
-        spec = None
+    spec = registered_spec(args.dataset_id)
     if spec is None:
         return (args.split or "test", bool(args.ignore_identical_ids),
                 1 if args.relevance_level is None else args.relevance_level)

@@ -185,6 +185,19 @@ class Settings(_Strict):
     relevance_level: int = Field(1, ge=1, le=1000)
 
 
+class Coverage(_Strict):
+    """Which queries the run answered (absent in files written before it was recorded): the judged queries,
+    those of them with at least one ranked document, the run's queries without judgments (ignored), and how many
+    documents the covered queries' rankings hold."""
+
+    judged_queries: int = Field(ge=1, le=10**7)
+    covered_queries: int = Field(ge=0, le=10**7)
+    unjudged_run_queries: int = Field(0, ge=0, le=10**9)
+    depth_min: int = Field(ge=0, le=10**9)
+    depth_median: float = Field(ge=0, le=10**9)
+    depth_max: int = Field(ge=0, le=10**9)
+
+
 class Provenance(_Strict):
     irboard_version: str = Field(max_length=50)
     command: str = Field(max_length=2000)
@@ -195,6 +208,8 @@ class Provenance(_Strict):
     index_bytes: int | None = Field(None, ge=0, le=2**60)  # size of the search index (since version 2)
     git_commit: str = Field("", pattern=r"^([0-9a-f]{7,40}(-dirty)?)?$")  # irboard's commit (since version 3)
     versions: dict[str, str] = Field(default_factory=dict, max_length=50)  # package -> version (since version 3)
+    run_format: str = Field("", max_length=300)  # how `evaluate --run` read the run file (format, compression)
+    coverage: Coverage | None = None
 
     @field_validator("timings")
     @classmethod

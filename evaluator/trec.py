@@ -1,7 +1,8 @@
 """TREC run and qrels files: reading (fast, validated line by line) and atomic writing.
 
 Formats:
-- run: `query_id Q0 doc_id rank score tag`, whitespace separated; the rank column is ignored.
+- run: `query_id Q0 doc_id rank score tag`, whitespace separated; the rank column is ignored, and so are
+  columns after the sixth (as trec_eval does). MS MARCO's `query_id doc_id rank` is read too (run_formats.py).
 - qrels: TREC `query_id 0 doc_id relevance`, or BEIR's TSV `query-id corpus-id score` with that header.
 
 Every malformed line is an `InputFormatError` naming the file and the line. Fields are split on ASCII
@@ -17,6 +18,7 @@ import mmap
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +30,14 @@ from evaluator.metrics.ranking import MAX_LABEL, MIN_LABEL, Qrels, RankedRun
 from evaluator.result import Run, write_atomic
 
 BEIR_HEADER = (b"query-id", b"corpus-id", b"score")
+_LAYOUTS = {"trec": 0, "msmarco": 1}  # the C parser's run layouts
 RUN_COLUMNS = "expected 6 columns 'query_id Q0 doc_id rank score tag', found {}; fix or remove the line"
 # The score grammar both readers accept (Python's float() alone would also take 'nan', 'inf' and '1_0').
 _SCORE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 @contextmanager
-def _file_bytes(path: Path | str) -> Iterator[bytes | mmap.mmap]:
+def file_bytes(path: Path | str) -> Iterator[bytes | mmap.mmap]:
     """The file's content, memory-mapped when possible, ending with a newline; an empty file is an error."""
     try:
         with open(path, "rb") as stream:
@@ -71,7 +74,7 @@ def _line_error(path: Path | str, error: ValueError) -> Exception:
 
 def read_qrels(path: Path | str) -> Qrels:
     """Read TREC qrels (`qid 0 docid rel`) or a BEIR qrels TSV (detected by its header line)."""
-    with _file_bytes(path) as content:
+    with file_bytes(path) as content:
         end_of_first_line = content.find(b"\n")
         beir = (
             tuple(content[: end_of_first_line if end_of_first_line >= 0 else len(content)].split())
@@ -103,15 +106,44 @@ def rank_trec_run(
     enough for measures whose cutoffs are all at most `label_depth`. Run queries without qrels are skipped
     (their lines are still validated, but not checked for duplicate doc ids). With `judged_below` (and a
     `keep_top`), the Run also holds each ranking's length and its judged entries below `keep_top`
-    (`Run.below`), from which every measure can be re-scored.
+    (`Run.below`), from which every measure can be re-scored. Columns after the sixth are ignored, as trec_eval
+    ignores them; `rank_run_text` also says how many lines had them.
     """
+    with file_bytes(path) as content:
+        ranking = rank_run_text(content, path, qrels, ignore_identical_ids, keep_top, label_depth, judged_below)
+    return ranking.ranked, ranking.top
+
+
+@dataclass(frozen=True)
+class RunRanking:
+    """A run ranked against the qrels, and what reading it found."""
+
+    ranked: RankedRun
+    top: Run
+    extra_column_lines: int  # TREC lines with more than 6 columns (the rest ignored)
+    first_extra_column_line: int  # the first of them (0: none)
+    unjudged_queries: int  # distinct run queries without judgments (skipped)
+
+
+def rank_run_text(
+    content: bytes | mmap.mmap,
+    path: Path | str,
+    qrels: Qrels,
+    ignore_identical_ids: bool = False,
+    keep_top: int | None = 100,
+    label_depth: int | None = None,
+    judged_below: bool = False,
+    layout: str = "trec",
+) -> RunRanking:
+    """`rank_trec_run` on run text already in memory (ending with a newline); errors name `path`.
+    `layout` "msmarco" reads MS MARCO's `query_id doc_id rank` lines, each scored -rank."""
     if keep_top is not None and keep_top < 0:
         raise ValueError(f"keep_top must be None or >= 0, got {keep_top}")
     if label_depth is not None and label_depth < 1:
         raise ValueError(f"label_depth must be None or >= 1, got {label_depth}")
     try:
-        with _file_bytes(path) as content:
-            labels, lengths, depth, doc_ids, top_lengths, docs, scores, *below = _trec.rank_run(
+        labels, lengths, depth, doc_ids, top_lengths, docs, scores, *below, extra, first_extra, unjudged = \
+            _trec.rank_run(
                 content,
                 qrels.query_ids,
                 qrels.judgments,
@@ -119,6 +151,7 @@ def rank_trec_run(
                 -1 if keep_top is None else keep_top,
                 -1 if label_depth is None else label_depth,
                 judged_below and keep_top is not None,
+                _LAYOUTS[layout],
             )
     except ValueError as error:
         raise _line_error(path, error) from None
@@ -133,7 +166,8 @@ def rank_trec_run(
         deep = Below(lengths.copy(), counts, ranks, tuple(names[j] for j in judged.tolist()), below_scores)
     top = Run(int(top_lengths.max(initial=0)) if keep_top is None else keep_top, tuple(doc_ids), top_lengths,
               np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64), deep)
-    return RankedRun(list(qrels.query_ids), matrix, lengths), top
+    ranked = RankedRun(list(qrels.query_ids), matrix, lengths)
+    return RunRanking(ranked, top, extra, first_extra, unjudged)
 
 
 def _parse_score(text: bytes, where: str) -> float:
@@ -150,14 +184,14 @@ def _parse_score(text: bytes, where: str) -> float:
 def read_run(path: Path | str) -> dict[str, dict[str, float]]:
     """Read a whole TREC run as {query_id: {doc_id: score}} (the general reader, for small files)."""
     run: dict[str, dict[str, float]] = {}
-    with _file_bytes(path) as content:
+    with file_bytes(path) as content:
         lines = bytes(content).split(b"\n")
     for number, line in enumerate(lines, 1):
         fields = line.split()
         if not fields:
             continue
         where = f"{path} line {number}"
-        if len(fields) != 6:
+        if len(fields) < 6:  # columns after the sixth are ignored, as trec_eval ignores them
             raise InputFormatError(f"{where}: {RUN_COLUMNS.format(len(fields))}")
         try:
             query_id, doc_id = fields[0].decode("utf-8"), fields[2].decode("utf-8")

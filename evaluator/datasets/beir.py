@@ -16,7 +16,7 @@ from evaluator.datasets import beir_hub
 from evaluator.datasets.dataset import Dataset, check_against_spec
 from evaluator.datasets.download import cache_root, fetch_archive
 from evaluator.datasets.layout import find_file, read_beir_folder
-from evaluator.datasets.spec import DatasetSpec
+from evaluator.datasets.spec import BEIR_HEADLINE, DatasetSpec
 
 FAMILY = "beir"
 BASE_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
@@ -95,6 +95,8 @@ def _spec(
         language="en",
         source=f"{BASE_URL}/{archive}.zip",
         group="BEIR",
+        headline_metrics=BEIR_HEADLINE[0],
+        headline_source=BEIR_HEADLINE[1],
         # BEIR's evaluator (EvaluateRetrieval.evaluate, ignore_identical_ids=True by default) and Anserini's
         # BEIR regressions (-removeQuery) drop a hit on the query's own id for every BEIR dataset.
         ignore_identical_ids=True,

@@ -81,10 +81,10 @@ def beir_copy(name: str, revision: str, qrels_revision: str) -> HubCopy:
 # BEIR name -> its pinned hub copy (see docs/datasets.md for where each commit and file list was read).
 # fmt: off
 HUB_COPIES: dict[str, HubCopy] = {
-    "scifact": HubCopy("mteb/scifact", "cf10ab6856b15b0e670ef8ae5dae4e266c12d035", "tsv", {
+    "scifact": HubCopy("mteb/scifact", "cf10ab6856b15b0e670ef8ae5dae4e266c12d035", "jsonl", {
         "corpus.jsonl": "f0d32db0d156b526d75921ed7a76f2cb912902631c87248c5c97c617bad0b60c",  # 8,023,638 bytes
         "queries.jsonl": "9db7df096f7414435d52bafcbacf814c30cea50eb565c1e8fa6d11440759bba8",  # 129,085 bytes
-        "qrels/test.tsv": "0864bb985e0ca2367ba217977e72004d549054b2b06666ed9d4825ac7c21284c",  # 5,389 bytes
+        "qrels/test.jsonl": "da33fc0edc7447d43908ea92bf11de010e361ac43228295f09bdcd33ce14730c",  # 19,940 bytes
     }),
     "nfcorpus": HubCopy("mteb/nfcorpus", "52ac3f19d3449632d9f00aab0ad34a110fc03816", "tsv"),
     "fiqa": HubCopy("mteb/fiqa", "5e59eeb3a7df6b85882112b747008547c21587ea", "tsv"),

@@ -11,7 +11,8 @@ in the repository) and gets a local path from ``fetch``:
 
 No loading scripts and no ``datasets`` library: the families read the files line by line.
 ``HF_ENDPOINT`` (read at each download) points downloads at another hub or a mirror;
-``HF_HUB_OFFLINE=1`` uses the cache only.
+``HF_HUB_OFFLINE=1`` uses the cache only. A gated repository (MIRACL's ``miracl/miracl`` asks users to accept
+its terms) needs a token of an account that accepted them in ``HF_TOKEN``: a 401 or 403 says so in one line.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ _HUB_ERRORS = {
     "EntryNotFoundError": "the repository has no such file at this commit",
     "RevisionNotFoundError": "the repository has no such commit",
     "RepositoryNotFoundError": "no such repository, or a private one",
-    "GatedRepoError": "the repository is gated: accept its terms on huggingface.co and log in (hf auth login)",
 }
+TOKEN_ENV = "HF_TOKEN"  # huggingface_hub sends it with every request
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,10 @@ def _download(file: HubFile, cache: Path) -> Path:
             local = hf_hub_download(
                 file.repo, file.path, repo_type="dataset", revision=file.revision, cache_dir=cache, endpoint=endpoint
             )
-    except LocalEntryNotFoundError:  # not cached, and the hub unreachable (after retries) or HF_HUB_OFFLINE set
+    except LocalEntryNotFoundError as err:  # not cached, and the hub unreachable (after retries) or HF_HUB_OFFLINE set
+        status = _refusal_status(err)  # or a refusal the client took for an unreachable hub
+        if status is not None:
+            raise DatasetLoadError(_refused(file, hub, status, mirror)) from None
         raise DatasetLoadError(
             f"{file}: not in the cache {cache} and {hub} cannot be reached; connect "
             f"to the network (or set HF_ENDPOINT to a reachable mirror, unset HF_HUB_OFFLINE) and retry, {mirror}"
@@ -107,12 +111,36 @@ def _download(file: HubFile, cache: Path) -> Path:
     except Exception as err:
         name = type(err).__name__
         detail = str(err).strip().splitlines()[0] if str(err).strip() else "no details"
+        status = _refusal_status(err)
+        if status is not None or name == "GatedRepoError":
+            raise DatasetLoadError(_refused(file, hub, status, mirror)) from None
         meaning = _HUB_ERRORS.get(name, "check the network and retry")
         raise DatasetLoadError(
             f"{file}: download from {hub} failed: {meaning} ({name}: {detail}); {mirror}"
         ) from None
     logger.debug("%s is %s", file, local)
     return Path(local)
+
+
+def _refusal_status(error: BaseException | None) -> int | None:
+    """401 or 403 when the hub answered so anywhere in the error's chain (the client wraps some), else None."""
+    for _ in range(20):  # a chain is short; the bound only guards against a cycle
+        if error is None:
+            return None
+        status = getattr(getattr(error, "response", None), "status_code", None)
+        if status in (401, 403):
+            return status
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _refused(file: HubFile, hub: str, status: int | None, mirror: str) -> str:
+    """The one line for a 401/403: the repository may be gated (MIRACL's topics and judgments are), which takes a
+    hub account that accepted its terms and a token."""
+    token = "the token in HF_TOKEN was refused" if os.environ.get(TOKEN_ENV) else f"{TOKEN_ENV} is not set"
+    return (f"{file}: {hub} refused the download (HTTP {status or 'gated'}): the repository {file.repo} may need a "
+            f"hub account that accepted its terms ({hub}/datasets/{file.repo}) and a token ({token}; create one at "
+            f"{hub}/settings/tokens and export {TOKEN_ENV}=...), {mirror}")
 
 
 @contextmanager

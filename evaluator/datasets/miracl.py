@@ -23,7 +23,7 @@ from pathlib import Path
 from evaluator.datasets.dataset import Dataset, check_against_spec
 from evaluator.datasets.hub import HubFile, fetch
 from evaluator.datasets.layout import check_judged_docs, read_beir_copy, read_corpus, read_judged_topics
-from evaluator.datasets.spec import DatasetSpec
+from evaluator.datasets.spec import MIRACL_HEADLINE, DatasetSpec
 
 FAMILY = "miracl"
 TOPICS_REPO = "miracl/miracl"
@@ -62,6 +62,8 @@ SPECS: list[DatasetSpec] = [
         language=lang,
         source=TOPICS_REPO,
         group="MIRACL",
+        headline_metrics=MIRACL_HEADLINE[0],
+        headline_source=MIRACL_HEADLINE[1],
         license="Apache-2.0 (judgments); Wikipedia text CC BY-SA",
         revision=TOPICS_REVISION,
         num_queries=num_queries,

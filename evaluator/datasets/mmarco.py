@@ -10,8 +10,8 @@ passages, ``mmarco/fr-en`` French queries over English passages. Files read from
 - ``data/qrels.dev.small.tsv``: MS MARCO's dev-small qrels ``qid 0 pid 1`` (tab-separated; the same
   judgments as Anserini's ``qrels.msmarco-passage.dev-subset.txt``, tabs for spaces, md5
   38a80559a561707ac2ec0f150ecd1e8a), shared by every language since passage ids are too;
-- ``data/google/collections/<language>_collection.tsv``: ``pid<TAB>passage``, 8,841,823 lines (3 to
-  8 GB), read one line at a time.
+- ``data/google/collections/<language>_collection.tsv``: ``pid<TAB>passage``, 8,841,823 lines (2.7 to
+  7.7 GB depending on the language), read one line at a time.
 
 The commit is the one public pinned downloads of this repository use (not checked against the hub
 from here).
@@ -24,7 +24,7 @@ from pathlib import Path
 from evaluator.datasets.dataset import Dataset, check_against_spec
 from evaluator.datasets.hub import HubFile, fetch
 from evaluator.datasets.layout import check_judged_docs, read_beir_copy, read_corpus, read_judged_topics
-from evaluator.datasets.spec import DatasetSpec
+from evaluator.datasets.spec import MSMARCO_HEADLINE, DatasetSpec
 from evaluator.errors import DatasetLoadError
 
 FAMILY = "mmarco"
@@ -65,6 +65,8 @@ def _spec(query_lang: str, doc_lang: str) -> DatasetSpec:
         source=SOURCE,
         group="mMARCO",
         main_metric="RR@10",  # MS MARCO's official measure (MRR@10)
+        headline_metrics=MSMARCO_HEADLINE[0],
+        headline_source=MSMARCO_HEADLINE[1],
         revision=REVISION,
         license="MS MARCO terms (non-commercial research)",
         num_queries=NUM_DEV_QUERIES,

@@ -37,6 +37,10 @@ class DatasetSpec:
     source: str  # download URL, hub id, or folder for local datasets
     group: str  # leaderboard display group: "BEIR", "MIRACL", "mMARCO", "Classic", "Local"
     main_metric: str = "nDCG@10"
+    # The metrics the dataset's family is published with (main metric first), and where: `evaluate` writes them
+    # beside the standard set, and the dataset page shows them first. Empty: just the main metric.
+    headline_metrics: tuple[str, ...] = ()
+    headline_source: str = ""
     # Evaluation rules, part of the dataset's definition (docs/metrics.md, "Per-dataset rules"): a result must
     # record the same ones. ignore_identical_ids drops a retrieved doc whose id equals the query id.
     ignore_identical_ids: bool = False
@@ -50,6 +54,19 @@ class DatasetSpec:
     query_ids_sha256: str | None = None  # see query_ids_sha256()
     homepage: str = ""
     description: str = ""
+
+
+# Each family's published metrics (docs/datasets.md, "Headline metrics", says why these).
+BEIR_HEADLINE = (("nDCG@10", "R@100", "R@1000"),
+                 "nDCG@10 and Recall@100: the BEIR paper (Thakur et al., NeurIPS 2021 Datasets and Benchmarks: "
+                 "nDCG@10 in its results, Recall@100 beside it); Recall@1000: Pyserini's and Anserini's BEIR "
+                 "regression tables")
+MIRACL_HEADLINE = (("nDCG@10", "R@100"),
+                   "nDCG@10 and Recall@100: the MIRACL paper (Zhang et al., TACL 2023) and Anserini's MIRACL "
+                   "regressions")
+MSMARCO_HEADLINE = (("RR@10", "R@1000"),
+                    "MRR@10: the official MS MARCO passage ranking leaderboard (microsoft.github.io/msmarco); "
+                    "Recall@1000: Pyserini's and Anserini's MS MARCO passage tables (trec_eval recall.1000)")
 
 
 def query_ids_sha256(query_ids: Iterable[str]) -> str:
@@ -68,6 +85,8 @@ class DatasetRegistry:
             raise ValueError(f"dataset id {spec.id!r} is registered twice")
         if spec.id.startswith(LOCAL_PREFIX):
             raise ValueError(f"dataset id {spec.id!r}: the {LOCAL_PREFIX} prefix is reserved for folders")
+        if spec.headline_metrics and spec.headline_metrics[0] != spec.main_metric:
+            raise ValueError(f"dataset id {spec.id!r}: headline_metrics must start with the main metric")
         self._specs[spec.id] = spec
 
     def get(self, dataset_id: str) -> DatasetSpec:

@@ -331,10 +331,11 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         comparison = BaselineComparison(baseline_id, means - means[b], wins, scores.shape[1] - wins - losses,
                                         losses, pvalues[:, b].copy())
     metrics = sorted({name for result in results for name in result.metrics}, key=metric_order)
+    headline = [name for name in info.headline_metrics if name != metric and name in metrics]  # shown first
     board = DatasetBoard(
         info=info,
         slug=slugify(info.id),
-        metrics=(metric, *[name for name in metrics if name != metric]),
+        metrics=(metric, *headline, *[name for name in metrics if name != metric and name not in headline]),
         query_ids=(),
         results=(),
         rows=tuple(keep[i] for i in order),

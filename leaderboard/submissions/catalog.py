@@ -20,6 +20,8 @@ class DatasetInfo:
     group: str
     language: str
     main_metric: str
+    headline_metrics: tuple[str, ...] = ()  # what the dataset is published with, main metric first
+    headline_source: str = ""  # where (paper or leaderboard)
 
 
 def dataset_info(dataset_id: str) -> DatasetInfo:
@@ -34,6 +36,8 @@ def dataset_info(dataset_id: str) -> DatasetInfo:
             group=str(getattr(spec, "group", "") or "Other"),
             language=str(getattr(spec, "language", "") or ""),
             main_metric=str(getattr(spec, "main_metric", "") or DEFAULT_MAIN_METRIC),
+            headline_metrics=tuple(getattr(spec, "headline_metrics", ())),
+            headline_source=str(getattr(spec, "headline_source", "")),
         )
     except (ImportError, AttributeError, LookupError, ValueError, IrboardError):
         return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)

@@ -51,6 +51,7 @@ class Provenance:
     timings: tuple[tuple[str, float], ...]
     peak_rss_bytes: int | None
     index_bytes: int | None
+    covered_queries: int | None = None  # judged queries the run has a ranking for (None: not recorded)
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,6 +199,7 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
             irboard_version=prov.irboard_version, command=prov.command, created_at=prov.created_at,
             hardware=prov.hardware, timings=tuple(sorted(prov.timings.items())), peak_rss_bytes=prov.peak_rss_bytes,
             index_bytes=prov.index_bytes,
+            covered_queries=prov.coverage.covered_queries if prov.coverage is not None else None,
         ),
         score_samples=result.score_samples,
     )

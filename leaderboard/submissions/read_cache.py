@@ -29,7 +29,7 @@ from leaderboard.submissions.verify import VERIFICATION_VERSION
 
 # Bump when what a build keeps of a file changes (reading, checking, LoadedResult's fields); verification and
 # prediction carry their own versions, which are part of the key too.
-READ_VERSION = "1"
+READ_VERSION = "2"  # 2: the coverage of the run
 
 
 class ReadCache(ContentCache):

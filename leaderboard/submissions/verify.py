@@ -78,7 +78,7 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
         return Verification(frozenset(), tuple(sorted(result.metrics)), (
             f"per_query's queries differ from the queries of the qrels of {result.dataset.id}",))
     measures, others = determined(result)
-    problems: list[str] = []
+    problems: list[str] = coverage_problems(result)
     labels = entry_labels(result, qrels) if result.run is not None else None
     if measures:
         level = result.settings.relevance_level
@@ -100,6 +100,19 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
     return Verification(verified, tuple(others), tuple(problems))
 
 
+def coverage_problems(result: ResultFile) -> list[str]:
+    """A coverage record must agree with the queries and the stored ranking: the site marks partial runs by it."""
+    coverage = result.provenance.coverage
+    if coverage is None or result.run is None:
+        return []
+    ranked = int(np.count_nonzero(result.run.lengths))
+    if (coverage.judged_queries, coverage.covered_queries) == (len(result.query_ids), ranked):
+        return []
+    return [f"provenance.coverage says {coverage.covered_queries} of {coverage.judged_queries} judged queries are "
+            f"covered, but the stored ranking has {ranked} of {len(result.query_ids)} queries with documents; "
+            "regenerate the result with `irboard evaluate`"]
+
+
 def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
     """The problems re-scoring finds (empty when every determined metric matches)."""
     return list(verify_result(result, qrels).problems)
@@ -107,7 +120,7 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
 
 # Bump when reading a ranking or re-scoring it changes (evaluator.result's run checks, decoding score samples, this
 # module, labels, sample_checks, the metrics): cached verifications made by other code then no longer count.
-VERIFICATION_VERSION = "2"  # 2: run.below
+VERIFICATION_VERSION = "3"  # 2: run.below; 3: the coverage record is checked
 
 
 class VerifiedCache(ContentCache):

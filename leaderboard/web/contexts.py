@@ -219,6 +219,7 @@ class DatasetRow:
     values_verified: tuple[bool, ...] = ()  # the same, per value of `values`
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
+    coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,7 @@ class DatasetContext:
     top_default: int = 0  # how many they show at first
     pairs: str = ""  # script-safe JSON for the any-two-models p-value lookup (pairs.js)
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
+    headline: str = ""  # the metrics the dataset is published with, and where ("" when the registry names none)
 
 
 @dataclass(frozen=True)

@@ -329,6 +329,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(metric in result.verified_metrics for metric in others),
             effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
+            coverage=partial_coverage(result),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -379,8 +380,16 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
         types=tuple(t for t in MODEL_TYPES if any(r.model.type == t for r in dataset.results)),
+        headline=(f"{', '.join(dataset.info.headline_metrics)} ({dataset.info.headline_source})"
+                  if dataset.info.headline_metrics else ""),
         listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root, alpha)),
     )
+
+
+def partial_coverage(result) -> str:
+    """'153 of 300 queries' for a result whose run lacks some judged queries (they score 0), else ''."""
+    covered, judged = result.provenance.covered_queries, len(result.query_ids)
+    return f"{covered:,} of {judged:,} queries" if covered is not None and covered < judged else ""
 
 
 def pair_data(dataset: DatasetBoard, root: str, alpha: float) -> dict:

@@ -218,3 +218,46 @@ def test_the_command_starts_numpy_with_one_blas_thread_unless_told(tmp_path, set
                           capture_output=True, text=True, timeout=120, env=env, check=True)
     code, *counts = done.stdout.split(maxsplit=1)
     assert code == "0" and json.loads(counts[0]) and set(json.loads(counts[0])) == {threads}
+
+
+def _msmarco_run(path, queries: int) -> None:
+    """A run over the first `queries` of MS MARCO dev-small's judged queries: each query's judged passages, then
+    a few others, in file order."""
+    lines = (OFFICIAL / "qrels" / "qrels.msmarco-passage.dev-subset.txt").read_text().splitlines()
+    judged: dict[str, list[str]] = {}
+    for query_id, _, doc_id, _ in (line.split() for line in lines):
+        if query_id in judged or len(judged) < queries:
+            judged.setdefault(query_id, []).append(doc_id)
+    path.write_text("".join(f"{q} Q0 {d} {i} {100 - i} t\n" for q, docs in judged.items()
+                            for i, d in enumerate(["1", "2", *docs, "3"], 1)))
+
+
+def test_default_metrics_add_the_datasets_headline_metrics(tmp_path, capsys, caplog):
+    _msmarco_run(tmp_path / "run.txt", 50)
+    out = tmp_path / "results" / "org__model" / "mmarco__en.json"
+    assert main(["evaluate", "--run", str(tmp_path / "run.txt"), "--model-id", "org/model", "--dataset-id",
+                 "mmarco/en", "--results-dir", str(tmp_path / "results")]) == 0
+    result = read_result(out)
+    names = [str(m) for m in DEFAULT_MEASURES]
+    assert set(result.metrics) == {*names, "R@1000"}
+    # each judged passage sits at rank 3, 4, ...: RR@10 of a covered query is 1/3; 50 of the 6,980 are covered
+    assert result.metrics["RR@10"] == pytest.approx(50 / 3 / 6980, abs=1e-9)
+    printed = capsys.readouterr()
+    out_line, err = printed.out, printed.err
+    assert f"(RR@10 = {result.metrics['RR@10']:.4f}, R@1000 = {result.metrics['R@1000']:.4f})" in out_line
+    assert "covers 50 of 6,980 judged queries" in err and "not where the board reads it" not in caplog.text
+    assert main(["validate", "--results", str(tmp_path / "results")]) == 0
+
+
+def test_out_elsewhere_says_where_the_file_belongs(tmp_path, caplog):
+    code, out = _evaluate(tmp_path, RUN, QRELS)
+    assert code == 0 and out.exists()
+    notice = next(r.getMessage() for r in caplog.records if "not where the board reads it" in r.getMessage())
+    assert f"{out} is not where the board reads it" in notice
+    assert "results/org__model/test__data.json" in notice and "--results-dir results" in notice
+    caplog.clear()
+    canonical = tmp_path / "results" / "org__model" / "test__data.json"
+    canonical.parent.mkdir(parents=True)
+    assert main(["evaluate", "--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt"),
+                 "--model-id", "org/model", "--dataset-id", "test/data", "--out", str(canonical), "--quiet"]) == 0
+    assert "not where the board reads it" not in caplog.text

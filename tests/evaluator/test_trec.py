@@ -134,7 +134,7 @@ QRELS_TEXT = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
     ("text", "line", "problem"),
     [
         ("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0\n", 2, "expected 6 columns .* found 5"),
-        ("\nq1 Q0 d1 1 2.0 t extra\n", 2, "expected 6 columns .* found 7"),
+        ("\nq1 Q0 d1 1\n", 2, "expected 6 columns .* found 4"),
         ("q1 Q0 d1 1 abc t\n", 1, "score 'abc' is not a finite"),
         ("q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 nan t\n", 2, "score 'nan' is not a finite"),
         ("q1 Q0 d1 1 NaN t\n", 1, "score 'NaN'"),

@@ -257,3 +257,25 @@ def test_main_metric_comes_first_and_unbounded_metrics_are_not_scaled(tmp_path, 
 def test_mmarco_pages_lead_with_its_own_main_metric(board):
     page = build_dataset(board, board.dataset("mmarco/fr"))
     assert (page.main_metric, page.other_metrics) == ("RR@10", ("nDCG@10", "R@100"))
+
+
+def test_partial_runs_are_marked_and_the_published_metrics_lead(scifact_like_results):
+    """scifact_like_results' runs skip about a tenth of the judged queries: each row says how many it covers."""
+    from evaluator.result import read_result
+    from leaderboard.submissions.catalog import dataset_info
+
+    folder = scifact_like_results[0].parents[1]
+    board = build_leaderboard(load_results(folder).results, SiteSettings(), dataset_info)
+    page = build_dataset(board, board.dataset("beir/scifact"))
+    assert page.other_metrics[0] == "R@100"  # BEIR's published metrics first: nDCG@10, then R@100
+    assert page.headline.startswith("nDCG@10, R@100, R@1000 (nDCG@10 and Recall@100: the BEIR paper")
+    html = make_environment().get_template("dataset.html").render(ctx=page)
+    assert "<dt>Published with</dt><dd>nDCG@10, R@100, R@1000 (" in html
+    for path in scifact_like_results:
+        result = read_result(path)
+        covered = int(np.count_nonzero(result.run.lengths))
+        assert 0 < covered < 300 and result.provenance.coverage.covered_queries == covered
+        row = next(row for row in page.rows if row.model_id == result.model.id)
+        assert row.coverage == f"{covered} of 300 queries"
+        assert f'<span class="tag no" title="its run ranks documents for {covered} of 300 queries; the other judged ' \
+               f'queries score 0 in every mean">covers {covered} of 300 queries</span>' in html

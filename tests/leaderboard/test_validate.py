@@ -215,3 +215,17 @@ def test_corrupt_score_samples_reported(tmp_path):
     _write(tmp_path, json.dumps(broken))
     problems = _problems(tmp_path)
     assert len(problems) == 1 and "score_samples.codes: not base64" in problems[0]
+
+
+def test_a_coverage_record_that_hides_missing_queries_fails_verification(tmp_path, scifact_result_text):
+    """The fixture's run lacks about a tenth of the judged queries; a record claiming all 300 is caught."""
+    data = json.loads(scifact_result_text)
+    covered = data["provenance"]["coverage"]["covered_queries"]
+    assert covered == len(data["run"]["rankings"]) < 300
+
+    def claim_all(data):
+        data["provenance"]["coverage"]["covered_queries"] = 300
+
+    _write(tmp_path, _mutated(scifact_result_text, claim_all))
+    assert any(f"provenance.coverage says 300 of 300 judged queries are covered, but the stored ranking has "
+               f"{covered} of 300" in p for p in _problems(tmp_path))

@@ -28,6 +28,8 @@ class HubServer:
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     # request path -> body sent on GET instead of the file (HEAD still describes the file): a damaged transfer
     bodies: dict[str, bytes] = field(default_factory=dict)
+    # repository -> (status, headers) every request for it gets instead: a gated repository refusing the client
+    refused: dict[str, tuple[int, dict[str, str]]] = field(default_factory=dict)
     url: str = ""
 
     def __enter__(self) -> HubServer:
@@ -53,6 +55,8 @@ class HubServer:
         if match is None:
             return 404, {"X-Error-Code": "RepoNotFound"}, None
         repo, revision, file_path = match.groups()
+        if repo in self.refused:
+            return self.refused[repo][0], dict(self.refused[repo][1]), None
         if repo not in self.revisions:
             return 404, {"X-Error-Code": "RepoNotFound"}, None
         commit = self.revisions[repo]

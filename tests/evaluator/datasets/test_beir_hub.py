@@ -3,8 +3,8 @@
 The server (``hub_server.py``) stands in for huggingface.co via ``HF_ENDPOINT``. The files it serves
 are written here, at test time, from ../shared/data/beir in the hub's formats: ``corpus.jsonl`` and
 ``queries.jsonl`` are BEIR's records re-serialised without ``metadata``, ``qrels/test.tsv`` BEIR's TSV
-with CRLF line ends. For SciFact that gives the hub's very bytes: the first test checks them against
-the sha256 published with the pinned commit.
+with CRLF line ends, or ``qrels/test.jsonl`` (SciFact's pin) its rows as JSON lines. For SciFact that gives
+the hub's very bytes: the first test checks them against the sha256 published with the pinned commit.
 """
 
 from __future__ import annotations
@@ -63,7 +63,13 @@ def write_copy(root: Path, copy: beir_hub.HubCopy, folder: Path) -> None:
     if (folder / "corpus.jsonl").is_file():
         (repo / "corpus.jsonl").write_bytes(without_metadata(folder / "corpus.jsonl", ("_id", "title", "text")))
     (repo / "queries.jsonl").write_bytes(without_metadata(folder / "queries.jsonl", ("_id", "text")))
-    (repo / "qrels" / "test.tsv").write_bytes((folder / "qrels" / "test.tsv").read_bytes().replace(b"\n", b"\r\n"))
+    tsv = (folder / "qrels" / "test.tsv").read_bytes()
+    if copy.qrels_format == "jsonl":  # {"query-id", "corpus-id", "score": "<grade>"} a line, as json.dumps writes it
+        rows = [line.split("\t") for line in tsv.decode().splitlines()[1:]]
+        text = "".join(json.dumps({"query-id": q, "corpus-id": d, "score": g}) + "\n" for q, d, g in rows)
+        (repo / "qrels" / "test.jsonl").write_text(text, encoding="utf-8")
+    else:
+        (repo / "qrels" / "test.tsv").write_bytes(tsv.replace(b"\n", b"\r\n"))
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +104,7 @@ def test_scifact_files_written_here_are_the_hubs_bytes(hub_root):
     for path, sha256 in SCIFACT.sha256.items():
         assert hashlib.sha256((hub_root / SCIFACT.repo / path).read_bytes()).hexdigest() == sha256, path
     sizes = {path: (hub_root / SCIFACT.repo / path).stat().st_size for path in SCIFACT.sha256}
-    assert sizes == {"corpus.jsonl": 8_023_638, "queries.jsonl": 129_085, "qrels/test.tsv": 5_389}
+    assert sizes == {"corpus.jsonl": 8_023_638, "queries.jsonl": 129_085, "qrels/test.jsonl": 19_940}
 
 
 @pytest.mark.parametrize("name", ["scifact", "nfcorpus"])
@@ -110,7 +116,8 @@ def test_topics_and_qrels_from_the_hub_equal_the_official_ones(hub, tmp_path, na
     assert len(queries) == spec.num_queries
     resolved = {path for method, path in hub.requests if method == "GET" and "/resolve/" in path}
     repo = beir_hub.HUB_COPIES[name]
-    assert resolved == {f"/datasets/{repo.repo}/resolve/{repo.revision}/{p}" for p in ("queries.jsonl", "qrels/test.tsv")}
+    qrels = f"qrels/test.{repo.qrels_format}"
+    assert resolved == {f"/datasets/{repo.repo}/resolve/{repo.revision}/{p}" for p in ("queries.jsonl", qrels)}
 
 
 def test_scifact_from_the_hub_equals_beirs_scifact(hub, tmp_path):
@@ -256,15 +263,15 @@ def test_a_file_with_other_bytes_is_refused_by_its_pinned_sha256(hub_root, tmp_p
 
 def test_a_download_shorter_than_the_hub_announces_is_refused(hub_root, tmp_path, monkeypatch):
     server = serve(hub_root, monkeypatch)
-    qrels = f"/datasets/{SCIFACT.repo}/resolve/{SCIFACT.revision}/qrels/test.tsv"
-    server.bodies[qrels] = (hub_root / SCIFACT.repo / "qrels" / "test.tsv").read_bytes()[:-100]
+    qrels = f"/datasets/{SCIFACT.repo}/resolve/{SCIFACT.revision}/qrels/test.jsonl"
+    server.bodies[qrels] = (hub_root / SCIFACT.repo / "qrels" / "test.jsonl").read_bytes()[:-100]
     monkeypatch.setattr(time, "sleep", lambda _s: None)
     try:
-        with pytest.raises(DatasetLoadError, match=r"qrels/test.tsv: download from .* failed: .*5389"):
+        with pytest.raises(DatasetLoadError, match=r"qrels/test.jsonl: download from .* failed: .*19940"):
             beir_hub.load_judgments(get_spec("beir/scifact"), cache_dir=tmp_path)
     finally:
         server.stop()
-    assert not list((tmp_path / "huggingface").glob("**/snapshots/**/test.tsv"))
+    assert not list((tmp_path / "huggingface").glob("**/snapshots/**/test.jsonl"))
 
 
 def test_a_mirror_laid_out_like_the_hub_needs_no_network(hub_root, tmp_path, monkeypatch):

@@ -362,3 +362,27 @@ def test_specs_name_the_pinned_commits_and_main_metrics():
     assert get_spec("mmarco/de-ja").main_metric == "RR@10"
     assert [f.path for f in miracl.corpus_files("ja")][-1] == "miracl-corpus-v1.0-ja/docs-13.jsonl.gz"
     assert mmarco.queries_file("nl").path == "data/google/queries/dev/dutch_queries.dev.small.tsv"
+
+
+@pytest.mark.parametrize(("status", "headers"), [
+    (401, {"X-Error-Code": "GatedRepo", "X-Error-Message": "Access to dataset miracl/miracl is restricted."}),
+    (403, {"X-Error-Code": "GatedRepo", "X-Error-Message": "Access to dataset miracl/miracl is restricted."}),
+    (401, {}),
+    (403, {}),
+])
+@pytest.mark.parametrize("token", [None, "hf_not_accepted"])
+def test_a_gated_repository_says_account_terms_and_token(hub, tmp_path, monkeypatch, status, headers, token):
+    """The hub answers a gated repository's files with 401 (no token) or 403 (terms not accepted)."""
+    hub.refused[miracl.TOPICS_REPO] = (status, headers)
+    if token is None:
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("HF_TOKEN", token)
+    with pytest.raises(DatasetLoadError) as raised:
+        load_dataset(unchecked("miracl/yo"), cache_dir=tmp_path)
+    message = str(raised.value)
+    assert "\n" not in message and any(path.startswith("/datasets/miracl/miracl/") for _, path in hub.requests)
+    assert f"{hub.url} refused the download (HTTP {status}): the repository miracl/miracl may need a hub account " \
+           f"that accepted its terms ({hub.url}/datasets/miracl/miracl) and a token (" in message
+    assert ("the token in HF_TOKEN was refused" if token else "HF_TOKEN is not set") in message
+    assert "export HF_TOKEN=" in message and "--data-dir" in message
