@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
                           help="local datasets for re-scoring submitted runs: ID=DIR for one dataset, or a DIR "
                                "holding <dataset id>/ folders (e.g. ../shared/data); repeatable")
     validate.add_argument("--base", help="git revision to compare existing results against (e.g. origin/main)")
+    validate.add_argument("--allow-any-full-url", action="store_true",
+                          help="fetch a split result's full file from the address it names (full.url) instead of the "
+                               "project's store or IRBOARD_FULL_MIRROR; only for files you trust")
     validate.set_defaults(handler=_validate)
 
     migrate = commands.add_parser("migrate", help="rewrite result files of older schema versions, losslessly")

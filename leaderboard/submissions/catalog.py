@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from evaluator.datasets import all_specs
 from evaluator.datasets.download import cache_root
-from evaluator.datasets.official import SOURCE, is_cached, official_judgments
+from evaluator.datasets.official import SOURCE, is_cached, known_query_ids_sha256, official_judgments
 from evaluator.errors import IrboardError
 
 DEFAULT_MAIN_METRIC = "nDCG@10"
@@ -20,6 +20,7 @@ class DatasetInfo:
     group: str
     language: str
     main_metric: str
+    query_ids_sha256: str | None = None  # the registered query set (evaluator.datasets.query_ids_sha256), if any
 
 
 def dataset_info(dataset_id: str) -> DatasetInfo:
@@ -34,6 +35,7 @@ def dataset_info(dataset_id: str) -> DatasetInfo:
             group=str(getattr(spec, "group", "") or "Other"),
             language=str(getattr(spec, "language", "") or ""),
             main_metric=str(getattr(spec, "main_metric", "") or DEFAULT_MAIN_METRIC),
+            query_ids_sha256=known_query_ids_sha256(dataset_id),
         )
     except (ImportError, AttributeError, LookupError, ValueError, IrboardError):
         return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
