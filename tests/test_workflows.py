@@ -25,7 +25,8 @@ def _load(name: str) -> dict:
 
 
 def test_actionlint_and_schema():
-    assert {p.name for p in WORKFLOWS} == {"ci.yml", "results.yml", "results-comment.yml", "deploy.yml"}
+    assert {p.name for p in WORKFLOWS} == {"ci.yml", "results.yml", "results-comment.yml", "deploy.yml",
+                                           "tooling-gate.yml"}
     lint = subprocess.run([str(BIN / "actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     schema = subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
@@ -42,7 +43,8 @@ def test_third_party_actions_pinned_to_full_commit_shas():
 def test_least_privilege():
     for path in WORKFLOWS:
         text = path.read_text()
-        assert "pull_request_target" not in text, path.name
+        # the gate alone runs on pull_request_target (from the base branch), and it checks out nothing
+        assert ("pull_request_target" in text) == (path.name == "tooling-gate.yml"), path.name
         workflow = _load(path.name)
         assert workflow["permissions"] in ({"contents": "read"}, {}), path.name
     results = _load("results.yml")
@@ -275,3 +277,98 @@ def test_ci_verifies_split_results_from_the_project_store_only():
                    if "IRBOARD_CACHE" in job.get("env", {})]
         assert mirrors and all(mirror == f"${{{{ vars.IRBOARD_FULL_STORE || '{FULL_STORE}' }}}}"
                                for mirror in mirrors), name
+
+
+GATE = "tooling-gate.yml"
+
+
+def test_the_tooling_gate_runs_from_the_base_branch_and_runs_nothing_of_the_pull_request():
+    """What branch protection relies on (CONTRIBUTING.md): the gate's file is read from the base branch
+    (pull_request_target), it checks out nothing and uses no action, interpolates nothing a pull request writes
+    into a script, reads the file list with a read-only token, and its `approval` job waits in `tooling-review`."""
+    gate = _load(GATE)
+    assert gate["on"] == {"pull_request_target": {"types": ["opened", "synchronize", "reopened"]}}
+    assert gate["permissions"] == {}
+    assert set(gate["jobs"]) == {"changes", "approval"}
+    changes, approval = gate["jobs"]["changes"], gate["jobs"]["approval"]
+    assert changes["permissions"] == {"pull-requests": "read"} and approval["permissions"] == {}
+    for job in (changes, approval):
+        assert all("uses" not in step and "${{" not in step.get("run", "") for step in job["steps"])
+        assert "environment" not in job or job is approval
+    # only numbers and the repository's name come from the event, into the environment, never into a script
+    assert set(changes["env"]) == {"GH_TOKEN", "REPO", "NUMBER", "CHANGED"}
+    assert changes["env"]["NUMBER"] == "${{ github.event.pull_request.number }}"
+    assert changes["env"]["CHANGED"] == "${{ github.event.pull_request.changed_files }}"
+    assert approval["needs"] == "changes" and approval["environment"] == "tooling-review"
+    assert approval["if"] == "needs.changes.outputs.outside != '0'"
+    # no workflow a pull request runs from its own branch holds the approval (it could edit it there)
+    for path in WORKFLOWS:
+        workflow = _load(path.name)
+        if path.name != GATE:
+            assert all(job.get("environment") != "tooling-review" for job in workflow["jobs"].values()), path.name
+
+
+def _gate_step(tmp_path: Path, pages: list[list[dict]], changed: int) -> subprocess.CompletedProcess:
+    """The gate's step with a `gh` that serves `pages` (the API's JSON, one list per page) through jq as gh does."""
+    for i, page in enumerate(pages):
+        (tmp_path / f"page{i}.json").write_text(json.dumps(page))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "gh").write_text('#!/bin/bash\nprintf "%s\\n" "$*" >> gh.log\n'
+                                'expr="${@: -1}"\nfor page in page*.json; do jq -r "$expr" "$page"; done\n')
+    (bin_dir / "gh").chmod(0o755)
+    step = _load(GATE)["jobs"]["changes"]["steps"][0]
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "GITHUB_OUTPUT": str(tmp_path / "github-output"),
+           "GH_TOKEN": "t", "REPO": "o/r", "NUMBER": "12", "CHANGED": str(changed)}
+    return subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+
+
+def _files(*names: str, renamed_from: str | None = None) -> list[dict]:
+    files = [{"filename": name} for name in names]
+    if renamed_from is not None:
+        files[-1]["previous_filename"] = renamed_from
+    return files
+
+
+@pytest.mark.parametrize(("pages", "changed", "outside"), [
+    ([_files("results/bm25/beir__scifact.json", "results/org__m/beir__nfcorpus.json")], 2, 0),
+    ([_files("results/bm25/beir__scifact.json", "Makefile")], 2, 1),
+    ([_files("pyproject.toml", "conftest.py", ".ci/run", "tests/x.py")], 4, 4),
+    ([_files("results/schema.json")], 1, 1),  # generated from the schema code: tooling
+    ([_files("results/org__m/beir__scifact.json", renamed_from="tests/data/x.json")], 1, 1),  # moved out of tests/
+    ([_files("results/a\nb/beir__scifact.json", "results/../Makefile", "results/../x.json")], 3, 2),
+    ([_files("results/README.md", "results/m/deep/x.json")], 2, 2),  # not result files: tooling
+    ([_files(*[f"results/m{i}/beir__scifact.json" for i in range(100)]), _files("results/z/beir__scifact.json",
+                                                                                  ".github/workflows/ci.yml")], 102, 1),
+    ([_files("results/bm25/beir__scifact.json")], 3001, 1),  # the API lists 3,000 files at most: held
+])
+def test_the_tooling_gate_counts_every_name_outside_results(tmp_path, pages, changed, outside):
+    done = _gate_step(tmp_path, pages, changed)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "github-output").read_text() == f"outside={outside}\n"
+    assert "repos/o/r/pulls/12/files?per_page=100" in (tmp_path / "gh.log").read_text()
+
+
+@pytest.mark.parametrize(("number", "changed"), [("12; rm -rf /", "1"), ("12", "$(id)"), ("", "1")])
+def test_the_tooling_gate_refuses_an_unexpected_event(tmp_path, number, changed):
+    step = _load(GATE)["jobs"]["changes"]["steps"][0]
+    env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(tmp_path / "github-output"), "REPO": "o/r",
+           "NUMBER": number, "CHANGED": changed}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True,
+                          text=True)
+    assert done.returncode == 1 and not (tmp_path / "github-output").exists()
+
+
+def test_contributing_states_the_branch_protection_the_workflows_rely_on():
+    """The required checks named there are jobs that exist, by the names GitHub gives them (workflow / job)."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## How the checks stay out of a pull request's hands"):]
+    for workflow, job in (("ci", "test"), ("results", "check"), ("tooling-gate", "approval")):
+        assert f"`{workflow} / {job}`" in section
+        assert job in _load(f"{workflow}.yml")["jobs"]
+    for setting in ("Require review from Code Owners", "tooling-review", "Require status checks to pass",
+                    "Do not allow bypassing"):
+        assert setting in section, setting
+    owners = (ROOT / ".github" / "CODEOWNERS").read_text()
+    assert "tooling-gate / approval" in owners and "/.github/" in owners
