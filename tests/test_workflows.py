@@ -372,3 +372,59 @@ def test_contributing_states_the_branch_protection_the_workflows_rely_on():
         assert setting in section, setting
     owners = (ROOT / ".github" / "CODEOWNERS").read_text()
     assert "tooling-gate / approval" in owners and "/.github/" in owners
+
+
+def test_look_alike_model_ids_are_flagged_in_the_summary(tmp_path):
+    """The issue's look-alikes of `bm25`, and organisation claims without a matching model.url, are listed for the
+    reviewer; a new id unlike any other, and an organisation shown by its model.url, are not."""
+    repo = _repo(tmp_path, {"results/bm25/beir__scifact.json": _result("bm25", 1, "lexical")})
+    new = {"bm25.": "", "brn25": "", "bm25-official": "", "irboard/bm25": "", "org/e5-tiny": "",
+           "acme/retriever-x": "https://huggingface.co/acme/retriever-x"}
+    for i, model_id in enumerate(new):
+        path = repo / "results" / model_id.lower().replace("/", "__") / "beir__scifact.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(_result(model_id, 10 + i, url=new[model_id]))
+    _commit(repo)
+    from leaderboard.review.changes import list_changes, markdown
+
+    listing = list_changes(repo, "main")
+    assert listing.problems == [] and len(listing.changes) == len(new)
+    text = markdown(listing)
+    flags = text[text.index("Model ids to check"):].splitlines()[2:]
+    assert flags == [
+        "- 'bm25-official' looks like 'bm25' (holds it whole)",
+        "- 'bm25.' looks like 'bm25' (the same id but for case and punctuation)",
+        "- 'brn25' looks like 'bm25' (the same id once letters that look alike are folded (rn/m, vv/w, cl/d, 0/o, "
+        "1/i/l))",
+        "- 'irboard/bm25' looks like 'bm25' (the same name under another organisation)",
+        "- 'irboard/bm25' claims the organisation 'irboard' but model.url is not under https://huggingface.co/irboard/ "
+        "or https://github.com/irboard/: a maintainer approves the claim",
+        "- 'org/e5-tiny' claims the organisation 'org' but model.url is not under https://huggingface.co/org/ or "
+        "https://github.com/org/: a maintainer approves the claim",
+    ]
+
+
+@pytest.mark.parametrize(("new", "existing", "why"), [
+    ("BM25", "bm25", "case and punctuation"), ("bm_25", "bm25", "case and punctuation"),
+    ("bm26", "bm25", "1 edit away"), ("mb25", "bm25", "1 edit away"), ("org/e5-large", "other/e5-large", "another"),
+    ("bge-smal1", "bge-small", "folded"), ("splade-tiny-distilled", "splade-tiny", "holds it whole"),
+    ("bge-small", "bge-base", None), ("e5-base", "e5-large", None), ("org/a", "org/b", None), ("bm25", "bm25", None),
+    ("org/llama", "other/mistral", None),
+])
+def test_look_alike(new, existing, why):
+    from leaderboard.review.identity import look_alike
+
+    found = look_alike(new, existing)
+    assert (found is None) == (why is None) and (why is None or why in found), found
+
+
+@pytest.mark.parametrize(("model_id", "url", "matched"), [
+    ("bm25", "", True), ("acme/x", "https://huggingface.co/acme/x", True), ("acme/x", "https://github.com/ACME/x", True),
+    ("acme/x", "https://huggingface.co/other/x", False), ("acme/x", "http://huggingface.co/acme/x", False),
+    ("acme/x", "https://huggingface.co.evil.org/acme/x", False), ("acme/x", "https://evil.org/acme/x", False),
+    ("acme/x", "", False),
+])
+def test_an_organisation_claim_needs_a_model_url_in_its_space(model_id, url, matched):
+    from leaderboard.review.identity import organisation_claim
+
+    assert (organisation_claim(model_id, url) is None) == matched
