@@ -57,10 +57,15 @@ def query_sample_problem(result: ResultFile, row: int, judged: dict[str, int]) -
     sample = samples.queries[query_id]
     where = f"score_samples of query {query_id!r}"
     n_judged_relevant = sum(1 for label in judged.values() if label >= level)
-    if sample.n_relevant != n_judged_relevant:
-        return (f"{where}: n_relevant is {sample.n_relevant} but the qrels judge {n_judged_relevant} documents "
-                "relevant; a sample holds the score of every judged relevant document: regenerate the result with "
-                "`irboard evaluate`")
+    if sample.absent and not absences_allowed(result):
+        return (f"{where}: absent_relevant says {sample.absent} judged relevant documents are not in the corpus, but "
+                f"{result.dataset.id}'s judgments name no document missing from its corpus; regenerate the result "
+                "with `irboard evaluate`")
+    if sample.n_relevant + sample.absent != n_judged_relevant:
+        absent = f" (+ {sample.absent} absent from the corpus)" if sample.absent else ""
+        return (f"{where}: n_relevant is {sample.n_relevant}{absent} but the qrels judge {n_judged_relevant} "
+                "documents relevant; a sample holds the score of every judged relevant document: regenerate the "
+                "result with `irboard evaluate`")
     start, end = run.offsets[row], run.offsets[row + 1]
     if end == start:
         return None
@@ -119,7 +124,10 @@ def _suspect_rows(result: ResultFile, qrels: Qrels, labels: np.ndarray) -> np.nd
     if tuple(qrels.query_ids) != result.query_ids and len(set(qrels.query_ids)) < len(qrels.query_ids):
         return np.arange(n)  # repeated qrels queries: the labels may differ from the per-query lookup's
     claimed, scores, n_scores, all_sampled, sizes, population = _sample_columns(samples, result.query_ids)
-    suspect = claimed != _judged_relevant(result, qrels, level)
+    absent = _absent(samples, result.query_ids)
+    suspect = claimed + absent != _judged_relevant(result, qrels, level)
+    if not absences_allowed(result):
+        suspect |= absent > 0
     if not run.docs.size:
         return np.flatnonzero(suspect)
     ranked = run.lengths > 0
@@ -192,6 +200,27 @@ def _sample_columns(samples, query_ids: tuple[str, ...]):
     return (column(q.n_relevant for q in queries), joined([q.relevant for q in queries]),
             column(q.relevant.size for q in queries), joined([q.nonrelevant for q in queries]),
             column(q.nonrelevant.size for q in queries), column(q.n_nonrelevant for q in queries))
+
+
+def absences_allowed(result: ResultFile) -> bool:
+    """May the result's samples say that judged relevant documents are missing from the corpus? Only on a dataset
+    whose registered definition says its judgments name such documents (ArguAna), or one the registry does not
+    know: elsewhere a claimed absence would only hide relevant scores."""
+    from evaluator.datasets import get_spec
+    from evaluator.errors import IrboardError
+
+    try:
+        return get_spec(result.dataset.id).allow_unknown_qrels_docs
+    except IrboardError:
+        return True
+
+
+def _absent(samples, query_ids: tuple[str, ...]) -> np.ndarray:
+    """Per query of `query_ids`: the judged relevant documents its sample says the corpus lacks."""
+    flat = samples.flat_scores()
+    if flat is not None and tuple(flat.queries) == tuple(query_ids):
+        return flat.absent if flat.absent is not None else np.zeros(len(query_ids), dtype=np.int64)
+    return np.fromiter((samples.queries[q].absent for q in query_ids), dtype=np.int64, count=len(query_ids))
 
 
 def _judged_relevant(result: ResultFile, qrels: Qrels, level: int) -> np.ndarray:

@@ -214,3 +214,54 @@ def test_compare_handles_a_split_file_without_its_main_metric(tmp_path):
     done = irboard("compare", "--results", root, path)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert f"| org/split | beir/scifact | nDCG@10 | {whole.metrics['nDCG@10']:.4f} | — | — | — |" in done.stdout
+
+
+def _first_query_missing_a_relevant_score(result):
+    """(the row of the first query with a judged relevant document below the cut, the result with its lowest relevant
+    score dropped and n_relevant lowered to match)."""
+    last = _last_scores(result)
+    samples = result.score_samples
+    row, query_id = next((row, q) for row, q in enumerate(result.query_ids)
+                         if (samples.queries[q].relevant <= last[q]).any())
+    return row, _with_samples(result, lambda s, t: drop_relevant_below(s, t) if s is samples.queries[query_id] else s)
+
+
+def test_absent_relevant_documents_must_be_said_and_allowed(monkeypatch):
+    """A query's sample holds every judged relevant document's score, or its file says how many the corpus lacks
+    (`absent_relevant`); only a dataset whose registered judgments name missing documents may say so."""
+    import leaderboard.submissions.sample_checks as checks
+
+    result = read_result(BM25)
+    qrels = _qrels(result)
+    row, dropped = _first_query_missing_a_relevant_score(result)
+    query_id = result.query_ids[row]
+    before = result.score_samples.queries[query_id].n_relevant
+    missing = before - dropped.score_samples.queries[query_id].n_relevant
+    said = replace(dropped, score_samples=replace(dropped.score_samples, queries={
+        **dropped.score_samples.queries, query_id: replace(dropped.score_samples.queries[query_id], absent=missing)}))
+    said = parse_result(expand_result(said))  # written and read back: the column survives the round trip
+    assert said.score_samples.queries[query_id].absent == missing
+    assert said.score_samples.queries[result.query_ids[row - 1 if row else row + 1]].absent == 0
+    problems = verify_result(said, qrels).problems
+    assert len(problems) == 1 and "absent_relevant says" in problems[0] and "beir/scifact" in problems[0]
+    monkeypatch.setattr(checks, "absences_allowed", lambda result: True)  # as for beir/arguana
+    assert verify_result(said, qrels).problems == ()
+    unsaid = verify_result(dropped, qrels).problems
+    assert len(unsaid) == 1 and f"n_relevant is {before - missing} but the qrels judge {before}" in unsaid[0]
+
+
+def test_the_evaluator_says_which_relevant_documents_the_corpus_lacks():
+    from evaluator.score_samples import decode_score_samples, encode_score_samples
+    from evaluator.score_samples import collect_score_samples
+
+    qrels = {"q1": {"d1": 1, "gone": 2, "d3": 0}, "q2": {"d2": 1}}
+    rows = np.arange(2 * 40, dtype=np.float64).reshape(2, 40)
+    samples = collect_score_samples(["q1", "q2"], [f"d{i}" for i in range(40)], rows, qrels, n_samples=10)
+    assert [samples.queries[q].absent for q in ("q1", "q2")] == [1, 0]
+    encoded = encode_score_samples(samples, ["q1", "q2"])
+    assert "absent_relevant" in encoded
+    decoded = decode_score_samples(encoded, ["q1", "q2"])
+    assert [decoded.queries[q].absent for q in ("q1", "q2")] == [1, 0]
+    assert decoded.flat_scores().absent.tolist() == [1, 0]
+    complete = collect_score_samples(["q2"], [f"d{i}" for i in range(40)], rows[1:], qrels, n_samples=10)
+    assert "absent_relevant" not in encode_score_samples(complete, ["q2"])  # files without absences are unchanged
