@@ -251,8 +251,7 @@ def test_absent_relevant_documents_must_be_said_and_allowed(monkeypatch):
 
 
 def test_the_evaluator_says_which_relevant_documents_the_corpus_lacks():
-    from evaluator.score_samples import decode_score_samples, encode_score_samples
-    from evaluator.score_samples import collect_score_samples
+    from evaluator.score_samples import collect_score_samples, decode_score_samples, encode_score_samples
 
     qrels = {"q1": {"d1": 1, "gone": 2, "d3": 0}, "q2": {"d2": 1}}
     rows = np.arange(2 * 40, dtype=np.float64).reshape(2, 40)
