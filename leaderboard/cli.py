@@ -13,14 +13,11 @@ from pathlib import Path
 from evaluator import __version__
 from evaluator.errors import IrboardError, one_line
 
-# Where the project keeps the full files of split results, content-addressed (<sha256>.json; docs/result-format.md).
-# CI verifies from here (IRBOARD_FULL_MIRROR), never from the address a pull request writes into its files.
-FULL_STORE = "https://huggingface.co/datasets/irboard/full-results/resolve/main"
-
 
 def _parser() -> argparse.ArgumentParser:
     from evaluator import cli as evaluate_cli
     from leaderboard.analysis import predict as predict_cli
+    from leaderboard.submissions.full import FULL_STORE
 
     parser = argparse.ArgumentParser(prog="irboard", description="Reproducible IR leaderboard.")
     parser.add_argument("--version", action="version", version=f"irboard {__version__}")

@@ -270,7 +270,7 @@ def test_comment_refuses_anything_but_counts(tmp_path, counts):
 def test_ci_verifies_split_results_from_the_project_store_only():
     """A submitted file's `full.url` is untrusted: the workflows that verify point IRBOARD_FULL_MIRROR at the
     project's store (the default of `irboard split --url-base`), so that address is never fetched in CI."""
-    from leaderboard.cli import FULL_STORE
+    from leaderboard.submissions.full import FULL_STORE
 
     for name in ("results.yml", "deploy.yml"):
         mirrors = [job.get("env", {}).get("IRBOARD_FULL_MIRROR") for job in _load(name)["jobs"].values()

@@ -35,6 +35,9 @@ from evaluator.result import (
 )
 
 FULL_MIRROR_ENV = "IRBOARD_FULL_MIRROR"
+# Where the project keeps the full files of split results, content-addressed (<sha256>.json; docs/result-format.md).
+# CI verifies from here (IRBOARD_FULL_MIRROR), never from the address a pull request writes into its files.
+FULL_STORE = "https://huggingface.co/datasets/irboard/full-results/resolve/main"
 _READABLE_BLOCKS = ("model", "dataset", "settings", "metrics", "provenance")
 
 
@@ -94,8 +97,6 @@ def cached_full(sha256: str) -> Path:
 def full_store() -> str:
     """Where full files are fetched from: `$IRBOARD_FULL_MIRROR` (a folder or URL) when set, else the project's
     store. Never the address a submitted file names, unless a caller allows it (`validate --allow-any-full-url`)."""
-    from leaderboard.cli import FULL_STORE
-
     mirror = os.environ.get(FULL_MIRROR_ENV, "").strip()
     if not mirror:
         return FULL_STORE

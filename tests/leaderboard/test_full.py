@@ -264,7 +264,7 @@ def test_split_refuses_bad_options_in_one_line_and_leaves_the_result(tmp_path, o
 
 
 def test_split_addresses_the_project_store_by_default(tmp_path):
-    from leaderboard.cli import FULL_STORE
+    from leaderboard.submissions.full import FULL_STORE
 
     path = tmp_path / "results" / "bm25" / "beir__scifact.json"
     path.parent.mkdir(parents=True)
@@ -287,8 +287,7 @@ def test_validate_fetches_only_from_the_store_unless_allowed(split, server, caps
     code, out, err = _validate(capsys, split, "--allow-any-full-url")
     assert server.requests[-1] == f"/other/{full.sha256}.json" and code == 0
 
-    from leaderboard.cli import FULL_STORE
-    from leaderboard.submissions.full import _full_url
+    from leaderboard.submissions.full import FULL_STORE, _full_url
 
     monkeypatch.delenv("IRBOARD_FULL_MIRROR")
     assert _full_url(full) == f"{FULL_STORE}/{full.sha256}.json" != full.url
