@@ -20,10 +20,13 @@ Stored form (result schema version 3), the field ``score_samples``, format ``irb
       "relevant": "<column>",      # float64: every relevant score, ascending within each query, unquantised
       "lo": "<column>",            # float64 per query: smallest sampled non-relevant score
       "hi": "<column>",            # float64 per query: largest
-      "codes": "<column>"          # uint16: per query, the first differences of its sorted codes
+      "codes": "<column>",         # uint16: per query, the first differences of its sorted codes
+      "absent_relevant": "<column>"  # optional, uint32 per query: judged relevant documents the corpus lacks
     }
 
-Columns are evaluator/columns.py's. A query's sample holds count = min(samples_per_query, N - n_relevant)
+`absent_relevant` is written only when some query's judgments name a relevant document that is not in the
+scored corpus (ArguAna's do): the file then says why its query holds fewer relevant scores than the judgments
+count. Columns are evaluator/columns.py's. A query's sample holds count = min(samples_per_query, N - n_relevant)
 values; value_i = lo + code_i * (hi - lo) / levels, code_i = round((s_i - lo) / (hi - lo) * levels), so each
 is within (hi - lo) / (2 * levels) of the score it stands for. Twelve bits keep that error below 1/8190 of
 the query's score range at under half the bytes of sixteen; files migrated from version 2 keep their
@@ -72,6 +75,7 @@ class QueryScoreSamples:
     nonrelevant: np.ndarray
     n_relevant: int
     n_nonrelevant: int
+    absent: int = 0  # judged relevant documents that are not in the scored corpus (so have no score)
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +94,7 @@ class FlatScores:
     relevant: np.ndarray
     n_sampled: np.ndarray
     nonrelevant: np.ndarray
+    absent: np.ndarray | None = None  # per query, when the file has `absent_relevant` (else none is absent)
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,7 @@ class ScoreSamplesColumns(_Strict):
     lo: str
     hi: str
     codes: str
+    absent_relevant: str | None = None
 
 
 def score_samples_json_schema() -> dict[str, Any]:
@@ -251,11 +257,13 @@ class ScoreSampleCollector:
                 f"score_samples: query {query_id!r} has {nonfinite} non-finite scores (NaN or inf); "
                 "fix the model or its inputs so that every score is finite"
             )
+        judged = sum(1 for label in self.qrels.get(query_id, {}).values() if label >= self.relevance_level)
         self._queries[query_id] = QueryScoreSamples(
             relevant=np.sort(np.asarray(relevant, dtype=np.float64)),
             nonrelevant=np.sort(np.asarray(nonrelevant, dtype=np.float64)),
             n_relevant=len(columns.relevant),
             n_nonrelevant=self.num_docs - len(columns.relevant),
+            absent=max(judged - len(columns.relevant), 0),
         )
 
     def result(self) -> ScoreSamples:
@@ -311,16 +319,19 @@ def _subsample(values: np.ndarray, cap: int, seed: int, query_id: str) -> np.nda
 
 
 def _columns(samples: ScoreSamples, query_ids: Sequence[str], cap: int) -> dict[str, Any]:
-    n_relevant, relevant, lows, highs, deltas = [], [], [], [], []
+    n_relevant, relevant, lows, highs, deltas, absent = [], [], [], [], [], []
     for query_id in query_ids:
         q = samples.queries[query_id]
+        absent.append(q.absent)
         lo, hi, codes = _quantize(_subsample(q.nonrelevant, cap, samples.seed, query_id), samples.levels)
         n_relevant.append(q.n_relevant)
         relevant.append(np.sort(np.asarray(q.relevant, dtype=np.float64)))
         lows.append(lo)
         highs.append(hi)
         deltas.append(np.diff(codes, prepend=0).astype(np.uint16))  # codes ascend: stored as <u2 below
+    said = {"absent_relevant": encode_array(np.array(absent, dtype=np.int64), "<u4")} if any(absent) else {}
     return {
+        **said,
         "format": FORMAT,
         "num_docs": samples.num_docs,
         "relevance_level": samples.relevance_level,
@@ -396,6 +407,8 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
         raise ResultValidationError(f"{where}: its counts (samples_per_query {model.samples_per_query}, n_relevant) "
                                     f"claim {decoded} scores, over the cap of {MAX_DECODED_PER_QUERY} a query; {_FIX}")
     relevant = decode_array(model.relevant, "<f8", int(n_relevant.sum()), f"{where}.relevant")
+    absent = None if model.absent_relevant is None else \
+        decode_array(model.absent_relevant, "<u4", n, f"{where}.absent_relevant").astype(np.int64)
     lows = decode_array(model.lo, "<f8", n, f"{where}.lo")
     highs = decode_array(model.hi, "<f8", n, f"{where}.hi")
     deltas = decode_array(model.codes, "<u2", int(counts.sum()), f"{where}.codes")
@@ -430,11 +443,11 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
     # value = lo + code * ((hi - lo) / levels), each operation as a per-query loop would do it
     nonrelevant = codes * np.repeat((highs - lows) / model.levels, counts)
     nonrelevant += np.repeat(lows, counts)
-    queries = _DecodedQueries(tuple(query_ids), model.num_docs, relevant, rel_at, nonrelevant, code_at)
+    queries = _DecodedQueries(tuple(query_ids), model.num_docs, relevant, rel_at, nonrelevant, code_at, absent)
     if len(set(query_ids)) != n:  # repeated ids (a problem the result's checks name): one entry an id, no flat arrays
         return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
                             model.samples_per_query, dict(queries.items()), model.levels)
-    flat = FlatScores(queries, n_relevant, relevant, counts, nonrelevant)
+    flat = FlatScores(queries, n_relevant, relevant, counts, nonrelevant, absent)
     return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
                         model.samples_per_query, queries, model.levels, flat)
 
@@ -444,8 +457,8 @@ class _DecodedQueries(Mapping[str, QueryScoreSamples]):
     the flat arrays (`ScoreSamples.flat_scores`) and asks for none of them."""
 
     def __init__(self, query_ids: tuple[str, ...], num_docs: int, relevant: np.ndarray, rel_at: np.ndarray,
-                 nonrelevant: np.ndarray, code_at: np.ndarray):
-        self._ids, self._num_docs = query_ids, num_docs
+                 nonrelevant: np.ndarray, code_at: np.ndarray, absent: np.ndarray | None = None):
+        self._ids, self._num_docs, self._absent = query_ids, num_docs, absent
         self._relevant, self._rel_at, self._nonrelevant, self._code_at = relevant, rel_at, nonrelevant, code_at
         self._rows: dict[str, int] | None = None
         self._made: dict[str, QueryScoreSamples] = {}
@@ -458,8 +471,9 @@ class _DecodedQueries(Mapping[str, QueryScoreSamples]):
             row = self._rows[query_id]
             r0, r1 = int(self._rel_at[row]), int(self._rel_at[row + 1])
             c0, c1 = int(self._code_at[row]), int(self._code_at[row + 1])
-            made = self._made[query_id] = QueryScoreSamples(self._relevant[r0:r1], self._nonrelevant[c0:c1], r1 - r0,
-                                                            self._num_docs - (r1 - r0))
+            made = self._made[query_id] = QueryScoreSamples(
+                self._relevant[r0:r1], self._nonrelevant[c0:c1], r1 - r0, self._num_docs - (r1 - r0),
+                0 if self._absent is None else int(self._absent[row]))
         return made
 
     def __iter__(self) -> Iterator[str]:

@@ -13,14 +13,11 @@ from pathlib import Path
 from evaluator import __version__
 from evaluator.errors import IrboardError, one_line
 
-# Where the project keeps the full files of split results, content-addressed (<sha256>.json; docs/result-format.md).
-# CI verifies from here (IRBOARD_FULL_MIRROR), never from the address a pull request writes into its files.
-FULL_STORE = "https://huggingface.co/datasets/irboard/full-results/resolve/main"
-
 
 def _parser() -> argparse.ArgumentParser:
     from evaluator import cli as evaluate_cli
     from leaderboard.analysis import predict as predict_cli
+    from leaderboard.submissions.full import FULL_STORE
 
     parser = argparse.ArgumentParser(prog="irboard", description="Reproducible IR leaderboard.")
     parser.add_argument("--version", action="version", version=f"irboard {__version__}")
@@ -37,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
                           help="local datasets for re-scoring submitted runs: ID=DIR for one dataset, or a DIR "
                                "holding <dataset id>/ folders (e.g. ../shared/data); repeatable")
     validate.add_argument("--base", help="git revision to compare existing results against (e.g. origin/main)")
+    validate.add_argument("--allow-any-full-url", action="store_true",
+                          help="fetch a split result's full file from the address it names (full.url) instead of the "
+                               "project's store or IRBOARD_FULL_MIRROR; only for files you trust")
     validate.set_defaults(handler=_validate)
 
     migrate = commands.add_parser("migrate", help="rewrite result files of older schema versions, losslessly")

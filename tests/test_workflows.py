@@ -25,7 +25,8 @@ def _load(name: str) -> dict:
 
 
 def test_actionlint_and_schema():
-    assert {p.name for p in WORKFLOWS} == {"ci.yml", "results.yml", "results-comment.yml", "deploy.yml", "rounds.yml"}
+    assert {p.name for p in WORKFLOWS} == {"ci.yml", "results.yml", "results-comment.yml", "deploy.yml",
+                                           "rounds.yml", "tooling-gate.yml"}
     lint = subprocess.run([str(BIN / "actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     schema = subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
@@ -42,7 +43,8 @@ def test_third_party_actions_pinned_to_full_commit_shas():
 def test_least_privilege():
     for path in WORKFLOWS:
         text = path.read_text()
-        assert "pull_request_target" not in text, path.name
+        # the gate alone runs on pull_request_target (from the base branch), and it checks out nothing
+        assert ("pull_request_target" in text) == (path.name == "tooling-gate.yml"), path.name
         workflow = _load(path.name)
         assert workflow["permissions"] in ({"contents": "read"}, {}), path.name
     results = _load("results.yml")
@@ -268,7 +270,7 @@ def test_comment_refuses_anything_but_counts(tmp_path, counts):
 def test_ci_verifies_split_results_from_the_project_store_only():
     """A submitted file's `full.url` is untrusted: the workflows that verify point IRBOARD_FULL_MIRROR at the
     project's store (the default of `irboard split --url-base`), so that address is never fetched in CI."""
-    from leaderboard.cli import FULL_STORE
+    from leaderboard.submissions.full import FULL_STORE
 
     for name in ("results.yml", "deploy.yml"):
         mirrors = [job.get("env", {}).get("IRBOARD_FULL_MIRROR") for job in _load(name)["jobs"].values()
@@ -304,3 +306,160 @@ def test_deploy_attests_round_files_with_the_history_it_needs():
     build = next(step for step in steps if "irboard build" in step.get("run", ""))
     assert "--now" in build["run"]
     assert "schedule" in _load("deploy.yml")["on"]
+
+
+GATE = "tooling-gate.yml"
+
+
+def test_the_tooling_gate_runs_from_the_base_branch_and_runs_nothing_of_the_pull_request():
+    """What branch protection relies on (CONTRIBUTING.md): the gate's file is read from the base branch
+    (pull_request_target), it checks out nothing and uses no action, interpolates nothing a pull request writes
+    into a script, reads the file list with a read-only token, and its `approval` job waits in `tooling-review`."""
+    gate = _load(GATE)
+    assert gate["on"] == {"pull_request_target": {"types": ["opened", "synchronize", "reopened"]}}
+    assert gate["permissions"] == {}
+    assert set(gate["jobs"]) == {"changes", "approval"}
+    changes, approval = gate["jobs"]["changes"], gate["jobs"]["approval"]
+    assert changes["permissions"] == {"pull-requests": "read"} and approval["permissions"] == {}
+    for job in (changes, approval):
+        assert all("uses" not in step and "${{" not in step.get("run", "") for step in job["steps"])
+        assert "environment" not in job or job is approval
+    # only numbers and the repository's name come from the event, into the environment, never into a script
+    assert set(changes["env"]) == {"GH_TOKEN", "REPO", "NUMBER", "CHANGED"}
+    assert changes["env"]["NUMBER"] == "${{ github.event.pull_request.number }}"
+    assert changes["env"]["CHANGED"] == "${{ github.event.pull_request.changed_files }}"
+    assert approval["needs"] == "changes" and approval["environment"] == "tooling-review"
+    assert approval["if"] == "needs.changes.outputs.outside != '0'"
+    # no workflow a pull request runs from its own branch holds the approval (it could edit it there)
+    for path in WORKFLOWS:
+        workflow = _load(path.name)
+        if path.name != GATE:
+            assert all(job.get("environment") != "tooling-review" for job in workflow["jobs"].values()), path.name
+
+
+def _gate_step(tmp_path: Path, pages: list[list[dict]], changed: int) -> subprocess.CompletedProcess:
+    """The gate's step with a `gh` that serves `pages` (the API's JSON, one list per page) through jq as gh does."""
+    for i, page in enumerate(pages):
+        (tmp_path / f"page{i}.json").write_text(json.dumps(page))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "gh").write_text('#!/bin/bash\nprintf "%s\\n" "$*" >> gh.log\n'
+                                'expr="${@: -1}"\nfor page in page*.json; do jq -r "$expr" "$page"; done\n')
+    (bin_dir / "gh").chmod(0o755)
+    step = _load(GATE)["jobs"]["changes"]["steps"][0]
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "GITHUB_OUTPUT": str(tmp_path / "github-output"),
+           "GH_TOKEN": "t", "REPO": "o/r", "NUMBER": "12", "CHANGED": str(changed)}
+    return subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+
+
+def _files(*names: str, renamed_from: str | None = None) -> list[dict]:
+    files = [{"filename": name} for name in names]
+    if renamed_from is not None:
+        files[-1]["previous_filename"] = renamed_from
+    return files
+
+
+@pytest.mark.parametrize(("pages", "changed", "outside"), [
+    ([_files("results/bm25/beir__scifact.json", "results/org__m/beir__nfcorpus.json")], 2, 0),
+    ([_files("results/bm25/beir__scifact.json", "Makefile")], 2, 1),
+    ([_files("pyproject.toml", "conftest.py", ".ci/run", "tests/x.py")], 4, 4),
+    ([_files("results/schema.json")], 1, 1),  # generated from the schema code: tooling
+    ([_files("results/org__m/beir__scifact.json", renamed_from="tests/data/x.json")], 1, 1),  # moved out of tests/
+    ([_files("results/a\nb/beir__scifact.json", "results/../Makefile", "results/../x.json")], 3, 2),
+    ([_files("results/README.md", "results/m/deep/x.json")], 2, 2),  # not result files: tooling
+    ([_files(*[f"results/m{i}/beir__scifact.json" for i in range(100)]), _files("results/z/beir__scifact.json",
+                                                                                  ".github/workflows/ci.yml")], 102, 1),
+    ([_files("results/bm25/beir__scifact.json")], 3001, 1),  # the API lists 3,000 files at most: held
+    # a sealed round's data (docs/rounds.md) is not tooling; its round.yml (the rules) and anything else there is
+    ([_files("rounds/r1/commitments/bm25@v1.json", "rounds/r1/reveals/bm25@v1.run", "rounds/r1/reveals/bm25@v1.salt",
+             "rounds/r1/pool.tsv", "rounds/r1/judgments/qrels.txt", "rounds/r1/judgments/provenance.yml",
+             "rounds/r1/scores.json")], 7, 0),
+    ([_files("rounds/r1/round.yml", "rounds/r1/commitments/x/y.json", "rounds/r1/../../Makefile",
+             "rounds/R1/pool.tsv")], 4, 4),
+])
+def test_the_tooling_gate_counts_every_name_outside_results(tmp_path, pages, changed, outside):
+    done = _gate_step(tmp_path, pages, changed)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "github-output").read_text() == f"outside={outside}\n"
+    assert "repos/o/r/pulls/12/files?per_page=100" in (tmp_path / "gh.log").read_text()
+
+
+@pytest.mark.parametrize(("number", "changed"), [("12; rm -rf /", "1"), ("12", "$(id)"), ("", "1")])
+def test_the_tooling_gate_refuses_an_unexpected_event(tmp_path, number, changed):
+    step = _load(GATE)["jobs"]["changes"]["steps"][0]
+    env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(tmp_path / "github-output"), "REPO": "o/r",
+           "NUMBER": number, "CHANGED": changed}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True,
+                          text=True)
+    assert done.returncode == 1 and not (tmp_path / "github-output").exists()
+
+
+def test_contributing_states_the_branch_protection_the_workflows_rely_on():
+    """The required checks named there are jobs that exist, by the names GitHub gives them (workflow / job)."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## How the checks stay out of a pull request's hands"):]
+    for workflow, job in (("ci", "test"), ("results", "check"), ("tooling-gate", "approval")):
+        assert f"`{workflow} / {job}`" in section
+        assert job in _load(f"{workflow}.yml")["jobs"]
+    for setting in ("Require review from Code Owners", "tooling-review", "Require status checks to pass",
+                    "Do not allow bypassing"):
+        assert setting in section, setting
+    owners = (ROOT / ".github" / "CODEOWNERS").read_text()
+    assert "tooling-gate / approval" in owners and "/.github/" in owners
+
+
+def test_look_alike_model_ids_are_flagged_in_the_summary(tmp_path):
+    """The issue's look-alikes of `bm25`, and organisation claims without a matching model.url, are listed for the
+    reviewer; a new id unlike any other, and an organisation shown by its model.url, are not."""
+    repo = _repo(tmp_path, {"results/bm25/beir__scifact.json": _result("bm25", 1, "lexical")})
+    new = {"bm25.": "", "brn25": "", "bm25-official": "", "irboard/bm25": "", "org/e5-tiny": "",
+           "acme/retriever-x": "https://huggingface.co/acme/retriever-x"}
+    for i, model_id in enumerate(new):
+        path = repo / "results" / model_id.lower().replace("/", "__") / "beir__scifact.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(_result(model_id, 10 + i, url=new[model_id]))
+    _commit(repo)
+    from leaderboard.review.changes import list_changes, markdown
+
+    listing = list_changes(repo, "main")
+    assert listing.problems == [] and len(listing.changes) == len(new)
+    text = markdown(listing)
+    flags = text[text.index("Model ids to check"):].splitlines()[2:]
+    assert flags == [
+        "- 'bm25-official' looks like 'bm25' (holds it whole)",
+        "- 'bm25.' looks like 'bm25' (the same id but for case and punctuation)",
+        "- 'brn25' looks like 'bm25' (the same id once letters that look alike are folded (rn/m, vv/w, cl/d, 0/o, "
+        "1/i/l))",
+        "- 'irboard/bm25' looks like 'bm25' (the same name under another organisation)",
+        "- 'irboard/bm25' claims the organisation 'irboard' but model.url is not under https://huggingface.co/irboard/ "
+        "or https://github.com/irboard/: a maintainer approves the claim",
+        "- 'org/e5-tiny' claims the organisation 'org' but model.url is not under https://huggingface.co/org/ or "
+        "https://github.com/org/: a maintainer approves the claim",
+    ]
+
+
+@pytest.mark.parametrize(("new", "existing", "why"), [
+    ("BM25", "bm25", "case and punctuation"), ("bm_25", "bm25", "case and punctuation"),
+    ("bm26", "bm25", "1 edit away"), ("mb25", "bm25", "1 edit away"), ("org/e5-large", "other/e5-large", "another"),
+    ("bge-smal1", "bge-small", "folded"), ("splade-tiny-distilled", "splade-tiny", "holds it whole"),
+    ("bge-small", "bge-base", None), ("e5-base", "e5-large", None), ("org/a", "org/b", None), ("bm25", "bm25", None),
+    ("org/llama", "other/mistral", None),
+])
+def test_look_alike(new, existing, why):
+    from leaderboard.review.identity import look_alike
+
+    found = look_alike(new, existing)
+    assert (found is None) == (why is None) and (why is None or why in found), found
+
+
+@pytest.mark.parametrize(("model_id", "url", "matched"), [
+    ("bm25", "", True), ("acme/x", "https://huggingface.co/acme/x", True), ("acme/x", "https://github.com/ACME/x", True),
+    ("acme/x", "https://huggingface.co/other/x", False), ("acme/x", "http://huggingface.co/acme/x", False),
+    ("acme/x", "https://huggingface.co.evil.org/acme/x", False), ("acme/x", "https://evil.org/acme/x", False),
+    ("acme/x", "", False),
+])
+def test_an_organisation_claim_needs_a_model_url_in_its_space(model_id, url, matched):
+    from leaderboard.review.identity import organisation_claim
+
+    assert (organisation_claim(model_id, url) is None) == matched

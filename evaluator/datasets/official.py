@@ -200,6 +200,61 @@ _MIRACL_LICENSE = "Apache-2.0"
 _MSMARCO_LICENSE = "MS MARCO terms (non-commercial research)"
 
 
+# sha256 of each qrels file's sorted query ids (`spec.query_ids_sha256`): the query set a result must cover, known
+# without downloading anything, so that no submitted file decides it. Computed from the pinned files above.
+# fmt: off
+_QUERY_IDS_SHA256: dict[str, str] = {  # qrels file name -> query_ids_sha256
+    "qrels.msmarco-passage.dev-subset.txt": "3fe9da5fea43ed15bd63429e526703a15ecce556fc873f4d03b53cca71681d85",
+    "qrels.beir-v1.0.0-trec-covid.test.txt": "8d1e7b413c72c853748f12559454f7490ab9932e064446b54b3f331b52aa8cea",
+    "qrels.beir-v1.0.0-nfcorpus.test.txt": "f3950f7914eaf889ccceeaa0c7d53c787e674db1e442f8fa07ff8d2aec991d44",
+    "qrels.beir-v1.0.0-nq.test.txt": "316dcf12e742537e3750eb41dbdf9521307fcf94cea1afd44e824b2b5127216c",
+    "qrels.beir-v1.0.0-hotpotqa.test.txt": "8f1a1b80b352ff578988c4dfb320f44dc7c08c5e4d4b86ef132598271a0adb00",
+    "qrels.beir-v1.0.0-fiqa.test.txt": "afde57664f4b3702f65a94218a2dbd831c5461b3aa3106e7ffd40820b22d8f6c",
+    "qrels.beir-v1.0.0-arguana.test.txt": "354220cb3aa85edc770a16b95f2afb14380048a83ad4b0ae6e55f8d9c4637a1f",
+    "qrels.beir-v1.0.0-webis-touche2020.test.txt": "ca0d486bfb8e2d95c123eec8e5a705488856621c3a1384ede7a7432515dace34",
+    "qrels.beir-v1.0.0-quora.test.txt": "f48cb5b6fe953b707f68c432bedb2c323276990693680d6c03ffc48e85e7dce9",
+    "qrels.beir-v1.0.0-dbpedia-entity.test.txt": "56844103b3b7fa1b4fc0537bc7aa6d1520813dfa01fd187d3369a82fae6f3035",
+    "qrels.beir-v1.0.0-scidocs.test.txt": "7fd2f2cb14614468d480adf6604747cd9130d16ceca73e0a387fcc0f657b6ce1",
+    "qrels.beir-v1.0.0-fever.test.txt": "48009db0b9cf705466fa2c4b7591b413a8a5320d9b236618bfaf1582233a1673",
+    "qrels.beir-v1.0.0-climate-fever.test.txt": "f1eca4abda897282b8e8aa7e05aae6bf47152c4022fd77fc39b7e5900c4c7c7e",
+    "qrels.beir-v1.0.0-scifact.test.txt": "26cc483d5ed08c9559e5f99948281accbb9aac17b8c2ea6e1e857286d9ebd684",
+    "qrels.beir-v1.0.0-cqadupstack-android.test.txt": "60fc0514963b4470576cd802a0ccb31bb149804f0287c694a2432e66ba24cfc2",
+    "qrels.beir-v1.0.0-cqadupstack-english.test.txt": "7e69acdade94508b702e518e9de306e83c2c7ee794c58221ff9352a6a8f49285",
+    "qrels.beir-v1.0.0-cqadupstack-gaming.test.txt": "735ef49f764852caa2d34a3ccc1b989567f22346823071e032370de7ae30fb14",
+    "qrels.beir-v1.0.0-cqadupstack-gis.test.txt": "14665752f76d593171ef3649ccb3e45100cd2919351d9902213ef9372a5e1c45",
+    "qrels.beir-v1.0.0-cqadupstack-mathematica.test.txt": "bc464341bab83958efb57ba212b77a0ad0639d0e18e50903ab6453088c8ca920",
+    "qrels.beir-v1.0.0-cqadupstack-physics.test.txt": "49556309aa0aaf325a85299c8ba39e76ea6d8847b5e1304fdace8df35853ce19",
+    "qrels.beir-v1.0.0-cqadupstack-programmers.test.txt": "56a25d71c7494f6d9cad9ef7aec45a8be580166bfdb647e9a38e62690dfa7b9a",
+    "qrels.beir-v1.0.0-cqadupstack-stats.test.txt": "1a2f4b5768bbd79737f49feeed3208d7156778a1543bf07fd5330861f641d40e",
+    "qrels.beir-v1.0.0-cqadupstack-tex.test.txt": "1f77011038fa191b0497327dd99fae89fd3352340b504f5573e253e444f540e8",
+    "qrels.beir-v1.0.0-cqadupstack-unix.test.txt": "dbb37c78e03af90010079cb1ca71adbb3f8e537c11d1686b77330fe293a12657",
+    "qrels.beir-v1.0.0-cqadupstack-webmasters.test.txt": "2edc9f14dd83830836c3e4bd6e795511f8f68c58add6da75999e07f0ef0de9c1",
+    "qrels.beir-v1.0.0-cqadupstack-wordpress.test.txt": "e57a282d48f348fd8362c5e64f19be169741ccc7d6032fd29f37e4e55f1c473e",
+    "qrels.miracl-v1.0-ar-dev.tsv": "3b63ace150d6cd7fa53035c2a91c411a55a4d888b7d4d20e94782094dae7defe",
+    "qrels.miracl-v1.0-bn-dev.tsv": "a9ac1d37ceae394650053ce61d2947aba36c27ec85c244ca244ebcffb46ab2e8",
+    "qrels.miracl-v1.0-en-dev.tsv": "9c82d15248ff3262695c178dcaec4788349e8355d2d9b76a867d5babec85c964",
+    "qrels.miracl-v1.0-es-dev.tsv": "da4a422a3c2b4ad0de50060858ccf2ae3cffc747c7b5be8ae8b723a6158bd82c",
+    "qrels.miracl-v1.0-fa-dev.tsv": "fba0a62f811e963eb91b095e6b62b533d27d8313ebf84f6667658aec5d0cbc8a",
+    "qrels.miracl-v1.0-fi-dev.tsv": "4b4b0aa9e76f3f83289c056d59ba341b2d0a8c2e1cd72657ac5bb90cc77bd850",
+    "qrels.miracl-v1.0-fr-dev.tsv": "0bf99730d271eb67cd12cfdefe526b05f171c16e986cf06daa4d44b411df5774",
+    "qrels.miracl-v1.0-hi-dev.tsv": "fc4de1edb5892f7fda4ea5daf696064f3550132c8f88a39530f6bfb708662cdd",
+    "qrels.miracl-v1.0-id-dev.tsv": "a86c3eafb7f411749d95f102878157d3d7b5e4f2f3287f789551c4f98fefe8b0",
+    "qrels.miracl-v1.0-ja-dev.tsv": "6a740f925199d813268b61902be635d68f7b27230f61f36cbe083db170f6534f",
+    "qrels.miracl-v1.0-ko-dev.tsv": "630e0c3db8ac91147f66dd7c72891f87ac32f9e3116fb0833b2d84704cff3cc7",
+    "qrels.miracl-v1.0-ru-dev.tsv": "759a21f1972ca4ef2a88440304f026779d2f48cad533393d62b8cb000371ff1e",
+    "qrels.miracl-v1.0-sw-dev.tsv": "e29c4a60a0b6f7b4b5db383e36a519df7ec013d1492ae58704dce57708cc42fb",
+    "qrels.miracl-v1.0-te-dev.tsv": "f51ef4641bc9c454df0844fbd040d4bb3c7ceafdc54e9c5a3e0d1b357ca3f4a5",
+    "qrels.miracl-v1.0-th-dev.tsv": "77caf4f2b2977943536f945a371e217f3e8dd2301a24b89c0e9275c928d37136",
+    "qrels.miracl-v1.0-zh-dev.tsv": "899852f4534b92e7ced6e031073d4cec02cbafe1c6e7105e3de361e161ff53ad",
+    "qrels.miracl-v1.0-de-dev.tsv": "e6e8e397a6f2d5f541b7dd4ee9eb7696186289b4a0b54d512f34bc6dbf87b18e",
+    "qrels.miracl-v1.0-yo-dev.tsv": "edcb488f24627f38e8756799d3f166abdd71d71923c7422af21933bdd5a2d55c",
+    "qrels.beir-v1.0.0-bioasq.test.txt": "77dad85ea50c1c52e1e356a7a1e0b20e009b6ae5e550b5c8616ff67566a37d6f",
+    "qrels.beir-v1.0.0-signal1m.test.txt": "7400606ee90b8bb948db63058d60db16da47cfd37541c719b82dacc5598f4061",
+    "qrels.beir-v1.0.0-trec-news.test.txt": "7d50192cbd110d8e625a9935cf622141a1984b1ee7361f461871957ba21cf50c",
+}
+# fmt: on
+
+
 @dataclass(frozen=True)
 class OfficialFile:
     folder: str  # "qrels" or "topics": the upstream folder, and the mirror's
@@ -221,6 +276,7 @@ class OfficialJudgments:
     topics: OfficialFile
     num_queries: int
     judgments_sha256: str  # Qrels.sha256() of the qrels: the dataset.qrels_sha256 of a result scored on them
+    query_ids_sha256: str  # of the qrels' query ids (evaluator.datasets.spec.query_ids_sha256)
     license: str  # of the judgments
     registered: bool = True  # False: official files exist, but irboard has no dataset spec (corpus not public)
 
@@ -237,7 +293,8 @@ def _judgments(dataset_id: str, split: str, stem: str, row: tuple[int, str, str,
     return OfficialJudgments(
         dataset_id=dataset_id, split=split, qrels=OfficialFile("qrels", qrels_name, qrels_sha256),
         topics=OfficialFile("topics", topics_name, topics_sha256), num_queries=num_queries,
-        judgments_sha256=judgments_sha256, license=license, registered=registered,
+        judgments_sha256=judgments_sha256, query_ids_sha256=_QUERY_IDS_SHA256[qrels_name], license=license,
+        registered=registered,
     )
 
 
@@ -266,6 +323,22 @@ def _registry() -> dict[str, OfficialJudgments]:
 def official_judgments(dataset_id: str) -> OfficialJudgments | None:
     """The official files of a dataset id; None when it has none (classic collections, local folders)."""
     return _registry().get(dataset_id)
+
+
+def known_query_ids_sha256(dataset_id: str) -> str | None:
+    """The registered fingerprint of a dataset's query set: its spec's, else its official qrels'; None for a dataset
+    without either (unregistered ids, local folders)."""
+    from evaluator.datasets import get_spec
+    from evaluator.errors import IrboardError
+
+    try:
+        spec = get_spec(dataset_id)
+    except IrboardError:
+        return None
+    record = official_judgments(dataset_id)
+    if spec.query_ids_sha256 is None and record is not None and record.split == spec.split:
+        return record.query_ids_sha256
+    return spec.query_ids_sha256
 
 
 def all_official_judgments() -> list[OfficialJudgments]:

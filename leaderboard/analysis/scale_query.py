@@ -230,10 +230,12 @@ def _tail_shares(rel: _Flat, sam: _Flat, share_above, share_tied):
     reasons for the dropped ones): a query is dropped when a relevant score needs a tail it cannot have."""
     mass = sam.count_above_and_tied(sam.keys[sam.starts], np.arange(sam.counts.size))[1]
     continuous = sam.counts - mass
-    n_tail = np.minimum(np.maximum(np.ceil(TAIL_FRACTION * continuous).astype(np.int64), MIN_TAIL), continuous - 1)
+    # a query whose sampled scores are all tied (continuous 0) has no tail: n_tail stays at 0, never negative
+    n_tail = np.clip(np.ceil(TAIL_FRACTION * continuous).astype(np.int64), MIN_TAIL, np.maximum(continuous - 1, 0))
     fittable = n_tail >= MIN_TAIL
     ends = sam.starts + sam.counts
-    thresholds = np.where(fittable, sam.values[np.maximum(ends - n_tail - 1, sam.starts)], sam.values[sam.starts])
+    thresholds = np.where(fittable, sam.values[np.clip(ends - n_tail - 1, sam.starts, ends - 1)],
+                          sam.values[sam.starts])
     scale, shape = np.ones(sam.counts.size), np.zeros(sam.counts.size)
     if fittable.any():
         index = np.flatnonzero(fittable)

@@ -21,12 +21,13 @@ import json
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.errors import IrboardError
-from evaluator.result import MAX_READ_BYTES, SLUG_PATTERN, ResultFile, read_result
+from evaluator.result import MAX_READ_BYTES, SLUG_PATTERN, ResultFile, read_result, slugify
 from leaderboard.review.compare import main_metric, markdown_cell
+from leaderboard.review.identity import identity_flags
 
 RESULTS = "results/"
 TOOLING_FILES = {"results/schema.json"}  # generated from the schema code: a tooling change
@@ -44,6 +45,7 @@ class Change:
     metric: str
     old_value: float | None
     new_value: float | None
+    model_url: str = ""
 
 
 @dataclass
@@ -51,6 +53,7 @@ class ChangeList:
     changes: list[Change]
     outside: list[str]  # changed files outside results/
     problems: list[str]
+    identity: list[str] = field(default_factory=list)  # new model ids a reviewer should look at (review/identity.py)
 
     def counts(self) -> dict[str, int]:
         counts = {kind: sum(change.kind == kind for change in self.changes) for kind in KINDS}
@@ -109,7 +112,13 @@ def _change(kind: str, old_path: str | None, new_path: str | None, old: ResultFi
     if kind == "changed" and (old.model.id, old.model.revision) != (new.model.id, new.model.revision):
         kind = "replaced"
     return Change(kind, old_path, new_path, shown.model.id, shown.dataset.id, metric,
-                  old.metrics.get(metric) if old else None, new.metrics.get(metric) if new else None)
+                  old.metrics.get(metric) if old else None, new.metrics.get(metric) if new else None, shown.model.url)
+
+
+def _base_model_ids(repo: Path, base_sha: str) -> set[str]:
+    """The model ids of the base's results, from their folder names (lower case, `/` for `__`)."""
+    names = _git(repo, "ls-tree", "-r", "-z", "--name-only", base_sha, "--", RESULTS).decode("utf-8", "replace")
+    return {path.split("/")[1].replace("__", "/") for path in names.split("\0") if is_result_path(path)}
 
 
 def list_changes(repo: Path | str, base: str, head: str = "HEAD") -> ChangeList:
@@ -139,6 +148,10 @@ def list_changes(repo: Path | str, base: str, head: str = "HEAD") -> ChangeList:
             continue
         kind = {"A": "added", "D": "deleted", "R": "renamed"}.get(status, "changed")
         listing.changes.append(_change(kind, old_path, new_path, old, new))
+    existing = _base_model_ids(repo, base_sha)
+    arriving = {c.model_id: c.model_url for c in listing.changes
+                if c.new_path is not None and slugify(c.model_id).replace("__", "/") not in existing}
+    listing.identity = identity_flags(arriving, existing)
     return listing
 
 
@@ -163,6 +176,10 @@ def markdown(listing: ChangeList) -> str:
     if listing.outside:
         lines += ["", "Files outside results/ (they need a maintainer's approval):", ""]
         lines += [f"- {markdown_cell(path)}" for path in listing.outside]
+    if listing.identity:
+        lines += ["", "Model ids to check (new ids that look like existing ones, organisation claims without a "
+                  "matching model.url; docs: CONTRIBUTING.md):", ""]
+        lines += [f"- {markdown_cell(flag)}" for flag in listing.identity]
     if listing.problems:
         lines += ["", "Problems:", ""] + [f"- {markdown_cell(problem)}" for problem in listing.problems]
     return "\n".join(lines) + "\n"

@@ -26,11 +26,12 @@ DEFAULT_BASELINE = "bm25"
 
 def main_metric(result: ResultFile) -> str:
     wanted = dataset_info(result.dataset.id).main_metric
-    return wanted if wanted in result.metrics else next(iter(sorted(result.metrics)))
+    return wanted if wanted in result.metrics else min(result.metrics, default=wanted)
 
 
 def _aligned(a: ResultFile, b: ResultFile, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
-    if metric not in b.per_query or a.query_ids != b.query_ids:
+    # a split file keeps only some metrics' per-query values (validate rejects one without its main metric)
+    if metric not in a.per_query or metric not in b.per_query or a.query_ids != b.query_ids:
         return None
     return a.per_query[metric], b.per_query[metric]
 
@@ -80,8 +81,9 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         wtl = "—"
         if base is not None and (aligned := _aligned(result, base, metric)) is not None:
             wtl = "/".join(str(n) for n in wins_ties_losses(*aligned))
+        score = f"{result.metrics[metric]:.4f}" if metric in result.metrics else "—"
         lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset.id)} | {metric} | "
-                     f"{result.metrics[metric]:.4f} | {cells[0]} | {cells[1]} | {wtl} |")
+                     f"{score} | {cells[0]} | {cells[1]} | {wtl} |")
     return "\n".join(lines) + "\n"
 
 

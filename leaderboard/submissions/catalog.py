@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from evaluator.datasets import all_specs
 from evaluator.datasets.download import cache_root
-from evaluator.datasets.official import SOURCE, is_cached, official_judgments
+from evaluator.datasets.official import SOURCE, is_cached, known_query_ids_sha256, official_judgments
 from evaluator.errors import IrboardError
 
 DEFAULT_MAIN_METRIC = "nDCG@10"
@@ -22,6 +22,7 @@ class DatasetInfo:
     main_metric: str
     headline_metrics: tuple[str, ...] = ()  # what the dataset is published with, main metric first
     headline_source: str = ""  # where (paper or leaderboard)
+    query_ids_sha256: str | None = None  # the registered query set (evaluator.datasets.query_ids_sha256), if any
 
 
 def dataset_info(dataset_id: str) -> DatasetInfo:
@@ -38,6 +39,7 @@ def dataset_info(dataset_id: str) -> DatasetInfo:
             main_metric=str(getattr(spec, "main_metric", "") or DEFAULT_MAIN_METRIC),
             headline_metrics=tuple(getattr(spec, "headline_metrics", ())),
             headline_source=str(getattr(spec, "headline_source", "")),
+            query_ids_sha256=known_query_ids_sha256(dataset_id),
         )
     except (ImportError, AttributeError, LookupError, ValueError, IrboardError):
         return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)

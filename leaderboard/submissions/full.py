@@ -5,7 +5,8 @@
 `per_query` with the dataset's main metric only, and `full: {url, sha256, bytes}`.
 
 Verification fetches the full file into `$IRBOARD_CACHE/full/<sha256>.json` (from `$IRBOARD_FULL_MIRROR`, a
-folder or URL holding `<sha256>.json`, when set, else from `full.url`), reading no more than `full.bytes`,
+folder or URL holding `<sha256>.json`, when set, else from the project's store; `full.url`, an address the
+submitter chose, only with `validate --allow-any-full-url`), reading no more than `full.bytes`,
 checks its sha256, reads it with `read_result`, and requires its readable part and main-metric values to
 equal the split file's; it is then re-scored like any whole file (docs/result-format.md).
 """
@@ -34,6 +35,9 @@ from evaluator.result import (
 )
 
 FULL_MIRROR_ENV = "IRBOARD_FULL_MIRROR"
+# Where the project keeps the full files of split results, content-addressed (<sha256>.json; docs/result-format.md).
+# CI verifies from here (IRBOARD_FULL_MIRROR), never from the address a pull request writes into its files.
+FULL_STORE = "https://huggingface.co/datasets/irboard/full-results/resolve/main"
 _READABLE_BLOCKS = ("model", "dataset", "settings", "metrics", "provenance")
 
 
@@ -90,33 +94,41 @@ def cached_full(sha256: str) -> Path:
     return cache_root() / "full" / f"{sha256}.json"
 
 
-def _full_url(address: FullAddress) -> str:
+def full_store() -> str:
+    """Where full files are fetched from: `$IRBOARD_FULL_MIRROR` (a folder or URL) when set, else the project's
+    store. Never the address a submitted file names, unless a caller allows it (`validate --allow-any-full-url`)."""
     mirror = os.environ.get(FULL_MIRROR_ENV, "").strip()
     if not mirror:
-        return address.url
+        return FULL_STORE
     if "://" not in mirror:  # a folder
         mirror = Path(mirror).expanduser().resolve().as_uri()
-    return f"{mirror.rstrip('/')}/{address.sha256}.json"
+    return mirror.rstrip("/")
 
 
-def fetch_full(address: FullAddress) -> Path:
-    """The cached full file (its sha256 checked), fetched first when missing or damaged.
+def _full_url(address: FullAddress, any_url: bool = False) -> str:
+    return address.url if any_url else f"{full_store()}/{address.sha256}.json"
+
+
+def fetch_full(address: FullAddress, any_url: bool = False) -> Path:
+    """The cached full file (its sha256 checked), fetched first when missing or damaged, from the store
+    (`full_store`), or from `full.url` when `any_url`.
     DatasetLoadError: it cannot be had; DownloadMismatchError: the address serves another file."""
     dest = cached_full(address.sha256)
     if dest.is_file() and file_sha256(dest) != address.sha256:
         dest.unlink()  # a damaged cache entry: fetch it again
-    hint = f"set {FULL_MIRROR_ENV} to a folder or URL holding {address.sha256}.json, or copy the file to {dest}"
-    return fetch_file(_full_url(address), address.sha256, dest, hint, max_bytes=address.bytes)
+    hint = (f"set {FULL_MIRROR_ENV} to a folder or URL holding {address.sha256}.json, or copy the file to {dest} "
+            "(`irboard validate --allow-any-full-url` fetches the address the file names)")
+    return fetch_file(_full_url(address, any_url), address.sha256, dest, hint, max_bytes=address.bytes)
 
 
-def resolve_full(split: ResultFile) -> ResultFile:
+def resolve_full(split: ResultFile, any_url: bool = False) -> ResultFile:
     """The full file of a split result, fetched, read and checked against the split file.
 
     ResultValidationError: the full file is not the split file's (reject the result); DatasetLoadError: it
     cannot be fetched (the result stays valid but unverified)."""
     address = split.full
     try:
-        path = fetch_full(address)
+        path = fetch_full(address, any_url)
     except DownloadMismatchError as error:
         raise ResultValidationError(f"full: {error}") from None
     if path.stat().st_size != address.bytes:

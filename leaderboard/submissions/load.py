@@ -257,10 +257,12 @@ def _read_all(files: list[Path], keep_metrics, is_verified, predictor, reads,
 
 def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable[str] | None] | None = None,
                  is_verified: Callable[[ResultFile], bool] | None = None, workers: int = 1,
-                 predictor=None, reads: ReadCache | None = None) -> LoadReport:
+                 predictor=None, reads: ReadCache | None = None,
+                 query_set: Callable[[str], str | None] | None = None) -> LoadReport:
     """Read every result file under `results_dir` and check them against each other; never raises for
     problems in the files: every problem and warning is collected in the returned report. `workers` > 1 reads
-    the files in that many forked processes (the same report); `predictor`, `reads`: see read_loaded."""
+    the files in that many forked processes (the same report); `predictor`, `reads`: see read_loaded;
+    `query_set`: see _check_datasets."""
     results_dir = Path(results_dir)
     report = LoadReport()
     if not results_dir.is_dir():
@@ -282,7 +284,7 @@ def load_results(results_dir: Path | str, keep_metrics: Callable[[str], Iterable
             continue
         report.results.append(loaded)
     _check_slugs(report)
-    _check_datasets(report)
+    _check_datasets(report, query_set)
     _check_models(report)
     logger.info("loaded %d result files from %s", len(report.results), results_dir)
     return report
@@ -307,10 +309,46 @@ def _majority(items: list[LoadedResult], key: Callable[[LoadedResult], object]) 
     return next(key(item) for item in items if counts[key(item)] == best)
 
 
-def _check_datasets(report: LoadReport) -> None:
-    """All results on a dataset must score the same queries against the same qrels."""
+def registered_query_set(lookup: Callable, judgments=None) -> Callable[[str], str | None]:
+    """`query_set` for `load_results`: the query set of the judgments the builder supplied for a dataset (a
+    `Judgments` with `--data-dir` folders), else the registered one (`lookup(dataset_id).query_ids_sha256`). Either
+    way the builder's, never a submitted file's."""
+    from evaluator.datasets import get_spec, query_ids_sha256
+    from evaluator.errors import IrboardError
+
+    def local(dataset_id: str) -> str | None:
+        if not isinstance(judgments, Judgments):
+            return None
+        folders = [judgments.data_dirs.get(dataset_id), judgments.data_root and judgments.data_root / dataset_id]
+        try:
+            split = get_spec(dataset_id).split
+        except IrboardError:
+            return None
+        if not any(folder is not None and (folder / "qrels" / f"{split}.tsv").is_file() for folder in folders):
+            return None
+        qrels = judgments.get(dataset_id, split)
+        return None if qrels is None else query_ids_sha256(qrels.query_ids)
+
+    def query_set(dataset_id: str) -> str | None:
+        found = local(dataset_id)
+        return found if found is not None else getattr(lookup(dataset_id), "query_ids_sha256", None)
+
+    return query_set
+
+
+def _check_datasets(report: LoadReport, query_set: Callable[[str], str | None] | None = None) -> None:
+    """All results on a dataset must score the same queries against the same qrels. `query_set(dataset_id)`: the
+    registered fingerprint of its query set (evaluator.datasets.query_ids_sha256), which then decides, never the
+    majority of the submitted files; for a dataset without one, most files' queries do."""
+    from evaluator.datasets import query_ids_sha256
+
     by_dataset: dict[str, list[LoadedResult]] = {}
     for result in report.results:
+        known = query_set(result.dataset_id) if query_set is not None else None
+        if known is not None and query_ids_sha256(result.query_ids) != known:
+            report.problems.append(f"{result.path}: per_query's query ids differ from the official queries of "
+                                   f"{result.dataset_id}; evaluate on every query of the dataset's official qrels")
+            continue
         by_dataset.setdefault(result.dataset_id, []).append(result)
     kept: list[LoadedResult] = []
     for dataset_id, items in sorted(by_dataset.items()):

@@ -57,9 +57,15 @@ def query_sample_problem(result: ResultFile, row: int, judged: dict[str, int]) -
     sample = samples.queries[query_id]
     where = f"score_samples of query {query_id!r}"
     n_judged_relevant = sum(1 for label in judged.values() if label >= level)
-    if sample.n_relevant > n_judged_relevant:
-        return (f"{where}: n_relevant is {sample.n_relevant} but the qrels judge {n_judged_relevant} documents "
-                "relevant; regenerate the result with `irboard evaluate`")
+    if sample.absent and not absences_allowed(result):
+        return (f"{where}: absent_relevant says {sample.absent} judged relevant documents are not in the corpus, but "
+                f"{result.dataset.id}'s judgments name no document missing from its corpus; regenerate the result "
+                "with `irboard evaluate`")
+    if sample.n_relevant + sample.absent != n_judged_relevant:
+        absent = f" (+ {sample.absent} absent from the corpus)" if sample.absent else ""
+        return (f"{where}: n_relevant is {sample.n_relevant}{absent} but the qrels judge {n_judged_relevant} "
+                "documents relevant; a sample holds the score of every judged relevant document: regenerate the "
+                "result with `irboard evaluate`")
     start, end = run.offsets[row], run.offsets[row + 1]
     if end == start:
         return None
@@ -70,7 +76,9 @@ def query_sample_problem(result: ResultFile, row: int, judged: dict[str, int]) -
     tolerance = SCORE_TOLERANCE * max(1.0, abs(threshold))
     run_relevant = np.sort(scores[is_relevant])
     above = sample.relevant[sample.relevant > threshold + tolerance]
-    if above.size > run_relevant.size or _unmatched(above, run_relevant, tolerance):
+    # every relevant document above t is ranked, and every ranked one above t has its score in the sample
+    ranked_above = int(np.count_nonzero(run_relevant > threshold + tolerance))
+    if above.size != ranked_above or _unmatched(above, run_relevant, tolerance):
         return (f"{where}: relevant scores above the ranking's last score ({threshold:.6g}) do not match the "
                 "relevant documents of the stored ranking; regenerate the result with `irboard evaluate`")
     if sample.nonrelevant.size and sample.n_nonrelevant:
@@ -116,7 +124,10 @@ def _suspect_rows(result: ResultFile, qrels: Qrels, labels: np.ndarray) -> np.nd
     if tuple(qrels.query_ids) != result.query_ids and len(set(qrels.query_ids)) < len(qrels.query_ids):
         return np.arange(n)  # repeated qrels queries: the labels may differ from the per-query lookup's
     claimed, scores, n_scores, all_sampled, sizes, population = _sample_columns(samples, result.query_ids)
-    suspect = claimed > _judged_relevant(result, qrels, level)
+    absent = _absent(samples, result.query_ids)
+    suspect = claimed + absent != _judged_relevant(result, qrels, level)
+    if not absences_allowed(result):
+        suspect |= absent > 0
     if not run.docs.size:
         return np.flatnonzero(suspect)
     ranked = run.lengths > 0
@@ -129,7 +140,8 @@ def _suspect_rows(result: ResultFile, qrels: Qrels, labels: np.ndarray) -> np.nd
     rows = np.repeat(np.arange(n), n_scores)
     above = (scores > (threshold + tolerance)[rows]) & ranked[rows]
     relevant_above, relevant_rows = scores[above], rows[above]
-    suspect |= np.bincount(relevant_rows, minlength=n) > np.bincount(entry_rows[relevant], minlength=n)
+    ranked_above = relevant & (run.scores > np.repeat(threshold + tolerance, run.lengths))
+    suspect |= ranked & (np.bincount(relevant_rows, minlength=n) != np.bincount(entry_rows[ranked_above], minlength=n))
 
     # sampled non-relevant scores, of the queries with a ranking, a sample and non-relevant documents
     checked = ranked & (sizes > 0) & (population != 0)
@@ -188,6 +200,27 @@ def _sample_columns(samples, query_ids: tuple[str, ...]):
     return (column(q.n_relevant for q in queries), joined([q.relevant for q in queries]),
             column(q.relevant.size for q in queries), joined([q.nonrelevant for q in queries]),
             column(q.nonrelevant.size for q in queries), column(q.n_nonrelevant for q in queries))
+
+
+def absences_allowed(result: ResultFile) -> bool:
+    """May the result's samples say that judged relevant documents are missing from the corpus? Only on a dataset
+    whose registered definition says its judgments name such documents (ArguAna), or one the registry does not
+    know: elsewhere a claimed absence would only hide relevant scores."""
+    from evaluator.datasets import get_spec
+    from evaluator.errors import IrboardError
+
+    try:
+        return get_spec(result.dataset.id).allow_unknown_qrels_docs
+    except IrboardError:
+        return True
+
+
+def _absent(samples, query_ids: tuple[str, ...]) -> np.ndarray:
+    """Per query of `query_ids`: the judged relevant documents its sample says the corpus lacks."""
+    flat = samples.flat_scores()
+    if flat is not None and tuple(flat.queries) == tuple(query_ids):
+        return flat.absent if flat.absent is not None else np.zeros(len(query_ids), dtype=np.int64)
+    return np.fromiter((samples.queries[q].absent for q in query_ids), dtype=np.int64, count=len(query_ids))
 
 
 def _judged_relevant(result: ResultFile, qrels: Qrels, level: int) -> np.ndarray:
@@ -251,3 +284,114 @@ def _implausible(observed: np.ndarray, population: np.ndarray, higher: np.ndarra
     if rest.size:
         implausible[rest] = hypergeom.cdf(observed[rest], population[rest], higher[rest], drawn[rest]) < below
     return implausible
+
+
+# --- the samples below the ranking's last score -------------------------------------------------------------------
+#
+# Below the last ranked score t the ranking says only that every document it leaves out scores at most t, so a
+# sample's values there cannot be matched one by one. Two things still follow, checked over the whole file at once
+# (the sum over queries of their sampled counts: a manipulation of many queries adds up even where one query's
+# sample says little, e.g. 2,000 samples of an 8.8M-document corpus). Both are scale-free: every bound is a count,
+# and every window is measured in the ranking's own scores.
+#
+# 1. The share of the sample above t: every non-relevant document above t is ranked, so the number of sampled
+#    scores above t is hypergeometric with the ranked non-relevant documents above t as its successes (two-sided).
+# 2. The sample just below t: score densities fall towards the top of a ranking (the ranked documents lie in the
+#    upper tail, above the mode), so the window [t - w, t] holds at least DENSITY_RATIO times as many non-relevant
+#    documents as (t, t + w], which holds the k ranked non-relevant documents nearest above t when w is the score
+#    gap to the k-th of them. The sample's count in that window is then at least hypergeometric with mean
+#    DENSITY_RATIO * k * m / M (m sampled of M non-relevant). Windows for k = h, h/2, h/4, h/8 (h: ranked
+#    non-relevant documents above t) catch a sample shifted or collapsed away from t at any depth below it.
+# Counts are compared with Chernoff bounds (Hoeffding 1963: they hold for sampling without replacement, and for
+# sums of independent queries), which are never below the exact tail: an honest file is rejected with
+# probability below IMPLAUSIBLE by each test, as long as densities fall towards the top of each ranking on average.
+
+DENSITY_RATIO = 0.75
+WINDOW_DIVISORS = (1, 2, 4, 8)
+
+
+def chernoff_tail(observed: float, mean: float) -> float:
+    """An upper bound on P[X <= observed] (observed below the mean) or P[X >= observed] (above it) for X a sum of
+    independent hypergeometric counts with this mean: exp(-mean * h(observed / mean)), h(u) = u ln u - u + 1."""
+    if mean <= 0:
+        return 1.0 if observed <= 0 else 0.0
+    u = observed / mean
+    h = 1.0 - u if u == 0 else u * np.log(u) - u + 1.0
+    return float(np.exp(-mean * h))
+
+
+def cut_counts(result: ResultFile, labels: np.ndarray) -> dict[str, np.ndarray]:
+    """Per query, what the checks below compare: the sampled scores above the cut ('above') with the bounds of their
+    expected number ('above_low', 'above_high'), and per window (columns, WINDOW_DIVISORS) the sampled scores in it
+    ('window') with the least expected number ('window_least'). Queries without a ranking, a sample or non-relevant
+    documents count 0 everywhere."""
+    samples, run, level = result.score_samples, result.run, result.settings.relevance_level
+    n = len(result.query_ids)
+    _, _, _, sampled, sizes, population = _sample_columns(samples, result.query_ids)
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    spare = 1 if result.settings.ignore_identical_ids else 0
+    counts = {name: np.zeros(n) for name in ("above", "above_low", "above_high")}
+    counts["window"] = np.zeros((n, len(WINDOW_DIVISORS)))
+    counts["window_least"] = np.zeros((n, len(WINDOW_DIVISORS)))
+    for row in range(n):
+        start, end, m, total = run.offsets[row], run.offsets[row + 1], int(sizes[row]), int(population[row])
+        if end == start or m == 0 or total <= 0:
+            continue
+        values = sampled[starts[row]:starts[row + 1]]  # ascending
+        scores = run.scores[start:end]
+        t = float(scores[-1])
+        quantum = float(values[-1] - values[0]) / samples.levels
+        tolerance = SCORE_TOLERANCE * max(1.0, abs(t))
+        nonrelevant = scores[labels[start:end] < level]  # descending
+        rate = m / total
+        # a sampled value is within quantum / 2 of its document's score
+        counts["above"][row] = np.count_nonzero(values > t + quantum + tolerance)
+        counts["above_low"][row] = rate * np.count_nonzero(nonrelevant > t + 1.5 * quantum + tolerance)
+        counts["above_high"][row] = min(m, rate * (np.count_nonzero(nonrelevant > t + 0.5 * quantum + tolerance)
+                                                   + spare))
+        nearest = nonrelevant[nonrelevant > t + tolerance]  # every one is in (t, t + w] for w at least its gap
+        if not nearest.size:
+            continue
+        # The window's values: those from t - w up to t + quantum (where a document scoring t may be stored), less
+        # every ranked document that may be stored there from above t. A coarse quantum (a sample stretched far
+        # below t) thus widens nothing: it only takes more from the count.
+        top = np.searchsorted(values, t + quantum + tolerance, side="right")
+        overlap = np.count_nonzero((nonrelevant > t) & (nonrelevant <= t + 1.5 * quantum + tolerance)) + spare
+        for j, divisor in enumerate(WINDOW_DIVISORS):
+            k = -(-nearest.size // divisor)
+            width = float(nearest[nearest.size - k]) - t
+            bottom = np.searchsorted(values, t - width, side="left")
+            counts["window"][row, j] = max(top - bottom - overlap, 0)
+            counts["window_least"][row, j] = DENSITY_RATIO * rate * k
+    return counts
+
+
+def cut_problems(result: ResultFile, qrels: Qrels, labels: np.ndarray | None = None) -> list[str]:
+    """What the samples around and below the ranking's last score contradict (tests 1 and 2 above), over the whole
+    file; empty when they are plausible."""
+    if result.score_samples is None or result.run is None:
+        return []
+    if labels is None:
+        labels = entry_labels(result, qrels)
+    counts = cut_counts(result, labels)
+    fix = "the sample is not a uniform sample of the documents this ranking leaves out; regenerate the result " \
+          "with `irboard evaluate`"
+    seen, low, high = (float(counts[name].sum()) for name in ("above", "above_low", "above_high"))
+    tests = len(WINDOW_DIVISORS) + 2
+    for observed, mean, side in ((seen, low, "few"), (seen, high, "many")):
+        beyond = observed < mean if side == "few" else observed > mean
+        if beyond and (p := chernoff_tail(observed, mean)) < IMPLAUSIBLE / tests:
+            return [f"score_samples: {observed:.0f} sampled non-relevant scores lie above the rankings' last scores, "
+                    f"too {side} for the {mean:.1f} expected from the ranked documents above them (p <= {p:.1e}); "
+                    f"{fix}"]
+    for j, divisor in enumerate(WINDOW_DIVISORS):
+        observed, least = float(counts["window"][:, j].sum()), float(counts["window_least"][:, j].sum())
+        if observed < least and (p := chernoff_tail(observed, least)) < IMPLAUSIBLE / tests:
+            return [f"score_samples: only {observed:.0f} sampled non-relevant scores lie just below the rankings' last "
+                    f"scores (within the score gap to the {_nth(divisor)} ranked non-relevant document above them), "
+                    f"where at least {least:.1f} are expected (p <= {p:.1e}); {fix}"]
+    return []
+
+
+def _nth(divisor: int) -> str:
+    return "farthest" if divisor == 1 else f"1/{divisor} farthest"

@@ -23,7 +23,7 @@ CHANGE_TOLERANCE = 0.001
 _UNSAFE_TEXT = re.compile(r"[<>\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Bump when a check of this module changes what it finds (re-scoring has VERIFICATION_VERSION): files checked clean
 # before are then checked again.
-VALIDATE_VERSION = "1"
+VALIDATE_VERSION = "2"
 
 
 @dataclass
@@ -61,8 +61,10 @@ def _text_fields(result: ResultFile) -> list[tuple[str, str]]:
     return fields
 
 
-def check_result(path: Path, result: ResultFile, report: ValidationReport) -> None:
-    """Checks beyond the schema: location, dataset spec, query set, text policy."""
+def check_result(path: Path, result: ResultFile, report: ValidationReport, query_set=None) -> None:
+    """Checks beyond the schema: location, dataset spec, query set, text policy. `query_set(dataset_id)`: the
+    fingerprint of the queries a result must cover (`load.registered_query_set`: the judgments given with
+    --data-dir, else the registry's); by default the registry's."""
     expected = (slugify(result.model.id), f"{slugify(result.dataset.id)}.json")
     if (path.parent.name, path.name) != expected:
         report.add(path, f"path does not match the ids inside; move it to results/{expected[0]}/{expected[1]}")
@@ -71,6 +73,7 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport) -> No
             report.add(path, f"{name} contains '<', '>' or control characters; submit plain text")
     try:
         from evaluator.datasets import get_spec, query_ids_sha256
+        from evaluator.datasets.official import known_query_ids_sha256
 
         spec = get_spec(result.dataset.id)
     except UnknownNameError as error:
@@ -81,11 +84,15 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport) -> No
     for problem in settings_problems(result, spec):
         report.add(path, problem)
     queries = result.query_ids
-    if spec.num_queries is not None and len(queries) != spec.num_queries:
+    registered = known_query_ids_sha256(spec.id)
+    known = query_set(spec.id) if query_set is not None else registered
+    if known == registered and spec.num_queries is not None and len(queries) != spec.num_queries:
         report.add(path, f"per_query has {len(queries)} queries, expected {spec.num_queries} "
                          f"(the {spec.split} qrels of {spec.id})")
-    elif spec.query_ids_sha256 and query_ids_sha256(queries) != spec.query_ids_sha256:
-        report.add(path, f"per_query's query ids differ from the official {spec.split} queries of {spec.id}")
+    elif known is not None and query_ids_sha256(queries) != known:
+        # checked whatever else the file stores (with or without a ranking, whole or split)
+        report.add(path, f"per_query's query ids differ from the official {spec.split} queries of {spec.id}; "
+                         "evaluate on every query of the dataset's official qrels")
 
 
 def settings_problems(result: ResultFile, spec) -> list[str]:
@@ -170,12 +177,13 @@ def validate_paths(
     base: str | None = None,
     workers: int = 1,
     predictor=None,
+    any_full_url: bool = False,
 ) -> ValidationReport:
     """Every problem of the result files under `paths` (default: `results_root`), each file read, checked and
     re-scored whole; in `workers` forked processes when more than one (the same report). `predictor`
     (analysis.predictions.Predictor, with its cache): see `_predict_for_the_build`."""
     report = ValidationReport()
-    judgments = Judgments(data_dirs, data_root)  # official ones fetched once per dataset (per worker) when needed
+    judgments = Judgments(data_dirs, data_root, any_full_url=any_full_url)  # official ones fetched once per dataset (per worker) when needed
     checked = _checked_cache() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
     files = result_files(paths, results_root)
@@ -235,7 +243,7 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         qrels = judgments.get(result.dataset.id, result.dataset.split)
         try:
             if qrels is not None and tuple(qrels.query_ids) == result.query_ids:  # else nothing to re-score
-                whole = resolve_full(result)
+                whole = resolve_full(result, judgments.any_full_url)
         except ResultValidationError as error:
             report.add(path, str(error))
             outcome.problems = report.problems
@@ -243,7 +251,8 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         except DatasetLoadError as error:
             outcome.unfetched = one_line(str(error))
     outcome.ids = (result.model.id, result.dataset.id)
-    check_result(path, whole, report)
+    query_set = _query_set(judgments)
+    check_result(path, whole, report, query_set)
     if base:
         check_against_base(path, result, base, report)
     # (a split result left whole here has other queries than the qrels: verify_result says so)
@@ -258,13 +267,15 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             if not verification.complete and not verification.problems:
                 outcome.partly_verified = verification.unverified
     outcome.problems = report.problems
-    if getattr(predictor, "cache", None) is not None and whole is result and result.score_samples is not None:
+    # no analysis of a rejected file: what it claims is not to be modelled
+    if getattr(predictor, "cache", None) is not None and whole is result and result.score_samples is not None \
+            and not report.problems:
         _predict_for_the_build(path, result, digest, predictor)
     if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id):
         checked.put(_checked_fields(digest, path), {
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
             "metrics": sorted(result.metrics), "has_run": result.run is not None,
-            "spec": _spec_digest(result.dataset.id)})
+            "spec": _spec_digest(result.dataset.id), "queries": query_set(result.dataset.id) or ""})
 
 
 # --- files checked clean before ----------------------------------------------------------------------------------
@@ -284,6 +295,15 @@ def _predict_for_the_build(path: Path, result: ResultFile, digest: str, predicto
 
     if predictor.cached(digest, result) is None:
         predictor(to_loaded(str(path), result, result.query_ids, {}, False), digest)
+
+
+def _query_set(judgments: Judgments):
+    """The query set each dataset's results must cover: that of the judgments given with --data-dir, else the
+    registered one (never one a submitted file brings)."""
+    from leaderboard.submissions.catalog import dataset_info
+    from leaderboard.submissions.load import registered_query_set
+
+    return registered_query_set(dataset_info, judgments)
 
 
 def _checked_cache() -> ContentCache:
@@ -317,7 +337,8 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
         return False
     try:
         dataset_id, split, metrics = str(entry["dataset_id"]), str(entry["split"]), list(entry["metrics"])
-        if _is_local(dataset_id) or _spec_digest(dataset_id) != entry["spec"]:
+        if _is_local(dataset_id) or _spec_digest(dataset_id) != entry["spec"] \
+                or (_query_set(judgments)(dataset_id) or "") != entry["queries"]:
             return False
         verification = None
         if entry["has_run"] is True and (qrels := judgments.get(dataset_id, split)) is not None:
@@ -348,7 +369,7 @@ def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
 def run_validate(args: argparse.Namespace, predictor=None) -> int:
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
     report = validate_paths(list(args.paths), args.results, data_dirs, data_root, args.base, workers=min(cores(), 4),
-                            predictor=predictor)
+                            predictor=predictor, any_full_url=getattr(args, "allow_any_full_url", False))
     for problem in report.problems:
         print(one_line(problem), file=sys.stderr)
     if report.problems:

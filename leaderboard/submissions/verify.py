@@ -27,7 +27,7 @@ from evaluator.metrics import Measure, Qrels, evaluate, parse_measure
 from evaluator.result import ResultFile
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.labels import entry_labels, per_qrels, ranked_from_result
-from leaderboard.submissions.sample_checks import score_sample_problems
+from leaderboard.submissions.sample_checks import cut_problems, score_sample_problems
 
 log = logging.getLogger(__name__)
 TOLERANCE = 1e-9  # per-query values are stored as float64; migrated ones were rounded to 10 decimals
@@ -95,7 +95,7 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
                     f"ranking gives {rescored[i]:.6f} ({wrong.size} queries differ); regenerate the result with "
                     "`irboard evaluate`")
     if result.score_samples is not None and result.run is not None:
-        problems += score_sample_problems(result, qrels, labels)
+        problems += score_sample_problems(result, qrels, labels) or cut_problems(result, qrels, labels)
     verified = frozenset() if problems else frozenset(str(m) for m in measures)
     return Verification(verified, tuple(others), tuple(problems))
 
@@ -120,7 +120,7 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
 
 # Bump when reading a ranking or re-scoring it changes (evaluator.result's run checks, decoding score samples, this
 # module, labels, sample_checks, the metrics): cached verifications made by other code then no longer count.
-VERIFICATION_VERSION = "3"  # 2: run.below; 3: the coverage record is checked
+VERIFICATION_VERSION = "4"  # 2: run.below; 3: the coverage record is checked; 4: samples below the cut
 
 
 class VerifiedCache(ContentCache):
@@ -186,9 +186,11 @@ class Judgments:
     None, with the reason in `errors` (one line per dataset). Called with a result, says whether it is verified.
     Verifications are cached by content (`VerifiedCache` under `<cache>/verified`) unless `cache` is False."""
 
-    def __init__(self, data_dirs: dict[str, Path] | None = None, data_root: Path | None = None, cache: bool = True):
+    def __init__(self, data_dirs: dict[str, Path] | None = None, data_root: Path | None = None, cache: bool = True,
+                 any_full_url: bool = False):
         from evaluator.datasets.download import cache_root
 
+        self.any_full_url = any_full_url  # fetch a split result's full file from the address it names (not the store)
         self.data_dirs, self.data_root = data_dirs or {}, data_root
         self.errors: list[str] = []
         self._qrels: dict[tuple[str, str], Qrels | None] = {}
@@ -241,7 +243,7 @@ class Judgments:
             from leaderboard.submissions.full import resolve_full
 
             try:
-                result = resolve_full(result)
+                result = resolve_full(result, self.any_full_url)
             except ResultValidationError as error:
                 return Verification(frozenset(), tuple(sorted(result.metrics)), (str(error),))
             except DatasetLoadError as error:

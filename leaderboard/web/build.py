@@ -22,7 +22,7 @@ from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, build_lead
 from leaderboard.analysis.predictions import Evidence, Predictor, load_evidence
 from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
-from leaderboard.submissions.load import load_results, read_cache
+from leaderboard.submissions.load import load_results, read_cache, registered_query_set
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.web import board_data, downloads, pages, rank_pages, round_pages
 from leaderboard.web.provenance import BuildStamp
@@ -100,7 +100,8 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     predictor = Predictor(settings.scale_mode, settings.scale_tail)
     # what was read of each unchanged file is taken from $IRBOARD_CACHE/read (submissions.read_cache)
     loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified,
-                          workers=workers, predictor=predictor, reads=read_cache())
+                          workers=workers, predictor=predictor, reads=read_cache(),
+                          query_set=registered_query_set(lookup, is_verified))
     problems = loaded.problems + _check_output(results_dir, out_dir)
     if problems:
         raise BuildError(problems)

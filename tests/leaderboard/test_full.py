@@ -35,8 +35,9 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def split(tmp_path, server, cache) -> Path:
-    """results/bm25/beir__scifact.json split, its full file served under <server>/full/."""
+def split(tmp_path, server, cache, monkeypatch) -> Path:
+    """results/bm25/beir__scifact.json split, its full file served under <server>/full/, the store (as CI sets it)."""
+    monkeypatch.setenv("IRBOARD_FULL_MIRROR", f"{server.base_url}/full")
     path = tmp_path / "results" / "bm25" / "beir__scifact.json"
     path.parent.mkdir(parents=True)
     shutil.copy(ORIGINAL, path)
@@ -46,8 +47,8 @@ def split(tmp_path, server, cache) -> Path:
     return path
 
 
-def _validate(capsys, path: Path) -> tuple[int, list[str], list[str]]:
-    code = main(["validate", str(path)])
+def _validate(capsys, path: Path, *options: str) -> tuple[int, list[str], list[str]]:
+    code = main(["validate", str(path), *options])
     out, err = capsys.readouterr()
     return code, out.splitlines(), err.splitlines()
 
@@ -118,7 +119,7 @@ def test_a_full_file_with_another_readable_part_is_rejected(split, server, capsy
     other = full.header.model_copy(update={"provenance": full.provenance.model_copy(update={"hardware": "elsewhere"})})
     text = dump_result(build_result(other, full.query_ids, full.per_query, full.run, full.score_samples))
     _readdress(split, text, server)
-    code, _, err = _validate(capsys, split)
+    code, _, err = _validate(capsys, split, "--allow-any-full-url")
     assert code == 1
     assert err[0] == (f"{split}: full file {json.loads(split.read_text())['full']['url']}: its provenance differ "
                       "from the split file's; split the full file again with `irboard split`")
@@ -263,7 +264,7 @@ def test_split_refuses_bad_options_in_one_line_and_leaves_the_result(tmp_path, o
 
 
 def test_split_addresses_the_project_store_by_default(tmp_path):
-    from leaderboard.cli import FULL_STORE
+    from leaderboard.submissions.full import FULL_STORE
 
     path = tmp_path / "results" / "bm25" / "beir__scifact.json"
     path.parent.mkdir(parents=True)
@@ -272,3 +273,22 @@ def test_split_addresses_the_project_store_by_default(tmp_path):
     full = json.loads(path.read_text())["full"]
     assert full["url"] == f"{FULL_STORE}/{full['sha256']}.json"
     assert (tmp_path / "upload" / f"{full['sha256']}.json").read_bytes() == ORIGINAL.read_bytes()
+
+
+def test_validate_fetches_only_from_the_store_unless_allowed(split, server, capsys, monkeypatch):
+    """A file's `full.url` is an address its submitter chose (127.0.0.1 included): validate fetches `<store>/<sha256>.json`
+    instead, and the named address only with --allow-any-full-url."""
+    _readdress(split, ORIGINAL.read_text() + " ", server)  # served only at <server>/other/<sha256>.json
+    code, out, err = _validate(capsys, split)
+    assert (code, err) == (0, []) and out[0].startswith(f"{split}: not verified: its full file cannot be fetched (")
+    assert not any(request.startswith("/other/") for request in server.requests)
+    full = read_result(split).full
+    assert server.requests == [f"/full/{full.sha256}.json"]
+    code, out, err = _validate(capsys, split, "--allow-any-full-url")
+    assert server.requests[-1] == f"/other/{full.sha256}.json" and code == 0
+
+    from leaderboard.submissions.full import FULL_STORE, _full_url
+
+    monkeypatch.delenv("IRBOARD_FULL_MIRROR")
+    assert _full_url(full) == f"{FULL_STORE}/{full.sha256}.json" != full.url
+    assert _full_url(full, any_url=True) == full.url

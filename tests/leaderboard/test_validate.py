@@ -5,7 +5,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 from evaluator.result import result_path
 from leaderboard.cli import main
 from leaderboard.submissions.validate import validate_paths
-from tests.conftest import SHARED, make_scifact_result
+from tests.conftest import ROOT, SHARED, make_scifact_result
 
 
 @pytest.fixture(scope="module")
@@ -196,19 +195,9 @@ def test_fuzzed_files_give_problems_not_tracebacks(tmp_path_factory, scifact_res
 
 
 def test_corrupt_score_samples_reported(tmp_path):
-    from evaluator.result import dump_result, expand_result, parse_result, parse_result_text
-    from evaluator.score_samples import collect_score_samples
-
-    result = parse_result_text(make_scifact_result("org/model", 0))
-    rng = np.random.default_rng(0)
-    doc_ids = [f"d{i}" for i in range(5183)]
-    # scores below every ranked one: consistent with the stored ranking, which re-scoring checks
-    samples = collect_score_samples(list(result.query_ids), doc_ids, rng.normal(size=(300, 5183)) - 10, {},
-                                    n_samples=20)
-    expanded = expand_result(result)
-    expanded["score_samples"] = samples
-    good = dump_result(parse_result(expanded))
-    _write(tmp_path, good)
+    # a real result with samples that agree with its ranking (ROOT/results), then its sample codes broken
+    good = (ROOT / "results" / "bm25" / "beir__scifact.json").read_text()
+    _write(tmp_path, good, "bm25")
     assert _problems(tmp_path) == []
     broken = json.loads(good)
     broken["score_samples"]["codes"] = "!!not base64!!"

@@ -1,0 +1,266 @@
+"""Hostile submissions, third round (issue 25): score samples that buy recall below the ranking's last score,
+samples no tail can be fitted on, invented query ids, and split files without their main metric, each through the
+commands the workflows run (exit 1, one line naming the file, no traceback, nothing built). Judgments are the
+official ones (IRBOARD_MIRROR, tests/conftest.py); results are the repository's own, each with one hostile change.
+"""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluator.result import build_result, dump_result, expand_result, parse_result, read_result, result_path
+from evaluator.trec import read_qrels
+from leaderboard.submissions.sample_checks import cut_problems
+from leaderboard.submissions.verify import verify_result
+from tests.conftest import ROOT, SHARED
+from tests.leaderboard.test_hostile import assert_one_line_rejection, irboard
+
+BM25 = ROOT / "results" / "bm25" / "beir__scifact.json"
+OFFICIAL = SHARED / "data" / "official" / "qrels"
+
+
+def _last_scores(result) -> dict[str, float]:
+    run = result.run
+    return {q: float(run.scores[run.offsets[row + 1] - 1]) for row, q in enumerate(result.query_ids)}
+
+
+def _with_samples(result, change):
+    """`result` with every query's sample replaced by change(sample, the ranking's last score)."""
+    samples, last = result.score_samples, _last_scores(result)
+    return replace(result, score_samples=replace(samples, queries={
+        q: change(s, last[q]) for q, s in samples.queries.items()}))
+
+
+def drop_relevant_below(sample, t):  # n_relevant lowered to match: recall averaged over fewer documents
+    kept = sample.relevant[sample.relevant > t]
+    return replace(sample, relevant=kept, n_relevant=kept.size,
+                   n_nonrelevant=sample.n_nonrelevant + sample.n_relevant - kept.size)
+
+
+def shift_below(sample, t):
+    x = sample.nonrelevant
+    return replace(sample, nonrelevant=np.sort(np.where(x <= t, x - 1000.0, x)))
+
+
+def drop_and_shift(sample, t):
+    return shift_below(drop_relevant_below(sample, t), t)
+
+
+def collapse_below(sample, t):
+    x = sample.nonrelevant
+    below = x <= t
+    return replace(sample, nonrelevant=np.where(below, x[below].min() if below.any() else 0.0, x))
+
+
+def _write(root: Path, result) -> Path:
+    path = result_path(result.model.id, result.dataset.id, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump_result(parse_result(expand_result(result))))
+    return path
+
+
+@pytest.mark.parametrize(("attack", "expected"), [
+    (drop_and_shift, "n_relevant is 0 but the qrels judge 1 documents relevant"),  # the issue's +74% at R@100
+    (drop_relevant_below, "n_relevant is"),  # +33% at R@1000
+    (collapse_below, "lie just below the rankings' last scores"),  # +32% at R@100
+    (shift_below, "lie just below the rankings' last scores"),
+])
+def test_samples_changed_below_the_cut_are_rejected(tmp_path, attack, expected):
+    path = _write(tmp_path / "results", _with_samples(read_result(BM25), attack))
+    assert_one_line_rejection(irboard("validate", "--results", tmp_path / "results"), path, expected)
+    build = irboard("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
+    assert_one_line_rejection(build, path, expected)
+    assert not (tmp_path / "_site").exists()
+
+
+def _qrels(result):
+    family, name = result.dataset.id.split("/", 1)
+    return read_qrels(SHARED / "data" / family / name / "qrels" / f"{result.dataset.split}.tsv")
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("results/*/*.json")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_honest_samples_raise_no_alarm(path):
+    """Every repository result (BM25, BM25 k1=1.5, SPLADE-tiny, all-MiniLM-L6-v2 on SciFact and three classic
+    collections): its samples agree with its ranking below the cut too."""
+    result = read_result(path)
+    assert verify_result(result, _qrels(result)).problems == ()
+
+
+def test_a_freshly_evaluated_result_raises_no_alarm(tmp_path):
+    out = tmp_path / "bm25.json"
+    done = irboard("evaluate", "--model", "bm25", "--dataset", "beir/scifact", "--data-dir",
+                   SHARED / "data" / "beir" / "scifact", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    result = read_result(out)
+    assert result.score_samples is not None and verify_result(result, _qrels(result)).problems == ()
+
+
+def test_the_cut_checks_are_scale_free():
+    """Scores scaled together (ranking and samples alike) give the same outcome: every bound is a count and every
+    window is measured in the ranking's own scores (powers of two keep the stored ranking's float32 order exact)."""
+    result = read_result(BM25)
+    qrels = _qrels(result)
+    for scale, shift in ((1.0, 0.0), (2.0**-10, 0.0), (2.0**8, 0.0)):
+        run = result.run
+        moved = replace(result, run=replace(run, scores=run.scores * scale + shift))
+        moved = _with_samples(moved, lambda s, t, a=scale, b=shift: replace(
+            s, relevant=s.relevant * a + b, nonrelevant=s.nonrelevant * a + b))
+        assert cut_problems(moved, qrels) == []
+        collapsed = _with_samples(moved, collapse_below)
+        assert cut_problems(collapsed, qrels) and "just below" in cut_problems(collapsed, qrels)[0]
+
+
+def _constant(sample, t):
+    return replace(sample, nonrelevant=np.full(sample.nonrelevant.size, 1.0))
+
+
+def test_constant_samples_give_a_problem_or_a_reason_never_a_traceback(tmp_path):
+    path = _write(tmp_path / "results", _with_samples(read_result(BM25), _constant))
+    for extra in ([], ["--data-dir", SHARED / "data"]):
+        done = irboard("validate", "--results", tmp_path / "results", *extra)
+        assert_one_line_rejection(done, path, "score_samples")
+    build = irboard("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
+    assert_one_line_rejection(build, path, "score_samples")
+    predicted = irboard("predict", path, "--docs", "10000000")
+    assert "Traceback" not in predicted.stderr
+    assert predicted.returncode == 0 and json.loads(predicted.stdout)["dropped_queries"] > 0
+
+
+def _without_ranking(result, query_ids=None):
+    """`result` with no stored ranking or samples, on `query_ids` (its own by default) with the same values."""
+    query_ids = query_ids or result.query_ids
+    header = result.header.model_copy(update={"dataset": result.dataset.model_copy(
+        update={"num_queries": len(query_ids)})})
+    return build_result(header, tuple(query_ids), {m: v for m, v in result.per_query.items()})
+
+
+def _trec_covid_result(folder: Path, model_id: str) -> Path:
+    """`irboard evaluate --run` on beir/trec-covid (official judgments), stored without its ranking."""
+    qrels = read_qrels(OFFICIAL / "qrels.beir-v1.0.0-trec-covid.test.txt")
+    lines = [f"{q} Q0 {doc} {rank} {10 - rank / 100:.4f} run\n" for q, judged in zip(qrels.query_ids, qrels.judgments,
+                                                                                    strict=True)
+             for rank, doc in enumerate(sorted(judged)[:20], 1)]
+    run = folder / f"{model_id.replace('/', '_')}.run"
+    run.write_text("".join(lines))
+    out = folder / f"{model_id.replace('/', '_')}.json"
+    done = irboard("evaluate", "--run", run, "--model-id", model_id, "--dataset-id", "beir/trec-covid", "--out", out,
+                   "--metrics", "nDCG@10,R@100", "--quiet")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_invented_query_ids_are_refused_whatever_the_file_stores(tmp_path):
+    """Two results without a stored ranking, on 50 query ids that are not trec-covid's: validate refuses them, and the
+    build refuses them while keeping an honest third result (the registry decides the query set, not a majority)."""
+    root = tmp_path / "results"
+    honest = read_result(_trec_covid_result(tmp_path, "org/honest"))
+    invented = [f"x{i}" for i in range(len(honest.query_ids))]
+    paths = []
+    for model_id in ("org/fake-a", "org/fake-b"):
+        fake = _without_ranking(read_result(_trec_covid_result(tmp_path, model_id)), sorted(invented))
+        paths.append(result_path(model_id, "beir/trec-covid", root))
+        paths[-1].parent.mkdir(parents=True)
+        paths[-1].write_text(dump_result(fake))
+    kept = result_path("org/honest", "beir/trec-covid", root)
+    kept.parent.mkdir(parents=True)
+    kept.write_text(dump_result(_without_ranking(honest)))
+    for path in paths:
+        assert_one_line_rejection(irboard("validate", path), path, "query ids differ from the official test queries")
+    assert irboard("validate", kept).returncode == 0
+    from leaderboard.submissions.catalog import dataset_info
+    from leaderboard.submissions.load import load_results, registered_query_set
+
+    report = load_results(root, query_set=registered_query_set(dataset_info))
+    assert [r.model.id for r in report.results] == ["org/honest"]
+    assert sorted(report.problems) == [f"{path}: per_query's query ids differ from the official queries of "
+                                       "beir/trec-covid; evaluate on every query of the dataset's official qrels"
+                                       for path in sorted(paths)]
+    build = irboard("build", "--results", root, "--out", tmp_path / "_site")
+    assert build.returncode == 1 and "Traceback" not in build.stderr
+    assert all(sum(str(path) in line for line in build.stderr.splitlines()) == 1 for path in paths)
+    assert str(kept) not in build.stderr and not (tmp_path / "_site").exists()
+
+
+def test_every_registered_dataset_has_a_known_query_set():
+    from evaluator.datasets import all_specs
+    from evaluator.datasets.official import all_official_judgments, known_query_ids_sha256
+    from evaluator.datasets.spec import query_ids_sha256
+
+    assert [s.id for s in all_specs() if known_query_ids_sha256(s.id) is None] == []
+    for record in all_official_judgments():  # the registered fingerprints are those of the pinned files
+        qrels = read_qrels(OFFICIAL / record.qrels.name)
+        assert query_ids_sha256(qrels.query_ids) == record.query_ids_sha256, record.dataset_id
+
+
+def test_compare_handles_a_split_file_without_its_main_metric(tmp_path):
+    """validate rejects it (split_problems); compare, run on the same files in the workflow, shows a row."""
+    root = tmp_path / "results"
+    whole = read_result(BM25)
+    from evaluator.result import FullAddress
+
+    full = FullAddress(url="https://example.org/" + "0" * 64 + ".json", sha256="0" * 64, bytes=1000)
+    split = build_result(whole.header.model_copy(update={"model": whole.model.model_copy(update={"id": "org/split"})}),
+                         whole.query_ids, {"R@100": whole.per_query["R@100"]}, full=full)
+    path = result_path("org/split", "beir/scifact", root)
+    path.parent.mkdir(parents=True)
+    path.write_text(dump_result(split))
+    base = result_path("bm25", "beir/scifact", root)
+    base.parent.mkdir(parents=True)
+    base.write_text(BM25.read_text())
+    assert_one_line_rejection(irboard("validate", path), path, "not the main metric nDCG@10")
+    done = irboard("compare", "--results", root, path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"| org/split | beir/scifact | nDCG@10 | {whole.metrics['nDCG@10']:.4f} | — | — | — |" in done.stdout
+
+
+def _first_query_missing_a_relevant_score(result):
+    """(the row of the first query with a judged relevant document below the cut, the result with its lowest relevant
+    score dropped and n_relevant lowered to match)."""
+    last = _last_scores(result)
+    samples = result.score_samples
+    row, query_id = next((row, q) for row, q in enumerate(result.query_ids)
+                         if (samples.queries[q].relevant <= last[q]).any())
+    return row, _with_samples(result, lambda s, t: drop_relevant_below(s, t) if s is samples.queries[query_id] else s)
+
+
+def test_absent_relevant_documents_must_be_said_and_allowed(monkeypatch):
+    """A query's sample holds every judged relevant document's score, or its file says how many the corpus lacks
+    (`absent_relevant`); only a dataset whose registered judgments name missing documents may say so."""
+    import leaderboard.submissions.sample_checks as checks
+
+    result = read_result(BM25)
+    qrels = _qrels(result)
+    row, dropped = _first_query_missing_a_relevant_score(result)
+    query_id = result.query_ids[row]
+    before = result.score_samples.queries[query_id].n_relevant
+    missing = before - dropped.score_samples.queries[query_id].n_relevant
+    said = replace(dropped, score_samples=replace(dropped.score_samples, queries={
+        **dropped.score_samples.queries, query_id: replace(dropped.score_samples.queries[query_id], absent=missing)}))
+    said = parse_result(expand_result(said))  # written and read back: the column survives the round trip
+    assert said.score_samples.queries[query_id].absent == missing
+    assert said.score_samples.queries[result.query_ids[row - 1 if row else row + 1]].absent == 0
+    problems = verify_result(said, qrels).problems
+    assert len(problems) == 1 and "absent_relevant says" in problems[0] and "beir/scifact" in problems[0]
+    monkeypatch.setattr(checks, "absences_allowed", lambda result: True)  # as for beir/arguana
+    assert verify_result(said, qrels).problems == ()
+    unsaid = verify_result(dropped, qrels).problems
+    assert len(unsaid) == 1 and f"n_relevant is {before - missing} but the qrels judge {before}" in unsaid[0]
+
+
+def test_the_evaluator_says_which_relevant_documents_the_corpus_lacks():
+    from evaluator.score_samples import collect_score_samples, decode_score_samples, encode_score_samples
+
+    qrels = {"q1": {"d1": 1, "gone": 2, "d3": 0}, "q2": {"d2": 1}}
+    rows = np.arange(2 * 40, dtype=np.float64).reshape(2, 40)
+    samples = collect_score_samples(["q1", "q2"], [f"d{i}" for i in range(40)], rows, qrels, n_samples=10)
+    assert [samples.queries[q].absent for q in ("q1", "q2")] == [1, 0]
+    encoded = encode_score_samples(samples, ["q1", "q2"])
+    assert "absent_relevant" in encoded
+    decoded = decode_score_samples(encoded, ["q1", "q2"])
+    assert [decoded.queries[q].absent for q in ("q1", "q2")] == [1, 0]
+    assert decoded.flat_scores().absent.tolist() == [1, 0]
+    complete = collect_score_samples(["q2"], [f"d{i}" for i in range(40)], rows[1:], qrels, n_samples=10)
+    assert "absent_relevant" not in encode_score_samples(complete, ["q2"])  # files without absences are unchanged
