@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: site test serve lint golden clean schema results shared-data
+.PHONY: site test check serve lint golden clean schema results shared-data
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,10 +32,18 @@ site: $(VENV)/.core
 serve: site
 	$(VENV)/bin/irboard serve --out _site
 
-# The browser tests need Chromium: installed here when missing and possible, else one line says how.
+# The shared test data (real datasets, judgments, a SPLADE model) is fetched first when missing, checksummed
+# (what is there is only checked); the browser tests need Chromium: installed here when missing and possible. Each
+# stops with one line saying what to do when it cannot.
 test: $(VENV)/.test
+	$(PY) -m tests.data.fetch_shared $(SHARED)
 	$(PY) -m tests.chromium
 	$(PY) -m pytest
+
+# The fast part of the suite, for the edit-test loop: no browser, Ray or slow tests (CONTRIBUTING.md).
+check: $(VENV)/.test
+	$(PY) -m tests.data.fetch_shared $(SHARED)
+	$(PY) -m pytest -q -m "not browser and not ray and not slow"
 
 # The shared test data (SHARED, default ../shared) from its public upstream, checksummed; what is there is only
 # checked. Tests read it through IRBOARD_SHARED (default ../shared).
