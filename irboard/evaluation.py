@@ -14,7 +14,8 @@ def evaluate(run: RunLike, qrels: QrelsLike, metrics: MetricsLike = "nDCG@10,R@1
     run queries without judgments are ignored), or with `per_query` a pandas DataFrame of per-query values
     indexed by query id (one column per metric).
 
-    `run`: a path (TREC run), {query_id: {doc_id: score}}, a DataFrame with query_id, doc_id, score, or a
+    `run`: a path (any format `irboard evaluate --run` reads: TREC, MS MARCO, a JSON run dictionary, compressed or
+    not), {query_id: {doc_id: score}}, a DataFrame with query_id, doc_id, score, or a
     RankedRun. `qrels`: a path (TREC qrels or BEIR TSV), {query_id: {doc_id: relevance}}, a DataFrame with
     query_id, doc_id, relevance, or a Qrels. `metrics`: "nDCG@10,R@100", Measures, or a list of either."""
     judgments = to_qrels(qrels)

@@ -12,7 +12,8 @@ import numpy as np
 
 from evaluator.errors import InputFormatError
 from evaluator.metrics import Measure, Qrels, RankedRun, parse_measure, parse_measures, rank_run
-from evaluator.trec import rank_trec_run, read_qrels
+from evaluator.run_formats import read_run_file
+from evaluator.trec import read_qrels
 
 RunLike = str | Path | Mapping[str, Mapping[str, float]] | RankedRun | Any  # Any: a pandas DataFrame
 QrelsLike = str | Path | Mapping[str, Mapping[str, int]] | Qrels | Any
@@ -61,9 +62,8 @@ def to_qrels(qrels: QrelsLike) -> Qrels:
 def to_ranked(run: RunLike, qrels: Qrels, ignore_identical_ids: bool = False) -> RankedRun:
     if isinstance(run, RankedRun):
         return run
-    if isinstance(run, (str, Path)):
-        ranked, _ = rank_trec_run(run, qrels, ignore_identical_ids=ignore_identical_ids, keep_top=0)
-        return ranked
+    if isinstance(run, (str, Path)):  # any format `irboard evaluate --run` reads (detected)
+        return read_run_file(Path(run), qrels, ignore_identical_ids=ignore_identical_ids, keep_top=0).ranking.ranked
     if _is_frame(run):
         run = _frame_dict(run, RUN_COLUMNS, "run", _finite)
     if isinstance(run, Mapping):

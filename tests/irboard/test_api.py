@@ -158,3 +158,17 @@ def test_compare_uses_the_sites_statistics(scifact_run):
         irboard.compare(runs, QRELS, "nDCG@10", baseline="nope")
     with pytest.raises(irboard.errors.IrboardError, match="correction"):
         irboard.compare(runs, QRELS, "nDCG@10", correction="bonferonni")
+
+
+def test_a_path_in_any_run_format(scifact_run, tmp_path):
+    """A gzipped TREC run and a JSON run dictionary give the plain file's numbers (the formats evaluate --run reads)."""
+    import gzip
+    import json
+
+    plain = irboard.evaluate(scifact_run, QRELS, "nDCG@10,AP")
+    packed = tmp_path / "run.trec.gz"
+    packed.write_bytes(gzip.compress(scifact_run.read_bytes()))
+    as_json = tmp_path / "run.json"
+    as_json.write_text(json.dumps(_as_dict(scifact_run)))
+    assert irboard.evaluate(packed, QRELS, "nDCG@10,AP") == plain
+    assert irboard.evaluate(as_json, QRELS, "nDCG@10,AP") == plain
