@@ -9,6 +9,7 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError, one_line
 from leaderboard.rounds.play import RoundStatus, round_status
+from leaderboard.rounds.score import RunScore
 from leaderboard.rounds.spec import PHASES
 from leaderboard.web.contexts import Page
 from leaderboard.web.render import make_environment
@@ -35,19 +36,6 @@ class EntryRow:
 
 
 @dataclass(frozen=True)
-class BoardRow:
-    rank: int
-    model_id: str
-    revision: str
-    values: list[float]
-    judged_share: float
-    unique: int
-    unique_relevant: int
-    leave_one_out: float
-    shares_judge: bool
-
-
-@dataclass(frozen=True)
 class RoundContext:
     page: Page
     name: str
@@ -65,7 +53,7 @@ class RoundContext:
     pool_pairs: int | None
     pool_queries: int | None
     judges: str
-    board: list[BoardRow]
+    board: list[RunScore]  # best first
     board_metrics: list[str]
     problems: list[str]
     files: list[str]
@@ -102,9 +90,7 @@ def build_round(status: RoundStatus) -> RoundContext:
         judges = ledger.provenance.description + (f" (judge: {judge.model} at {judge.revision})" if judge else "")
     # scores are shown from the publication instant on, and only when they were made from accepted judgments
     if status.board is not None and ledger.phase == "published":
-        board = [BoardRow(i, row.model_id, row.revision, [row.metrics[m] for m in status.board.metrics],
-                          row.judged_share, row.unique, row.unique_relevant, row.leave_one_out, row.shares_judge)
-                 for i, row in enumerate(status.board.runs, 1)]
+        board = list(status.board.runs)
     pool = status.pool
     return RoundContext(
         page=Page(f"rounds/{spec.name}.html", f"Round {spec.name}", "../", "rounds"),

@@ -14,7 +14,7 @@ import pytrec_eval
 
 import irboard
 from evaluator.result import read_result as read_result_file
-from evaluator.trec import read_qrels, write_run
+from evaluator.trec import read_qrels, read_run, write_run
 from tests.conftest import SCIFACT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,17 +30,9 @@ def scifact_run(tmp_path_factory) -> Path:
     return path
 
 
-def _as_dict(path: Path) -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
-    for line in path.read_text().splitlines():
-        query_id, _, doc_id, _, score, _ = line.split()
-        run.setdefault(query_id, {})[doc_id] = float(score)
-    return run
-
-
 def test_every_input_form_gives_the_same_numbers_as_pytrec_eval(scifact_run):
     qrels_dict = read_qrels(QRELS).to_dict()
-    run_dict = _as_dict(scifact_run)
+    run_dict = read_run(scifact_run)
     run_frame = pd.DataFrame([(q, d, s) for q, docs in run_dict.items() for d, s in docs.items()],
                              columns=["query_id", "doc_id", "score"])
     qrels_frame = pd.DataFrame([(q, d, r) for q, docs in qrels_dict.items() for d, r in docs.items()],
@@ -169,6 +161,6 @@ def test_a_path_in_any_run_format(scifact_run, tmp_path):
     packed = tmp_path / "run.trec.gz"
     packed.write_bytes(gzip.compress(scifact_run.read_bytes()))
     as_json = tmp_path / "run.json"
-    as_json.write_text(json.dumps(_as_dict(scifact_run)))
+    as_json.write_text(json.dumps(read_run(scifact_run)))
     assert irboard.evaluate(packed, QRELS, "nDCG@10,AP") == plain
     assert irboard.evaluate(as_json, QRELS, "nDCG@10,AP") == plain

@@ -14,7 +14,7 @@ import pytest
 import pytrec_eval
 
 from evaluator.result import ModelBlock, read_result
-from evaluator.trec import read_qrels, write_run
+from evaluator.trec import read_qrels, read_run, write_run
 from leaderboard.rounds.ledger import commitment_hash
 from leaderboard.rounds.play import commit_run, reveal_run, round_status, write_pool, write_scores
 from leaderboard.rounds.pool import top_documents
@@ -194,8 +194,6 @@ def test_pool_judge_and_score_equal_trec_eval(played):
     lines = first.decode().splitlines()
     expected = set()
     for name in MODELS:
-        from evaluator.trec import read_run
-
         for query_id, doc_ids in top_documents(read_run(runs[name]), 10).items():
             expected |= {(query_id, d) for d in doc_ids}
     assert len(lines) == len(set(lines)) and {tuple(line.split("\t")) for line in lines} == expected
@@ -223,7 +221,7 @@ def test_pool_judge_and_score_equal_trec_eval(played):
     evaluator = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut.10", "P.10", "recip_rank"})
     for row in board["runs"]:
         name = next(n for n in MODELS if entries[n] == row["entry"])
-        run = {q: {d: float(s) for d, s in docs.items()} for q, docs in pytrec_run(runs[name]).items()}
+        run = {q: {d: float(s) for d, s in docs.items()} for q, docs in read_run(runs[name]).items()}
         # RR@10 is RR on the top 10
         top10 = {q: dict(sorted(docs.items(), key=lambda item: -item[1])[:10]) for q, docs in run.items()}
         per_query = evaluator.evaluate(run)
@@ -241,14 +239,6 @@ def test_pool_judge_and_score_equal_trec_eval(played):
     status = _status(folder, clock, PUBLISHED)
     assert len(status.problems) == 1 and "bm25@v1-again" in status.problems[0]  # only the misnamed commitment
     assert status.board is not None and status.board.to_json() == scores_path.read_text()
-
-
-def pytrec_run(path: Path) -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
-    for line in path.read_text().splitlines():
-        query_id, _, doc_id, _, score, _ = line.split()
-        run.setdefault(query_id, {})[doc_id] = float(score)
-    return run
 
 
 def test_edited_pool_or_judgments_outside_it_are_caught(played):
