@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 
 from evaluator.datasets import all_specs
@@ -11,6 +10,7 @@ from evaluator.datasets.official import SOURCE, is_cached, known_query_ids_sha25
 from evaluator.errors import IrboardError
 
 DEFAULT_MAIN_METRIC = "nDCG@10"
+DEFAULT_BASELINE = "bm25"  # the model id the site and `irboard compare` measure every other result against
 
 
 @dataclass(frozen=True)
@@ -66,13 +66,3 @@ def dataset_rows(prefix: str = "") -> list[tuple[str, ...]]:
 
 def _count(value: int | None) -> str:
     return "?" if value is None else f"{value:,}"
-
-
-def run_datasets(args: argparse.Namespace) -> int:
-    rows = dataset_rows(args.prefix)
-    if not rows:
-        raise IrboardError(f"no registered dataset id starts with {args.prefix!r}; try `irboard datasets` for all")
-    widths = [max(len(row[i]) for row in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
-    for row in [COLUMNS, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-    return 0

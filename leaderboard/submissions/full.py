@@ -13,7 +13,6 @@ equal the split file's; it is then re-scored like any whole file (docs/result-fo
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 from pathlib import Path
@@ -149,10 +148,3 @@ def resolve_full(split: ResultFile, any_url: bool = False) -> ResultFile:
             raise ResultValidationError(f"full file {address.url}: per_query[{metric!r}] differs from the split "
                                         "file's; split the full file again with `irboard split`")
     return full
-
-
-def run_split(args: argparse.Namespace) -> int:
-    for path in args.paths:
-        full = split_result(path, args.url_base, args.out_dir)
-        print(f"{path}: split; upload {args.out_dir / f'{full.sha256}.json'} ({full.bytes} bytes) to {full.url}")
-    return 0
