@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from leaderboard.submissions.parallel import cores
+    from evaluator.environment import cores
     from leaderboard.submissions.verify import verifier
     from leaderboard.web.build import build_site
     from leaderboard.web.provenance import build_stamp

@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from evaluator.environment import cores
     from leaderboard.analysis.predictions import Predictor
-    from leaderboard.submissions.parallel import cores
     from leaderboard.submissions.validate import validate_paths
 
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
