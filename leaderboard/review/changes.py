@@ -24,8 +24,9 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError
 from evaluator.result import MAX_READ_BYTES, SLUG_PATTERN, ResultFile, read_result, slugify
-from leaderboard.review.compare import main_metric, markdown_cell
+from leaderboard.review.compare import markdown_cell
 from leaderboard.review.identity import identity_flags
+from leaderboard.submissions.catalog import main_metric
 
 RESULTS = "results/"
 TOOLING_FILES = {"results/schema.json"}  # generated from the schema code: a tooling change
@@ -106,7 +107,7 @@ def _read_at(repo: Path, revision: str, path: str) -> ResultFile:
 def _change(kind: str, old_path: str | None, new_path: str | None, old: ResultFile | None,
             new: ResultFile | None) -> Change:
     shown = new or old
-    metric = main_metric(shown)
+    metric = main_metric(shown.dataset.id, shown.metrics)
     if kind == "changed" and (old.model.id, old.model.revision) != (new.model.id, new.model.revision):
         kind = "replaced"
     return Change(kind, old_path, new_path, shown.model.id, shown.dataset.id, metric,

@@ -15,16 +15,11 @@ import numpy as np
 
 from evaluator.result import ResultFile, read_result
 from leaderboard.analysis.stats import holm, paired_t_test, wins_ties_losses
-from leaderboard.submissions.catalog import DEFAULT_BASELINE, dataset_info
+from leaderboard.submissions.catalog import DEFAULT_BASELINE, main_metric
 from leaderboard.submissions.validate import result_files
 from leaderboard.submissions.verify import Judgments
 
 ALPHA = 0.05
-
-
-def main_metric(result: ResultFile) -> str:
-    wanted = dataset_info(result.dataset.id).main_metric
-    return wanted if wanted in result.metrics else min(result.metrics, default=wanted)
 
 
 def _aligned(a: ResultFile, b: ResultFile, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -59,7 +54,7 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
     if not new:
         lines.append("| (no result files changed) | | | | | | |")
     for path, result in sorted(new.items()):
-        metric = main_metric(result)
+        metric = main_metric(result.dataset.id, result.metrics)
         peers = [r for p, r in everything.items() if p != path and r.dataset.id == result.dataset.id
                  and r.model.id != result.model.id and metric in r.metrics]
         base = next((r for r in peers if r.model.id == baseline), None)

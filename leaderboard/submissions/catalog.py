@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from evaluator.datasets import all_specs
@@ -43,6 +44,15 @@ def dataset_info(dataset_id: str) -> DatasetInfo:
         )
     except (ImportError, AttributeError, LookupError, ValueError, IrboardError):
         return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
+
+
+def main_metric(dataset_id: str, stored: Collection[str] | None = None) -> str:
+    """The metric the site ranks a dataset by (its spec's main metric; nDCG@10 for unregistered ids). Given the
+    metrics a result stores, the first of them by name when it lacks that one (what compare reports it by)."""
+    wanted = dataset_info(dataset_id).main_metric
+    if stored is None or wanted in stored:
+        return wanted
+    return min(stored, default=wanted)
 
 
 COLUMNS = ("id", "split", "queries", "documents", "source", "licence", "judgments")
