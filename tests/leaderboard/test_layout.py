@@ -78,7 +78,10 @@ def argument_parsing(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda path: f"{path.parent.name}/{path.name}")
+API_MODULES = sorted((PACKAGE.parent / "irboard").glob("*.py"))  # the Python API sits on the library too
+
+
+@pytest.mark.parametrize("path", MODULES + API_MODULES, ids=lambda path: f"{path.parent.name}/{path.name}")
 def test_only_the_command_line_parses_arguments(path):
     assert argument_parsing(path) == []
 
