@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
     from leaderboard.review.compare import comparison_markdown
     from leaderboard.submissions.verify import Judgments
 
-    text = comparison_markdown(list(args.paths), args.results, args.baseline, Judgments(*parse_data_dirs(args.data_dir)))
+    text = comparison_markdown(list(args.paths), results_root=args.results, baseline=args.baseline,
+                               judgments=Judgments(*parse_data_dirs(args.data_dir)))
     if args.out:
         write_atomic(args.out, text)
     else:

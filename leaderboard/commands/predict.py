@@ -64,5 +64,6 @@ def run(args: argparse.Namespace) -> int:
     growth = _choice("--growth", args.growth, GROWTHS)
     mode = _choice("--mode", args.mode, MODES)
     tail = _choice("--tail", args.tail, ("hybrid", "skewnorm"))
-    print(json.dumps(predict_recall(read_result(args.result), docs, ks, growth, mode, tail, str(args.result))))
+    print(json.dumps(predict_recall(read_result(args.result), docs, ks=ks, growth=growth, mode=mode, tail=tail,
+                                    source=str(args.result))))
     return 0

@@ -20,6 +20,6 @@ def run(args: argparse.Namespace) -> int:
     from leaderboard.submissions.full import split_result
 
     for path in args.paths:
-        full = split_result(path, args.url_base, args.out_dir)
+        full = split_result(path, url_base=args.url_base, out_dir=args.out_dir)
         print(f"{path}: split; upload {args.out_dir / f'{full.sha256}.json'} ({full.bytes} bytes) to {full.url}")
     return 0
