@@ -73,7 +73,7 @@ from leaderboard.submissions.catalog import dataset_info
 from leaderboard.web.build import render_site
 from leaderboard.analysis.predictions import Predictor
 from leaderboard.submissions.load import load_results, read_cache
-from leaderboard.submissions.parallel import cores
+from evaluator.environment import cores
 from leaderboard.submissions.verify import Judgments
 from leaderboard.web.render import replace_folder
 # the build's stages as `irboard build` runs them (one worker process per core); with judgments (argv[3]) through

@@ -1,6 +1,8 @@
 """Errors a user can fix. The CLI prints their message on one line and exits 1; anything else is a bug."""
 
+import difflib
 import re
+from collections.abc import Iterable, Sequence
 
 
 class IrboardError(Exception):
@@ -43,3 +45,13 @@ def one_line(message: str) -> str:
     """A message as one printable line: control characters and line breaks from the input are shown escaped
     (a field named "a\\nb" prints as a\\nb), so every problem stays one line."""
     return _LINE_BREAKING.sub(lambda match: repr(match[0])[1:-1], message)
+
+
+def closest_names(name: str, choices: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """Up to `n` of `choices` spelled most like `name` (difflib's ratio of at least `cutoff`), closest first."""
+    return difflib.get_close_matches(name, list(choices), n=n, cutoff=cutoff)
+
+
+def did_you_mean(suggestions: Sequence[str]) -> str:
+    """The hint that ends an unknown-name message: " Did you mean 'x'?" ('x' or 'y' for two), "" for none."""
+    return f" Did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""

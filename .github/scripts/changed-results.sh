@@ -8,4 +8,4 @@ set -euo pipefail
 tooling=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 python=${IRBOARD_PYTHON:-$tooling/.venv/bin/python}
 # -I: isolated mode, so nothing in the current folder or environment can shadow the tooling's own modules.
-exec "$python" -I -m leaderboard.review.changes --repo "$2" --base "$1" --out "$3"
+exec "$python" -I -m leaderboard.commands.changes --repo "$2" --base "$1" --out "$3"

@@ -20,16 +20,16 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from evaluator.datasets.download import cache_root
+
 BATCH = 4096  # documents per record batch: what one read of a range brings in beyond the range
 SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
 FORMAT_VERSION = 1
 
 
 def corpus_root() -> Path:
-    """`$IRBOARD_CACHE/corpora`, else `$XDG_CACHE_HOME/irboard/corpora`, else `~/.cache/irboard/corpora`."""
-    if os.environ.get("IRBOARD_CACHE"):
-        return Path(os.environ["IRBOARD_CACHE"]) / "corpora"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "irboard" / "corpora"
+    """`corpora/` in the cache (`evaluator.datasets.download.cache_root`)."""
+    return cache_root() / "corpora"
 
 
 def source_key(paths: Sequence[Path], id_key: str) -> str:

@@ -7,13 +7,12 @@ registered: their spec is built from the folder on demand.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evaluator.errors import UnknownNameError
+from evaluator.errors import UnknownNameError, closest_names
 
 LOCAL_PREFIX = "local:"
 
@@ -100,7 +99,7 @@ class DatasetRegistry:
 
     def _unknown_message(self, dataset_id: str) -> str:
         ids = list(self._specs)
-        close = difflib.get_close_matches(dataset_id.lower(), ids, n=3, cutoff=0.6)
+        close = closest_names(dataset_id.lower(), ids, n=3)
         if not close:  # a bare name such as "scifact" matches on the part after the family
             close = [i for i in ids if i.split("/", 1)[-1] == dataset_id.lower()][:3]
         hint = f"did you mean {', '.join(close)}? " if close else ""

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from evaluator.datasets.download import cache_root
+
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
@@ -30,12 +32,8 @@ COMPLETE_MARKER = "complete"
 
 
 def default_cache_root() -> Path:
-    """`$IRBOARD_CACHE/encodings`, else `$XDG_CACHE_HOME/irboard/encodings`, else `~/.cache/irboard/encodings`."""
-    if os.environ.get("IRBOARD_CACHE"):
-        base = Path(os.environ["IRBOARD_CACHE"])
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "irboard"
-    return base / "encodings"
+    """`encodings/` in the cache (`evaluator.datasets.download.cache_root`)."""
+    return cache_root() / "encodings"
 
 
 def cache_key(key_parts: dict) -> str:

@@ -11,12 +11,12 @@ faiss) runs on `threads` threads; candidate selection and merging run on the cal
 from __future__ import annotations
 
 import logging
-import os
 from contextlib import contextmanager
 
 import numpy as np
 from tqdm import tqdm
 
+from evaluator.environment import cores
 from evaluator.errors import IrboardError, UnknownNameError
 
 logger = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ class DenseIndex:
     def _search_faiss(self, queries, k):
         import faiss
 
-        faiss.omp_set_num_threads(self.threads or _cpu_count())
+        faiss.omp_set_num_threads(self.threads or cores())
         scores, indices = self._faiss.search(queries, k)
         indices = indices.astype(np.int64)
         order = np.lexsort((indices, -scores))  # faiss's own order among ties is unspecified
@@ -316,10 +316,6 @@ def _faiss_index(embeddings: np.ndarray):
     return index
 
 
-def _cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 @contextmanager
 def _blas_threads(threads: int | None):
     try:
@@ -328,7 +324,7 @@ def _blas_threads(threads: int | None):
         logger.debug("threadpoolctl is not installed; BLAS threads are not set")
         yield
         return
-    with threadpool_limits(limits=threads or _cpu_count()):
+    with threadpool_limits(limits=threads or cores()):
         yield
 
 
@@ -342,7 +338,7 @@ def _compute_threads(threads: int | None, torch_too: bool):
         import torch
 
         before = torch.get_num_threads()
-        torch.set_num_threads(threads or _cpu_count())
+        torch.set_num_threads(threads or cores())
         try:
             yield
         finally:

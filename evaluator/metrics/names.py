@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from dataclasses import dataclass
 
-from evaluator.errors import UnknownNameError
+from evaluator.errors import UnknownNameError, closest_names, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ def _suggest(name: str) -> str | None:
     by_case = {kind.lower(): kind for kind in KINDS} | _ALIASES
     if head.lower() in by_case:
         return by_case[head.lower()] + sep + tail
-    guess = difflib.get_close_matches(head, list(KINDS), n=1, cutoff=0.5)
+    guess = closest_names(head, KINDS, cutoff=0.5)
     return guess[0] + sep + tail if guess else None
 
 
@@ -92,7 +91,7 @@ def parse_measure(name: str) -> Measure:
     kind = KINDS.get(match["kind"]) if match else None
     if match is None or kind is None:
         suggestion = _suggest(str(name).strip())
-        hint = f" Did you mean {suggestion!r}?" if suggestion else ""
+        hint = did_you_mean([suggestion] if suggestion else [])
         raise UnknownNameError(f"unknown metric {name!r}; valid forms: {valid_forms()}.{hint}")
     params, cutoff = match["params"], match["cutoff"]
     if params is not None and (kind.name != "nDCG" or params.replace('"', "'").replace(" ", "") != EXP_GAIN):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 
-from evaluator.errors import UnknownNameError
+from evaluator.errors import UnknownNameError, closest_names, did_you_mean
 
 # kind -> "module:factory"; factories take (argument, options dict) and import heavy libraries lazily.
 _ADAPTERS = {
@@ -24,8 +23,7 @@ def parse_model_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     kind, _, rest = spec.partition(":")
     kind = kind.strip().lower()
     if kind not in _ADAPTERS:
-        close = difflib.get_close_matches(kind, list(_ADAPTERS), n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
+        hint = did_you_mean(closest_names(kind, _ADAPTERS))
         raise UnknownNameError(
             f"model spec '{spec}': unknown model kind '{kind}'; valid kinds: {', '.join(_ADAPTERS)}.{hint}"
         )

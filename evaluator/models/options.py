@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
-
-from evaluator.errors import ModelLoadError, UnknownNameError
+from evaluator.errors import ModelLoadError, UnknownNameError, closest_names, did_you_mean
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", "none"}
@@ -14,8 +12,7 @@ def check_option_names(kind: str, options: dict[str, str], valid: tuple[str, ...
     """Reject keys the adapter does not know, with a "did you mean" from the valid ones."""
     for key in options:
         if key not in valid:
-            close = difflib.get_close_matches(key, valid, n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
+            hint = did_you_mean(closest_names(key, valid))
             raise UnknownNameError(f"model '{kind}': unknown option '{key}'; valid options: {', '.join(valid)}.{hint}")
 
 

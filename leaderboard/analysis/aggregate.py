@@ -36,7 +36,7 @@ from leaderboard.analysis.predictions import (
     predict_results,
 )
 from leaderboard.analysis.ranks import GroupBootstrap, group_difference_pvalues, rank_ranges, tie_bands
-from leaderboard.submissions.catalog import DatasetInfo, dataset_info
+from leaderboard.submissions.catalog import DEFAULT_BASELINE, DatasetInfo, dataset_info
 from leaderboard.submissions.load import LoadedResult, ModelInfo
 from leaderboard.submissions.parallel import forked_map
 
@@ -44,7 +44,6 @@ logger = logging.getLogger(__name__)
 
 GROUP_ORDER = ("BEIR", "MIRACL", "mMARCO", "Classic", "Local", "Other")
 ALL_GROUP = "All datasets"
-DEFAULT_BASELINE = "bm25"
 CONFIDENCE = 0.95  # stats.TestSettings describes a 95% interval
 
 

@@ -7,14 +7,13 @@ two always agree. Inputs are per-query metric values aligned on the same queries
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
 
-from evaluator.errors import IrboardError, UnknownNameError
+from evaluator.errors import IrboardError, UnknownNameError, closest_names, did_you_mean
 
 # Element budget of one temporary array (float64: 2**22 elements = 32 MiB).
 _CHUNK_ELEMENTS = 2**22
@@ -27,9 +26,8 @@ def _check_name(kind: str, name: str, registry: dict) -> None:
     if name in registry:
         return
     valid = sorted(registry)
-    close = difflib.get_close_matches(name, valid, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise UnknownNameError(f"unknown {kind} {name!r}; valid names: {', '.join(valid)}{hint}")
+    hint = did_you_mean(closest_names(name, valid))
+    raise UnknownNameError(f"unknown {kind} {name!r}; valid names: {', '.join(valid)}.{hint}")
 
 
 def _paired_differences(a, b) -> np.ndarray:

@@ -2,7 +2,7 @@
 value of its dataset's main metric, and every file outside results/ (tooling, which needs a maintainer).
 
 Run by .github/scripts/changed-results.sh from the base branch's checkout, with the pull request's checkout as
-data: `python -I -m leaderboard.review.changes --repo PR_DIR --base BASE_SHA --out DIR`. It reads git's NUL-separated
+data: `python -I -m leaderboard.commands.changes --repo PR_DIR --base BASE_SHA --out DIR`. It reads git's NUL-separated
 raw diff, so any file name (spaces, newlines, quotes) comes through as it is, and writes to DIR:
 
 - `changed.nul`: the result files to validate and compare (present after the change), NUL-separated;
@@ -16,18 +16,17 @@ under results/ is not a regular result file or cannot be read.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.errors import IrboardError
 from evaluator.result import MAX_READ_BYTES, SLUG_PATTERN, ResultFile, read_result, slugify
-from leaderboard.review.compare import main_metric, markdown_cell
+from leaderboard.review.compare import markdown_cell
 from leaderboard.review.identity import identity_flags
+from leaderboard.submissions.catalog import main_metric
 
 RESULTS = "results/"
 TOOLING_FILES = {"results/schema.json"}  # generated from the schema code: a tooling change
@@ -108,7 +107,7 @@ def _read_at(repo: Path, revision: str, path: str) -> ResultFile:
 def _change(kind: str, old_path: str | None, new_path: str | None, old: ResultFile | None,
             new: ResultFile | None) -> Change:
     shown = new or old
-    metric = main_metric(shown)
+    metric = main_metric(shown.dataset.id, shown.metrics)
     if kind == "changed" and (old.model.id, old.model.revision) != (new.model.id, new.model.revision):
         kind = "replaced"
     return Change(kind, old_path, new_path, shown.model.id, shown.dataset.id, metric,
@@ -191,25 +190,3 @@ def write_outputs(listing: ChangeList, out: Path) -> None:
     (out / "changed.nul").write_bytes(b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in present))
     (out / "counts.json").write_text(json.dumps(listing.counts(), sort_keys=True) + "\n")
     (out / "changes.md").write_text(markdown(listing), encoding="utf-8", errors="surrogateescape")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m leaderboard.review.changes", description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", type=Path, default=Path("."), help="the pull request's checkout (data only)")
-    parser.add_argument("--base", required=True, help="the base revision (its merge base with HEAD is used)")
-    parser.add_argument("--head", default="HEAD")
-    parser.add_argument("--out", type=Path, required=True, help="folder for changed.nul, counts.json, changes.md")
-    args = parser.parse_args(argv)
-    try:
-        listing = list_changes(args.repo, args.base, args.head)
-    except subprocess.CalledProcessError as error:
-        print(f"error: git failed in {args.repo}: {error.stderr.decode(errors='replace').strip()}", file=sys.stderr)
-        return 1
-    write_outputs(listing, args.out)
-    for problem in listing.problems:
-        print(problem, file=sys.stderr)
-    return 1 if listing.problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,6 @@ judgments, leaderboard/submissions/verify.py), as on the site, which ranks only 
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 
@@ -16,17 +15,11 @@ import numpy as np
 
 from evaluator.result import ResultFile, read_result
 from leaderboard.analysis.stats import holm, paired_t_test, wins_ties_losses
-from leaderboard.submissions.catalog import dataset_info
-from leaderboard.submissions.validate import parse_data_dirs, result_files
+from leaderboard.submissions.catalog import DEFAULT_BASELINE, main_metric
+from leaderboard.submissions.validate import result_files
 from leaderboard.submissions.verify import Judgments
 
 ALPHA = 0.05
-DEFAULT_BASELINE = "bm25"
-
-
-def main_metric(result: ResultFile) -> str:
-    wanted = dataset_info(result.dataset.id).main_metric
-    return wanted if wanted in result.metrics else min(result.metrics, default=wanted)
 
 
 def _aligned(a: ResultFile, b: ResultFile, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -61,7 +54,7 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
     if not new:
         lines.append("| (no result files changed) | | | | | | |")
     for path, result in sorted(new.items()):
-        metric = main_metric(result)
+        metric = main_metric(result.dataset.id, result.metrics)
         peers = [r for p, r in everything.items() if p != path and r.dataset.id == result.dataset.id
                  and r.model.id != result.model.id and metric in r.metrics]
         base = next((r for r in peers if r.model.id == baseline), None)
@@ -85,14 +78,3 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset.id)} | {metric} | "
                      f"{score} | {cells[0]} | {cells[1]} | {wtl} |")
     return "\n".join(lines) + "\n"
-
-
-def run_compare(args: argparse.Namespace) -> int:
-    text = comparison_markdown(list(args.paths), args.results, args.baseline, Judgments(*parse_data_dirs(args.data_dir)))
-    if args.out:
-        from evaluator.result import write_atomic
-
-        write_atomic(args.out, text)
-    else:
-        print(text, end="")
-    return 0

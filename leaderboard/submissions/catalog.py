@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from evaluator.datasets import all_specs
@@ -11,6 +11,7 @@ from evaluator.datasets.official import SOURCE, is_cached, known_query_ids_sha25
 from evaluator.errors import IrboardError
 
 DEFAULT_MAIN_METRIC = "nDCG@10"
+DEFAULT_BASELINE = "bm25"  # the model id the site and `irboard compare` measure every other result against
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,15 @@ def dataset_info(dataset_id: str) -> DatasetInfo:
         return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
 
 
+def main_metric(dataset_id: str, stored: Collection[str] | None = None) -> str:
+    """The metric the site ranks a dataset by (its spec's main metric; nDCG@10 for unregistered ids). Given the
+    metrics a result stores, the first of them by name when it lacks that one (what compare reports it by)."""
+    wanted = dataset_info(dataset_id).main_metric
+    if stored is None or wanted in stored:
+        return wanted
+    return min(stored, default=wanted)
+
+
 COLUMNS = ("id", "split", "queries", "documents", "source", "licence", "judgments")
 
 
@@ -66,13 +76,3 @@ def dataset_rows(prefix: str = "") -> list[tuple[str, ...]]:
 
 def _count(value: int | None) -> str:
     return "?" if value is None else f"{value:,}"
-
-
-def run_datasets(args: argparse.Namespace) -> int:
-    rows = dataset_rows(args.prefix)
-    if not rows:
-        raise IrboardError(f"no registered dataset id starts with {args.prefix!r}; try `irboard datasets` for all")
-    widths = [max(len(row[i]) for row in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
-    for row in [COLUMNS, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-    return 0

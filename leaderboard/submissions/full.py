@@ -13,7 +13,6 @@ equal the split file's; it is then re-scored like any whole file (docs/result-fo
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 from pathlib import Path
@@ -41,15 +40,10 @@ FULL_STORE = "https://huggingface.co/datasets/irboard/full-results/resolve/main"
 _READABLE_BLOCKS = ("model", "dataset", "settings", "metrics", "provenance")
 
 
-def main_metric(dataset_id: str) -> str:
-    """The metric the site ranks a dataset by (its spec's main metric; nDCG@10 for unregistered ids)."""
-    from leaderboard.submissions.catalog import dataset_info
-
-    return dataset_info(dataset_id).main_metric
-
-
 def split_problems(result: ResultFile) -> list[str]:
     """What keeps a split result from serving the site: its per_query must hold the dataset's main metric."""
+    from leaderboard.submissions.catalog import main_metric  # the dataset registry, loaded only when needed
+
     metric = main_metric(result.dataset.id)
     if result.full is None or metric in result.per_query:
         return []
@@ -64,6 +58,8 @@ def split_result(path: Path, url_base: str, out_dir: Path) -> FullAddress:
         raise ResultValidationError(f"{path}: already a split file (its full file: {result.full.url})")
     if result.source_version != SCHEMA_VERSION:
         raise ResultValidationError(f"{path}: schema version {result.source_version}; run `irboard migrate` first")
+    from leaderboard.submissions.catalog import main_metric
+
     metric = main_metric(result.dataset.id)
     if metric not in result.per_query:
         raise ResultValidationError(f"{path}: has no values of {metric}, the main metric of {result.dataset.id}; "
@@ -149,10 +145,3 @@ def resolve_full(split: ResultFile, any_url: bool = False) -> ResultFile:
             raise ResultValidationError(f"full file {address.url}: per_query[{metric!r}] differs from the split "
                                         "file's; split the full file again with `irboard split`")
     return full
-
-
-def run_split(args: argparse.Namespace) -> int:
-    for path in args.paths:
-        full = split_result(path, args.url_base, args.out_dir)
-        print(f"{path}: split; upload {args.out_dir / f'{full.sha256}.json'} ({full.bytes} bytes) to {full.url}")
-    return 0

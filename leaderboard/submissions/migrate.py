@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
-from evaluator.errors import IrboardError, ResultValidationError
+from evaluator.errors import ResultValidationError
 from evaluator.result import (
     FLOAT_DECIMALS,
     SCHEMA_VERSION,
@@ -15,7 +13,6 @@ from evaluator.result import (
     read_result,
     write_atomic,
 )
-from leaderboard.submissions.validate import result_files
 
 
 def migrate_file(path: Path) -> bool:
@@ -37,22 +34,3 @@ def migrate_file(path: Path) -> bool:
         raise ResultValidationError(f"{path}: migration would change the result; nothing was written")
     write_atomic(path, text)
     return True
-
-
-def run_migrate(args: argparse.Namespace) -> int:
-    files = result_files(list(args.paths), args.results)
-    problems, rewritten = [], 0
-    for path in files:
-        try:
-            if migrate_file(path):
-                rewritten += 1
-                print(f"{path}: rewritten as schema version {SCHEMA_VERSION}")
-        except ResultValidationError as error:
-            problems.append(str(error))
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    if problems:
-        raise IrboardError(f"{len(problems)} file(s) could not be migrated; fix each line above")
-    print(f"irboard: {rewritten} of {len(files)} result file(s) rewritten, the others were already version "
-          f"{SCHEMA_VERSION}")
-    return 0

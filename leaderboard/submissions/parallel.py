@@ -33,11 +33,6 @@ _FOLDER: str | None = None  # where the workers of that pool write their large b
 _IN_WORKER = False
 
 
-def cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def can_fork(workers: int) -> bool:
     return workers > 1 and not _IN_WORKER and "fork" in get_all_start_methods()
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import logging
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
+from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNameError, one_line
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
 from leaderboard.submissions.cache import ContentCache
-from leaderboard.submissions.parallel import cores, forked_map
+from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.verify import VERIFICATION_VERSION, Judgments
 
 log = logging.getLogger(__name__)
@@ -352,33 +350,3 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
         outcome.verified = verification.complete
         outcome.partly_verified = None if verification.complete else verification.unverified
     return True
-
-
-def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
-    """`--data-dir ID=DIR` names one dataset's folder; a bare `--data-dir DIR` is a root holding `<dataset id>/`."""
-    explicit, root = {}, None
-    for value in values:
-        if "=" in str(value):
-            dataset_id, _, folder = str(value).partition("=")
-            explicit[dataset_id] = Path(folder)
-        else:
-            root = Path(value)
-    return explicit, root
-
-
-def run_validate(args: argparse.Namespace, predictor=None) -> int:
-    data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
-    report = validate_paths(list(args.paths), args.results, data_dirs, data_root, args.base, workers=min(cores(), 4),
-                            predictor=predictor, any_full_url=getattr(args, "allow_any_full_url", False))
-    for problem in report.problems:
-        print(one_line(problem), file=sys.stderr)
-    if report.problems:
-        raise IrboardError(f"{len(report.problems)} problem(s) found; fix each line above")
-    for path, reason in sorted(report.unfetched.items()):
-        print(f"{path}: not verified: its full file cannot be fetched ({reason})")
-    for path, metrics in sorted(report.partly_verified.items()):
-        print(f"{path}: not verified: the stored ranking does not determine {', '.join(metrics)} (store a deeper run "
-              "or drop them)")
-    print(f"irboard: {len(report.valid)} result file(s) valid, {len(report.verified)} verified by re-scoring "
-          "every metric")
-    return 0

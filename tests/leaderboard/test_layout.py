@@ -1,5 +1,6 @@
 """The packages of `leaderboard/` import one way only (docs/layout.md): each group imports only the groups listed
-for it here, and nothing imports the command line."""
+for it here; the command line (`cli.py` and `commands/`) may import every group and nothing imports it; only the
+command line parses arguments."""
 
 import ast
 from pathlib import Path
@@ -14,6 +15,7 @@ ALLOWED = {  # group -> the leaderboard groups its modules may import (besides i
     "web": {"submissions", "analysis", "rounds"},
     "rounds": set(),
 }
+CLI_LAYER = "commands"  # with cli.py: argument parsing, printing and exit codes
 
 
 def leaderboard_imports(path: Path) -> set[str]:
@@ -35,9 +37,14 @@ def leaderboard_imports(path: Path) -> set[str]:
 MODULES = sorted(path for path in PACKAGE.glob("*/*.py") if path.parent.name in ALLOWED)
 
 
+CLI_MODULES = sorted([PACKAGE / "cli.py", *(PACKAGE / CLI_LAYER).glob("*.py")])
+
+
 def test_every_module_is_in_a_group():
     loose = sorted(path.name for path in PACKAGE.glob("*.py") if path.name not in {"__init__.py", "cli.py"})
     assert loose == []
+    groups = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert groups == set(ALLOWED) | {CLI_LAYER}
     assert {path.parent.name for path in MODULES} == set(ALLOWED)
 
 
@@ -46,6 +53,47 @@ def test_imports_flow_one_way(path):
     group = path.parent.name
     imported = leaderboard_imports(path) - {group}
     assert imported <= ALLOWED[group], f"{group}/{path.name} imports {sorted(imported - ALLOWED[group])}"
+
+
+@pytest.mark.parametrize("path", CLI_MODULES, ids=lambda path: path.relative_to(PACKAGE).as_posix())
+def test_the_command_line_imports_only_leaderboard_groups(path):
+    imported = leaderboard_imports(path) - {CLI_LAYER, "cli"}
+    assert imported <= set(ALLOWED), f"{path.name} imports {sorted(imported - set(ALLOWED))}"
+
+
+def argument_parsing(path: Path) -> list[str]:
+    """Where a module imports argparse or names `argparse.Namespace` / `ArgumentParser` (in a hint or a call)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import) and any(alias.name == "argparse" for alias in node.names):
+            found.append(f"line {node.lineno}: import argparse")
+        elif isinstance(node, ast.ImportFrom) and node.module == "argparse":
+            found.append(f"line {node.lineno}: from argparse import")
+        elif isinstance(node, (ast.Attribute, ast.Name)) and \
+                (node.attr if isinstance(node, ast.Attribute) else node.id) in {"Namespace", "ArgumentParser"}:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                ("Namespace" in node.value or "ArgumentParser" in node.value) and len(node.value) < 80:
+            found.append(f"line {node.lineno}: {node.value!r}")  # a string annotation
+    return found
+
+
+API_MODULES = sorted((PACKAGE.parent / "irboard").glob("*.py"))  # the Python API sits on the library too
+
+
+@pytest.mark.parametrize("path", MODULES + API_MODULES, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_only_the_command_line_parses_arguments(path):
+    assert argument_parsing(path) == []
+
+
+def test_the_argument_check_sees_a_namespace(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from __future__ import annotations\nimport argparse\n\n\n"
+                      "def run(args: argparse.Namespace) -> int:\n    return 0\n\n\n"
+                      "def other(args: 'Namespace') -> int:\n    return 0\n")
+    assert argument_parsing(module) == ["line 2: import argparse", "line 5: argparse.Namespace",
+                                        "line 9: 'Namespace'"]
+    assert argument_parsing(PACKAGE / "commands" / "validate.py") != []
 
 
 def test_the_checker_sees_a_wrong_import(tmp_path):

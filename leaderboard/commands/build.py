@@ -1,0 +1,66 @@
+"""`irboard build` (the static site from results/) and `irboard serve` (a preview of it)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from evaluator.errors import one_line
+from leaderboard.commands.options import instant, parse_data_dirs
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--out", type=Path, default=Path("_site"))
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument("--rounds", type=Path, default=Path("rounds"), help="the sealed rounds folder (docs/rounds.md)")
+    parser.add_argument("--now", help="the instant to show round phases at, ISO 8601 with a zone (default: the "
+                        "checked-out commit's time, so that a commit always builds the same site)")
+    parser.add_argument("--data-dir", action="append", default=[],
+                        help="local datasets (as for validate) to re-score stored rankings: those are 'verified'")
+
+
+def run(args: argparse.Namespace) -> int:
+    from evaluator.environment import cores
+    from leaderboard.submissions.verify import verifier
+    from leaderboard.web.build import build_site
+    from leaderboard.web.provenance import build_stamp
+
+    data_dirs, data_root = parse_data_dirs(args.data_dir)
+    # one process per core reads, decodes and verifies the files, computes each dataset's statistics and renders the
+    # pages (BLAS stays at one thread in each: see leaderboard.cli.main)
+    workers = min(cores(), 4)
+    report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root),
+                        workers=workers, stamp=build_stamp(args.results), rounds_dir=args.rounds,
+                        now=instant(args.now) if args.now else _head_time())
+    for warning in report.warnings:
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
+    print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
+          f"({report.models} models, {report.datasets} datasets)")
+    return 0
+
+
+def _head_time():
+    """The committer time of the checked-out commit: the instant a build judges round phases at, so that the
+    same commit builds the same site. The current time outside a git checkout."""
+    import subprocess
+    from datetime import datetime, timezone
+
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%cI"], capture_output=True, text=True, check=True).stdout
+        return datetime.fromisoformat(out.strip()).astimezone(timezone.utc)
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return datetime.now(timezone.utc)
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=Path("_site"))
+    parser.add_argument("--port", type=int, default=8000)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from leaderboard.web.build import serve_site
+
+    serve_site(args.out, args.port)
+    return 0

@@ -1,0 +1,32 @@
+"""`irboard compare`: the Markdown comparison of result files with the baseline and the best, to stdout or --out."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from leaderboard.commands.options import parse_data_dirs
+from leaderboard.submissions.catalog import DEFAULT_BASELINE
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", type=Path, help="the new or changed result files")
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="model id of the baseline")
+    parser.add_argument("--out", type=Path, help="write the Markdown here instead of stdout")
+    parser.add_argument("--data-dir", action="append", default=[],
+                        help="local datasets to verify results against, as for validate; repeatable")
+
+
+def run(args: argparse.Namespace) -> int:
+    from evaluator.result import write_atomic
+    from leaderboard.review.compare import comparison_markdown
+    from leaderboard.submissions.verify import Judgments
+
+    text = comparison_markdown(list(args.paths), results_root=args.results, baseline=args.baseline,
+                               judgments=Judgments(*parse_data_dirs(args.data_dir)))
+    if args.out:
+        write_atomic(args.out, text)
+    else:
+        print(text, end="")
+    return 0

@@ -1,0 +1,33 @@
+"""Option values more than one command reads: `--data-dir` and `--now`."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from evaluator.errors import IrboardError
+
+
+def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
+    """`--data-dir ID=DIR` names one dataset's folder; a bare `--data-dir DIR` is a root holding `<dataset id>/`."""
+    explicit, root = {}, None
+    for value in values:
+        if "=" in str(value):
+            dataset_id, _, folder = str(value).partition("=")
+            explicit[dataset_id] = Path(folder)
+        else:
+            root = Path(value)
+    return explicit, root
+
+
+def instant(text: str | None) -> datetime:
+    """`--now`: an ISO 8601 instant with a zone, in UTC; the current time when not given."""
+    if text is None:
+        return datetime.now(timezone.utc)
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        value = None
+    if value is None or value.tzinfo is None:
+        raise IrboardError(f"--now {text!r}: write an ISO 8601 instant with a zone, e.g. 2027-01-15T12:00:00Z")
+    return value.astimezone(timezone.utc)
