@@ -20,6 +20,8 @@ from evaluator.pipeline import evaluate_model
 from evaluator.score_samples import encode_score_samples
 from tests.conftest import SCIFACT, SHARED, write_scifact_slice
 
+pytestmark = pytest.mark.ray  # excluded from `make check`
+
 SPLADE = SHARED / "models" / "splade-tiny"
 
 

@@ -10,6 +10,8 @@ from evaluator.index import dense as dense_index
 from tests.conftest import write_scifact_slice
 from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
 
+pytestmark = pytest.mark.ray  # excluded from `make check`
+
 
 @pytest.fixture(scope="module")
 def two_node_cluster():

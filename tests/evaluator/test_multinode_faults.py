@@ -11,6 +11,8 @@ from evaluator import pipeline
 from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
 from tests.evaluator.test_multinode import small_scifact  # noqa: F401  (a fixture)
 
+pytestmark = pytest.mark.ray  # excluded from `make check`
+
 SHARDS = 6
 
 

@@ -60,6 +60,7 @@ def _brute_force_check(result, model, folder_docs, qrels, query_texts, dense: bo
         assert result.values("R@100")[query_id] == pytest.approx(oracle[query_id]["recall_100"], abs=1e-5)
 
 
+@pytest.mark.slow
 def test_splade_on_real_model(tmp_path, small_scifact):
     folder, qrels, docs, query_texts = small_scifact
     out = tmp_path / "splade.json"
@@ -73,6 +74,7 @@ def test_splade_on_real_model(tmp_path, small_scifact):
     _brute_force_check(result, load_model(f"splade:{SPLADE}"), docs, qrels, query_texts, dense=False)
 
 
+@pytest.mark.slow
 def test_dense_on_real_model_with_cache_reuse(tmp_path, small_scifact, monkeypatch):
     folder, qrels, docs, query_texts = small_scifact
     args = ["--model", "dense:all-MiniLM-L6-v2", "--dataset", f"local:{folder}", "--cache-dir", tmp_path / "cache"]

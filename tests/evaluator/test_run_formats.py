@@ -68,6 +68,7 @@ def assert_matches_oracle(result, expected: dict[str, dict[str, float]], judged:
                 (metric, query_id)
 
 
+@pytest.mark.slow
 def test_trec_run_and_its_compressed_copies_read_alike(tmp_path, bm25_rankings, judged, capsys):
     test_rankings = {q: r for q, r in bm25_rankings.items() if q in judged}
     write_run(tmp_path / "bm25.run", test_rankings, "bm25")

@@ -19,6 +19,7 @@ import zlib
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +27,8 @@ from evaluator.result import read_result
 from leaderboard.cli import main
 from tests.conftest import make_scifact_result
 from tests.leaderboard.test_hostile import NEW_MODEL, write_results
+
+pytestmark = pytest.mark.slow  # excluded from `make check`
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -52,6 +52,7 @@ def mteb_text(title, text):
     return (title + " " + text).strip()  # how MTEB's retrieval evaluation joins a BEIR document
 
 
+@pytest.mark.slow
 def test_packaged_minilm_matches_sentence_transformers(minilm, reference, scifact_sample):
     docs, queries = scifact_sample
     doc_vectors, query_vectors = minilm.encode_corpus(docs), minilm.encode_queries(queries)
