@@ -44,16 +44,13 @@ def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, flo
     return scores, positions, index, queries
 
 
-ENCODE_CHUNK = 1024  # documents per cached chunk: what an interrupted run loses at most
-
-
 def encode_corpus(model, docs, cache):
     if cache is None:
         return model.encode_corpus(docs)
-    from evaluator.index.cache import encode_cached
+    from evaluator.index import cache as encoding_cache
 
-    return encode_cached(model.encode_corpus, docs, ENCODE_CHUNK, cache, quiet=not bars_enabled(),
-                         desc="encode documents")
+    return encoding_cache.encode_cached(model.encode_corpus, docs, encoding_cache.ENCODE_CHUNK, cache,
+                                        quiet=not bars_enabled(), desc="encode documents")
 
 
 def ranked_from_topk(scores, positions, query_ids, corpus, doc_keys, qrels: Qrels, ignore_identical_ids: bool,

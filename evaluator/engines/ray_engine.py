@@ -59,7 +59,7 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
     resources = connect(address)  # first: a clear error when Ray is not installed
     import ray
 
-    from evaluator import pipeline
+    from evaluator.index import cache as encoding_cache
     from evaluator.index import dense as dense_index
 
     lexical, dense = model.info.type == "lexical", model.info.type == "dense"
@@ -68,7 +68,7 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
     # Neural shards start at the local engine's chunk bounds and encode chunk by chunk: the same batches,
     # hence bit-identical encodings (batch composition changes padding and so the last float bits).
     # Dense shards also start at search-block bounds: a block's float32 scores depend on its rows alone.
-    chunk, block_size = pipeline.ENCODE_CHUNK, dense_index.DEFAULT_BLOCK_SIZE
+    chunk, block_size = encoding_cache.ENCODE_CHUNK, dense_index.DEFAULT_BLOCK_SIZE
     align = 1 if lexical else math.lcm(chunk, block_size) if dense else chunk
     plan = plan_shards(len(docs), shards or max(2 * workers, math.ceil(len(docs) / 100_000)), align)
     store = ShardStore(_root(cache_dir), _key(model, spec, docs, len(plan)))

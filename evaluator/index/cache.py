@@ -26,6 +26,7 @@ from tqdm import tqdm
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
+ENCODE_CHUNK = 1024  # documents per cached chunk: what an interrupted run loses at most
 COMPLETE_MARKER = "complete"
 
 

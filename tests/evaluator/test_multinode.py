@@ -5,7 +5,7 @@ the per-query values, rankings and score samples equal the local engine's."""
 import pytest
 import ray
 
-from evaluator import pipeline
+from evaluator.index import cache as encoding_cache
 from evaluator.index import dense as dense_index
 from tests.conftest import write_scifact_slice
 from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
@@ -35,7 +35,7 @@ def small_scifact(tmp_path_factory):
 @pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}"])
 def test_two_worker_nodes_give_the_local_engines_result(model, two_node_cluster, small_scifact, tmp_path,
                                                          monkeypatch):
-    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
+    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
     monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 30)
     local = _evaluate(model, small_scifact, tmp_path / "local", "local")
     distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=4)
