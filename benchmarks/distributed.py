@@ -5,15 +5,26 @@ cache, so encoding and Ray's start-up are both counted. On this 2-core machine t
 expect overhead, not speed-up; the point is that the results are the same.
 
     python benchmarks/distributed.py [--models "bm25;splade:../shared/models/splade-tiny"] [--workers 1,2]
+
+`--scale 100000,300000` measures memory instead, on a multi-node Ray cluster on this machine (a head with no
+CPUs, two worker nodes of one CPU each, `ray.cluster_utils.Cluster`) and a synthetic MS MARCO-like corpus of
+each size (benchmarks/corpus_memory.py's): BM25, `--engine ray --address` the cluster, 1,000 queries, top 100.
+Reported: the driver's peak RSS (os.wait4, exact), each worker node's peak RSS (the sum over its worker
+processes, sampled every 0.1 s: a shorter peak can be missed), throughput per worker, and the local engine's
+peak RSS on the same corpus (same queries) as the peer, whose per-query values the Ray run must equal.
+
+    python benchmarks/distributed.py --scale 100000,300000
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -34,12 +45,121 @@ def run(model: str, engine: str, workers: int | None, out: Path, cache: Path) ->
     return time.perf_counter() - start
 
 
+def measured(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Run `command`; (wall s, CPU s, peak RSS GiB) of that process alone."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{child.stderr.read().decode()[-3000:]}")
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 2**20
+
+
+def _process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, resident bytes) of every process, from /proc."""
+    table = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/statm") as f:
+                resident = int(f.read().split()[1]) * page
+        except (OSError, IndexError, ValueError):  # the process ended meanwhile
+            continue
+        table[int(entry)] = (int(fields[1]), resident)
+    return table
+
+
+class NodePeaks(threading.Thread):
+    """Largest sum of resident memory over the processes below each raylet (a node's workers), sampled."""
+
+    def __init__(self, raylets: dict[str, int]):
+        super().__init__(daemon=True)
+        self.raylets, self.peaks, self.stop = raylets, dict.fromkeys(raylets, 0), threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.1):
+            table = _process_table()
+            children: dict[int, list[int]] = {}
+            for pid, (parent, _) in table.items():
+                children.setdefault(parent, []).append(pid)
+            for node, raylet in self.raylets.items():
+                todo, total = list(children.get(raylet, [])), 0
+                while todo:
+                    pid = todo.pop()
+                    total += table[pid][1]
+                    todo.extend(children.get(pid, []))
+                self.peaks[node] = max(self.peaks[node], total)
+
+
+def scale(sizes: list[int], queries: int) -> None:
+    """Driver and per-node peak memory of BM25 on a two-worker-node cluster, against the local engine."""
+    from corpus_memory import synthetic_corpus  # benchmarks/corpus_memory.py
+    from ray.cluster_utils import Cluster
+
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "OPENBLAS_NUM_THREADS": "1",
+           "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    os.environ.update(env)
+    cluster = Cluster()
+    cluster.add_node(num_cpus=0)  # the head: the driver connects here, no task runs here
+    nodes = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    cluster.wait_for_nodes()
+    raylets = {f"worker node {i + 1}": node.all_processes["raylet"][0].process.pid for i, node in enumerate(nodes)}
+    print("| passages | engine | wall s | driver peak RSS GiB | worker node peak RSS GiB | index docs/s per worker "
+          "| queries/s | per-query values equal to local |")
+    print("|---|---|---|---|---|---|---|---|")
+    drivers = []
+    try:
+        for num_docs in sizes:
+            folder = synthetic_corpus(num_docs, queries, titles=False)
+            with tempfile.TemporaryDirectory() as work:
+                work = Path(work)
+                base = [sys.executable, "-m", "leaderboard.cli", "evaluate", "--model", "bm25", "--dataset",
+                        f"local:{folder}", "--top-k", "100", "--quiet", "--force"]
+                wall, _, peak = measured(base + ["--out", str(work / "local.json")], env)
+                local = json.loads((work / "local.json").read_text())
+                timings = local["provenance"]["timings"]
+                print(f"| {num_docs:,} | local | {wall:.1f} | {peak:.2f} | – | {timings['encode_docs_per_s']:,.0f} | "
+                      f"{timings['queries_per_s']:,.0f} | – |", flush=True)
+                sampler = NodePeaks(raylets)
+                sampler.start()
+                wall, _, peak = measured(base + ["--out", str(work / "ray.json"), "--engine", "ray", "--address",
+                                                 cluster.address, "--workers", "2",
+                                                 "--cache-dir", f"file://{work}/shared"], env)
+                sampler.stop.set()
+                sampler.join()
+                result = json.loads((work / "ray.json").read_text())
+                timings = result["provenance"]["timings"]
+                same = result["per_query"] == local["per_query"]
+                nodes_gib = " / ".join(f"{peak_bytes / 2**30:.2f}" for peak_bytes in sampler.peaks.values())
+                print(f"| {num_docs:,} | ray, 2 worker nodes | {wall:.1f} | {peak:.2f} | {nodes_gib} | "
+                      f"{timings['encode_docs_per_s'] / 2:,.0f} | {timings['queries_per_s']:,.0f} | "
+                      f"{'yes' if same else 'NO'} |", flush=True)
+                drivers.append(peak)
+    finally:
+        cluster.shutdown()
+    if len(drivers) > 1:
+        growth = drivers[-1] / drivers[0] - 1
+        print(f"\ndriver peak RSS from {sizes[0]:,} to {sizes[-1]:,} passages: {growth:+.1%} "
+              f"({'flat within 10%' if abs(growth) <= 0.10 else 'NOT flat within 10%'})")
+
+
 def main() -> None:
-    require_extra("test", "ray", "torch", "transformers")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="bm25", help="';'-separated model specs")
     parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--scale", help="comma-separated corpus sizes: measure memory on a two-node cluster instead")
+    parser.add_argument("--queries", type=int, default=1000, help="--scale: queries of the synthetic corpus")
     args = parser.parse_args()
+    if args.scale:
+        require_extra("test", "ray")
+        scale([int(n) for n in args.scale.split(",")], args.queries)
+        return
+    require_extra("test", "ray", "torch", "transformers")
     print("| model | engine | workers | wall s | vs local | nDCG@10 | per-query values equal to local |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as work:

@@ -64,7 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--address", help="Ray cluster address for --engine ray")
     model.add_argument("--workers", type=int, help="--engine ray: model replicas (default: GPUs, else CPUs)")
     model.add_argument("--shards", type=int, help="--engine ray: corpus shards (default: 2 per worker, at least one per 100,000 documents; neural shards are whole 1,024-document chunks, dense ones 4,096)")
-    model.add_argument("--cache-dir", type=Path, help="cache for datasets and encodings (default $IRBOARD_CACHE)")
+    model.add_argument("--cache-dir", help="cache for datasets and encodings (default $IRBOARD_CACHE): a folder, or a "
+                       "URI (file://, s3://, gs://) that every Ray node reaches for encodings and shard checkpoints; "
+                       "with s3:// or gs:// datasets stay in $IRBOARD_CACHE")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -163,6 +165,7 @@ def say_where_it_belongs(result, out: Path) -> None:
 
 def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     from evaluator.datasets.official import SOURCE, fetch_official, official_judgments
+    from evaluator.index.cache import local_cache_dir
     from evaluator.run_formats import read_run_file
     from evaluator.trec import read_qrels
 
@@ -181,7 +184,7 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     if args.qrels is None and official is None:
         raise IrboardError(f"evaluate --run: {args.dataset_id} has no official judgments; pass --qrels")
     timings: dict[str, float] = {}
-    qrels_path = args.qrels or fetch_official(official.qrels, args.cache_dir)
+    qrels_path = args.qrels or fetch_official(official.qrels, local_cache_dir(args.cache_dir))
     with step(f"reading qrels {qrels_path}", timings, "read_qrels_s"):
         qrels = read_qrels(qrels_path)
     is_official = official is not None and qrels.sha256() == official.judgments_sha256

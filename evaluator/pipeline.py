@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import time
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -44,16 +43,13 @@ def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, flo
     return scores, positions, index, queries
 
 
-ENCODE_CHUNK = 1024  # documents per cached chunk: what an interrupted run loses at most
-
-
 def encode_corpus(model, docs, cache):
     if cache is None:
         return model.encode_corpus(docs)
-    from evaluator.index.cache import encode_cached
+    from evaluator.index import cache as encoding_cache
 
-    return encode_cached(model.encode_corpus, docs, ENCODE_CHUNK, cache, quiet=not bars_enabled(),
-                         desc="encode documents")
+    return encoding_cache.encode_cached(model.encode_corpus, docs, encoding_cache.ENCODE_CHUNK, cache,
+                                        quiet=not bars_enabled(), desc="encode documents")
 
 
 def ranked_from_topk(scores, positions, query_ids, corpus, doc_keys, qrels: Qrels, ignore_identical_ids: bool,
@@ -137,11 +133,14 @@ def ranked_from_topk(scores, positions, query_ids, corpus, doc_keys, qrels: Qrel
 
 def evaluate_model(args: argparse.Namespace, measures):
     from evaluator.datasets import load_dataset
+    from evaluator.index.cache import is_uri, local_cache_dir, open_location
     from evaluator.models import load_model
 
+    if is_uri(args.cache_dir):
+        open_location(args.cache_dir)  # a URI that cannot be opened fails now, not after the dataset loads
     timings: dict[str, float] = {}
     with step(f"loading dataset {args.dataset}", timings, "load_dataset_s"):
-        dataset = load_dataset(args.dataset, data_dir=args.data_dir, cache_dir=args.cache_dir)
+        dataset = load_dataset(args.dataset, data_dir=args.data_dir, cache_dir=local_cache_dir(args.cache_dir))
     spec, corpus = dataset.spec, dataset.corpus
     with step(f"loading model {args.model}", timings, "load_model_s"):
         overrides = model_overrides(args.model, spec, args.batch_size)
@@ -226,7 +225,7 @@ def corpus_cache(model, spec, docs, cache_dir=None):
 
     None for lexical models: BM25 needs corpus-wide statistics and is fast to recompute.
     """
-    from evaluator.index.cache import EncodingCache, default_cache_root
+    from evaluator.index.cache import EncodingCache, encodings_root
 
     if model.info.type == "lexical":
         return None
@@ -235,5 +234,4 @@ def corpus_cache(model, spec, docs, cache_dir=None):
         digest.update(f"{title}\x1f{text}\x1e".encode())
     key = {"model": model.info.id, "revision": model.info.revision, "settings": dict(model.info.settings),
            "dataset": spec.id, "corpus_sha256": digest.hexdigest()}
-    root = Path(cache_dir) / "encodings" if cache_dir else default_cache_root()
-    return EncodingCache(root, key)
+    return EncodingCache(encodings_root(cache_dir), key)

@@ -98,13 +98,17 @@ class Corpus(Mapping[str, tuple[str, str]]):
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        with pa.OSFile(str(self.path), "rb") as source:
+        # Mapped, so that only the pages of the id column are read; read through a file, each batch would
+        # come in whole (titles and texts too) and stay alive as long as its id column: the whole corpus.
+        # concat_arrays copies the ids out of the mapping (one array too), so no mapped page stays in use.
+        with pa.memory_map(str(self.path), "rb") as source:
             reader = pa.ipc.open_file(source)
             id_batches = [reader.get_batch(i).column(0) for i in range(reader.num_record_batches)]
-        self._ids = pa.concat_arrays(id_batches) if id_batches else pa.array([], pa.string())
-        if any(len(b) != BATCH for b in id_batches[:-1]):
+            self._ids = pa.concat_arrays(id_batches) if id_batches else pa.array([], pa.string())
+            sizes = [len(b) for b in id_batches]
+            del id_batches
+        if any(size != BATCH for size in sizes[:-1]):
             raise ValueError(f"{self.path}: not a corpus file of {BATCH}-document batches; delete it to read the source again")
-        del id_batches
         hashes = np.fromiter((hash(d) for d in _strings(self._ids)), np.int64, count=len(self._ids))
         self._order = np.argsort(hashes, kind="stable")
         self._sorted_hashes = hashes[self._order]

@@ -1,8 +1,9 @@
 """`irboard evaluate --engine ray`: corpus encoding and search on a Ray cluster, shard by shard.
 
 Neural models encode with Ray Data `map_batches` over an actor pool (one model replica per actor, a GPU
-per actor when the cluster has GPUs); BM25 counts terms per shard in Ray tasks, the driver merges the
-statistics (vocabulary in corpus order, document frequencies, average length), and a second pass of
+per actor when the cluster has GPUs); BM25 counts terms per shard in Ray tasks, each also giving its
+shard's statistics (terms, document frequencies, total length), which the driver adds up (vocabulary in
+corpus order, document frequencies, average length) without reading any count matrix; a second pass of
 tasks turns each shard's counts into weights. Every query then goes to every shard and the per-shard
 top-k lists merge exactly (`shards.merge_topk`). Each finished shard is a checkpoint file; a lost worker
 costs only its shard (Ray restarts it) and a rerun reads finished shards instead of computing them.
@@ -19,19 +20,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from evaluator.engines.shards import (
-    GlobalVocabulary,
     ShardStore,
     bm25_shard_weights,
     column_max,
+    corpus_statistics,
     merge_topk,
     plan_shards,
     remap_columns,
+    shard_statistics,
     shard_term_counts,
 )
 from evaluator.errors import IrboardError
@@ -59,7 +60,7 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
     resources = connect(address)  # first: a clear error when Ray is not installed
     import ray
 
-    from evaluator import pipeline
+    from evaluator.index import cache as encoding_cache
     from evaluator.index import dense as dense_index
 
     lexical, dense = model.info.type == "lexical", model.info.type == "dense"
@@ -68,7 +69,7 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
     # Neural shards start at the local engine's chunk bounds and encode chunk by chunk: the same batches,
     # hence bit-identical encodings (batch composition changes padding and so the last float bits).
     # Dense shards also start at search-block bounds: a block's float32 scores depend on its rows alone.
-    chunk, block_size = pipeline.ENCODE_CHUNK, dense_index.DEFAULT_BLOCK_SIZE
+    chunk, block_size = encoding_cache.ENCODE_CHUNK, dense_index.DEFAULT_BLOCK_SIZE
     align = 1 if lexical else math.lcm(chunk, block_size) if dense else chunk
     plan = plan_shards(len(docs), shards or max(2 * workers, math.ceil(len(docs) / 100_000)), align)
     store = ShardStore(_root(cache_dir), _key(model, spec, docs, len(plan)))
@@ -204,24 +205,20 @@ class _ShardEncoder:
 
 
 def _bm25_passes(model_spec, overrides, model, store, plan, source, num_docs) -> str:
-    """Term counts per shard, corpus statistics on the driver, then weights per shard; returns the phase."""
+    """First pass: each task counts its shard's terms and checkpoints them with the shard's statistics (its
+    terms in order of first appearance, their document frequencies, its total length). The driver only adds
+    these small vectors up: no count matrix reaches it. Second pass: each task weighs its shard with the
+    corpus-wide statistics. Returns the phase holding the weights."""
     import ray
 
     count = _remote(_count_shard)
     ray.get([count.remote(store, model_spec, overrides, s, source, a, b) for s, (a, b) in enumerate(plan)
              if store.file("counts", s) is None])
-    vocabulary, global_ids, doc_freqs, total_length = GlobalVocabulary(), [], [], 0.0
-    for s in range(len(plan)):
-        global_ids.append(vocabulary.add_shard(store.read_extra("counts", s)["terms"]))
-    for s in range(len(plan)):
-        counts = remap_columns(store.read("counts", s), global_ids[s], len(vocabulary.ids))
-        doc_freqs.append(np.bincount(counts.indices, minlength=len(vocabulary.ids)))
-        total_length += float(counts.sum())
-    model.vocabulary = vocabulary.ids  # the queries map onto the corpus vocabulary
-    df = np.sum(doc_freqs, axis=0)
-    avg_length = total_length / num_docs if total_length > 0 else 1.0
+    vocabulary, global_ids, df, avg_length = corpus_statistics(
+        (store.read_extra("counts", s) for s in range(len(plan))), num_docs)
+    model.vocabulary = vocabulary  # the queries map onto the corpus vocabulary
     stats = ray.put({"df": df, "n": num_docs, "avg": avg_length, "k1": model.k1, "b": model.b,
-                     "lucene": model.norms == "lucene", "size": len(vocabulary.ids)})
+                     "lucene": model.norms == "lucene", "size": len(vocabulary)})
     weigh = _remote(_weigh_shard)
     ray.get([weigh.remote(store, s, global_ids[s], stats) for s in range(len(plan))
              if store.file("weights", s) is None])
@@ -234,7 +231,7 @@ def _count_shard(store, model_spec, overrides, shard, source, start, stop):
 
     docs = read_documents(source, start, stop)
     counts, terms = shard_term_counts(load_model(model_spec, **overrides).analyzer, docs)
-    store.write("counts", shard, counts, extra={"terms": terms})
+    store.write("counts", shard, counts, extra=shard_statistics(counts, terms))
 
 
 def _weigh_shard(store, shard, global_ids, stats):
@@ -291,10 +288,10 @@ _search_shard = _Lazy(_search_of)
 _sample_shard = _Lazy(_sample_of)
 
 
-def _root(cache_dir) -> Path:
-    from evaluator.index.cache import default_cache_root
+def _root(cache_dir):
+    from evaluator.index.cache import encodings_root
 
-    return Path(cache_dir) / "encodings" if cache_dir else default_cache_root()
+    return encodings_root(cache_dir)
 
 
 def _key(model, spec, docs, num_shards) -> dict:
@@ -302,4 +299,5 @@ def _key(model, spec, docs, num_shards) -> dict:
     for title, text in docs:
         digest.update(f"{title}\x1f{text}\x1e".encode())
     return {"model": model.info.id, "revision": model.info.revision, "settings": dict(model.info.settings),
-            "dataset": spec.id, "corpus_sha256": digest.hexdigest(), "engine": "ray", "shards": num_shards}
+            "dataset": spec.id, "corpus_sha256": digest.hexdigest(), "engine": "ray", "shards": num_shards,
+            "checkpoints": 2}  # 2: count checkpoints carry their shard's BM25 statistics

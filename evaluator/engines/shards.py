@@ -9,7 +9,7 @@ ascending, the tie order of the local indexes.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,39 +29,31 @@ def plan_shards(num_docs: int, num_shards: int, align: int = 1) -> list[tuple[in
 
 
 class ShardStore:
-    """Checkpoint files of one run, `<root>/<key>/<phase>-<shard>.np[yz]`; the key includes the shard plan."""
+    """Checkpoint files of one run, `<root>/<key>/<phase>-<shard>.np[yz]`; the key includes the shard plan.
+    `root` is a folder or a `pyarrow.fs` URI every node can reach (`evaluator.index.cache.open_location`)."""
 
-    def __init__(self, root: Path, key_parts: dict):
-        self.cache = EncodingCache(root, key_parts)
-        self.path = self.cache.path
-        self.path.mkdir(parents=True, exist_ok=True)
+    def __init__(self, root, key_parts: dict, filesystem=None):
+        self.cache = EncodingCache(root, key_parts, filesystem)
+        self.files, self.path = self.cache.files, self.cache.path
+        self.files.make()
 
-    def file(self, phase: str, shard: int) -> Path | None:
-        for suffix in (".npy", ".npz"):
-            path = self.path / f"{phase}-{shard:06d}{suffix}"
-            if path.exists():
-                return path
-        return None
+    def file(self, phase: str, shard: int) -> str | None:
+        """The name of the shard's checkpoint, or None while it is not written."""
+        return self.files.first_existing(f"{phase}-{shard:06d}")
 
     def write(self, phase: str, shard: int, matrix, extra: dict | None = None) -> None:
-        from evaluator.index.cache import _write_atomically
-
         if extra is not None:  # written first: the matrix file is the shard's "done" marker
-            _write_atomically(self.path / f"{phase}-{shard:06d}.json", lambda f: f.write(json.dumps(extra).encode()))
-        if isinstance(matrix, np.ndarray):
-            _write_atomically(self.path / f"{phase}-{shard:06d}.npy", lambda f: np.save(f, matrix))
-        else:
-            _write_atomically(self.path / f"{phase}-{shard:06d}.npz",
-                              lambda f: sp.save_npz(f, sp.csr_matrix(matrix), compressed=False))
+            self.files.write(f"{phase}-{shard:06d}.json", json.dumps(extra).encode())
+        self.files.write_matrix(f"{phase}-{shard:06d}", matrix)
 
     def read(self, phase: str, shard: int):
-        path = self.file(phase, shard)
-        if path is None:
-            raise FileNotFoundError(f"{self.path}: shard {shard} of phase '{phase}' is missing")
-        return np.load(path) if path.suffix == ".npy" else sp.load_npz(path).tocsr()
+        name = self.file(phase, shard)
+        if name is None:
+            raise FileNotFoundError(f"{self.files.base}: shard {shard} of phase '{phase}' is missing")
+        return self.files.read_matrix(name)
 
     def read_extra(self, phase: str, shard: int) -> dict:
-        return json.loads((self.path / f"{phase}-{shard:06d}.json").read_text(encoding="utf-8"))
+        return json.loads(self.files.read_bytes(f"{phase}-{shard:06d}.json"))
 
 
 def merge_topk(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -96,6 +88,13 @@ def shard_term_counts(analyzer, docs) -> tuple[sp.csr_matrix, list[str]]:
     return counts, list(vocabulary)
 
 
+def shard_statistics(counts: sp.csr_matrix, terms: list[str]) -> dict:
+    """What the corpus-wide BM25 statistics need of one shard: its terms (shard column order), each term's
+    document frequency in the shard, and the shard's total length in tokens (an exact integer)."""
+    df = np.bincount(counts.indices, minlength=len(terms))
+    return {"terms": terms, "df": df.tolist(), "length": int(counts.sum(dtype=np.float64))}
+
+
 class GlobalVocabulary:
     """Term ids as the local engine assigns them: first appearance over the corpus in document order."""
 
@@ -105,6 +104,24 @@ class GlobalVocabulary:
     def add_shard(self, terms: list[str]) -> np.ndarray:
         """Global ids of a shard's terms; shards must be added in corpus order."""
         return np.array([self.ids.setdefault(t, len(self.ids)) for t in terms], dtype=np.int32)
+
+
+def corpus_statistics(shards: Iterable[dict], num_docs: int) -> tuple[dict[str, int], list[np.ndarray], np.ndarray,
+                                                                      float]:
+    """The corpus-wide BM25 statistics from each shard's `shard_statistics`, given in corpus order: the
+    vocabulary (term -> id, first appearance), each shard's global term ids, document frequencies, and the
+    average length. Only these small vectors are added up; no shard's counts are needed."""
+    vocabulary, global_ids, parts, total_length = GlobalVocabulary(), [], [], 0
+    for stats in shards:
+        global_ids.append(vocabulary.add_shard(stats["terms"]))
+        parts.append(np.asarray(stats["df"], np.int64))
+        total_length += int(stats["length"])
+    df = np.zeros(len(vocabulary.ids), np.int64)
+    for ids, part in zip(global_ids, parts, strict=True):
+        df[ids] += part  # a shard's terms are distinct
+    # an exact integer total divided once: the float64 mean of the local engine's (integer) lengths
+    avg_length = total_length / num_docs if total_length > 0 else 1.0
+    return vocabulary.ids, global_ids, df, avg_length
 
 
 def remap_columns(counts: sp.csr_matrix, global_ids: np.ndarray, vocab_size: int) -> sp.csr_matrix:

@@ -8,6 +8,10 @@ after `kill -9`; a rerun encodes only the missing chunks and returns the same ar
 The key parts must name everything the encodings depend on: model id, revision and settings, dataset
 id (and a corpus checksum where there is one). The default root is `$IRBOARD_CACHE/encodings`, else
 `$XDG_CACHE_HOME/irboard/encodings`, else `~/.cache/irboard/encodings`. One writer per entry at a time.
+
+A root is a local folder or a URI that `pyarrow.fs` opens (`file://`, `s3://`, `gs://`), so the machines of a
+Ray cluster can share encodings and shard checkpoints without a common mount. On object stores the move
+that publishes a file is a copy then a delete; a reader still sees a file absent or whole.
 """
 
 from __future__ import annotations
@@ -16,24 +20,59 @@ import hashlib
 import json
 import logging
 import os
-import shutil
+import uuid
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
+import pyarrow.fs as pafs
 from tqdm import tqdm
 
 from evaluator.datasets.download import cache_root
+from evaluator.errors import IrboardError
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
+ENCODE_CHUNK = 1024  # documents per cached chunk: what an interrupted run loses at most
 COMPLETE_MARKER = "complete"
 
 
 def default_cache_root() -> Path:
     """`encodings/` in the cache (`evaluator.datasets.download.cache_root`)."""
     return cache_root() / "encodings"
+
+
+def is_uri(location) -> bool:
+    return isinstance(location, str) and "://" in location
+
+
+def local_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
+    """The local folder for downloaded datasets under `--cache-dir`: the folder itself, the path of a
+    `file://` URI, or None (the default cache) for a remote URI, which holds encodings only."""
+    if cache_dir is None or not is_uri(cache_dir):
+        return Path(cache_dir) if cache_dir is not None else None
+    return Path(open_location(cache_dir)[1]) if str(cache_dir).startswith("file://") else None
+
+
+def encodings_root(cache_dir: str | os.PathLike | None) -> str | Path:
+    """Where encodings live under `--cache-dir` (a folder or a URI); the default root without one."""
+    if cache_dir is None or cache_dir == "":
+        return default_cache_root()
+    if is_uri(cache_dir):
+        return str(cache_dir).rstrip("/") + "/encodings"
+    return Path(cache_dir) / "encodings"
+
+
+def open_location(location: str | os.PathLike) -> tuple[pafs.FileSystem, str]:
+    """(filesystem, path on it) of a local folder or a `pyarrow.fs` URI."""
+    if not is_uri(location):
+        return pafs.LocalFileSystem(), str(Path(location).expanduser().absolute())
+    try:
+        return pafs.FileSystem.from_uri(str(location))
+    except Exception as error:  # pyarrow raises ArrowInvalid, ArrowNotImplementedError, OSError, ...
+        raise IrboardError(f"--cache-dir {location}: cannot open it ({error}); give a folder or a file://, s3:// "
+                           "or gs:// URI") from None
 
 
 def cache_key(key_parts: dict) -> str:
@@ -43,70 +82,134 @@ def cache_key(key_parts: dict) -> str:
 
 
 class EncodingCache:
-    """One cache entry: the chunks of one corpus encoded by one model with one set of settings."""
+    """One cache entry: the chunks of one corpus encoded by one model with one set of settings.
 
-    def __init__(self, root: str | Path | None, key_parts: dict):
+    `root`: a folder or a URI (None: the default root); or a path on `filesystem` when one is given
+    (a `pyarrow.fs` filesystem, such as a `SubTreeFileSystem`)."""
+
+    def __init__(self, root: str | Path | None, key_parts: dict, filesystem: pafs.FileSystem | None = None):
         self.key_parts = dict(key_parts)
         self.key = cache_key(self.key_parts)
-        self.path = Path(root if root is not None else default_cache_root()) / self.key
+        if filesystem is None:
+            filesystem, root = open_location(root if root is not None else default_cache_root())
+        self.files = Files(filesystem, f"{str(root).rstrip('/')}/{self.key}")
+        # on the local disk a Path, as callers and tests expect; elsewhere the path on the filesystem
+        local = isinstance(filesystem, pafs.LocalFileSystem)
+        self.path = Path(self.files.base) if local else PurePosixPath(self.files.base)
 
     @property
     def is_complete(self) -> bool:
-        return (self.path / COMPLETE_MARKER).exists()
+        return self.files.exists(COMPLETE_MARKER)
 
-    def chunk_file(self, index: int) -> Path | None:
-        """The written file of chunk `index`, or None when it is missing."""
-        for suffix in (".npy", ".npz"):
-            path = self.path / f"chunk-{index:06d}{suffix}"
-            if path.exists():
-                return path
-        return None
+    def chunk_file(self, index: int) -> str | None:
+        """The name of the written file of chunk `index`, or None when it is missing."""
+        return self.files.first_existing(f"chunk-{index:06d}")
 
     def prepare(self, num_items: int, chunk_size: int) -> None:
         """Create the entry, or check an existing one; chunks of a different layout are discarded."""
         meta = {"format_version": FORMAT_VERSION, "key": self.key_parts, "num_items": num_items,
                 "chunk_size": chunk_size}
         meta = json.loads(json.dumps(meta, default=str))  # the form it takes on disk
-        meta_path = self.path / "meta.json"
-        if meta_path.exists():
+        if self.files.exists("meta.json"):
             try:
-                existing = json.loads(meta_path.read_text(encoding="utf-8"))
+                existing = json.loads(self.files.read_bytes("meta.json"))
             except (OSError, ValueError):
                 existing = None
             if existing == meta:
-                self._remove_temporary_files()
+                self.files.remove_temporary()
                 return
-            logger.warning("encoding cache %s: layout changed (%s), encoding again", self.path, meta_path)
-            shutil.rmtree(self.path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        _write_atomically(meta_path, lambda f: f.write(json.dumps(meta, indent=2, sort_keys=True).encode()))
+            logger.warning("encoding cache %s: layout changed (meta.json), encoding again", self.files.base)
+            self.files.remove_all()
+        self.files.make()
+        self.files.write("meta.json", json.dumps(meta, indent=2, sort_keys=True).encode())
 
     def write_chunk(self, index: int, encoded) -> None:
-        if isinstance(encoded, np.ndarray):
-            path = self.path / f"chunk-{index:06d}.npy"
-            _write_atomically(path, lambda f: np.save(f, encoded, allow_pickle=False))
+        self.files.write_matrix(f"chunk-{index:06d}", encoded)
+
+    def read_chunk(self, index: int):
+        name = self.chunk_file(index)
+        return None if name is None else self.files.read_matrix(name)
+
+    def mark_complete(self) -> None:
+        self.files.write(COMPLETE_MARKER, b"ok\n")
+
+
+class Files:
+    """The files of one folder on a `pyarrow.fs` filesystem, each written atomically: to a temporary name,
+    then moved into place, so a file is either absent or whole even after `kill -9` mid-write."""
+
+    def __init__(self, filesystem: pafs.FileSystem, base: str):
+        self.filesystem, self.base = filesystem, base
+
+    def _path(self, name: str) -> str:
+        return f"{self.base}/{name}"
+
+    def exists(self, name: str) -> bool:
+        return self.filesystem.get_file_info(self._path(name)).type != pafs.FileType.NotFound
+
+    def first_existing(self, stem: str) -> str | None:
+        """`stem.npy` or `stem.npz`, whichever is written; None when neither is."""
+        return next((stem + suffix for suffix in (".npy", ".npz") if self.exists(stem + suffix)), None)
+
+    def make(self) -> None:
+        self.filesystem.create_dir(self.base, recursive=True)
+
+    def remove_all(self) -> None:
+        self.filesystem.delete_dir(self.base)
+
+    def remove_temporary(self) -> None:
+        """Delete leftovers of a writer killed mid-write."""
+        selector = pafs.FileSelector(self.base, allow_not_found=True)
+        for info in self.filesystem.get_file_info(selector):
+            if ".tmp-" in info.base_name:
+                self.filesystem.delete_file(info.path)
+
+    def read_bytes(self, name: str) -> bytes:
+        with self.filesystem.open_input_stream(self._path(name)) as source:
+            return source.read()
+
+    def read_matrix(self, name: str):
+        """A numpy array (`.npy`) or a CSR matrix (`.npz`)."""
+        with self.filesystem.open_input_file(self._path(name)) as source:
+            if name.endswith(".npy"):
+                return np.load(source, allow_pickle=False)
+            import scipy.sparse as sp
+
+            return sp.load_npz(source).tocsr()
+
+    def write(self, name: str, data: bytes) -> None:
+        self._write_atomically(name, lambda f: f.write(data))
+
+    def write_matrix(self, stem: str, matrix) -> None:
+        """`stem.npy` for a numpy array, `stem.npz` (uncompressed CSR) for a sparse matrix."""
+        if isinstance(matrix, np.ndarray):
+            self._write_atomically(stem + ".npy", lambda f: np.save(f, matrix, allow_pickle=False))
         else:
             import scipy.sparse as sp
 
-            path = self.path / f"chunk-{index:06d}.npz"
-            _write_atomically(path, lambda f: sp.save_npz(f, sp.csr_matrix(encoded), compressed=False))
+            self._write_atomically(stem + ".npz", lambda f: sp.save_npz(f, sp.csr_matrix(matrix), compressed=False))
 
-    def read_chunk(self, index: int):
-        path = self.chunk_file(index)
-        if path is None:
-            return None
-        if path.suffix == ".npy":
-            return np.load(path, allow_pickle=False)
-        import scipy.sparse as sp
-
-        return sp.load_npz(path).tocsr()
-
-    def mark_complete(self) -> None:
-        _write_atomically(self.path / COMPLETE_MARKER, lambda f: f.write(b"ok\n"))
-
-    def _remove_temporary_files(self) -> None:
-        for leftover in self.path.glob("*.tmp-*"):  # from a run killed while writing
-            leftover.unlink(missing_ok=True)
+    def _write_atomically(self, name: str, write: Callable) -> None:
+        path = self._path(name)
+        # unique across processes and machines sharing the folder
+        temporary = f"{path}.tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        if isinstance(self.filesystem, pafs.LocalFileSystem):  # a local disk: flushed to disk before the rename
+            try:
+                with open(temporary, "wb") as f:
+                    write(f)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(temporary, path)
+            finally:
+                Path(temporary).unlink(missing_ok=True)
+            return
+        try:
+            with self.filesystem.open_output_stream(temporary) as out:
+                write(out)
+            self.filesystem.move(temporary, path)
+        finally:
+            if self.filesystem.get_file_info(temporary).type != pafs.FileType.NotFound:
+                self.filesystem.delete_file(temporary)
 
 
 def encode_cached(
@@ -171,16 +274,3 @@ class _Stack:
 
             return sp.vstack(self.sparse, format="csr")
         return self.dense if self.dense is not None else np.zeros((0, 0), np.float32)
-
-
-def _write_atomically(path: Path, write: Callable) -> None:
-    """Write through a temporary file in the same folder, flushed to disk, then rename over `path`."""
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(temporary, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)

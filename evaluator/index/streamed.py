@@ -18,14 +18,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from evaluator.index.sparse import SparseIndex
+from evaluator.models.lucene_norms import lucene_norm_length
 
 
 def bm25_index(count_chunks: Iterable[sp.csr_matrix], num_docs: int, k1: float, b: float, lucene_norms: bool,
                spill_dir: Path | str | None = None) -> SparseIndex:
     """The BM25 index of documents given as consecutive chunks of term counts (float32 CSR, canonical; a
     chunk's columns are the vocabulary as far as it has grown)."""
-    from evaluator.models.bm25 import lucene_norm_length
-
     lengths = np.empty(num_docs, np.float64)
     df = np.zeros(0, np.int64)
     sizes: list[tuple[int, int]] = []

@@ -35,13 +35,13 @@ import scipy.sparse as sp
 from evaluator.errors import ModelLoadError
 from evaluator.models.analyzers import Analyzer, TermIndexer, language_profile, read_stopwords
 from evaluator.models.base import Document, ModelInfo
+from evaluator.models.lucene_norms import lucene_norm_length
 from evaluator.models.options import bool_or_text, check_option_names, parse_number
 from evaluator.progress import bar
 
 logger = logging.getLogger(__name__)
 
 OPTIONS = ("k1", "b", "language", "stemmer", "stopwords", "norms")
-_LUCENE_FREE_LENGTHS = 24  # lengths below this are stored exactly in Lucene's one-byte norm
 CHUNK = 8192  # documents tokenised at a time
 _WEIGH_ROWS = 65536  # documents weighted at a time: bounds the per-posting scratch array
 
@@ -207,21 +207,6 @@ def bm25_weights(
         block /= denominator
         block *= idf[counts.indices[lo:hi]]
     return sp.csr_matrix((weights, counts.indices, counts.indptr), shape=counts.shape)
-
-
-def lucene_norm_length(lengths: np.ndarray) -> np.ndarray:
-    """Document lengths as Lucene's BM25 reads them back from its one-byte norm (SmallFloat.intToByte4).
-
-    Lengths below 24 are exact; above, `length - 24` keeps its 4 most significant bits.
-    """
-    lengths = np.asarray(lengths, dtype=np.int64)
-    excess = np.maximum(lengths - _LUCENE_FREE_LENGTHS, 0)
-    bits = np.zeros_like(excess)
-    positive = excess > 0
-    bits[positive] = np.floor(np.log2(excess[positive])).astype(np.int64) + 1
-    shift = np.maximum(bits - 4, 0)
-    rounded = (excess >> shift) << shift
-    return np.where(lengths < _LUCENE_FREE_LENGTHS, lengths, _LUCENE_FREE_LENGTHS + rounded)
 
 
 def _join(doc: Document) -> str:

@@ -28,6 +28,23 @@ def _source_rows(path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def test_opening_a_corpus_never_holds_its_texts():
+    """Peak Arrow memory while a corpus opens (a fresh process): about its ids, never the titles and texts
+    beside them, which the driver of a Ray run must not hold."""
+    import subprocess
+    import sys
+
+    path = read_corpus(SCIFACT / "corpus.jsonl").path  # written once, then reused
+    script = ("import sys, pyarrow as pa\nfrom evaluator.datasets.corpus import Corpus\nCorpus(sys.argv[1])\n"
+              "print(pa.default_memory_pool().max_memory())")
+    peak = int(subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, check=True, capture_output=True,
+                              text=True).stdout)
+    corpus = Corpus(path)
+    id_bytes = sum(len(i.encode()) for i in corpus.ids) + 4 * (len(corpus) + 1)
+    text_bytes = sum(len(t.encode()) + len(x.encode()) for t, x in corpus.view())
+    assert id_bytes <= peak < 3 * id_bytes < text_bytes / 10
+
+
 def test_scifact_corpus_round_trips_and_is_reused(monkeypatch):
     rows = _source_rows(SCIFACT / "corpus.jsonl")
     corpus = read_corpus(SCIFACT / "corpus.jsonl")

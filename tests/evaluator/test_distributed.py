@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import ray
 
-from evaluator import pipeline
 from evaluator.engines.shards import merge_topk, plan_shards
+from evaluator.index import cache as encoding_cache
 from evaluator.index import dense as dense_index
 from evaluator.metrics import DEFAULT_MEASURES
 from evaluator.pipeline import evaluate_model
@@ -69,7 +69,7 @@ def _stored_samples(result) -> dict:
 
 @pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", f"splade:{SPLADE},idf=true", "dense:all-MiniLM-L6-v2"])
 def test_ray_engine_matches_local_engine(model, local_ray, small_scifact, tmp_path, monkeypatch):
-    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
+    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
     monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 30)  # and search in the same blocks
     local = _evaluate(model, small_scifact, tmp_path / "local", "local")
     distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=5)
@@ -103,7 +103,7 @@ def _encoder_worker_pids() -> list[int]:
 
 def test_killed_worker_costs_only_its_shard(local_ray, small_scifact, tmp_path, monkeypatch):
     model = f"splade:{SPLADE}"
-    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 25)
+    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 25)
     reference = _evaluate(model, small_scifact, tmp_path / "reference", "local")
     cache_dir = tmp_path / "ray"
     killed: dict[str, object] = {}

@@ -5,7 +5,7 @@ the per-query values, rankings and score samples equal the local engine's."""
 import pytest
 import ray
 
-from evaluator import pipeline
+from evaluator.index import cache as encoding_cache
 from evaluator.index import dense as dense_index
 from tests.conftest import write_scifact_slice
 from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
@@ -37,10 +37,24 @@ def small_scifact(tmp_path_factory):
 @pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}"])
 def test_two_worker_nodes_give_the_local_engines_result(model, two_node_cluster, small_scifact, tmp_path,
                                                          monkeypatch):
-    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
+    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
     monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 30)
     local = _evaluate(model, small_scifact, tmp_path / "local", "local")
     distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=4)
     assert len(list(tmp_path.glob("ray/encodings/*/*-000003.np[yz]"))) >= 1  # four shards
     _assert_same(distributed, local)
     assert _stored_samples(distributed) == _stored_samples(local)
+
+
+def test_shared_cache_uri_lets_a_rerun_skip_every_finished_shard(two_node_cluster, small_scifact, tmp_path):
+    """`--cache-dir file://…` (what `s3://…` or `gs://…` is to machines without a shared mount): BM25's two
+    passes checkpoint there, the result equals the local engine's, and a rerun rewrites no checkpoint."""
+    local = _evaluate("bm25", small_scifact, tmp_path / "local", "local")
+    shared = f"file://{tmp_path}/shared"
+    first = _evaluate("bm25", small_scifact, shared, "ray", workers=2, shards=4)
+    checkpoints = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("shared/encodings/*/*")}
+    assert {f"{phase}-00000{s}.npz" for phase in ("counts", "weights") for s in range(4)} <= set(checkpoints)
+    _assert_same(first, local)
+    rerun = _evaluate("bm25", small_scifact, shared, "ray", workers=2, shards=4)
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("shared/encodings/*/*")} == checkpoints
+    _assert_same(rerun, local)

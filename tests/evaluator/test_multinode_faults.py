@@ -7,7 +7,7 @@ import threading
 import pytest
 import ray
 
-from evaluator import pipeline
+from evaluator.index import cache as encoding_cache
 from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
 from tests.evaluator.test_multinode import small_scifact  # noqa: F401  (a fixture)
 
@@ -34,7 +34,7 @@ def test_removed_worker_node_and_the_job_still_finishes(cluster_to_lose_a_node, 
                                                          monkeypatch):
     cluster, workers = cluster_to_lose_a_node
     model = f"splade:{SPLADE}"
-    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 20)
+    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 20)
     local = _evaluate(model, small_scifact, tmp_path / "local", "local")
     cache_dir = tmp_path / "ray"
     removed: dict[str, object] = {}
@@ -82,8 +82,9 @@ def test_rerun_after_a_killed_job_redoes_only_unfinished_shards(cluster_to_lose_
     script = (
         "from argparse import Namespace\n"
         "from evaluator import pipeline\n"
+        "from evaluator.index import cache as encoding_cache\n"
         "from evaluator.metrics import DEFAULT_MEASURES\n"
-        "pipeline.ENCODE_CHUNK = 20\n"
+        "encoding_cache.ENCODE_CHUNK = 20\n"
         f"args = Namespace(model={model!r}, dataset={f'local:{small_scifact}'!r}, data_dir=None,"
         f" cache_dir={str(cache_dir)!r}, batch_size=None, top_k=100, engine='ray', address='local',"
         f" command_line='', workers=1, shards={SHARDS})\n"
@@ -101,7 +102,7 @@ def test_rerun_after_a_killed_job_redoes_only_unfinished_shards(cluster_to_lose_
         threading.Event().wait(0.01)  # a polling interval, not a deadline
     job.wait()
     assert before, "the first job ended before it could be killed mid-way"
-    monkeypatch.setattr(pipeline, "ENCODE_CHUNK", 20)
+    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 20)
     local = _evaluate(model, small_scifact, tmp_path / "local", "local")
     rerun = _evaluate(model, small_scifact, cache_dir, "ray", workers=2, shards=SHARDS)
     _assert_same(rerun, local)

@@ -99,6 +99,14 @@ def test_dense_on_real_model_with_cache_reuse(tmp_path, small_scifact, monkeypat
     assert "encode_docs_per_s" not in cached.provenance.timings  # no throughput claimed for a cache hit
 
 
+def test_cache_dir_takes_a_file_uri(tmp_path, small_scifact):
+    """Encodings go under the URI's path; the dataset (a local folder here) is read as without one."""
+    folder, *_ = small_scifact
+    args = ["--model", f"splade:{SPLADE}", "--dataset", f"local:{folder}", "--cache-dir", f"file://{tmp_path}/c"]
+    assert _evaluate(*args, "--out", tmp_path / "a.json") == 0
+    assert len(list((tmp_path / "c" / "encodings").glob("*/complete"))) == 1
+
+
 def test_pipeline_errors_are_one_line(tmp_path, capsys):
     cases = [
         (["--model", "bm25", "--dataset", "beir/scifakt", "--data-dir", SCIFACT], "did you mean"),
@@ -107,6 +115,8 @@ def test_pipeline_errors_are_one_line(tmp_path, capsys):
         (["--model", "splade:/nonexistent/model", "--dataset", "beir/scifact", "--data-dir", SCIFACT], "splade"),
         (["--model", "bm25", "--dataset", f"local:{tmp_path / 'missing'}"], "does not exist"),
         (["--model", "bm25"], "--dataset"),
+        (["--model", "bm25", "--dataset", "beir/scifact", "--data-dir", SCIFACT, "--cache-dir", "nosuch://bucket"],
+         "--cache-dir nosuch://bucket: cannot open it"),
     ]
     for args, message in cases:
         out = tmp_path / "out.json"

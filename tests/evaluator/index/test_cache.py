@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
+from evaluator.errors import IrboardError
 from evaluator.index.cache import EncodingCache, cache_key, default_cache_root, encode_cached
 
 KEY = {"model": "org/model", "revision": "abc123", "dataset": "beir/scifact", "settings": {"max_length": 256}}
@@ -155,3 +157,52 @@ def test_kill_9_mid_run_resumes_at_first_missing_chunk(tmp_path):
     assert cache.is_complete and not list(cache.path.glob("*.tmp-*"))
     child_calls = [int(line) for line in log.read_text().split()]
     assert child_calls[: len(written)] == [CHUNK * i for i in range(len(written))]
+
+
+def test_file_uri_root_writes_the_same_entry_and_resumes(tmp_path):
+    items = list(range(20))
+    cache = EncodingCache(f"file://{tmp_path}/shared", KEY)
+    assert cache.path == tmp_path / "shared" / cache_key(KEY)
+    expected = encode_cached(fake_vectors, items, 5, cache, quiet=True)
+    (cache.path / "chunk-000001.npy").unlink()
+    (cache.path / "complete").unlink()
+    counting = CountingEncoder()
+    again = encode_cached(counting, items, 5, EncodingCache(f"file://{tmp_path}/shared", KEY), quiet=True)
+    assert counting.calls == [5]
+    np.testing.assert_array_equal(again, expected)
+
+
+def test_any_pyarrow_filesystem_holds_the_cache(tmp_path):
+    """A SubTreeFileSystem is not the local disk to the cache: writes go through an output stream and a move."""
+    import pyarrow.fs as pafs
+
+    filesystem = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
+    items = list(range(12))
+
+    def sparse(chunk):
+        return sp.csr_matrix(fake_vectors(chunk))
+
+    cache = EncodingCache("bucket/encodings", KEY, filesystem=filesystem)
+    written = encode_cached(sparse, items, 4, cache, quiet=True)
+    folder = tmp_path / "bucket" / "encodings" / cache_key(KEY)
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "chunk-000000.npz", "chunk-000001.npz", "chunk-000002.npz", "complete", "meta.json"]
+    (folder / "chunk-000002.npz").unlink()
+    (folder / "chunk-000002.npz.tmp-1-abc").write_bytes(b"half a chunk")  # a writer killed mid-write
+    counting = CountingEncoder(sparse)
+    read = encode_cached(counting, items, 4,
+                         EncodingCache("bucket/encodings", KEY, filesystem=filesystem), quiet=True)
+    assert counting.calls == [8]
+    assert (read != written).nnz == 0 and not list(folder.glob("*.tmp-*"))
+
+
+def test_cache_dir_locations():
+    from evaluator.index.cache import encodings_root, local_cache_dir
+
+    assert encodings_root("/data/cache") == Path("/data/cache/encodings")
+    assert encodings_root("s3://bucket/irboard/") == "s3://bucket/irboard/encodings"
+    assert local_cache_dir("file:///data/cache") == Path("/data/cache")
+    assert local_cache_dir("/data/cache") == Path("/data/cache")
+    assert local_cache_dir("s3://bucket/irboard") is None and local_cache_dir(None) is None
+    with pytest.raises(IrboardError, match=r"--cache-dir nosuch://x: cannot open it .*file://, s3:// or gs://"):
+        EncodingCache("nosuch://x", KEY)
