@@ -81,7 +81,10 @@ def run(args: argparse.Namespace) -> int:
             raise IrboardError("evaluate: --model and --dataset go together; give both")
         from evaluator.pipeline import evaluate_model
 
-        result = evaluate_model(args, measures)
+        result = evaluate_model(args.model, args.dataset, measures, data_dir=args.data_dir, cache_dir=args.cache_dir,
+                                batch_size=args.batch_size, top_k=args.top_k, engine=args.engine,
+                                address=args.address, workers=args.workers, shards=args.shards,
+                                command=getattr(args, "command_line", ""))
     else:
         raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
     report_coverage(result, args.require_full_coverage, args.quiet)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below, stored_depth
 from evaluator.below import Below
+from evaluator.errors import IrboardError
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import PAD, UNJUDGED, rank_arrays
 from evaluator.progress import bars_enabled, step
@@ -131,34 +132,43 @@ def ranked_from_topk(scores, positions, query_ids, corpus, doc_keys, qrels: Qrel
             {q: top[q] for q in qrels.query_ids if q in top}, below)
 
 
-def evaluate_model(args: argparse.Namespace, measures):
+def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str | Path | None = None,
+                   cache_dir: str | Path | None = None, batch_size: int | None = None, top_k: int = 1000,
+                   engine: str = "local", address: str | None = None, workers: int | None = None,
+                   shards: int | None = None, command: str = ""):
+    """Run `model_spec` (bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>) over `dataset_id` and
+    return the result (every measure, the stored ranking, score samples). `engine` "ray" spreads encoding and
+    search over a Ray cluster (`address`, `workers`, `shards`); `cache_dir` is a folder or a pyarrow.fs URI for
+    encodings and shard checkpoints; `command` is recorded in the provenance."""
     from evaluator.datasets import load_dataset
     from evaluator.index.cache import is_uri, local_cache_dir, open_location
     from evaluator.models import load_model
 
-    if is_uri(args.cache_dir):
-        open_location(args.cache_dir)  # a URI that cannot be opened fails now, not after the dataset loads
+    if engine not in ("local", "ray"):
+        raise IrboardError(f"engine {engine!r}: choose local or ray")
+    if is_uri(cache_dir):
+        open_location(cache_dir)  # a URI that cannot be opened fails now, not after the dataset loads
     timings: dict[str, float] = {}
-    with step(f"loading dataset {args.dataset}", timings, "load_dataset_s"):
-        dataset = load_dataset(args.dataset, data_dir=args.data_dir, cache_dir=local_cache_dir(args.cache_dir))
+    with step(f"loading dataset {dataset_id}", timings, "load_dataset_s"):
+        dataset = load_dataset(dataset_id, data_dir=data_dir, cache_dir=local_cache_dir(cache_dir))
     spec, corpus = dataset.spec, dataset.corpus
-    with step(f"loading model {args.model}", timings, "load_model_s"):
-        overrides = model_overrides(args.model, spec, args.batch_size)
-        model = load_model(args.model, **overrides)
+    with step(f"loading model {model_spec}", timings, "load_model_s"):
+        overrides = model_overrides(model_spec, spec, batch_size)
+        model = load_model(model_spec, **overrides)
     qrels = Qrels.from_dict(dataset.qrels)
     query_ids = list(dataset.queries)
     docs = corpus.view()  # a sequence that reads the slices asked for: the corpus is never a list
-    top_k = min(args.top_k, len(docs))
+    top_k = min(top_k, len(docs))
     extra = 1 if spec.ignore_identical_ids else 0  # one slot may be dropped as the query itself
     query_texts, k = [dataset.queries[q] for q in query_ids], min(top_k + extra, len(docs))
-    if args.engine == "ray":
+    if engine == "ray":
         from evaluator.engines.ray_engine import ray_retrieve  # Ray is an optional extra
 
         scores, positions, index, queries = ray_retrieve(
-            args.model, overrides, model, spec, docs, query_texts, k, timings, address=args.address,
-            cache_dir=args.cache_dir, workers=getattr(args, "workers", None), shards=getattr(args, "shards", None))
+            model_spec, overrides, model, spec, docs, query_texts, k, timings, address=address, cache_dir=cache_dir,
+            workers=workers, shards=shards)
     else:
-        cache = corpus_cache(model, spec, docs, args.cache_dir)
+        cache = corpus_cache(model, spec, docs, cache_dir)
         scores, positions, index, queries = retrieve(model, docs, query_texts, k, timings, cache,
                                                      spill_dir=corpus.path.parent)
     # the samples first: then the index and the queries go before ranking's scratch arrays come
@@ -178,7 +188,7 @@ def evaluate_model(args: argparse.Namespace, measures):
                "training_datasets": list(info.training_datasets), "url": info.url},
         dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
         ignore_identical_ids=spec.ignore_identical_ids, relevance_level=spec.relevance_level, timings=timings,
-        command=getattr(args, "command_line", ""), dataset_revision=spec.revision or spec.md5 or "",
+        command=command, dataset_revision=spec.revision or spec.md5 or "",
     )
     return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": index_bytes},
                            score_samples=samples, below=below)

@@ -15,7 +15,7 @@ from evaluator import __version__
 from irboard import errors
 from irboard.comparison import Report, compare
 from irboard.evaluation import evaluate
-from irboard.results import Result, build, predict_recall, read_result, validate
+from irboard.results import Result, build, evaluate_model, predict_recall, read_result, validate
 
-__all__ = ["Report", "Result", "__version__", "build", "compare", "errors", "evaluate", "predict_recall", "read_result",
-           "validate"]
+__all__ = ["Report", "Result", "__version__", "build", "compare", "errors", "evaluate", "evaluate_model",
+           "predict_recall", "read_result", "validate"]

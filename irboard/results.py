@@ -42,6 +42,25 @@ class Result:
         return self.file.rankings()
 
 
+def evaluate_model(model: str, dataset: str, *, metrics: str | Sequence[str] | None = None, top_k: int = 1000,
+                   engine: str = "local", data_dir: str | Path | None = None, cache_dir: str | Path | None = None,
+                   batch_size: int | None = None, address: str | None = None, workers: int | None = None,
+                   shards: int | None = None) -> Result:
+    """Run a model over a dataset, as `irboard evaluate --model MODEL --dataset DATASET` does (which only parses
+    arguments for this): `model` is bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>; `dataset` a
+    registered id (`irboard datasets`) or local:<BEIR-layout folder>; `metrics` default to the standard set plus
+    the dataset's headline metrics. Returns the result; `.file` writes with evaluator.result.write_result."""
+    from evaluator.cli import default_measures
+    from evaluator.metrics import parse_measures
+    from evaluator.pipeline import evaluate_model as run_model
+
+    measures = parse_measures(metrics if isinstance(metrics, str) else list(metrics)) if metrics else \
+        default_measures(dataset)
+    return Result(run_model(model, dataset, measures, data_dir=data_dir, cache_dir=cache_dir, batch_size=batch_size,
+                            top_k=top_k, engine=engine, address=address, workers=workers, shards=shards,
+                            command=f"irboard.evaluate_model({model!r}, {dataset!r}, top_k={top_k})"))
+
+
 def read_result(path: str | Path) -> Result:
     """Read and validate one result file (any schema version); raises ResultValidationError naming the field."""
     return Result(read_result_file(path))

@@ -2,7 +2,6 @@
 gives the same index and the same result file as before, bit for bit."""
 
 import json
-from argparse import Namespace
 
 import numpy as np
 import pytest
@@ -96,9 +95,8 @@ def test_bm25_streamed_in_chunks_equals_the_whole_corpus_at_once(monkeypatch):
 
 
 def test_bm25_result_on_scifact_equals_the_one_before_arrow_corpora(tmp_path):
-    args = Namespace(model="bm25", dataset="beir/scifact", data_dir=SCIFACT, cache_dir=None, batch_size=None,
-                     top_k=1000, engine="local", address=None, command_line="")
-    write_result(evaluate_model(args, list(DEFAULT_MEASURES)), tmp_path / "out.json")
+    result = evaluate_model("bm25", "beir/scifact", list(DEFAULT_MEASURES), data_dir=SCIFACT, top_k=1000)
+    write_result(result, tmp_path / "out.json")
     got, expected = json.loads((tmp_path / "out.json").read_text()), json.loads(GOLDEN.read_text())
     for field in ("metrics", "per_query", "run", "score_samples"):  # the columns as stored: bit for bit
         assert got[field] == expected[field], field

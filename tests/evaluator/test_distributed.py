@@ -5,7 +5,6 @@ import signal
 import subprocess
 import sys
 import threading
-from argparse import Namespace
 from pathlib import Path
 
 import numpy as np
@@ -41,9 +40,8 @@ def small_scifact(tmp_path_factory):
 
 
 def _evaluate(model, folder, cache_dir, engine, **extra):
-    args = Namespace(model=model, dataset=f"local:{folder}", data_dir=None, cache_dir=cache_dir, batch_size=None,
-                     top_k=100, engine=engine, address=None, command_line="", **extra)
-    return evaluate_model(args, list(DEFAULT_MEASURES))
+    return evaluate_model(model, f"local:{folder}", list(DEFAULT_MEASURES), cache_dir=cache_dir, top_k=100,
+                          engine=engine, **extra)
 
 
 def _assert_same(ray_result, local_result):

@@ -80,15 +80,12 @@ def test_rerun_after_a_killed_job_redoes_only_unfinished_shards(cluster_to_lose_
     model = f"splade:{SPLADE}"
     cache_dir = tmp_path / "ray"
     script = (
-        "from argparse import Namespace\n"
         "from evaluator import pipeline\n"
         "from evaluator.index import cache as encoding_cache\n"
         "from evaluator.metrics import DEFAULT_MEASURES\n"
         "encoding_cache.ENCODE_CHUNK = 20\n"
-        f"args = Namespace(model={model!r}, dataset={f'local:{small_scifact}'!r}, data_dir=None,"
-        f" cache_dir={str(cache_dir)!r}, batch_size=None, top_k=100, engine='ray', address='local',"
-        f" command_line='', workers=1, shards={SHARDS})\n"
-        "pipeline.evaluate_model(args, list(DEFAULT_MEASURES))\n"
+        f"pipeline.evaluate_model({model!r}, {f'local:{small_scifact}'!r}, list(DEFAULT_MEASURES),"
+        f" cache_dir={str(cache_dir)!r}, top_k=100, engine='ray', address='local', workers=1, shards={SHARDS})\n"
     )
     job = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

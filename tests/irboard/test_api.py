@@ -164,3 +164,18 @@ def test_a_path_in_any_run_format(scifact_run, tmp_path):
     as_json.write_text(json.dumps(read_run(scifact_run)))
     assert irboard.evaluate(packed, QRELS, "nDCG@10,AP") == plain
     assert irboard.evaluate(as_json, QRELS, "nDCG@10,AP") == plain
+
+
+def test_evaluate_model_equals_the_command(tmp_path):
+    """irboard.evaluate_model and `irboard evaluate --model` give the same per-query values (BM25 on SciFact)."""
+    result = irboard.evaluate_model("bm25", "beir/scifact", data_dir=SCIFACT, metrics="nDCG@10,R@100,AP")
+    out = tmp_path / "r.json"
+    done = subprocess.run([sys.executable, "-m", "leaderboard.cli", "evaluate", "--model", "bm25", "--dataset",
+                           "beir/scifact", "--data-dir", str(SCIFACT), "--metrics", "nDCG@10,R@100,AP", "--out",
+                           str(out), "--quiet"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    written = read_result_file(out)
+    assert {name: round(value, 10) for name, value in result.metrics.items()} == written.metrics  # file: 10 decimals
+    assert result.per_query.to_dict("list") == {m: written.per_query[m].tolist() for m in written.per_query}
+    with pytest.raises(irboard.errors.IrboardError, match="engine"):
+        irboard.evaluate_model("bm25", "beir/scifact", data_dir=SCIFACT, engine="spark")
