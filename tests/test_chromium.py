@@ -30,7 +30,7 @@ def test_a_wrong_irboard_chromium_stops_make_test_with_one_line(tmp_path):
 
 
 def test_browser_tests_without_a_browser_stop_at_once_saying_how_to_get_one(tmp_path):
-    done = _run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/leaderboard/test_browser.py",
+    done = _run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/leaderboard/web/test_browser.py",
                 IRBOARD_CHROMIUM=str(tmp_path / "missing"), HOME=str(tmp_path))
     assert done.returncode == 1
     assert f"error: {HOW}" in done.stdout + done.stderr

@@ -6,7 +6,7 @@ the pairs, and call a model better than another only where the corrected test re
 [1 + models significantly better, models - models significantly worse]. With Holm's correction (the site default)
 all pairwise claims hold together with probability at least 1 - alpha, so all rank ranges hold their true ranks at
 once with that probability (up to the sign errors of two-sided tests, which the simulation in
-tests/leaderboard/test_honest_simulation.py measures). The same decisions make the tie bands.
+tests/leaderboard/analysis/test_honest_simulation.py measures). The same decisions make the tie bands.
 
 Group means: a group mean is a weighted sum of dataset means over fixed datasets, whose queries are independent
 across datasets, so the difference of two models' group means has variance sum_k w_k^2 var_k / n_k (var_k: the

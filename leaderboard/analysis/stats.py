@@ -87,7 +87,7 @@ def _randomization_pvalues(d: np.ndarray, resamples: int, seed: int, mid_p: bool
 
     Mid-p (the default): sign flips as extreme as the observed one count half. On discrete metrics many flips
     tie with the observed sum, and counting them whole makes the test conservative (its size measured at 1.5-3.8%
-    at alpha 5%, tests/leaderboard/test_honest_simulation.py); mid-p brings it back to about alpha (Lancaster
+    at alpha 5%, tests/leaderboard/analysis/test_honest_simulation.py); mid-p brings it back to about alpha (Lancaster
     1961). mid_p=False gives the classical p = P(|T| >= |t|)."""
     n = d.shape[1]
     observed = np.abs(d.sum(axis=1))

@@ -22,7 +22,7 @@ from leaderboard.analysis.effects import (
     t_power,
 )
 
-ORACLE = json.loads((Path(__file__).parents[1] / "conformance" / "stats_oracle.json").read_text())
+ORACLE = json.loads((Path(__file__).parents[2] / "conformance" / "stats_oracle.json").read_text())
 TOL = ORACLE["tolerance"]
 
 

@@ -166,7 +166,7 @@ def test_local_engine_never_imports_ray(tmp_path):
         "assert code in (0, None), code\n"
         "assert 'ray' not in sys.modules, 'the local engine imported ray'\n"
     )
-    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).resolve().parents[2])
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).resolve().parents[3])
     assert (tmp_path / "out.json").exists()
 
 

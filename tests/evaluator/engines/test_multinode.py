@@ -8,7 +8,7 @@ import ray
 from evaluator.index import cache as encoding_cache
 from evaluator.index import dense as dense_index
 from tests.conftest import write_scifact_slice
-from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
+from tests.evaluator.engines.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
 
 pytestmark = pytest.mark.ray  # excluded from `make check`
 

@@ -7,7 +7,7 @@ from evaluator.result import dump_result, expand_result, parse_result, read_resu
 from leaderboard.cli import main
 from tests.conftest import SHARED
 
-RESULTS = Path(__file__).resolve().parents[2] / "results"
+RESULTS = Path(__file__).resolve().parents[3] / "results"
 MODELS = ("bm25", "splade-tiny", "sentence-transformers__all-minilm-l6-v2")
 
 

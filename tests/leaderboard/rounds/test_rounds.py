@@ -21,7 +21,7 @@ from leaderboard.rounds.pool import top_documents
 from leaderboard.rounds.spec import RoundError, read_round
 from tests.conftest import SCIFACT
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2027, 1, 1, tzinfo=timezone.utc)
 OPEN, FROZEN, REVEALED, JUDGED, PUBLISHED = (T0 + timedelta(days=10 * i) for i in range(5))
 MODELS = {  # repository result folder -> model id and type

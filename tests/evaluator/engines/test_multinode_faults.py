@@ -8,8 +8,8 @@ import pytest
 import ray
 
 from evaluator.index import cache as encoding_cache
-from tests.evaluator.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
-from tests.evaluator.test_multinode import small_scifact  # noqa: F401  (a fixture)
+from tests.evaluator.engines.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
+from tests.evaluator.engines.test_multinode import small_scifact  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.ray  # excluded from `make check`
 

@@ -18,7 +18,7 @@ from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results
 from leaderboard.web import pages
 from tests.leaderboard.conftest import watch
-from tests.leaderboard.test_browser_layout import DESKTOP, PHONE, _axe_violations
+from tests.leaderboard.web.test_browser_layout import DESKTOP, PHONE, _axe_violations
 
 pytestmark = pytest.mark.browser
 
