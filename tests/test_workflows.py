@@ -170,6 +170,7 @@ def pr_checkout(tmp_path, scifact_like_results):
     return repo
 
 
+@pytest.mark.slow
 def test_results_workflow_commands_on_fixtures(tmp_path, pr_checkout, scifact_like_results):
     repo = pr_checkout
     listed = _list_changes(repo, tmp_path / "comparison")

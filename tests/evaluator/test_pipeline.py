@@ -17,6 +17,7 @@ def _evaluate(*args):
     return main(["evaluate", "--quiet", *map(str, args)])
 
 
+@pytest.mark.slow
 def test_bm25_on_scifact_reproduces_pyserini(tmp_path):
     out = tmp_path / "bm25.json"
     assert _evaluate("--model", "bm25", "--dataset", "beir/scifact", "--data-dir", SCIFACT, "--out", out) == 0
@@ -99,6 +100,7 @@ def test_dense_on_real_model_with_cache_reuse(tmp_path, small_scifact, monkeypat
     assert "encode_docs_per_s" not in cached.provenance.timings  # no throughput claimed for a cache hit
 
 
+@pytest.mark.slow
 def test_cache_dir_takes_a_file_uri(tmp_path, small_scifact):
     """Encodings go under the URI's path; the dataset (a local folder here) is read as without one."""
     folder, *_ = small_scifact

@@ -21,6 +21,8 @@ from evaluator.trec import read_qrels, write_run
 from leaderboard.cli import main
 from tests.conftest import SCIFACT
 
+pytestmark = pytest.mark.slow  # subprocesses of irboard: left to `make test`
+
 QRELS = SCIFACT / "qrels" / "test.tsv"
 METRICS = "nDCG@10,R@100,R@1000,AP,RR"
 ORACLE = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "R@1000": "recall_1000", "AP": "map", "RR": "recip_rank"}

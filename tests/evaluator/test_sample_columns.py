@@ -46,6 +46,7 @@ def _encoded(model_spec, folder):
     return SparseIndex.from_documents(encoded), model.encode_queries(texts, encoded), query_ids, dataset
 
 
+@pytest.mark.slow
 def test_bm25_samples_on_full_scifact_equal_whole_rows():
     """5,183 documents, so 2,000 of the non-relevant ones are sampled per query; 300 queries in 5 blocks."""
     index, queries, query_ids, dataset = _encoded("bm25", SCIFACT)
@@ -63,6 +64,7 @@ def scifact_slice(tmp_path_factory):
 
 
 @pytest.mark.parametrize("model_spec", [f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
+@pytest.mark.slow
 def test_neural_samples_equal_whole_rows(model_spec, scifact_slice, monkeypatch):
     monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 32)  # several document blocks, a partial last one
     index, queries, query_ids, dataset = _encoded(model_spec, scifact_slice)

@@ -166,6 +166,7 @@ def test_a_path_in_any_run_format(scifact_run, tmp_path):
     assert irboard.evaluate(as_json, QRELS, "nDCG@10,AP") == plain
 
 
+@pytest.mark.slow
 def test_evaluate_model_equals_the_command(tmp_path):
     """irboard.evaluate_model and `irboard evaluate --model` give the same per-query values (BM25 on SciFact)."""
     result = irboard.evaluate_model("bm25", "beir/scifact", data_dir=SCIFACT, metrics="nDCG@10,R@100,AP")

@@ -15,6 +15,8 @@ from evaluator.result import result_path
 from leaderboard.web.render import format_bytes, format_parameters
 from tests.conftest import SHARED, make_scifact_result
 
+pytestmark = pytest.mark.slow  # subprocesses of irboard: left to `make test`
+
 IRBOARD = str(Path(sys.executable).parent / "irboard")
 NEW_MODEL = "org/new-model"
 

@@ -26,6 +26,8 @@ from evaluator.result import dump_result, expand_result, parse_result, read_resu
 from tests.conftest import SCIFACT, make_scifact_result
 from tests.leaderboard.test_hostile import IRBOARD, NEW_MODEL, assert_one_line_rejection, irboard
 
+pytestmark = pytest.mark.slow  # subprocesses of irboard: left to `make test`
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -18,6 +18,8 @@ from leaderboard.submissions.verify import verify_result
 from tests.conftest import ROOT, SHARED
 from tests.leaderboard.test_hostile import assert_one_line_rejection, irboard
 
+pytestmark = pytest.mark.slow  # subprocesses of irboard: left to `make test`
+
 BM25 = ROOT / "results" / "bm25" / "beir__scifact.json"
 OFFICIAL = SHARED / "data" / "official" / "qrels"
 

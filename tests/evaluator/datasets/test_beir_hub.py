@@ -134,6 +134,7 @@ def evaluate(*args) -> int:
     return main(["evaluate", "--quiet", "--model", "bm25", "--dataset", "beir/scifact", *map(str, args)])
 
 
+@pytest.mark.slow
 def test_irboard_evaluate_on_scifact_through_the_hub_then_the_cache_then_offline(hub, tmp_path, capsys, monkeypatch):
     cache = tmp_path / "cache"
     assert evaluate("--out", tmp_path / "first.json", "--cache-dir", cache) == 0
@@ -185,6 +186,7 @@ def beir_layout_root(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_irboard_evaluate_on_beirs_own_layout_gzipped_with_a_separate_qrels_repository(
     beir_layout_root, tmp_path, monkeypatch
 ):

@@ -72,6 +72,7 @@ def test_changed_source_is_read_again_and_duplicates_name_both_lines(tmp_path):
                                                                                                ("T", "u4096")]
 
 
+@pytest.mark.slow
 def test_bm25_streamed_in_chunks_equals_the_whole_corpus_at_once(monkeypatch):
     corpus = read_corpus(SCIFACT / "corpus.jsonl")
     monkeypatch.setattr(bm25_module, "CHUNK", 777)  # chunks that end inside the Arrow batches
@@ -94,6 +95,7 @@ def test_bm25_streamed_in_chunks_equals_the_whole_corpus_at_once(monkeypatch):
     assert streamed.data.tobytes() == expected.data.tobytes()
 
 
+@pytest.mark.slow
 def test_bm25_result_on_scifact_equals_the_one_before_arrow_corpora(tmp_path):
     result = evaluate_model("bm25", "beir/scifact", list(DEFAULT_MEASURES), data_dir=SCIFACT, top_k=1000)
     write_result(result, tmp_path / "out.json")
@@ -102,6 +104,7 @@ def test_bm25_result_on_scifact_equals_the_one_before_arrow_corpora(tmp_path):
         assert got[field] == expected[field], field
 
 
+@pytest.mark.slow
 def test_bm25_index_from_streamed_counts_equals_indexing_the_matrix(tmp_path, monkeypatch):
     from evaluator.index.sparse import SparseIndex
 

@@ -46,6 +46,7 @@ def test_scifact_matches_the_official_counts_and_query_fingerprint():
     assert dataset.spec is spec
 
 
+@pytest.mark.slow
 def test_scifact_equals_a_plain_json_and_csv_reading_in_file_order():
     dataset = load_dataset("beir/scifact", data_dir=SCIFACT)
     corpus, queries, qrels = read_with_stdlib(SCIFACT)

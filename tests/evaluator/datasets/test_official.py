@@ -48,6 +48,7 @@ def upstream(server, monkeypatch):
     return server
 
 
+@pytest.mark.slow
 def test_registry_holds_every_official_file_with_its_sha256_and_query_count(server, monkeypatch, tmp_path):
     server.folders["/mirror/"] = OFFICIAL
     monkeypatch.setenv(MIRROR_ENV, f"{server.base_url}/mirror")

@@ -171,6 +171,7 @@ HUB_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_hub_id_loads_from_the_cache_offline(tmp_path):
     # a Hugging Face cache holding one model, read with HF_HUB_OFFLINE=1 (read at import: a fresh process)
     commit = "0123456789abcdef0123456789abcdef01234567"

@@ -84,5 +84,6 @@ def _coverage(replicates: int, resamples: int) -> float:
     return covered / (4 * replicates)
 
 
+@pytest.mark.slow
 def test_group_interval_coverage_is_nominal_by_simulation():
     assert 0.93 <= _coverage(replicates=400, resamples=500) <= 0.97

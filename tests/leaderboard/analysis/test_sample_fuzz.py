@@ -3,6 +3,7 @@ never an exception, whatever the samples hold (constant, tied, single values, hu
 `irboard compare` gives a table for any file the reader accepts, including those validate rejects."""
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,7 @@ def test_the_prediction_gives_a_value_or_a_reason(columns, mode):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(data=st.data())
+@pytest.mark.slow
 def test_compare_gives_a_table_for_any_readable_file(tmp_path_factory, data):
     """The new file keeps a drawn set of per-query metrics (none of the main metric, as a split file validate rejects,
     included) and perhaps fewer queries; its samples and ranking are dropped or kept."""

@@ -289,6 +289,7 @@ def test_merge_times_come_from_the_first_parent_history(tmp_path):
     assert status.ledger.entries[0].status == "refused"
 
 
+@pytest.mark.slow
 def test_the_command_line_plays_a_round_in_a_git_repository(tmp_path):
     """commit, reveal, check and pool through `irboard`, each step merged on main at a controlled instant."""
     repo = tmp_path / "repo"
@@ -358,6 +359,7 @@ def test_bad_round_files_get_one_line(tmp_path, text, message):
     assert "\n" not in str(caught.value) and "round.yml" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_round_page_shows_phase_commitments_and_board(played, tmp_path):
     """The site's round page, built by `irboard build` from a real git history: merge times, statuses, the
     board once published, and text from the files escaped."""

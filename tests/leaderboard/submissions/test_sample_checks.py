@@ -167,6 +167,7 @@ def _tampered(result, data) -> object:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(data=st.data())
+@pytest.mark.slow
 def test_tampered_samples_give_the_per_query_outcome(scifact, data):
     result, qrels = scifact
     changed = _tampered(result, data)
