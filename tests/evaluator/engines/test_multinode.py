@@ -2,6 +2,8 @@
 tests build it): every shard task runs on a worker node and reads its documents from the corpus file itself;
 the per-query values, rankings and score samples equal the local engine's."""
 
+import contextlib
+
 import pytest
 import ray
 
@@ -13,18 +15,28 @@ from tests.evaluator.engines.test_distributed import SPLADE, _assert_same, _eval
 pytestmark = pytest.mark.ray  # excluded from `make check`
 
 
-@pytest.fixture(scope="module")
-def two_node_cluster():
+@contextlib.contextmanager
+def head_and_two_workers():
+    """A Ray cluster on this machine: a head without CPUs (the driver runs there, no task can) and two worker
+    nodes of one CPU; yields (cluster, worker nodes) with the driver connected."""
     from ray.cluster_utils import Cluster
 
     cluster = Cluster()
-    cluster.add_node(num_cpus=0)  # the head: the driver runs here, no task can
+    cluster.add_node(num_cpus=0)
     workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, log_to_driver=False, include_dashboard=False)
-    yield cluster, workers
-    ray.shutdown()
-    cluster.shutdown()
+    try:
+        yield cluster, workers
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def two_node_cluster():
+    with head_and_two_workers() as nodes:
+        yield nodes
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import ray
 
 from evaluator.index import cache as encoding_cache
 from tests.evaluator.engines.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
-from tests.evaluator.engines.test_multinode import small_scifact  # noqa: F401  (a fixture)
+from tests.evaluator.engines.test_multinode import head_and_two_workers, small_scifact  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.ray  # excluded from `make check`
 
@@ -18,16 +18,8 @@ SHARDS = 6
 
 @pytest.fixture
 def cluster_to_lose_a_node():
-    from ray.cluster_utils import Cluster
-
-    cluster = Cluster()
-    cluster.add_node(num_cpus=0)  # the head: the driver runs here, no task can
-    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, log_to_driver=False, include_dashboard=False)
-    yield cluster, workers
-    ray.shutdown()
-    cluster.shutdown()
+    with head_and_two_workers() as nodes:
+        yield nodes
 
 
 def test_removed_worker_node_and_the_job_still_finishes(cluster_to_lose_a_node, small_scifact, tmp_path,  # noqa: F811
