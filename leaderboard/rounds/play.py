@@ -26,7 +26,7 @@ from leaderboard.rounds.ledger import (
 )
 from leaderboard.rounds.pool import Pool, assessment_text, check_pool_file, round_pool
 from leaderboard.rounds.score import Board, check_scores_file, score_round
-from leaderboard.rounds.spec import Round, RoundError, read_round
+from leaderboard.rounds.spec import RoundError, read_round
 
 
 def commit_run(folder: Path | str, run: Path | str, model: ModelBlock, salt_out: Path | str,
@@ -121,8 +121,3 @@ def write_scores(folder: Path | str, now: datetime, times: Mapping[str, datetime
     path = status.ledger.round.folder / SCORES_FILE
     write_atomic(path, status.board.to_json())
     return path
-
-
-def find_rounds(root: Path | str) -> list[Round]:
-    root = Path(root)
-    return [read_round(path.parent) for path in sorted(root.glob("*/round.yml"))] if root.is_dir() else []

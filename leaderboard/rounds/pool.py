@@ -10,7 +10,7 @@ the same bytes on any machine.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,11 +92,3 @@ def check_pool_file(ledger: Ledger, pool: Pool) -> list[str]:
         return [f"{path}: differs from the pool of the revealed runs; write it with `irboard pool "
                 f"{ledger.round.folder}`"]
     return []
-
-
-def pool_sizes(pool: Pool) -> Sequence[int]:
-    """Pooled documents per query, in query order."""
-    counts: dict[str, int] = {}
-    for query_id, _ in pool.contributors:
-        counts[query_id] = counts.get(query_id, 0) + 1
-    return [counts[q] for q in sorted(counts)]

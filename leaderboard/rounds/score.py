@@ -14,7 +14,6 @@ the judged queries. Beside each run's scores the board gives what tells a reader
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -121,7 +120,3 @@ def check_scores_file(ledger: Ledger, board: Board) -> list[str]:
         return [f"{path}: differs from the scores of the revealed runs against the judgments; write it with "
                 f"`irboard round score {ledger.round.folder}`"]
     return []
-
-
-def board_from_file(path: Path) -> Mapping:
-    return orjson.loads(path.read_bytes())
