@@ -24,7 +24,7 @@ from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results, read_cache, registered_query_set
 from leaderboard.submissions.parallel import forked_map
-from leaderboard.web import board_data, downloads, pages, rank_pages, round_pages
+from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages
 from leaderboard.web.provenance import BuildStamp
 from leaderboard.web.render import (
     MARKER,
@@ -154,7 +154,8 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board))))
     for template, context in (("compare.html", pages.build_compare(board)),
                               ("method.html", pages.build_method(board, evidence)),
-                              ("ranks.html", rank_pages.build_ranks(board)), ("submit.html", pages.build_submit(board))):
+                              ("ranks.html", rank_pages.build_ranks(board)), ("submit.html", pages.build_submit(board)),
+                              ("pareto.html", pareto_pages.build_pareto(board))):
         files.add(context.page.path, env.get_template(template).render(ctx=context))
         count += 1
     for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):

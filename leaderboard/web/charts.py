@@ -295,3 +295,46 @@ def recall_at_scale(dataset: str, sizes: Sequence[float], ks: Sequence[int], rec
             margin={"l": 60, "r": 20, "t": 50, "b": 90},
         ),
     }
+
+
+def pareto_chart(models: Sequence[str], costs: Sequence[float], means, low, high, front: Sequence[bool],
+                 cost_label: str, metric: str) -> dict:
+    """The models tied for best against one cost (log axis), each mean with its 95% CI; the Pareto front's models
+    in blue, joined by the staircase that bounds what the others reach (up means better, left cheaper)."""
+    models, cost_label, metric = _plain_all(models), _plain(cost_label), _plain(metric)
+    cost = [float(value) for value in costs]
+    mean, lo, hi = (np.asarray(values, dtype=np.float64) for values in (means, low, high))
+    log = all(value > 0 for value in cost)  # a cost of 0 (a model without parameters) has no place on a log axis
+    traces = []
+    for on_front, name, colour in ((False, "tied for best", GREY), (True, "on the Pareto front", BLUE)):
+        keep = [i for i, flag in enumerate(front) if bool(flag) == on_front]
+        keep.sort(key=lambda i: (cost[i], -mean[i]))
+        if not keep:
+            continue
+        traces.append({
+            "type": "scatter",
+            "mode": "lines+markers" if on_front else "markers",
+            "name": name,
+            "x": [cost[i] for i in keep],
+            "y": _round(mean[keep]),
+            "text": [models[i] for i in keep],
+            "line": {"color": colour, "shape": "hv", "width": 1.5},
+            "marker": {"color": colour, "size": 10 if on_front else 8,
+                       "symbol": "diamond" if on_front else "circle"},
+            "error_y": {"type": "data", "symmetric": False, "color": colour, "thickness": 1, "width": 3,
+                        "array": _round(hi[keep] - mean[keep]), "arrayminus": _round(mean[keep] - lo[keep])},
+            "hovertemplate": "%{text}<br>" + cost_label + " %{x:,.4g}<br>" + metric + " %{y:.2f}<extra></extra>",
+        })
+    return {
+        "data": traces,
+        "layout": _layout(
+            f"Tied for best: {metric} ×100 against {cost_label.lower()} (blue: the Pareto front)",
+            420,
+            xaxis={"title": {"text": cost_label + (" (log scale)" if log else "")}, "type": "log" if log else "linear",
+                   "gridcolor": "#eaeef2",
+                   "automargin": True},
+            yaxis={"title": {"text": f"{metric} ×100"}, "gridcolor": "#eaeef2", "automargin": True},
+            legend={"orientation": "h", "y": -0.2, "yanchor": "top", "x": 0},
+            margin={"l": 60, "r": 20, "t": 50, "b": 60},
+        ),
+    }

@@ -466,3 +466,59 @@ class SubmitContext:
     page: Page
     schema_version: int
     baseline_id: str | None
+
+
+@dataclass(frozen=True)
+class ParetoCost:
+    """One cost of a model tied for best: its value as shown, and whether it is on that cost's Pareto front."""
+
+    value: float | None  # None: the result files do not state it
+    text: str
+    front: bool
+
+
+@dataclass(frozen=True)
+class ParetoRow:
+    model_id: str
+    href: str
+    mean: float
+    ci: tuple[float, float]
+    rank_interval: tuple[int, int]
+    costs: tuple[ParetoCost, ...]  # in ParetoContext.costs order
+
+
+@dataclass(frozen=True)
+class ParetoView:
+    """One cost of one choice: the chart (None when no tied model states the cost), the front, and the tied
+    models listed but not plotted for want of the cost."""
+
+    cost: str
+    label: str
+    why_missing: str  # what a model left out lacks
+    figure: Figure | None
+    front: tuple[str, ...]
+    missing: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ParetoChoice:
+    """A group mean or one dataset: its models tied for best against each cost."""
+
+    key: str
+    name: str
+    kind: str  # "group" or "dataset"
+    metric: str  # what the mean is, in words
+    href: str
+    ranked: int  # models ranked there (verified on every dataset of it)
+    rows: tuple[ParetoRow, ...]  # the models tied for best, best mean first
+    views: tuple[ParetoView, ...]
+    summary: str  # how many are tied for best, of how many ranked; or why there are none (the empty state)
+
+
+@dataclass(frozen=True)
+class ParetoContext:
+    page: Page
+    choices: tuple[ParetoChoice, ...]
+    costs: tuple[tuple[str, str], ...]  # (key, label)
+    rule: str
+    methods: tuple[str, ...]

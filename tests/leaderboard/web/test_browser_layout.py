@@ -23,8 +23,9 @@ PAGES = {
     "compare": "compare.html?a=bm25&b=BAAI/bge-m3",
     "method": "method.html",
     "submit": "submit.html",
+    "pareto": "pareto.html?on=g-miracl",
 }
-CHART_PAGES = ("dataset", "model", "compare")
+CHART_PAGES = ("dataset", "model", "compare", "pareto")
 PHONE, DESKTOP = {"width": 390, "height": 800}, {"width": 1366, "height": 900}
 
 

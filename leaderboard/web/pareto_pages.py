@@ -1,0 +1,127 @@
+"""The "tied for best" page: on each group mean and each dataset, the models no ranked model beats significantly
+(the top group of the rank ranges, ★ elsewhere on the site), against what they cost, with each cost's Pareto front.
+
+No second test is run here: the groups' rank intervals and the datasets' rank ranges come from the corrected
+pairwise tests of leaderboard/analysis (aggregate.py, ranks.py); leaderboard/analysis/pareto.py marks the front.
+"""
+
+from __future__ import annotations
+
+from evaluator.result import slugify
+from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard, ModelBoard
+from leaderboard.analysis.pareto import COSTS, LATENCY_TIMING, latency_ms, pareto_front
+from leaderboard.web import charts
+from leaderboard.web.contexts import (
+    Figure,
+    Page,
+    ParetoChoice,
+    ParetoContext,
+    ParetoCost,
+    ParetoRow,
+    ParetoView,
+)
+from leaderboard.web.rank_pages import group_key, guarantee, top_rule
+from leaderboard.web.render import format_parameters, json_text
+
+PARETO_PAGE = "pareto.html"
+SCALE = 100.0
+COST_LABELS = {"parameters": "Parameters", "dim": "Embedding dimensions", "latency": "Milliseconds per query"}
+WHY_MISSING = {"parameters": "no parameter count (model.parameters)",
+               "dim": "no embedding dimension (model.dim)",
+               "latency": f"no measured search rate (provenance.timings.{LATENCY_TIMING}) on every dataset here"}
+
+
+def cost_text(cost: str, value: float | None) -> str:
+    if value is None:
+        return "–"
+    if cost == "parameters":
+        return format_parameters(int(value))
+    if cost == "dim":
+        return f"{int(value):,}"
+    return f"{value:#.3g} ms"  # 1.00 ms beside 1.04 ms
+
+
+def pareto_rule(board: Leaderboard) -> str:
+    return ("Tied for best: the ranked models that no ranked model beats significantly, that is, whose rank range "
+            "starts at 1 (the corrected pairwise tests of the ranks page). Among them a model is on the Pareto front "
+            "of a cost when no other tied model has at least its mean at no more cost, better in one of the two. "
+            f"A model whose result files do not state the cost is listed, not plotted. {guarantee(board)}")
+
+
+def _model_costs(model: ModelBoard, dataset_ids) -> dict[str, float | None]:
+    rates = [dict(model.results[d].provenance.timings).get(LATENCY_TIMING) if d in model.results else None
+             for d in dataset_ids]
+    return {"parameters": model.info.parameters, "dim": model.info.dim, "latency": latency_ms(rates)}
+
+
+def _choice(board: Leaderboard, key: str, name: str, kind: str, metric: str, href: str, dataset_ids,
+            tied: list[tuple[str, float, tuple[float, float], tuple[int, int]]], ranked: int) -> ParetoChoice:
+    """`tied`: (model id, mean, CI, rank range) of each model tied for best, best mean first."""
+    where = f"{name} ({len(dataset_ids)} dataset{'s' if len(dataset_ids) != 1 else ''})" if kind == "group" else name
+    if not ranked:
+        return ParetoChoice(key, name, kind, metric, href, 0, (), (),
+                            f"No model is ranked on {where}: none has a verified result on every one of its "
+                            "datasets, so none can be called tied for best.")
+    models = {m.info.id: m for m in board.models}
+    costs = [_model_costs(models[model_id], dataset_ids) for model_id, *_ in tied]
+    means = [mean for _, mean, _, _ in tied]
+    fronts = {cost: pareto_front(means, [c[cost] for c in costs]) for cost in COSTS}
+    rows = tuple(
+        ParetoRow(model_id, f"models/{slugify(model_id)}.html", mean, ci, interval,
+                  tuple(ParetoCost(c[cost], cost_text(cost, c[cost]), bool(fronts[cost][i])) for cost in COSTS))
+        for i, ((model_id, mean, ci, interval), c) in enumerate(zip(tied, costs, strict=True)))
+    views = []
+    for cost in COSTS:
+        shown = [i for i, c in enumerate(costs) if c[cost] is not None]
+        figure = None
+        if shown:
+            chart = charts.pareto_chart(
+                [tied[i][0] for i in shown], [costs[i][cost] for i in shown], [SCALE * means[i] for i in shown],
+                [SCALE * tied[i][2][0] for i in shown], [SCALE * tied[i][2][1] for i in shown],
+                [fronts[cost][i] for i in shown], COST_LABELS[cost], metric)
+            figure = Figure(f"fig-{key}-{cost}", f"{name}: the models tied for best against "
+                            f"{COST_LABELS[cost].lower()}", json_text(chart))
+        views.append(ParetoView(cost, COST_LABELS[cost], WHY_MISSING[cost], figure,
+                                tuple(tied[i][0] for i in shown if fronts[cost][i]),
+                                tuple(tied[i][0] for i, c in enumerate(costs) if c[cost] is None)))
+    count = len(tied)
+    summary = (f"{count} of {ranked} ranked model{'s' if ranked != 1 else ''} "
+               f"{'is' if count == 1 else 'are'} tied for best on {where}.")
+    return ParetoChoice(key, name, kind, metric, href, ranked, rows, tuple(views), summary)
+
+
+def group_choice(board: Leaderboard, group: GroupBoard) -> ParetoChoice:
+    ranked = [(m, s) for m, s in group.scores.items() if s.mean_rank is not None]
+    tied = sorted(((m, s.mean, s.ci, tuple(s.rank_interval)) for m, s in ranked if s.rank_interval[0] == 1),
+                  key=lambda row: (-row[1], row[0]))
+    return _choice(board, f"g-{group_key(group.name)}", group.name, "group", "group mean",
+                   f"ranks.html#{group_key(group.name)}", group.dataset_ids, tied, len(ranked))
+
+
+def dataset_choice(board: Leaderboard, dataset: DatasetBoard) -> ParetoChoice:
+    # dataset.best: verified and no verified result significantly better (rank range from 1), the ★ top group
+    tied = sorted(((model_id, float(dataset.means[i]), (float(dataset.ci[i, 0]), float(dataset.ci[i, 1])),
+                    (int(dataset.rank_range[i, 0]), int(dataset.rank_range[i, 1])))
+                   for i, model_id in enumerate(dataset.model_ids) if dataset.best[i]),
+                  key=lambda row: (-row[1], row[0]))
+    return _choice(board, f"d-{dataset.slug}", dataset.info.id, "dataset", dataset.info.main_metric,
+                   f"datasets/{dataset.slug}.html", (dataset.info.id,), tied, int(dataset.ranked.sum()))
+
+
+def build_pareto(board: Leaderboard) -> ParetoContext:
+    # groups as the home and ranks pages order them: "All datasets" last
+    groups = [g for g in board.groups if g.name != ALL_GROUP] + [g for g in board.groups if g.name == ALL_GROUP]
+    choices = [group_choice(board, group) for group in groups]
+    choices += [dataset_choice(board, dataset) for dataset in board.datasets]
+    methods = (
+        top_rule(board),
+        "Costs: parameters and embedding dimensions as the result files state them (model.parameters, model.dim); "
+        f"milliseconds per query: 1000 ÷ the search rate the evaluator measured (provenance.timings."
+        f"{LATENCY_TIMING}), the median over the datasets of the choice, only where every one of them records it. "
+        "Each result was timed on its submitter's hardware (the model page names it), so latencies of different "
+        "machines compare only roughly.",
+        "Group means and dataset scores ×100 with their 95% confidence intervals, as on the ranks and dataset pages.",
+    )
+    return ParetoContext(page=Page(PARETO_PAGE, "Tied for best, against cost", "", "pareto"),
+                         choices=tuple(choices), costs=tuple((cost, COST_LABELS[cost]) for cost in COSTS),
+                         rule=pareto_rule(board), methods=methods)
