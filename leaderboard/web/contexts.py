@@ -21,6 +21,7 @@ class Figure:
     title: str
     json: str  # figure as script-safe JSON text
     models: int = 0  # > 0: one row per model, of this many; charts.js draws the top N of them (a control picks N)
+    label: str = ""  # its name in a picker of charts (macros.chosen_figure), when not the title
 
 
 @dataclass(frozen=True)
@@ -315,6 +316,8 @@ class ModelGroupRow:
     rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
     band: int | None = None
     ranked: int = 0  # models with a group mean
+    verified: int = 0  # datasets of the group where the model's result is verified
+    top: int = 0  # datasets of the group where the model is in the top group (★)
 
 
 @dataclass(frozen=True)

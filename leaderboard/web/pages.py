@@ -447,6 +447,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
             effect=baseline_effect(dataset, model.info.id, alpha),
         ))
+    by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(
         ModelGroupRow(
             name=g.name,
@@ -457,6 +458,8 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             rank_interval=g.scores[model.info.id].rank_interval if _ranked_in(g, model.info.id) else None,
             band=g.scores[model.info.id].band if _ranked_in(g, model.info.id) else None,
             ranked=g.ranked_models,
+            verified=sum(by_dataset[d].verified for d in g.dataset_ids if d in by_dataset),
+            top=sum(by_dataset[d].best for d in g.dataset_ids if d in by_dataset),
         )
         for g in _ordered_groups(board)
     )

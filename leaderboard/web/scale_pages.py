@@ -129,7 +129,7 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
             f"{board.settings.scale_mode} mode")
         figures.append(Figure(f"fig-scale-{slugify(prediction.dataset_id)}",
                               f"{prediction.dataset_id}: predicted Recall@k against corpus size in both growth "
-                              "scenarios (model-based prediction)", json_text(figure)))
+                              "scenarios (model-based prediction)", json_text(figure), label=prediction.dataset_id))
     note = (f"Model-based prediction, not a measurement ({board.settings.scale_mode} mode): each result's score "
             "samples are extrapolated to larger corpora in two growth scenarios, fixed-relevant (solid lines: "
             "the judged relevant documents stay, only non-relevant ones are added) and uniform (dashed: relevant "

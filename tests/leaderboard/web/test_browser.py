@@ -3,6 +3,8 @@
 Screenshots go to test-output/screenshots/.
 """
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -83,8 +85,11 @@ def test_dataset_page_from_the_home_link_draws_its_charts(watched: Page, site_ur
     page.click('th[data-key="d-beir__scifact"] a')
     expect(page).to_have_url(f"{site_url}/datasets/beir__scifact.html")
     expect(page.locator("h1")).to_have_text("beir/scifact")
+    page.locator("#fig-scores").scroll_into_view_if_needed()  # charts are drawn when they come near the screen
     expect(page.locator("#fig-scores svg.main-svg").first).to_be_visible()
-    expect(page.locator("#fig-pvalues .js-plotly-plot, #fig-pvalues.js-plotly-plot")).to_have_count(1)
+    for plot in page.locator("[data-figure]").all():  # each is drawn when it comes near the screen
+        plot.scroll_into_view_if_needed()
+        expect(plot).to_have_class(re.compile("js-plotly-plot"))
     assert page.locator(".js-plotly-plot").count() == 4
     page.screenshot(path=screenshots / "dataset.png", full_page=True)
 
@@ -97,20 +102,31 @@ def test_model_page_shows_markup_as_text_and_runs_nothing(watched: Page, site_ur
     expect(page.locator(".facts")).to_contain_text("<script>alert('xss')</script>")
     expect(page.locator("pre code").first).to_contain_text("</pre><h1>x</h1>")
     assert page.locator("iframe, main img").count() == 0
+    page.locator("#fig-model").scroll_into_view_if_needed()
     expect(page.locator("#fig-model svg.main-svg").first).to_be_visible()
     page.screenshot(path=screenshots / "model-markup.png", full_page=True)
 
 
-def test_model_page_draws_the_recall_at_scale_charts(watched: Page, site_url, screenshots, synth):
+def test_model_page_draws_one_recall_at_scale_chart_when_scrolled_to(watched: Page, site_url, screenshots, synth):
     page = watched
+    page.set_viewport_size({"width": 1366, "height": 900})
     page.goto(f"{site_url}/models/baai__bge-m3.html")
-    expect(page.locator("#fig-scale-beir__scifact svg.main-svg").first).to_be_visible()
-    charts = page.locator('[id^="fig-scale-"].js-plotly-plot')
-    expect(charts).to_have_count(len(synth.GOLDEN_DATASETS))
-    expect(page.locator("#fig-scale-beir__scifact .xtitle")).to_contain_text("log scale")
+    chart = page.locator("#fig-scale")
+    page.wait_for_load_state("load")
+    assert chart.evaluate("el => el.getBoundingClientRect().top") > 900 + 300  # beyond the observer's margin
+    expect(chart).not_to_have_class(re.compile("js-plotly-plot"))
+    picker = page.locator("#scale-choice")
+    assert sorted(picker.locator("option").all_inner_texts()) == sorted(d.id for d in synth.GOLDEN_DATASETS)
+    expect(page.locator('.plot[id^="fig-scale"]')).to_have_count(1)  # one chart, not ten
+    chart.scroll_into_view_if_needed()
+    expect(chart.locator("svg.main-svg").first).to_be_visible()
+    expect(chart.locator(".xtitle")).to_contain_text("log scale")
     # three k in each of the two growth scenarios, and the measured points
-    expect(page.locator("#fig-scale-beir__scifact .legendtext")).to_have_count(7)
-    page.locator("#recall-at-scale").scroll_into_view_if_needed()
+    expect(chart.locator(".legendtext")).to_have_count(7)
+    expect(chart.locator(".gtitle")).to_contain_text("beir/cqadupstack/android")
+    picker.select_option(label="beir/scifact")
+    expect(chart.locator(".gtitle")).to_contain_text("beir/scifact")
+    expect(page.locator("#recall-at-scale ~ figure .choice-title")).to_contain_text("beir/scifact")
     page.screenshot(path=screenshots / "model-recall-at-scale.png", full_page=True)
     page.click("text=Method and measured error")
     expect(page).to_have_url(f"{site_url}/method.html#recall-at-scale")
@@ -154,6 +170,7 @@ def test_pages_work_from_file_urls(watched: Page, built_site, screenshots):
     expect(page.locator("#compare-status")).to_have_text("2 datasets with results for both models.")
     page.screenshot(path=screenshots / "compare-file-url.png", full_page=True)
     page.goto((built_site / "datasets" / "miracl__sw.html").as_uri())
+    page.locator("#fig-boxes").scroll_into_view_if_needed()
     expect(page.locator("#fig-boxes svg.main-svg").first).to_be_visible()
 
 

@@ -42,6 +42,9 @@ def open_page(browser: Browser, site_url):
         problems.extend(watch(page))
         page.goto(f"{site_url}/{PAGES[kind]}")
         if kind in CHART_PAGES:
+            lazy = page.locator("[data-figure]")  # drawn when they come near the screen
+            if lazy.count():
+                lazy.first.scroll_into_view_if_needed()
             expect(page.locator(".js-plotly-plot svg.main-svg").first).to_be_visible()
         page.wait_for_load_state("load")
         return page

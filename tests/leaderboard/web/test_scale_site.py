@@ -148,7 +148,10 @@ def test_a_site_without_score_samples_has_no_prediction_columns(synth):
 
 def test_model_page_draws_both_growth_scenarios_on_a_log_axis_with_measured_points(board, built_site, synth):
     html = (built_site / "models" / "baai__bge-m3.html").read_text()
-    assert html.count('<div class="plot" id="fig-scale-') == len(synth.GOLDEN_DATASETS)
+    # one chart with a dataset picker, each dataset's figure in a JSON block the picker names
+    assert html.count('<div class="plot" id="fig-scale"') == 1
+    assert html.count('<script type="application/json" id="fig-scale-') == len(synth.GOLDEN_DATASETS)
+    assert html.count('<option value="fig-scale-') == len(synth.GOLDEN_DATASETS)
     figure = _figure(html, "fig-scale-beir__scifact")
     prediction = board.predictions[SAMPLED]
     assert figure["layout"]["xaxis"]["type"] == "log" and "model-based prediction" in figure["layout"]["title"]["text"]

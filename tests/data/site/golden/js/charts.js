@@ -82,14 +82,49 @@
     }
     return Number(select.value);
   }
+  /* Charts are drawn when they come near the screen (IntersectionObserver): a page of thirty charts drawn at once
+     blocked for seconds. Without the observer (an old browser), all are drawn at once. */
+  var observer = window.IntersectionObserver ? new window.IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (entry.isIntersecting) { observer.unobserve(entry.target); drawNow(entry.target); }
+    });
+  }, { rootMargin: "300px 0px" }) : null;
+
+  function drawNow(div) {
+    div.dataset.drawn = "1";
+    if (div.dataset.figureChoice) { drawChosen(div); } else { draw(div, top); }
+  }
+
+  function later(div) {
+    if (observer) { observer.observe(div); } else { drawNow(div); }
+  }
+
+  /* One chart for many datasets (a model page's recall at scale): the select named by data-figure-choice picks
+     which figure (a JSON block id) the chart shows; the caption follows. */
+  function drawChosen(div) {
+    var select = document.getElementById(div.dataset.figureChoice);
+    var figure = JSON.parse(document.getElementById(select.value).textContent);
+    var caption = div.parentNode.querySelector(".choice-title");
+    if (caption) { caption.textContent = select.options[select.selectedIndex].dataset.title; }
+    window.irboardPlot(div, figure.data, figure.layout);
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("[data-figure-choice]"), function (div) {
+    var select = document.getElementById(div.dataset.figureChoice);
+    select.form.hidden = false;
+    select.addEventListener("change", function () { if (div.dataset.drawn) { drawChosen(div); } });
+    later(div);
+  });
+
   var top = chosen();
-  Array.prototype.forEach.call(plots, function (div) { draw(div, top); });
+  Array.prototype.forEach.call(plots, later);
   if (select) {
     select.form.hidden = false;
     select.addEventListener("change", function () {
       top = Number(select.value);
       Array.prototype.forEach.call(plots, function (div) {
-        if (div.parentNode.querySelector(".top-note")) { draw(div, top); }  /* the per-model charts */
+        /* the per-model charts; one not drawn yet takes the new N when it comes into view */
+        if (div.dataset.drawn && div.parentNode.querySelector(".top-note")) { draw(div, top); }
       });
       var params = new URLSearchParams(window.location.search);
       params.set("top", select.value);
