@@ -163,6 +163,39 @@
     }, function (error) { status.textContent = error.message; });
   }
 
+  /* A filter box over each select (a board may hold a thousand models): the options that hold every typed word,
+     in any order and case, stay; Enter picks the first of them. The chosen model stays chosen while filtered out. */
+  function searchable(select) {
+    var box = document.getElementById(select.id + "-filter"), count = document.getElementById(select.id + "-count");
+    var options = Array.prototype.slice.call(select.options);
+    var texts = options.map(function (o) { return o.value.toLowerCase(); });
+    function matches() {
+      var words = box.value.toLowerCase().split(/\s+/).filter(Boolean);
+      var shown = [];
+      options.forEach(function (option, i) {
+        var keep = words.every(function (word) { return texts[i].indexOf(word) >= 0; });
+        option.hidden = !keep && !option.selected;
+        if (keep) { shown.push(option); }
+      });
+      count.textContent = words.length ? shown.length.toLocaleString("en") + " of " +
+        options.length.toLocaleString("en") + " models match" : "";
+      return shown;
+    }
+    box.hidden = false;
+    box.addEventListener("input", matches);
+    box.addEventListener("keydown", function (event) {
+      if (event.key !== "Enter") { return; }
+      event.preventDefault();
+      var shown = matches();
+      if (shown.length && shown[0].value !== select.value) {
+        select.value = shown[0].value;
+        matches();
+        update();
+      }
+    });
+    select.addEventListener("change", matches);
+  }
+
   /* The address's models must be models of this site: an unknown id is said, never replaced by another model. */
   var params = new URLSearchParams(window.location.search), unknown = [];
   [["a", first], ["b", second]].forEach(function (pair) {
@@ -172,6 +205,7 @@
   });
   first.addEventListener("change", update);
   second.addEventListener("change", update);
+  [first, second].forEach(searchable);
   if (unknown.length) {
     status.textContent = "No such model on this site: " + unknown.join(", ") + " (from the address). Pick the " +
       "models above.";
