@@ -197,14 +197,16 @@ def wins_ties_losses(models: Sequence[str], wins, ties, losses, baseline: str) -
         "data": traces,
         "layout": _layout(
             f"Per-query wins, ties and losses against {baseline}",
-            140 + ROW_PX * len(models),
+            170 + ROW_PX * len(models),
             barmode="stack",
             xaxis={"title": {"text": "queries"}, "gridcolor": "#eaeef2"},
             yaxis={"automargin": True, "type": "category"},
-            legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right",
+            # under the axis title, at the chart's bottom edge: Plotly's toolbar shows at the top right on hover
+            legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container", "x": 0, "xanchor": "left",
                     "traceorder": "normal"},
+            margin={"l": 10, "r": 20, "t": 50, "b": 80},
         ),
-        "rows": _rows(len(models), 140),
+        "rows": _rows(len(models), 170),
     }
 
 

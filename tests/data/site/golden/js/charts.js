@@ -29,16 +29,67 @@
     });
   }
 
+  var touch = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
+
+  /* A phone: the legend goes under the plot, below the axis title (it is placed against the bottom of the chart and
+     the chart grows by a line per entry, so the plot keeps its height); dragging scrolls the page instead of
+     zooming; no toolbar over the legend. Every axis makes room for its labels (automargin). */
+  var LABEL = 18;  /* characters of a category label on a phone; the hover text keeps the whole name */
+
+  function shortLabels(axis, values) {
+    if (!values || !values.some(function (v) { return String(v).length > LABEL; })) { return; }
+    axis.tickmode = "array";
+    axis.tickvals = values;
+    axis.ticktext = values.map(function (v) { v = String(v); return v.length > LABEL ? v.slice(0, LABEL - 1) + "…" : v; });
+  }
+
+  function narrowed(div, data, layout) {
+    var entries = data.filter(function (trace) { return trace.showlegend !== false; }).length;
+    if (entries > 1 && layout.showlegend !== false) {
+      layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0.5, xanchor: "center",
+                                                          y: 0, yanchor: "bottom", yref: "container" });
+      layout.height = (layout.height || 400) + 22 * entries;
+    }
+    data.forEach(function (trace) {
+      if (trace.type === "heatmap") {  /* the colour scale under the map, not beside it: the map keeps the width */
+        var bar = trace.colorbar || {};
+        trace.colorbar = Object.assign({}, bar, { orientation: "h", x: 0.5, xanchor: "center",
+          y: 0, yanchor: "bottom", yref: "container", thickness: 14, len: 1, tickfont: { size: 11 },
+          tickangle: 0, title: { text: "p", side: "right" },
+          ticktext: (bar.ticktext || []).map(function (text) { return String(text).split(":")[0].replace(/^p /, "").replace(" 0.", " .").replace(" ", ""); }) });
+        /* the map is square (as wide as the phone): no more height than it, its labels and the scale need */
+        layout.height = Math.min((layout.height || 400) + 90, div.clientWidth + 30);
+      }
+      ["x", "y"].forEach(function (letter) {
+        var axis = layout[letter + "axis"];
+        if (axis && axis.type === "category") { shortLabels(axis, trace[letter]); }
+      });
+    });
+  }
+
   /* Plots fill their box and follow its width when the window (or a phone's orientation) changes. */
   window.irboardPlot = function (div, data, layout) {
     themed(data, layout);
-    if (div.clientWidth < 560 && layout.title) {  /* a phone: the caption under the chart names it instead */
+    var narrow = div.clientWidth < 560;
+    if (narrow && layout.title) {  /* a phone: the caption under the chart names it instead */
       layout.title = { text: "" };
       layout.margin = Object.assign({}, layout.margin, { t: 30 });
     }
+    if (narrow) { narrowed(div, data, layout); }
+    layout.xaxis = layout.xaxis || {};
+    layout.yaxis = layout.yaxis || {};
+    Object.keys(layout).forEach(function (key) {
+      if (/^[xy]axis\d*$/.test(key)) {
+        layout[key] = Object.assign({ automargin: true }, layout[key], (narrow || touch) ? { fixedrange: true } : {});
+      }
+    });
+    if (narrow || touch) { layout.dragmode = false; }
     delete layout.width;
     layout.autosize = true;
-    return window.Plotly.newPlot(div, data, layout, { responsive: true, displaylogo: false });
+    return window.Plotly.newPlot(div, data, layout, {
+      responsive: true, displaylogo: false, displayModeBar: (narrow || touch) ? false : "hover",
+      scrollZoom: false
+    });
   };
 
   /* Per-model charts (figure.rows) show the top N models: every array of one value per model keeps its last N
