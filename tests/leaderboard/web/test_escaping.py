@@ -78,6 +78,8 @@ def test_chart_text_reaches_plotly_as_entities():
         charts.model_vs_baseline(MARKUP, [1] * 4, [0] * 4, [2] * 4, [1] * 4, "<b>m</b>", "<b>base</b>"),
         charts.recall_at_scale("<b>d</b>", [1e3, 1e4], [10], {"uniform": [[0.5], [0.4]]}, [(10, 0.5)], 1000,
                                "<b>sdm</b>"),
+        charts.pareto_chart(MARKUP, [1e6, 2e6, 3e6, 4e6], [1, 2, 3, 4], [0, 1, 2, 3], [2, 3, 4, 5],
+                            [True, True, False, True], "<b>Parameters</b>", "<i>m</i>"),
     ]
     for figure in figures:
         text = json.dumps(figure)
