@@ -61,3 +61,15 @@ def test_on_a_desktop_the_charts_keep_zoom(browser: Browser, site_url, path, sel
     context, boxes, problems = _drawn(browser, site_url, DESKTOP, path, selector)
     context.close()
     assert problems == [] and boxes["dragmode"] == "zoom"
+
+
+@pytest.mark.parametrize("path", ["models/baai__bge-m3.html", "datasets/beir__scifact.html",
+                                  "pareto.html?on=g-miracl"])
+def test_on_a_phone_table_captions_wrap_to_the_screen(browser: Browser, site_url, path):
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    page.goto(f"{site_url}/{path}")
+    edges = page.locator(".table-wrap caption").evaluate_all(
+        "captions => captions.filter(c => c.offsetParent).map(c => c.getBoundingClientRect().right)")
+    context.close()
+    assert edges and max(edges) <= 390, edges
