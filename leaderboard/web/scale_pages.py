@@ -99,6 +99,8 @@ def home_predictions(board: Leaderboard, model_ids: list[str]):
 
 def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSection | None:
     """Charts and table of predicted recall for the model's results with score samples (None without any)."""
+    from leaderboard.web.pages import public_note  # pages imports this module
+
     found = [board.predictions[(model.info.id, d)] for d in model.results if (model.info.id, d) in board.predictions]
     if not found:
         return None
@@ -107,7 +109,8 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
     ordered = (board.settings.scale_growth,) + tuple(g for g in GROWTHS if g != board.settings.scale_growth)
     for prediction in found:
         if prediction.recall is None:
-            problems.append((prediction.dataset_id, prediction.reason or "no prediction"))
+            # a reason may quote a validation error naming the builder's own path: cut as the home page's notes
+            problems.append((prediction.dataset_id, public_note(prediction.reason or "no prediction")))
             continue
         if prediction.n_dropped:
             reasons = "; ".join(f"{count}: {reason}" for reason, count in prediction.dropped)

@@ -364,3 +364,15 @@ def test_samples_that_do_not_decode_reject_their_result_and_fail_the_build(tmp_p
     assert len(problems) == 1 and str(path) in problems[0] and "score_samples.codes: not zlib data" in problems[0]
     with pytest.raises(BuildError, match="not zlib data"):
         build_site(results_copy, tmp_path / "_site", lookup=synth.golden_lookup)
+
+
+def test_a_reason_quoting_the_builders_path_is_cut_on_the_model_page(board):
+    """A result whose samples could not be read gives the reason with the loader's error, which names the file by
+    the path the builder read it from; the model page keeps the file's last part only."""
+    key = ("BAAI/bge-m3", "beir/scifact")
+    reason = f"{predictions.UNREADABLE} (/home/builder/checkout/results/baai__bge-m3/beir__scifact.json: bad)"
+    unreadable = replace(board, predictions={**board.predictions,
+                                             key: replace(board.predictions[key], recall=None, reason=reason)})
+    model = next(m for m in board.models if m.info.id == key[0])
+    problems = dict(build_model(unreadable, model).scale.problems)
+    assert problems["beir/scifact"] == f"{predictions.UNREADABLE} (…/beir__scifact.json: bad)"

@@ -77,3 +77,4 @@ def test_home_answer_names_the_models_tied_for_best(synth):
     tied = [m for m, s in overall.scores.items() if s.mean_rank is not None and s.rank_interval[0] == 1]
     answer = best_answer(board, overall)
     assert len(tied) > 1 and f"{len(tied)} of" in answer and all(model_id in answer for model_id in tied)
+
