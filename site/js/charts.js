@@ -23,9 +23,19 @@
                                     { gridcolor: grid });
       }
     });
+    /* the page's dark blue and near-black become the theme's accent and text; other colours keep their meaning */
+    var swap = { "#1f5fa8": style.getPropertyValue("--accent").trim(), "#1f2328": text, "#57606a": text };
+    function recolour(value) {
+      if (Array.isArray(value)) { return value.map(recolour); }
+      return typeof value === "string" && swap[value.toLowerCase()] ? swap[value.toLowerCase()] : value;
+    }
     data.forEach(function (trace) {
-      if (trace.error_y) { trace.error_y.color = text; }
-      if (trace.error_x) { trace.error_x.color = text; }
+      ["marker", "line", "error_x", "error_y"].forEach(function (part) {
+        if (trace[part] && trace[part].color) { trace[part].color = recolour(trace[part].color); }
+      });
+      if (trace.marker && trace.marker.line && trace.marker.line.color) {
+        trace.marker.line.color = recolour(trace.marker.line.color);
+      }
     });
   }
 

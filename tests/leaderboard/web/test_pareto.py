@@ -149,3 +149,18 @@ def test_the_page_shows_exactly_the_tied_models_and_the_front(browser, board_sit
     assert "cost=" in page.url and "on=d-custom__pareto" in page.url
     context.close()
     assert problems == []
+
+
+@pytest.mark.browser
+def test_in_the_dark_theme_the_front_takes_the_pages_accent(browser, board_site):
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, color_scheme="dark")
+    page: Page = context.new_page()
+    page.goto(f"{board_site['url']}/pareto.html?on=d-custom__pareto&cost=parameters")
+    plot = page.locator("#d-custom__pareto .pareto-view[data-cost='parameters'] .plot")
+    expect(plot.locator("svg.main-svg").first).to_be_visible()
+    accent = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--accent').trim()")
+    colours = plot.evaluate("el => el.data.map(t => [t.name, t.marker.color, t.error_y.color, el.layout.paper_bgcolor])")
+    context.close()
+    front = next(c for c in colours if c[0] == "on the Pareto front")
+    assert front[1] == front[2] == accent and accent != "#1f5fa8"
+    assert all(c[3] != "#ffffff" for c in colours)  # the page's background, not white
