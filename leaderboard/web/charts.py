@@ -20,6 +20,9 @@ from leaderboard.web.render import format_pvalue
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 13, "color": "#1f2328"}
 BLUE, ORANGE, GREY, GREEN, RED = "#1f5fa8", "#b35806", "#8c959f", "#1a7f37", "#c62828"
 ROW_PX = 22  # height per model in horizontal charts
+# A legend under the axis title, against the chart's bottom edge (Plotly makes room for it): one placed by the plot's
+# own coordinates (y = -0.25) covers the axis title once it wraps, and the hover toolbar covers one at the top right.
+BOTTOM_LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yanchor": "bottom", "yref": "container"}
 
 
 def _plain(text: str) -> str:
@@ -201,9 +204,7 @@ def wins_ties_losses(models: Sequence[str], wins, ties, losses, baseline: str) -
             barmode="stack",
             xaxis={"title": {"text": "queries"}, "gridcolor": "#eaeef2"},
             yaxis={"automargin": True, "type": "category"},
-            # under the axis title, at the chart's bottom edge: Plotly's toolbar shows at the top right on hover
-            legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container", "x": 0, "xanchor": "left",
-                    "traceorder": "normal"},
+            legend={**BOTTOM_LEGEND, "traceorder": "normal"},
             margin={"l": 10, "r": 20, "t": 50, "b": 80},
         ),
         "rows": _rows(len(models), 170),
@@ -287,14 +288,14 @@ def recall_at_scale(dataset: str, sizes: Sequence[float], ks: Sequence[int], rec
         "data": traces,
         "layout": _layout(
             f"{dataset}: predicted Recall@k against corpus size (model-based prediction, {method})",
-            380,
+            420,
             xaxis={"title": {"text": "documents in the corpus (log scale)"}, "type": "log", "gridcolor": "#eaeef2",
                    "exponentformat": "power"},
             yaxis={"title": {"text": "Recall@k ×100"}, "range": [0, 102], "gridcolor": "#eaeef2"},
             shapes=[{"type": "line", "xref": "x", "yref": "paper", "x0": float(num_docs), "x1": float(num_docs),
                      "y0": 0, "y1": 1, "line": {"color": GREY, "dash": "dot", "width": 1}}],
-            legend={"orientation": "h", "y": -0.25},
-            margin={"l": 60, "r": 20, "t": 50, "b": 90},
+            legend=BOTTOM_LEGEND,
+            margin={"l": 60, "r": 20, "t": 50, "b": 60},
         ),
     }
 
@@ -331,12 +332,12 @@ def pareto_chart(models: Sequence[str], costs: Sequence[float], means, low, high
         "data": traces,
         "layout": _layout(
             f"Tied for best: {metric} ×100 against {cost_label.lower()} (blue: the Pareto front)",
-            420,
+            450,
             xaxis={"title": {"text": cost_label + (" (log scale)" if log else "")}, "type": "log" if log else "linear",
                    "gridcolor": "#eaeef2",
                    "automargin": True},
             yaxis={"title": {"text": f"{metric} ×100"}, "gridcolor": "#eaeef2", "automargin": True},
-            legend={"orientation": "h", "y": -0.2, "yanchor": "top", "x": 0},
+            legend=BOTTOM_LEGEND,
             margin={"l": 60, "r": 20, "t": 50, "b": 60},
         ),
     }

@@ -1,6 +1,6 @@
 """Charts on a phone (390 px, touch) and a desktop in Chromium: on the phone the legend sits below the axis title
-without covering it, tick labels stay inside the chart, no toolbar is drawn and dragging does not zoom; on the
-desktop the toolbar appears only on hover and zooming by drag stays."""
+without covering it, tick labels stay inside the chart, no toolbar is drawn and dragging does not zoom; at 768 and
+1366 px no legend covers an axis title either, and zooming by drag stays."""
 
 import pytest
 from playwright.sync_api import Browser, expect
@@ -56,11 +56,17 @@ def test_a_phone_legend_goes_below_the_plot(browser: Browser, site_url):
     assert legend[1] >= title[3] - 0.5  # the legend starts under the x-axis title
 
 
-@pytest.mark.parametrize("path,selector", CHARTS[:2])
-def test_on_a_desktop_the_charts_keep_zoom(browser: Browser, site_url, path, selector):
-    context, boxes, problems = _drawn(browser, site_url, DESKTOP, path, selector)
+@pytest.mark.parametrize("width", [768, 1366])
+@pytest.mark.parametrize("path,selector", CHARTS)
+def test_on_a_desktop_legends_clear_the_axis_titles_and_zoom_stays(browser: Browser, site_url, path, selector,
+                                                                    width):
+    context, boxes, problems = _drawn(browser, site_url, {"viewport": {"width": width, "height": 900}}, path,
+                                      selector)
     context.close()
     assert problems == [] and boxes["dragmode"] == "zoom"
+    for legend in boxes[".legend"]:
+        for title in boxes[".xtitle"] + boxes[".ytitle"]:
+            assert not _overlap(legend, title), (legend, title)
 
 
 @pytest.mark.parametrize("path", ["models/baai__bge-m3.html", "datasets/beir__scifact.html",
