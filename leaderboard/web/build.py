@@ -155,7 +155,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     for template, context in (("compare.html", pages.build_compare(board)),
                               ("method.html", pages.build_method(board, evidence)),
                               ("ranks.html", rank_pages.build_ranks(board)), ("submit.html", pages.build_submit(board)),
-                              ("pareto.html", pareto_pages.build_pareto(board))):
+                              *(("pareto.html", context) for context in pareto_pages.build_pareto(board))):
         files.add(context.page.path, env.get_template(template).render(ctx=context))
         count += 1
     for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):

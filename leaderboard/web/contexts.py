@@ -520,8 +520,11 @@ class ParetoChoice:
 
 @dataclass(frozen=True)
 class ParetoContext:
+    """One page of the "tied for best" view: one group or dataset, and links to the pages of the others."""
+
     page: Page
-    choices: tuple[ParetoChoice, ...]
+    choice: ParetoChoice | None  # None: the board has no dataset
+    links: tuple[tuple[str, str, str, str], ...]  # (key, name, kind, href) of every choice, for the picker
     costs: tuple[tuple[str, str], ...]  # (key, label)
     rule: str
     methods: tuple[str, ...]

@@ -108,7 +108,14 @@ def dataset_choice(board: Leaderboard, dataset: DatasetBoard) -> ParetoChoice:
                    f"datasets/{dataset.slug}.html", (dataset.info.id,), tied, int(dataset.ranked.sum()))
 
 
-def build_pareto(board: Leaderboard) -> ParetoContext:
+def choice_path(key: str, default: str) -> str:
+    """The page of a choice: pareto.html for the default one (the mean the home page is ordered by), else
+    pareto/<key>.html; one page each, so that a board of 1,000 models does not put 35 tables in one page."""
+    return PARETO_PAGE if key == default else f"pareto/{key}.html"
+
+
+def build_pareto(board: Leaderboard) -> list[ParetoContext]:
+    """One page per group mean and per dataset, each with a picker of all of them."""
     # groups as the home and ranks pages order them: "All datasets" last
     groups = [g for g in board.groups if g.name != ALL_GROUP] + [g for g in board.groups if g.name == ALL_GROUP]
     choices = [group_choice(board, group) for group in groups]
@@ -122,6 +129,16 @@ def build_pareto(board: Leaderboard) -> ParetoContext:
         "machines compare only roughly.",
         "Group means and dataset scores ×100 with their 95% confidence intervals, as on the ranks and dataset pages.",
     )
-    return ParetoContext(page=Page(PARETO_PAGE, "Tied for best, against cost", "", "pareto"),
-                         choices=tuple(choices), costs=tuple((cost, COST_LABELS[cost]) for cost in COSTS),
-                         rule=pareto_rule(board), methods=methods)
+    default = next((c.key for c in choices if c.kind == "group" and c.name == ALL_GROUP),
+                   choices[0].key if choices else "")
+    paths = {c.key: choice_path(c.key, default) for c in choices}
+    pages = []
+    for choice in choices or [None]:
+        path = paths[choice.key] if choice else PARETO_PAGE
+        root = "../" if "/" in path else ""
+        title = "Tied for best, against cost" + (f": {choice.name}" if choice and path != PARETO_PAGE else "")
+        links = tuple((c.key, c.name, c.kind, root + paths[c.key]) for c in choices)
+        pages.append(ParetoContext(page=Page(path, title, root, "pareto"), choice=choice, links=links,
+                                   costs=tuple((cost, COST_LABELS[cost]) for cost in COSTS), rule=pareto_rule(board),
+                                   methods=methods))
+    return pages

@@ -23,7 +23,7 @@ PAGES = {
     "compare": "compare.html?a=bm25&b=BAAI/bge-m3",
     "method": "method.html",
     "submit": "submit.html",
-    "pareto": "pareto.html?on=g-miracl",
+    "pareto": "pareto/g-miracl.html",
 }
 CHART_PAGES = ("dataset", "model", "compare", "pareto")
 PHONE, DESKTOP = {"width": 390, "height": 800}, {"width": 1366, "height": 900}

@@ -99,7 +99,10 @@ def test_the_board_is_made_as_the_module_says():
 def test_the_page_context_holds_the_tied_models_and_each_front(board_site, synth):
     board = build_leaderboard(load_results(board_site["root"] / "results", is_verified=lambda r: True).results,
                               lookup=synth.golden_lookup)
-    choice = next(c for c in build_pareto(board).choices if c.key == "d-custom__pareto")
+    context = next(c for c in build_pareto(board) if c.choice.key == "d-custom__pareto")
+    assert context.page.path == "pareto/d-custom__pareto.html" and context.page.root == "../"
+    assert [link[0] for link in context.links] == ["g-other", "d-custom__pareto"]
+    choice = context.choice
     assert [row.model_id for row in choice.rows] == expected_tied()
     for view in choice.views:
         assert list(view.front) == expected_front(view.cost)
@@ -120,10 +123,12 @@ def test_the_page_shows_exactly_the_tied_models_and_the_front(browser, board_sit
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page: Page = context.new_page()
     problems = watch(page)
-    page.goto(f"{board_site['url']}/pareto.html?on=d-custom__pareto&cost={cost}")
+    page.goto(f"{board_site['url']}/pareto.html?cost={cost}")  # the group "Other", this one dataset
+    page.select_option("#pareto-on", label=DATASET)  # opens the dataset's own page, with the cost
+    expect(page).to_have_url(f"{board_site['url']}/pareto/d-custom__pareto.html?cost={cost}")
     section = page.locator("#d-custom__pareto")
     expect(section).to_be_visible()
-    expect(page.locator("#g-all")).to_be_hidden()
+    expect(page.locator("section.pareto-choice")).to_have_count(1)
     rows = section.locator("table tbody tr")
     assert rows.locator("th").all_inner_texts() == expected_tied()
     column = list(COSTS).index(cost) + 4
@@ -146,7 +151,7 @@ def test_the_page_shows_exactly_the_tied_models_and_the_front(browser, board_sit
         expect(view.locator(".pareto-missing")).to_have_count(0)
     page.select_option("#pareto-cost", "dim" if cost != "dim" else "parameters")
     expect(view).to_be_hidden()
-    assert "cost=" in page.url and "on=d-custom__pareto" in page.url
+    assert "cost=" in page.url and "pareto/d-custom__pareto.html" in page.url
     context.close()
     assert problems == []
 
@@ -155,7 +160,7 @@ def test_the_page_shows_exactly_the_tied_models_and_the_front(browser, board_sit
 def test_in_the_dark_theme_the_front_takes_the_pages_accent(browser, board_site):
     context = browser.new_context(viewport={"width": 1366, "height": 900}, color_scheme="dark")
     page: Page = context.new_page()
-    page.goto(f"{board_site['url']}/pareto.html?on=d-custom__pareto&cost=parameters")
+    page.goto(f"{board_site['url']}/pareto/d-custom__pareto.html?cost=parameters")
     plot = page.locator("#d-custom__pareto .pareto-view[data-cost='parameters'] .plot")
     expect(plot.locator("svg.main-svg").first).to_be_visible()
     accent = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--accent').trim()")

@@ -13,7 +13,7 @@ PHONE = {"viewport": {"width": 390, "height": 800}, "is_mobile": True, "has_touc
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
 CHARTS = [("models/baai__bge-m3.html", "#fig-scale"), ("datasets/beir__scifact.html", "#fig-wtl"),
           ("datasets/beir__scifact.html", "#fig-pvalues"), ("datasets/beir__scifact.html", "#fig-scores"),
-          ("pareto.html?on=g-miracl&cost=dim", "#fig-g-miracl-dim")]
+          ("pareto/g-miracl.html?cost=dim", "#fig-g-miracl-dim")]
 BOXES = """chart => Object.fromEntries(['.legend', '.xtitle', '.ytitle', '.modebar', '.main-svg', '.xtick text',
     '.ytick text'].map(s => [s, [...chart.querySelectorAll(s)].map(e => { const r = e.getBoundingClientRect();
     return [r.left, r.top, r.right, r.bottom]; })]).concat([['dragmode', chart._fullLayout.dragmode]]))"""
@@ -70,7 +70,7 @@ def test_on_a_desktop_legends_clear_the_axis_titles_and_zoom_stays(browser: Brow
 
 
 @pytest.mark.parametrize("path", ["models/baai__bge-m3.html", "datasets/beir__scifact.html",
-                                  "pareto.html?on=g-miracl"])
+                                  "pareto/g-miracl.html"])
 def test_on_a_phone_table_captions_wrap_to_the_screen(browser: Browser, site_url, path):
     context = browser.new_context(**PHONE)
     page = context.new_page()
