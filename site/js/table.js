@@ -240,14 +240,18 @@
       list(holder.rows).forEach(function (row, k) { records[missing[k]].node = row; });
     }
 
-    /* A body's rows become `nodes` (after its label row), untouched when they already are. */
-    function fill(body, nodes, first) {
-      var current = list(body.rows).slice(first ? 1 : 0);
-      if (current.length === nodes.length && nodes.every(function (node, i) { return current[i] === node; })) { return; }
-      current.forEach(function (row) { row.remove(); });
-      var fragment = document.createDocumentFragment();
-      nodes.forEach(function (node) { fragment.appendChild(node); });
-      body.appendChild(fragment);
+    /* A body whose rows are `nodes` (after its label row, if any): `body` itself when they already are, else a new
+       body in its place (one change to the document rather than one for each row removed). */
+    function fill(body, nodes, label) {
+      var current = list(body.rows).slice(label ? 1 : 0);
+      if (current.length === nodes.length && nodes.every(function (node, i) { return current[i] === node; })) {
+        return body;
+      }
+      var fresh = body.cloneNode(false);
+      if (label) { fresh.appendChild(label); }
+      nodes.forEach(function (node) { fresh.appendChild(node); });
+      body.parentNode.replaceChild(fresh, body);
+      return fresh;
     }
 
     /* Hidden columns: their header gets `hidden` and their cells a rule of the table's style sheet (rows built
@@ -322,11 +326,11 @@
       state.page = String(page);
       var first = cut ? (page - 1) * LIMIT : 0, shown = cut ? matching.slice(first, first + LIMIT) : matching;
       build(shown);
-      fill(ranked, shown.filter(function (index) { return records[index].ranked; })
-        .map(function (index) { return records[index].node; }), false);
+      ranked = fill(ranked, shown.filter(function (index) { return records[index].ranked; })
+        .map(function (index) { return records[index].node; }), null);
       var apart = shown.filter(function (index) { return !records[index].ranked; })
         .map(function (index) { return records[index].node; });
-      if (unranked) { fill(unranked, apart, Boolean(label)); }
+      if (unranked) { unranked = fill(unranked, apart, label); }
       if (label) { label.hidden = apart.length === 0; }  /* a group label without a listed row is hidden too */
       var sorted = state.sort ? "Sorted by " + sortName(state.sort) + (state.desc === "1" ? ", highest first" :
         ", lowest first") + (state.sort.indexOf("g-") === 0 ? "; the rank range beside each mean says how sure." : ".") : "";
