@@ -280,7 +280,7 @@
     }
 
     var state = readState();
-    var LIMIT = Number(form.dataset.limit) || 100;
+    var LIMIT = Number(form.dataset.limit) || 50;
     var matching = [];  /* record indices of the view, in order: what the pages show and the view's download holds */
 
     /* A long table shows a page of LIMIT (data-limit) matching rows, with buttons to the pages before and after it,
