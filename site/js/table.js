@@ -299,8 +299,10 @@
       pager.appendChild(button);
       return button;
     }
-    function turn(step) {
-      state.page = String(Number(state.page) + step);
+    function turn(step) {  /* the buttons stay focusable at either end (aria-disabled), so focus is not lost */
+      var page = Number(state.page) + step;
+      if (page < 1 || page > Math.ceil(matching.length / LIMIT)) { return; }
+      state.page = String(page);
       apply();
       var wrap = table.closest(".table-wrap");
       if (wrap) { wrap.scrollTop = 0; }
@@ -335,8 +337,8 @@
       var sorted = state.sort ? "Sorted by " + sortName(state.sort) + (state.desc === "1" ? ", highest first" :
         ", lowest first") + (state.sort.indexOf("g-") === 0 ? "; the rank range beside each mean says how sure." : ".") : "";
       pager.hidden = !cut;
-      previous.disabled = page === 1;
-      next.disabled = page === pages;
+      previous.setAttribute("aria-disabled", String(page === 1));
+      next.setAttribute("aria-disabled", String(page === pages));
       more.textContent = "List all " + matching.length.toLocaleString("en") + " matching models";
       if (status) {
         status.textContent = (cut ? "Showing " + (first + 1).toLocaleString("en") + "–" +

@@ -108,6 +108,9 @@ def _walk_pages(page: Page, key: str) -> list[tuple[str, str, str]]:
         if number * PAGE < MODELS:
             page.click("#page-next")
     expect(page.locator("#page-next")).to_be_disabled()
+    expect(page.locator("#page-next")).to_be_focused()  # at the last page the button keeps the focus
+    page.keyboard.press("Enter")  # and does nothing
+    expect(page.locator("#status")).to_contain_text(f"Showing {first:,}–{MODELS:,} of")
     return rows
 
 
