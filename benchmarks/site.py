@@ -9,6 +9,10 @@ Usage: python benchmarks/site.py                      (200 models, 30 datasets, 
                                                       (and score samples as evaluate writes them; judgments
                                                       that re-score every result; `irboard build` as the deploy
                                                       runs it, from empty and from warm caches, on 2 cores and 1)
+       python benchmarks/site.py --models 1000 --datasets 30 --queries 100 --browser
+                                                      (only the home page in Chromium: the board built with nine
+                                                      models in ten verified, its blocking time on load, sorts of
+                                                      every model, a page turn; benchmarks/site_browser.py)
 
 Results (per-query values for nDCG@10, R@100, RR@10; about 1 model in 10 misses some datasets) are written
 once to benchmarks/_work/ by tests/data/make_synthetic_results.py. Each measurement runs in its own fresh
@@ -139,6 +143,16 @@ print(json.dumps({"seconds": seconds, "rss": resource.getrusage(resource.RUSAGE_
 """
 
 
+BROWSER_BUILD = """
+import json, sys, time
+sys.path.insert(0, "benchmarks")
+from site_browser import build_board
+start = time.perf_counter()
+build_board(sys.argv[1], sys.argv[2])
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+
 def run_python(code: str, *args: str, cache: Path | None = None) -> dict:
     env = {"OPENBLAS_NUM_THREADS": "1", **os.environ}  # as the command line sets it (leaderboard.cli.main)
     if cache:
@@ -196,6 +210,25 @@ def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, rea
     return folder
 
 
+def measure_home(args) -> None:
+    """The home page of the board in Chromium, as benchmarks/site_browser.py measures it (targets from issue 26)."""
+    from site_browser import measure, summary
+
+    folder = ensure_results(args.models, args.datasets, args.queries, args.depth or 10, args.default_metrics)
+    site = folder / "site-browser"
+    load = os.getloadavg()[0]
+    built = run_python(BROWSER_BUILD, str(folder / "results"), str(site), cache=folder / "cache-browser")
+    loads = measure([site], args.rounds)[site]
+    print(f"\nhome page of {args.models} models x {args.datasets} datasets in Chromium (built in {built['seconds']:.0f} s; "
+          f"medians of {len(loads)} loads; load average {load:.1f}, then {os.getloadavg()[0]:.1f})\n")
+    targets = {"home blocking time (load CPU)": "< 300 ms", "sort by a group mean (CPU)": "< 200 ms",
+               "sort by a dataset (CPU)": "< 200 ms"}
+    print(f"| {'measure: wall (main-thread CPU)':<40} | {'value':>22} | {'target':>10} |")
+    print(f"|{'-' * 42}|{'-' * 24}|{'-' * 12}|")
+    for name, value in summary(loads).items():
+        print(f"| {name:<40} | {value:>22} | {targets.get(name, ''):>10} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", type=int, default=200)
@@ -211,9 +244,16 @@ def main() -> None:
                         help="with --depth: synthetic qrels too, and results whose values are the re-scoring of "
                         "their rankings; measures the build that re-scores every result, with a cold and a warm "
                         "verification cache")
+    parser.add_argument("--browser", action="store_true",
+                        help="measure only the home page in Chromium (blocking time, sorts, a page turn): the board "
+                        "built with nine models in ten verified, which needs rankings (--depth, 10 unless given)")
+    parser.add_argument("--rounds", type=int, default=3, help="page loads measured with --browser")
     args = parser.parse_args()
     if args.small:
         args.models, args.datasets, args.queries, args.sample = 40, 8, 200, 100
+    if args.browser:
+        measure_home(args)
+        return
     folder = ensure_results(args.models, args.datasets, args.queries, args.depth, args.default_metrics,
                             args.verifying)
     results = folder / "results"

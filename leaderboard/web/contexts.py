@@ -120,8 +120,8 @@ class HomeContext:
     column_count: int = 1  # columns of the table, for the row that labels the unverified group
     separability: tuple[SeparabilityRow, ...] = ()
     rank_summary: tuple[RankTable, ...] = ()  # group rank tables without rows: name, bands, size
-    listed_rows: int = 200  # rows table.js lists until asked for all
-    html_rows: int = 100  # rows in the page's own HTML (without dataset columns); data/board.js holds the rest
+    listed_rows: int = 50  # rows a page of the table shows (table.js) until asked for all
+    html_rows: int = 50  # rows in the page's own HTML (without dataset columns); data/board.js holds the rest
     mean_column_count: int = 1  # columns of that HTML table
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
@@ -246,7 +246,7 @@ class DatasetContext:
     separability: SeparabilityRow | None = None
     crossings: CrossingSection | None = None  # None: no pair of predicted curves crosses
     types: tuple[str, ...] = ()  # model types present, for the table's filter
-    listed_rows: int = 200  # rows table.js lists until asked for all
+    listed_rows: int = 50  # rows a page of the table shows (table.js) until asked for all
     top_choices: tuple[int, ...] = ()  # how many models the charts may show (the last: all of them)
     top_default: int = 0  # how many they show at first
     pairs: str = ""  # script-safe JSON for the any-two-models p-value lookup (pairs.js)

@@ -76,8 +76,8 @@ from leaderboard.web.scale_pages import (
 MODEL_TYPES = ("lexical", "sparse", "dense", "hybrid", "late-interaction", "other")
 SCALE = 100.0  # scores are shown ×100 in tables and charts
 HEATMAP_MODELS = 20  # a dataset page's p-value heatmap shows the pairs among this many best models (it grows as m²)
-LISTED_ROWS = 200  # a table lists this many matching rows until asked for all (table.js): layout is what costs
-HOME_ROWS = 100  # rows in the home page's own HTML; data/board.js holds every row and dataset column for table.js
+LISTED_ROWS = 50  # a table shows a page of this many matching rows until asked for all (table.js): layout is what costs
+HOME_ROWS = 50  # rows in the home page's own HTML (its first page); data/board.js holds every row and dataset column
 CHART_MODELS = (10, 30, 100)  # the top-N choices of a dataset page's per-model charts (default 30), besides "all"
 DEFAULT_CHART_MODELS = 30
 PARAMETER_BOUNDS = (50_000_000, 150_000_000, 500_000_000, 1_000_000_000, 10_000_000_000)

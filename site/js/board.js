@@ -1,10 +1,9 @@
 /* Home page: the whole leaderboard (every model, every dataset column) from data/board.js, which <script src>
    loads from file:// as well as http. The page's own HTML holds the top rows and the group means, shown before
-   any script runs; table.js calls window.irboardFillTable before it sorts and filters. */
+   any script runs; table.js takes the rows from window.irboardBoard, sorts and filters them as data and builds
+   the elements of the rows it shows. */
 (function () {
   "use strict";
-
-  function list(items) { return Array.prototype.slice.call(items); }
 
   function escape(text) {
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -48,20 +47,51 @@
     return html.join("");
   }
 
-  /* Replace the page's partial table by the whole one from data/board.js; false when it is not there. */
-  window.irboardFillTable = function (table) {
-    var data = window.irboardData && window.irboardData.board;
-    if (!data || table.id !== "board") { return false; }
-    var ranked = [], unranked = [];
-    data.rows.forEach(function (row) { (row[6].indexOf("v") !== -1 ? ranked : unranked).push(rowHtml(row)); });
-    table.tHead.innerHTML = data.head;
-    list(table.tBodies).forEach(function (body) { body.remove(); });
-    var html = "<tbody class=\"ranked\">" + ranked.join("") + "</tbody>";
-    if (unranked.length) {
-      html += "<tbody class=\"unranked\"><tr class=\"group-label\"><th scope=\"rowgroup\" colspan=\"" + data.columns +
-        "\">" + data.label + "</th></tr>" + unranked.join("") + "</tbody>";
+  function number(text) {
+    var value = parseFloat(text);
+    return isNaN(value) ? null : value;
+  }
+
+  /* The sort value of cell `index` of a row, as table.js reads it from a built row (data-v where the cell has one,
+     else the number it starts with; text columns lower-cased), without building the row. */
+  function value(row, index) {
+    var groups = row[7].length, at = index - 3;
+    if (index === 0) { return row[0].toLowerCase(); }
+    if (index === 1) { return row[2].toLowerCase(); }
+    if (index === 2) { return row[3]; }
+    if (at < 2 * groups) {
+      var cell = row[7][Math.floor(at / 2)];
+      if (typeof cell === "string") { return null; }
+      return number(at % 2 ? cell[2] : cell[0]);
     }
-    table.insertAdjacentHTML("beforeend", html);
-    return true;
+    at -= 2 * groups;
+    if (row[8]) {
+      if (at === 0) { return row[8][1] ? null : number(row[8][0]); }
+      at -= 1;
+    }
+    return number(row[9][at].replace(/^!/, ""));
+  }
+
+  /* One row as table.js handles it: what the filters read, its table body, its sort values, and its element,
+     built from rowHtml when it is first shown (a long board shows one page of rows at a time). */
+  function record(row) {
+    var flags = row[6];
+    return {
+      props: { id: row[0].toLowerCase(), type: row[2], params: row[3] === null ? "" : String(row[3]), license: row[5],
+               open: flags.indexOf("o") !== -1 ? "1" : "0", zs: flags.indexOf("z") !== -1 ? "1" : "0",
+               ver: flags.indexOf("v") !== -1 ? "1" : "0" },
+      ranked: flags.indexOf("v") !== -1,
+      node: null,
+      html: function () { return rowHtml(row); },
+      value: function (index) { return value(row, index); }
+    };
+  }
+
+  /* The whole table from data/board.js for table.js: its head and the unverified group's label as HTML, the number
+     of columns, and every row; null when the file is not there. */
+  window.irboardBoard = function (table) {
+    var data = window.irboardData && window.irboardData.board;
+    if (!data || table.id !== "board") { return null; }
+    return { head: data.head, label: data.label, columns: data.columns, rows: data.rows.map(record) };
   };
 })();

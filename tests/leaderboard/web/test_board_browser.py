@@ -88,11 +88,16 @@ def _fits(page: Page, width: int) -> None:
 
 def test_home_html_holds_the_top_rows_and_the_script_the_whole_table(opened, many, browser):
     page = opened("index.html")
-    expect(page.locator("#status")).to_have_text(f"Showing the first {LISTED} of {MODELS} matching models "
-                                                 f"({MODELS} in all).")
+    expect(page.locator("#status")).to_have_text(f"Showing 1–{LISTED} of {MODELS} matching models ({MODELS} in all).")
     order, _ = pages.home_order(many["board"])
     assert _shown_ids(page) == [m.info.id for m in order[:LISTED]]
-    page.click("#show-all")  # long tables list their first rows until asked for all
+    expect(page.locator("#page-previous")).to_be_disabled()
+    page.click("#page-next")  # the next page of rows, from data/board.js
+    expect(page.locator("#status")).to_have_text(f"Showing {LISTED + 1}–{MODELS} of {MODELS} matching models "
+                                                 f"({MODELS} in all).")
+    assert _shown_ids(page) == [m.info.id for m in order[LISTED:]] and "page=2" in page.url
+    expect(page.locator("#page-next")).to_be_disabled()
+    page.click("#show-all")  # long tables show a page of rows until asked for all
     expect(page.locator("#status")).to_have_text(f"Showing {MODELS} of {MODELS} models.")
     assert _shown_ids(page) == [m.info.id for m in order] and "all=1" in page.url
     expect(page.locator("#show-all")).to_be_hidden()
@@ -246,7 +251,7 @@ def _cells(page: Page) -> dict[str, list[str]]:
     """Each row of the home table: model id -> the outer HTML of its row element's attributes and of every cell."""
     return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#board tbody tr:not(.group-label)')]
         .map(row => [row.querySelector('th a').textContent,
-                     [[...row.attributes].filter(a => a.name !== 'data-order').map(a => a.name + '=' + a.value).join(' ')]
+                     [[...row.attributes].map(a => a.name + '=' + a.value).join(' ')]
                      .concat([...row.cells].map(cell => cell.outerHTML))]))""")
 
 

@@ -2,14 +2,17 @@
    data-table="<table id>" drives its table; the filters it holds (search, type, licence, ...) are the ones that
    apply, and the view's state lives in the URL. Verified and unverified models sit in two table bodies: each is
    sorted on its own, so they never mix.
-   The home page's own HTML holds the top rows and the group means, so that the table shows before any script
-   runs; board.js builds the whole table from data/board.js first. */
+   Rows are sorted and filtered as data (a record per row), and only one page of them (data-limit rows) is in the
+   document at a time: laying out a thousand rows of forty cells costs a browser about a second, a page of them a
+   few tens of milliseconds. The home page's own HTML holds the top rows and the group means, so that the table
+   shows before any script runs; board.js gives the records of the whole table from data/board.js, whose row
+   elements are built when first shown. */
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
   var CHECKS = ["open", "zeroshot", "verified"];
   var TEXTS = ["q", "type", "maxparams", "license", "view"];
-  var DEFAULTS = { view: "score" };
+  var DEFAULTS = { view: "score", page: "1" };
 
   function list(items) { return Array.prototype.slice.call(items); }
 
@@ -41,20 +44,48 @@
     return /[",\r\n]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
   }
 
+  /* The records of a table whose rows are all in the page's HTML (a dataset page): sort values read from the cells
+     (data-v where a cell has one, else the number it starts with; text columns lower-cased). */
+  function pageRecords(table) {
+    var records = [];
+    list(table.tBodies).forEach(function (body) {
+      list(body.rows).forEach(function (row) {
+        if (row.classList.contains("group-label")) { return; }
+        records.push({ props: row.dataset, ranked: !body.classList.contains("unranked"), node: row,
+                       value: function (index, text) { return cellValue(row.cells[index], text); } });
+      });
+    });
+    return records;
+  }
+
+  function cellValue(cell, text) {
+    if (text) { return cell.textContent.trim().toLowerCase(); }
+    if (cell.dataset.v !== undefined) { return cell.dataset.v === "" ? null : Number(cell.dataset.v); }
+    var number = parseFloat(cell.textContent);
+    return isNaN(number) ? null : number;
+  }
+
   function setup(form) {
     var table = document.getElementById(form.dataset.table);
     var status = document.getElementById(form.dataset.status);
     if (!table) { return; }
-    if (window.irboardFillTable && window.irboardFillTable(table)) {
+    var board = window.irboardBoard ? window.irboardBoard(table) : null;
+    var records = board ? board.rows : pageRecords(table);
+    var ranked = table.tBodies[0], unranked = table.querySelector("tbody.unranked");
+    var label = unranked && unranked.querySelector("tr.group-label");
+    if (board) {  /* the whole table replaces the page's partial one */
+      table.tHead.innerHTML = board.head;
+      list(table.tBodies).forEach(function (body) { body.remove(); });
+      ranked = table.appendChild(document.createElement("tbody"));
+      ranked.className = "ranked";
+      unranked = table.appendChild(document.createElement("tbody"));
+      unranked.className = "unranked";
+      unranked.innerHTML = "<tr class=\"group-label\"><th scope=\"rowgroup\" colspan=\"" + board.columns + "\">" +
+        board.label + "</th></tr>";
+      label = unranked.rows[0];
       var partial = document.getElementById("board-partial");
       if (partial) { partial.hidden = true; }
     }
-    var bodies = list(table.tBodies);
-    var rows = [];
-    bodies.forEach(function (body) {
-      list(body.rows).forEach(function (row) { if (!row.classList.contains("group-label")) { rows.push(row); } });
-    });
-    rows.forEach(function (row, index) { row.dataset.order = String(index); });
     var headers = [];
     var columns = headerColumns(table, headers);
     /* The default order is a sort by this column, best first (home: the mean the page is ordered by). */
@@ -66,7 +97,7 @@
       chosen[key] = key.indexOf("g-") === 0 ? [key, "r-" + key.slice(2)] : [key];
     });
     var fields = TEXTS.filter(function (name) { return form.elements[name]; })
-      .concat(CHECKS.filter(function (name) { return form.elements[name]; }), ["sort", "desc", "all"])
+      .concat(CHECKS.filter(function (name) { return form.elements[name]; }), ["sort", "desc", "all", "page"])
       .concat(choices.length ? ["hide"] : []);
 
     /* Whether `value` is one the address may set for `name`: a choice of its select, "1" for a checkbox. */
@@ -75,6 +106,7 @@
       if (name === "sort") { return Boolean(columns[value]); }
       if (name === "hide") { return value.split(",").every(function (key) { return Boolean(chosen[key]); }); }
       if (name === "desc") { return value === "1" || value === "0"; }
+      if (name === "page") { return /^[1-9][0-9]{0,6}$/.test(value); }
       if (name === "all" || CHECKS.indexOf(name) !== -1) { return value === "1"; }
       if (element && element.tagName === "SELECT") {
         return list(element.options).some(function (option) { return option.value === value; });
@@ -115,7 +147,7 @@
     }
 
     function stateFromForm(state) {
-      var next = { sort: state.sort, desc: state.desc, all: state.all, reveal: state.reveal };
+      var next = { sort: state.sort, desc: state.desc, all: state.all, page: state.page, reveal: state.reveal };
       fields.forEach(function (name) {
         if (TEXTS.indexOf(name) !== -1) { next[name] = form.elements[name].value.trim(); }
         if (CHECKS.indexOf(name) !== -1) { next[name] = form.elements[name].checked ? "1" : ""; }
@@ -140,8 +172,8 @@
       choices.forEach(function (box) { box.checked = hidden.indexOf(box.value) === -1; });
     }
 
-    function visible(row, state, words) {
-      var data = row.dataset;
+    function visible(record, state, words) {
+      var data = record.props;
       if (!words.every(function (word) { return data.id.indexOf(word) !== -1; })) { return false; }
       if (state.type && data.type !== state.type) { return false; }
       if (state.license && data.license !== state.license) { return false; }
@@ -152,13 +184,6 @@
       return true;
     }
 
-    function cellValue(row, key) {
-      var cell = row.cells[columns[key].index];
-      if (columns[key].text) { return cell.textContent.trim().toLowerCase(); }
-      if (cell.dataset.v !== undefined) { return cell.dataset.v === "" ? null : Number(cell.dataset.v); }
-      var number = parseFloat(cell.textContent);
-      return isNaN(number) ? null : number;
-    }
 
     /* On a narrow screen the sorted column can sit off to the right: scroll the table's box to it, past the sticky
        model column. */
@@ -177,55 +202,75 @@
       return (th.dataset.unit || th.textContent).replace(/\s+/g, " ").replace(/[↕▲▼]|×100/g, "").trim();
     }
 
-    function sortRows(state) {
-      var ordered = rows.slice();
-      if (state.sort) {
-        var key = state.sort, sign = state.desc === "1" ? -1 : 1;  /* "0" or "": ascending */
-        var values = new Map(rows.map(function (row) { return [row, cellValue(row, key)]; }));
-        ordered.sort(function (a, b) {
-          var x = values.get(a), y = values.get(b);
-          if (x === null || y === null) {
-            if (x === y) { return Number(a.dataset.order) - Number(b.dataset.order); }
-            return x === null ? 1 : -1;  /* missing values last in both directions */
-          }
-          if (x < y) { return -sign; }
-          if (x > y) { return sign; }
-          return Number(a.dataset.order) - Number(b.dataset.order);
-        });
+    /* Record indices in the order shown: verified models first, each group sorted by the chosen column (missing
+       values last in both directions), ties in the page's own order. Each column's values are read once. */
+    var values = {};
+    function sortedIndices(state) {
+      var order = records.map(function (record, index) { return index; });
+      var key = state.sort, sign = state.desc === "1" ? -1 : 1;  /* "0" or "": ascending */
+      if (key && !values[key]) {
+        values[key] = records.map(function (record) { return record.value(columns[key].index, columns[key].text); });
       }
-      bodies.forEach(function (body) {
-        var wanted = ordered.filter(function (row) { return row.parentNode === body; });
-        var current = list(body.rows).filter(function (row) { return !row.classList.contains("group-label"); });
-        /* already in this order (the page's own order is its default sort): moving every row would only cost a
-           layout of the whole table */
-        if (wanted.every(function (row, i) { return current[i] === row; })) { return; }
-        var fragment = document.createDocumentFragment();
-        wanted.forEach(function (row) { fragment.appendChild(row); });
-        body.appendChild(fragment);
+      var column = key ? values[key] : null;
+      order.sort(function (a, b) {
+        if (records[a].ranked !== records[b].ranked) { return records[a].ranked ? -1 : 1; }
+        var x = column ? column[a] : null, y = column ? column[b] : null;
+        if (x !== y && (x === null || y === null)) { return x === null ? 1 : -1; }
+        if (x !== null && x < y) { return -sign; }
+        if (x !== null && x > y) { return sign; }
+        return a - b;
       });
-      Object.keys(columns).forEach(function (key) {
-        var th = columns[key].th;
-        if (key === state.sort) {
+      Object.keys(columns).forEach(function (name) {
+        var th = columns[name].th;
+        if (name === state.sort) {
           th.setAttribute("aria-sort", state.desc === "1" ? "descending" : "ascending");
         } else {
           th.removeAttribute("aria-sort");
         }
       });
+      return order;
     }
 
-    /* Hidden columns: their header and cells get `hidden`; a dataset group's header spans its shown columns. */
+    /* The elements of these records, built in one go for those that have none yet. */
+    function build(indices) {
+      var missing = indices.filter(function (index) { return !records[index].node; });
+      if (!missing.length) { return; }
+      var holder = document.createElement("tbody");
+      holder.innerHTML = missing.map(function (index) { return records[index].html(); }).join("");
+      list(holder.rows).forEach(function (row, k) { records[missing[k]].node = row; });
+    }
+
+    /* A body whose rows are `nodes` (after its label row, if any): `body` itself when they already are, else a new
+       body in its place (one change to the document rather than one for each row removed). */
+    function fill(body, nodes, label) {
+      var current = list(body.rows).slice(label ? 1 : 0);
+      if (current.length === nodes.length && nodes.every(function (node, i) { return current[i] === node; })) {
+        return body;
+      }
+      var fresh = body.cloneNode(false);
+      if (label) { fresh.appendChild(label); }
+      nodes.forEach(function (node) { fresh.appendChild(node); });
+      body.parentNode.replaceChild(fresh, body);
+      return fresh;
+    }
+
+    /* Hidden columns: their header gets `hidden` and their cells a rule of the table's style sheet (rows built
+       later follow it too); a dataset group's header spans its shown columns. */
+    var rules = document.createElement("style");
+    document.head.appendChild(rules);
     function showColumns(state) {
       if (!choices.length) { return; }
-      var hidden = {};
+      var hidden = {}, css = [];
       (state.hide ? state.hide.split(",") : []).forEach(function (value) {
         chosen[value].forEach(function (key) { hidden[key] = true; });
       });
       Object.keys(columns).forEach(function (key) {
         var column = columns[key], hide = Boolean(hidden[key]);
-        if (column.th.hidden === hide) { return; }
         column.th.hidden = hide;
-        rows.forEach(function (row) { row.cells[column.index].hidden = hide; });
+        if (hide) { css.push("#" + table.id + " > tbody > tr > :nth-child(" + (column.index + 1) + ")"); }
       });
+      css = css.length ? css.join(",\n") + " { display: none; }" : "";
+      if (rules.textContent !== css) { rules.textContent = css; }
       list(table.tHead.querySelectorAll("th.group")).forEach(function (th) {
         var shown = list(table.tHead.querySelectorAll("th[data-key][data-group='" + th.dataset.group + "']"))
           .filter(function (cell) { return !cell.hidden; }).length;
@@ -235,52 +280,71 @@
     }
 
     var state = readState();
-    var LIMIT = Number(form.dataset.limit) || 200;
+    var LIMIT = Number(form.dataset.limit) || 50;
+    var matching = [];  /* record indices of the view, in order: what the pages show and the view's download holds */
 
-    /* A long table lists its first LIMIT (data-limit) matching rows until asked for all (all=1): laying out a
-       thousand rows of forty cells takes a browser about a second for every sort or filter. */
-    var more = document.createElement("button");
-    more.type = "button";
+    /* A long table shows a page of LIMIT (data-limit) matching rows, with buttons to the pages before and after it,
+       until asked for all (all=1). */
+    var pager = document.createElement("div");
+    pager.className = "pager";
+    pager.setAttribute("role", "group");
+    pager.setAttribute("aria-label", "Pages of the table");
+    pager.hidden = true;
+    function pagerButton(id, text, click) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.id = id;
+      button.textContent = text;
+      button.addEventListener("click", click);
+      pager.appendChild(button);
+      return button;
+    }
+    function turn(step) {  /* the buttons stay focusable at either end (aria-disabled), so focus is not lost */
+      var page = Number(state.page) + step;
+      if (page < 1 || page > Math.ceil(matching.length / LIMIT)) { return; }
+      state.page = String(page);
+      apply();
+      var wrap = table.closest(".table-wrap");
+      if (wrap) { wrap.scrollTop = 0; }
+    }
+    var previous = pagerButton("page-previous", "Previous " + LIMIT, function () { turn(-1); });
+    var next = pagerButton("page-next", "Next " + LIMIT, function () { turn(1); });
+    var more = pagerButton("show-all", "", function () { state.all = "1"; apply(); });
     more.className = "link";
-    more.id = "show-all";
-    more.hidden = true;
-    more.addEventListener("click", function () { state.all = "1"; apply(); });
-    if (status) { status.parentNode.insertBefore(more, status.nextSibling); }
+    if (status) { status.parentNode.insertBefore(pager, status.nextSibling); }
     var note = document.createElement("p");  /* the sort: which column orders the rows, and how sure the order is */
     note.className = "status";
     note.id = table.id + "-sort";
     note.hidden = true;
-    if (status) { status.parentNode.insertBefore(note, more); }
+    if (status) { status.parentNode.insertBefore(note, pager); }
 
     function apply() {
-      var shown = 0, words = (state.q || "").toLowerCase().split(/\s+/).filter(Boolean);  /* every word matches */
-      rows.forEach(function (row) {
-        var show = visible(row, state, words);
-        row.hidden = !show;
-        delete row.dataset.cut;
-        if (show) { shown += 1; }
-      });
+      var words = (state.q || "").toLowerCase().split(/\s+/).filter(Boolean);  /* every word matches */
+      matching = sortedIndices(state).filter(function (index) { return visible(records[index], state, words); });
       if (state.view) { table.dataset.view = state.view; }
       showColumns(state);
-      sortRows(state);
-      var listed = 0;
-      bodies.forEach(function (body) {
-        list(body.rows).forEach(function (row) {
-          if (row.hidden || row.classList.contains("group-label")) { return; }
-          listed += 1;
-          if (listed > LIMIT && !state.all) { row.hidden = true; row.dataset.cut = "1"; }
-        });
-        var label = body.querySelector("tr.group-label");  /* a group label without a listed row is hidden too */
-        if (label) { label.hidden = !body.querySelector("tr:not(.group-label):not([hidden])"); }
-      });
-      var cut = shown > LIMIT && !state.all;
+      var cut = matching.length > LIMIT && !state.all, pages = Math.max(1, Math.ceil(matching.length / LIMIT));
+      var page = cut ? Math.min(Number(state.page) || 1, pages) : 1;
+      state.page = String(page);
+      var first = cut ? (page - 1) * LIMIT : 0, shown = cut ? matching.slice(first, first + LIMIT) : matching;
+      build(shown);
+      ranked = fill(ranked, shown.filter(function (index) { return records[index].ranked; })
+        .map(function (index) { return records[index].node; }), null);
+      var apart = shown.filter(function (index) { return !records[index].ranked; })
+        .map(function (index) { return records[index].node; });
+      if (unranked) { unranked = fill(unranked, apart, label); }
+      if (label) { label.hidden = apart.length === 0; }  /* a group label without a listed row is hidden too */
       var sorted = state.sort ? "Sorted by " + sortName(state.sort) + (state.desc === "1" ? ", highest first" :
         ", lowest first") + (state.sort.indexOf("g-") === 0 ? "; the rank range beside each mean says how sure." : ".") : "";
-      more.hidden = !cut;
-      more.textContent = "List all " + shown.toLocaleString("en") + " matching models";
+      pager.hidden = !cut;
+      previous.setAttribute("aria-disabled", String(page === 1));
+      next.setAttribute("aria-disabled", String(page === pages));
+      more.textContent = "List all " + matching.length.toLocaleString("en") + " matching models";
       if (status) {
-        status.textContent = (cut ? "Showing the first " + LIMIT + " of " + shown.toLocaleString("en") + " matching models (" +
-          rows.length.toLocaleString("en") + " in all)." : "Showing " + shown + " of " + rows.length + " models.") +
+        status.textContent = (cut ? "Showing " + (first + 1).toLocaleString("en") + "–" +
+          (first + shown.length).toLocaleString("en") + " of " + matching.length.toLocaleString("en") +
+          " matching models (" + records.length.toLocaleString("en") + " in all)." :
+          "Showing " + matching.length + " of " + records.length + " models.") +
           (state.ignored && state.ignored.length ?
           " Ignored from the address (not a choice here): " + state.ignored.join(", ") + "." : "");
       }
@@ -311,12 +375,13 @@
           state.sort = key;
           state.desc = columns[key].text || th.hasAttribute("data-asc") ? "0" : "1";  /* scores: best first */
         }
+        state.page = "1";
         state.reveal = true;
         apply();
       });
     });
 
-    /* "Download this view": the rows that match, in their order (those past the listed first ones too), with every
+    /* "Download this view": the rows that match, in their order (on every page, not only the one shown), with every
        column shown, each value as the table shows it (scores ×100, rank ranges, W/T/L, intervals, ★ and * marks;
        text read for screen readers left out), each header naming the full dataset id, metric and unit. */
     function shownText(cell) {
@@ -334,14 +399,13 @@
         shown.push({ index: index, name: names[th.dataset.key] || th.dataset.unit || shownText(th) });
       });
       var lines = [shown.map(function (column) { return csvField(column.name); }).join(",")];
-      bodies.forEach(function (body) {  /* in the order shown: verified models first, each body as sorted */
-        list(body.rows).forEach(function (row) {
-          if ((row.hidden && !row.dataset.cut) || row.classList.contains("group-label")) { return; }
-          lines.push(shown.map(function (column) {
-            var cell = row.cells[column.index], link = cell.tagName === "TH" && cell.querySelector("a");
-            return csvField(link ? link.textContent.trim() : shownText(cell));  /* a model: its id, not its tags */
-          }).join(","));
-        });
+      build(matching);  /* every matching row in the order shown (verified models first), on every page */
+      matching.forEach(function (index) {
+        var row = records[index].node;
+        lines.push(shown.map(function (column) {
+          var cell = row.cells[column.index], link = cell.tagName === "TH" && cell.querySelector("a");
+          return csvField(link ? link.textContent.trim() : shownText(cell));  /* a model: its id, not its tags */
+        }).join(","));
       });
       return lines.join("\r\n") + "\r\n";
     }
@@ -403,7 +467,7 @@
       });
     }
 
-    function changed() { state = stateFromForm(state); apply(); stickHeader(); }
+    function changed() { state = stateFromForm(state); state.page = "1"; apply(); stickHeader(); }
     form.addEventListener("input", changed);
     form.addEventListener("change", changed);
     form.addEventListener("submit", function (event) { event.preventDefault(); });
