@@ -344,7 +344,8 @@ def check_qrels_docs(
 
     ``where`` names the qrels source with a ``{line}`` placeholder, e.g. ``"qrels/test.tsv:{line}"``.
     """
-    missing = [(lineno, doc) for (_q, doc), lineno in qrels_lines.items() if doc not in corpus]
+    found = corpus.find(doc for _q, doc in qrels_lines)  # one pass over the ids: no lookup table is built
+    missing = [(lineno, doc) for (_q, doc), lineno in qrels_lines.items() if doc not in found]
     if not missing:
         return
     if spec.allow_unknown_qrels_docs:

@@ -27,21 +27,49 @@ def _source_rows(path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def test_opening_a_corpus_never_holds_its_texts():
-    """Peak Arrow memory while a corpus opens (a fresh process): about its ids, never the titles and texts
-    beside them, which the driver of a Ray run must not hold."""
+def _arrow_peak(path, statement: str = "") -> int:
+    """Peak Arrow memory of a fresh process that opens the corpus at `path` as `c` and runs `statement`."""
     import subprocess
     import sys
 
-    path = read_corpus(SCIFACT / "corpus.jsonl").path  # written once, then reused
-    script = ("import sys, pyarrow as pa\nfrom evaluator.datasets.corpus import Corpus\nCorpus(sys.argv[1])\n"
-              "print(pa.default_memory_pool().max_memory())")
-    peak = int(subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, check=True, capture_output=True,
+    script = ("import sys, pyarrow as pa\nfrom evaluator.datasets.corpus import Corpus, find_positions, take_ids\n"
+              f"c = Corpus(sys.argv[1])\n{statement}\nprint(pa.default_memory_pool().max_memory())")
+    return int(subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, check=True, capture_output=True,
                               text=True).stdout)
-    corpus = Corpus(path)
+
+
+def test_opening_a_corpus_reads_no_ids_and_the_id_table_never_holds_its_texts(tmp_path):
+    """Opening a corpus reads its footer and last batch; ids found by id or read by position over 40,000
+    documents (ten batches) take one batch of Arrow memory at a time; the local engine's lookup table holds
+    about the ids, never the titles and texts beside them."""
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"_id": f"doc-{i}", "title": "T", "text": "word " * 60}) + "\n"
+                            for i in range(40_000)))
+    corpus = read_corpus(path)
     id_bytes = sum(len(i.encode()) for i in corpus.ids) + 4 * (len(corpus) + 1)
-    text_bytes = sum(len(t.encode()) + len(x.encode()) for t, x in corpus.view())
-    assert id_bytes <= peak < 3 * id_bytes < text_bytes / 10
+    batch_bytes = corpus.path.stat().st_size / 10  # ten batches of 4,096 documents (the last shorter)
+    assert _arrow_peak(corpus.path) < batch_bytes
+    assert _arrow_peak(corpus.path, "find_positions(sys.argv[1], ['doc-5', 'doc-39999'])") < 2.2 * batch_bytes
+    assert _arrow_peak(corpus.path, "take_ids(sys.argv[1], list(range(0, 40_000, 7)))") < 2.2 * batch_bytes
+    assert id_bytes <= _arrow_peak(corpus.path, "c.position('doc-5')") < 3 * id_bytes < 2 * batch_bytes
+
+
+def test_ids_on_demand_answer_like_the_lookup_table():
+    """The Ray driver's view of the ids (`IdsOnDemand`) gives the positions, ids and tie-break order of the
+    corpus's own lookup table, without building it."""
+    corpus = read_corpus(SCIFACT / "corpus.jsonl")
+    table = Corpus(corpus.path)
+    wanted = [table.ids[5], table.ids[4096], table.ids[5182], "no-such-id"]
+    ids = corpus.ids_on_demand(wanted)
+    positions_of = ids.positions_of()
+    assert len(ids) == len(positions_of) == len(table) == 5183 and "no-such-id" not in positions_of
+    assert {d: positions_of[d] for d in wanted[:3]} == {d: table.position(d) for d in wanted[:3]}
+    assert corpus.find(wanted) == table.find(wanted) == dict(positions_of)
+    at = np.array([5182, 3, 4096, 3, 4095, 77])
+    assert ids.take_ids(at) == table.take_ids(at) == [table.ids[int(p)] for p in at]
+    keys, reference = ids.keys_of(at), table.keys_of(at)
+    assert (np.argsort(keys, kind="stable") == np.argsort(reference, kind="stable")).all() and keys[1] == keys[3]
+    assert corpus._table is None  # noqa: SLF001 - the point: nothing above built it
 
 
 def test_scifact_corpus_round_trips_and_is_reused(monkeypatch):
