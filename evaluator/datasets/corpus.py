@@ -156,22 +156,9 @@ class Corpus(Mapping[str, tuple[str, str]]):
         return find_positions(str(self.path), doc_ids)
 
     def first_duplicate(self) -> tuple[int, int] | None:
-        """(earlier, later) positions of the first id, in file order, that repeats an earlier one; None if none."""
-        table = self._table or _IdTable(self.path)  # not kept: a Ray driver opens corpora it never looks up in
-        sorted_hashes, order = table.sorted_hashes, table.order
-        same = sorted_hashes[1:] == sorted_hashes[:-1]
-        starts = np.flatnonzero(same & ~np.concatenate(([False], same[:-1])))  # runs of equal hashes
-        found: tuple[int, int] | None = None
-        for start in starts.tolist():
-            stop = start + 1
-            while stop < len(sorted_hashes) and sorted_hashes[stop] == sorted_hashes[start]:
-                stop += 1
-            run = sorted(int(p) for p in order[start:stop])
-            ids = [table.ids[p].as_py() for p in run]  # equal hashes: the ids decide (hashes may collide)
-            for j in range(1, len(run)):
-                if ids[j] in ids[:j] and (found is None or run[j] < found[1]):
-                    found = (run[ids.index(ids[j])], run[j])
-        return found
+        """(earlier, later) positions of the first id, in file order, that repeats an earlier one; None if none.
+        Memory stays bounded (`first_duplicate`): the check spills the ids' hashes next to the file."""
+        return first_duplicate(str(self.path), len(self), self.path.parent)
 
     def take_ids(self, positions: np.ndarray) -> list[str]:
         """The ids at `positions` (an integer array), as Python strings."""
@@ -277,6 +264,52 @@ def _take_ids(location: str, positions) -> pa.Array:
     back = np.empty(len(order), np.int64)
     back[order] = np.arange(len(order))
     return taken.take(pa.array(back))
+
+
+BUCKET_ROWS = 1 << 20  # (hash, position) pairs a spill bucket holds on average: 16 MiB sorted at a time
+
+
+def first_duplicate(location: str, num_docs: int, spill_dir: Path) -> tuple[int, int] | None:
+    """(earlier, later) positions of the first id, in file order, that repeats an earlier one; None if none.
+    Each id's 64-bit hash and position go to one of ceil(num_docs / BUCKET_ROWS) spill files by hash, a batch of
+    ids at a time; each file is then sorted on its own and runs of equal hashes are checked against the ids
+    themselves (hashes may collide). Memory: one batch of ids and one bucket, whatever the corpus's size."""
+    import tempfile
+
+    buckets = max(1, -(-num_docs // BUCKET_ROWS))
+    found: tuple[int, int] | None = None
+    with tempfile.TemporaryDirectory(dir=spill_dir, prefix=".duplicates-") as folder:
+        names = [Path(folder) / f"{b}.bin" for b in range(buckets)]
+        files = [open(name, "wb") for name in names]  # noqa: SIM115 - closed below, all together
+        try:
+            for start, ids in _id_batches(location):
+                hashes = np.fromiter((_id_hash(d) for d in _strings(ids)), np.int64, count=len(ids))
+                pairs = np.stack([hashes, np.arange(start, start + len(ids), dtype=np.int64)], axis=1)
+                bucket_of = hashes.view(np.uint64) % np.uint64(buckets)
+                for b in np.unique(bucket_of).tolist():
+                    pairs[bucket_of == b].tofile(files[b])
+        finally:
+            for f in files:
+                f.close()
+        for name in names:
+            pairs = np.fromfile(name, np.int64).reshape(-1, 2)
+            pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]  # by hash, then position
+            hashes, positions = pairs[:, 0], pairs[:, 1]
+            repeats = np.flatnonzero(hashes[1:] == hashes[:-1]) + 1
+            if not len(repeats):
+                continue
+            run_starts = np.unique(np.searchsorted(hashes, hashes[repeats]))  # first row of each run of equal hashes
+            for run_start in run_starts.tolist():
+                run_stop = int(np.searchsorted(hashes, hashes[run_start], side="right"))
+                run = positions[run_start:run_stop].tolist()  # ascending
+                run_ids = take_ids(location, np.array(run))
+                for j in range(1, len(run)):
+                    if run_ids[j] in run_ids[:j] and (found is None or run[j] < found[1]):
+                        found = (run[run_ids.index(run_ids[j])], run[j])
+    return found
+
+
+_id_hash = hash  # a name tests can replace, to make hashes collide
 
 
 def _byte_order_ranks(ids: pa.Array) -> np.ndarray:

@@ -100,6 +100,26 @@ def test_changed_source_is_read_again_and_duplicates_name_both_lines(tmp_path):
                                                                                                ("T", "u4096")]
 
 
+def test_repeated_ids_are_found_across_spill_buckets_and_colliding_hashes(tmp_path, monkeypatch):
+    """The duplicate check spills hashes to buckets; here ten documents a bucket and hashes that collide for
+    every two ids of the same length, so only the ids themselves tell a repeat from a collision."""
+    from evaluator.datasets import corpus as corpus_module
+
+    monkeypatch.setattr(corpus_module, "BUCKET_ROWS", 10)
+    monkeypatch.setattr(corpus_module, "_id_hash", len)
+    path = tmp_path / "corpus.jsonl"
+    ids = [f"d{i}" for i in range(60)]
+    ids[41], ids[57] = "d13", "d7"  # d13 repeats at line 42, d7 at line 58: the first repeat in file order is 41
+    path.write_text("".join(json.dumps({"_id": i, "text": "t"}) + "\n" for i in ids))
+    with pytest.raises(InputFormatError, match=r"corpus.jsonl:42: document id 'd13' repeats line 14; ids must be unique"):
+        read_corpus(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"] and not any(
+        p.name.startswith(".duplicates-") for p in corpus_module.corpus_root().iterdir())
+    ids[41], ids[57] = "x41", "x57"
+    path.write_text("".join(json.dumps({"_id": i, "text": "t"}) + "\n" for i in ids))
+    assert read_corpus(path).take_ids(np.array([41, 57])) == ["x41", "x57"]
+
+
 @pytest.mark.slow
 def test_bm25_streamed_in_chunks_equals_the_whole_corpus_at_once(monkeypatch):
     corpus = read_corpus(SCIFACT / "corpus.jsonl")
