@@ -170,9 +170,12 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
             model_spec, overrides, model, spec, docs, query_texts, k, timings, address=address, cache_dir=cache_dir,
             workers=workers, shards=shards)
     else:
+        from evaluator.datasets.corpus import corpus_root
+
         cache = corpus_cache(model, spec, docs, cache_dir)
+        # BM25 spills to the cache's corpora folder: a corpus.arrow opened in place may lie in a read-only folder
         scores, positions, index, queries = retrieve(model, docs, query_texts, k, timings, cache,
-                                                     spill_dir=corpus.path.parent)
+                                                     spill_dir=corpus_root())
     ids = corpus
     if engine == "ray":  # the driver holds no list of the corpus's ids: only those of judged documents and queries
         ids = corpus.ids_on_demand([d for judged in dataset.qrels.values() for d in judged]

@@ -176,3 +176,43 @@ def test_a_range_is_read_by_path_or_uri_without_the_id_table():
     assert read_documents(str(corpus.path), 4090, 4100) == expected
     assert read_documents(corpus.path.as_uri(), 4090, 4100) == expected
     assert read_documents(str(corpus.path), 5180, 6000) == corpus.view()[5180:5183]
+
+
+def test_a_corpus_already_in_arrow_is_opened_in_place(tmp_path):
+    """`corpus.arrow` in a BEIR-layout folder (irboard's format) is read where it lies: no conversion, no copy,
+    and the same result as its JSON lines; a wrong layout or a repeated id is refused naming the file."""
+    import shutil
+
+    import pyarrow as pa
+
+    from evaluator.datasets.corpus import SCHEMA, corpus_root
+    from tests.conftest import write_scifact_slice
+
+    jsonl, arrow = tmp_path / "jsonl", tmp_path / "arrow"
+    jsonl.mkdir()
+    write_scifact_slice(jsonl, num_queries=10, num_docs=80)
+    shutil.copytree(jsonl, arrow)
+    (arrow / "corpus.jsonl").unlink()
+    shutil.copyfile(read_corpus(jsonl / "corpus.jsonl").path, arrow / "corpus.arrow")
+    before = sorted(corpus_root().glob("*.arrow"))
+    from_jsonl = evaluate_model("bm25", f"local:{jsonl}", list(DEFAULT_MEASURES), top_k=100)
+    from_arrow = evaluate_model("bm25", f"local:{arrow}", list(DEFAULT_MEASURES), top_k=100)
+    assert sorted(corpus_root().glob("*.arrow")) == before  # nothing converted
+    assert from_arrow.values("nDCG@10") == from_jsonl.values("nDCG@10") and from_arrow.rankings() == from_jsonl.rankings()
+
+    def write(table, batch_rows=4096):
+        with pa.OSFile(str(arrow / "corpus.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table, max_chunksize=batch_rows)
+
+    ids = [f"d{i}" for i in range(5000)]
+    write(pa.table({"id": ids, "text": ["t"] * 5000}))
+    with pytest.raises(InputFormatError, match=r"corpus.arrow: columns \['id', 'text'\] .*string columns id, title, text"):
+        read_corpus(arrow / "corpus.arrow")
+    table = pa.table([ids, [""] * 5000, ["t"] * 5000], schema=SCHEMA)
+    write(table, 1000)
+    with pytest.raises(InputFormatError, match=r"corpus.arrow: record batch 0 has 1000 documents, not 4096"):
+        read_corpus(arrow / "corpus.arrow")
+    ids[4500] = "d17"
+    write(pa.table([ids, [""] * 5000, ["t"] * 5000], schema=SCHEMA))
+    with pytest.raises(InputFormatError, match=r"corpus.arrow: document id 'd17' at row 4500 repeats row 17; ids must"):
+        read_corpus(arrow / "corpus.arrow")
