@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--workers", type=int, help="--engine ray: model replicas (default: GPUs, else CPUs)")
     model.add_argument("--shards", type=int, help="--engine ray: corpus shards (default: 2 per worker, at least one per 100,000 documents; neural shards are whole 1,024-document chunks, dense ones 4,096)")
     model.add_argument("--cache-dir", help="cache for datasets and encodings (default $IRBOARD_CACHE): a folder, or a "
-                       "URI (file://, s3://, gs://) that every Ray node reaches for encodings and shard checkpoints; "
+                       "URI (file://, s3://, gs://) that every Ray node reaches for the corpus file, encodings and shard checkpoints; "
                        "with s3:// or gs:// datasets stay in $IRBOARD_CACHE")
 
 

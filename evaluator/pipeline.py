@@ -53,13 +53,14 @@ def encode_corpus(model, docs, cache):
                                         quiet=not bars_enabled(), desc="encode documents")
 
 
-def ranked_from_topk(scores, positions, query_ids, corpus, doc_keys, qrels: Qrels, ignore_identical_ids: bool,
+def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_identical_ids: bool,
                      keep_below: bool = False, depth: int = MIN_RUN_DEPTH, top_k: int | None = None,
                      block: int = 512):
     """Put search output into trec_eval order and join it with the qrels (vectorised), `block` queries at a
     time so that the scratch arrays stay small at top-1000: the ranked run, each query's top `depth` entries,
     and (with `keep_below`, else None) the judged entries below them. `corpus` gives the documents' positions
-    (`positions_of`) and their ids (`take_ids`); `top_k`: the most a ranking keeps (one more is searched where
+    (`positions_of`), their ids (`take_ids`) and keys that sort like the ids (`keys_of`, for ties): a `Corpus`,
+    or on Ray its `IdsOnDemand`, which holds no list of ids; `top_k`: the most a ranking keeps (one more is searched where
     the query's own document may be dropped)."""
     from evaluator.metrics import RankedRun
 
@@ -100,7 +101,8 @@ def ranked_from_topk(scores, positions, query_ids, corpus, doc_keys, qrels: Qrel
         found[found] = judged_keys[at[found]] == hit_keys[found]
         labels = np.where(found, judged_labels[np.minimum(at, max(len(judged_keys) - 1, 0))] if len(judged_keys)
                           else 0, UNJUDGED).astype(np.int32)
-        part, part_lengths, row_order = rank_arrays(local, doc_keys[flat_positions], flat_scores, labels, last - first)
+        part, part_lengths, row_order = rank_arrays(local, corpus.keys_of(flat_positions), flat_scores, labels,
+                                                    last - first)
         starts = np.concatenate(([0], np.cumsum(part_lengths)))  # each query's entries in the sorted arrays
         if top_k is not None and part.shape[1] > top_k:  # the extra document searched was not the query's own
             part, part_lengths = part[:, :top_k], np.minimum(part_lengths, top_k)
@@ -168,16 +170,23 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
             model_spec, overrides, model, spec, docs, query_texts, k, timings, address=address, cache_dir=cache_dir,
             workers=workers, shards=shards)
     else:
+        from evaluator.datasets.corpus import corpus_root
+
         cache = corpus_cache(model, spec, docs, cache_dir)
+        # BM25 spills to the cache's corpora folder: a corpus.arrow opened in place may lie in a read-only folder
         scores, positions, index, queries = retrieve(model, docs, query_texts, k, timings, cache,
-                                                     spill_dir=corpus.path.parent)
+                                                     spill_dir=corpus_root())
+    ids = corpus
+    if engine == "ray":  # the driver holds no list of the corpus's ids: only those of judged documents and queries
+        ids = corpus.ids_on_demand([d for judged in dataset.qrels.values() for d in judged]
+                                   + (query_ids if spec.ignore_identical_ids else []))
     # the samples first: then the index and the queries go before ranking's scratch arrays come
     with step("sampling score distributions", timings, "score_samples_s"):
-        samples = collect_samples(index, queries, query_ids, corpus.positions_of(), dataset.qrels)
+        samples = collect_samples(index, queries, query_ids, ids.positions_of(), dataset.qrels)
     index_bytes = int(index.nbytes)
     del index, queries
     with step("ranking and scoring", timings, "metrics_s"):
-        ranked, top, below = ranked_from_topk(scores, positions, query_ids, corpus, corpus.byte_order_keys(), qrels,
+        ranked, top, below = ranked_from_topk(scores, positions, query_ids, ids, qrels,
                                               spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k),
                                               top_k)
     del scores, positions

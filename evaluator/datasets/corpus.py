@@ -2,11 +2,14 @@
 
 Documents go, as they are read, into an Arrow IPC file of `BATCH` rows a batch (columns id, title, text),
 under `$IRBOARD_CACHE/corpora/` (see `corpus_root`), keyed by the source files' paths, sizes, times and inodes: a
-second run opens the file instead of parsing the source again. Only the id column stays in memory (as one
-Arrow array, not as Python strings), with 64-bit hashes of the ids sorted for lookups: about 16 bytes and the
-id's own bytes a document. Titles and texts are read batch by batch when a range of documents is asked for,
-through `pyarrow.OSFile` rather than a memory map: the batches read are then freed, whereas every mapped page
-read would stay counted in the process's resident memory.
+second run opens the file instead of parsing the source again. Opening one reads its footer only. The local
+engine's lookups by id load the id column (one Arrow array, not Python strings) with 64-bit hashes of the ids
+sorted for lookups: about 16 bytes and the id's own bytes a document. The Ray driver never does: it finds the
+ids it needs (judged documents, queries) in one pass over the id column and reads the ids of the ranked
+positions when it writes them (`IdsOnDemand`), so its memory does not grow with the corpus. Titles and texts
+are read batch by batch when a range of documents is asked for, through `pyarrow.OSFile` rather than a memory
+map: the batches read are then freed, whereas every mapped page read would stay counted in the process's
+resident memory; reads of ids leave the other columns out (`IpcReadOptions(included_fields=[0])`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -98,26 +101,23 @@ class Corpus(Mapping[str, tuple[str, str]]):
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        # Mapped, so that only the pages of the id column are read; read through a file, each batch would
-        # come in whole (titles and texts too) and stay alive as long as its id column: the whole corpus.
-        # concat_arrays copies the ids out of the mapping (one array too), so no mapped page stays in use.
-        with pa.memory_map(str(self.path), "rb") as source:
-            reader = pa.ipc.open_file(source)
-            id_batches = [reader.get_batch(i).column(0) for i in range(reader.num_record_batches)]
-            self._ids = pa.concat_arrays(id_batches) if id_batches else pa.array([], pa.string())
-            sizes = [len(b) for b in id_batches]
-            del id_batches
-        if any(size != BATCH for size in sizes[:-1]):
-            raise ValueError(f"{self.path}: not a corpus file of {BATCH}-document batches; delete it to read the source again")
-        hashes = np.fromiter((hash(d) for d in _strings(self._ids)), np.int64, count=len(self._ids))
-        self._order = np.argsort(hashes, kind="stable")
-        self._sorted_hashes = hashes[self._order]
+        self._num_docs = count_documents(str(self.path))  # reads the file's footer and last batch only
+        self._table: _IdTable | None = None  # built on first lookup by id: the local engine's need
         self.ids = _Column(self, "id")
         self.titles = _Column(self, "title")
         self.texts = _Column(self, "text")
 
+    @property
+    def _ids(self) -> pa.Array:
+        return self._lookup().ids
+
+    def _lookup(self) -> _IdTable:
+        if self._table is None:
+            self._table = _IdTable(self.path)
+        return self._table
+
     def __len__(self) -> int:
-        return len(self._ids)
+        return self._num_docs
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.ids)
@@ -139,34 +139,36 @@ class Corpus(Mapping[str, tuple[str, str]]):
         return at
 
     def _find(self, doc_id: str) -> int:
-        h = hash(doc_id)
-        i = int(np.searchsorted(self._sorted_hashes, h))
-        while i < len(self._sorted_hashes) and self._sorted_hashes[i] == h:
-            candidate = int(self._order[i])
-            if self._ids[candidate].as_py() == doc_id:
+        table, h = self._lookup(), hash(doc_id)
+        i = int(np.searchsorted(table.sorted_hashes, h))
+        while i < len(table.sorted_hashes) and table.sorted_hashes[i] == h:
+            candidate = int(table.order[i])
+            if table.ids[candidate].as_py() == doc_id:
                 return candidate
             i += 1
         return -1
 
+    def find(self, doc_ids: Iterable[str]) -> dict[str, int]:
+        """Position of each of `doc_ids` found in the corpus: from the lookup table when it is built, else
+        read from the id column batch by batch (memory: the ids asked for and one batch of ids)."""
+        if self._table is not None:
+            return {d: at for d in set(doc_ids) if (at := self._find(d)) >= 0}
+        return find_positions(str(self.path), doc_ids)
+
     def first_duplicate(self) -> tuple[int, int] | None:
-        """(earlier, later) positions of the first id, in file order, that repeats an earlier one; None if none."""
-        same = self._sorted_hashes[1:] == self._sorted_hashes[:-1]
-        starts = np.flatnonzero(same & ~np.concatenate(([False], same[:-1])))  # runs of equal hashes
-        found: tuple[int, int] | None = None
-        for start in starts.tolist():
-            stop = start + 1
-            while stop < len(self._sorted_hashes) and self._sorted_hashes[stop] == self._sorted_hashes[start]:
-                stop += 1
-            run = sorted(int(p) for p in self._order[start:stop])
-            ids = [self._ids[p].as_py() for p in run]  # equal hashes: the ids decide (hashes may collide)
-            for j in range(1, len(run)):
-                if ids[j] in ids[:j] and (found is None or run[j] < found[1]):
-                    found = (run[ids.index(ids[j])], run[j])
-        return found
+        """(earlier, later) positions of the first id, in file order, that repeats an earlier one; None if none.
+        Memory stays bounded (`first_duplicate`): the check spills the ids' hashes next to the file."""
+        return first_duplicate(str(self.path), len(self), self.path.parent)
 
     def take_ids(self, positions: np.ndarray) -> list[str]:
         """The ids at `positions` (an integer array), as Python strings."""
+        if self._table is None:
+            return take_ids(str(self.path), positions)
         return self._ids.take(pa.array(np.asarray(positions, np.int64))).to_pylist()
+
+    def ids_on_demand(self, wanted: Iterable[str]) -> IdsOnDemand:
+        """The corpus's ids as a ranking needs them, with no list of them held (`IdsOnDemand`)."""
+        return IdsOnDemand(str(self.path), len(self), wanted)
 
     def positions_of(self) -> Mapping[str, int]:
         """A read-only mapping doc_id -> position over this corpus (no dict of all ids is built)."""
@@ -174,12 +176,14 @@ class Corpus(Mapping[str, tuple[str, str]]):
 
     def byte_order_keys(self) -> np.ndarray:
         """Integer keys that sort like the ids' UTF-8 bytes (Arrow sorts strings by their bytes)."""
-        import pyarrow.compute as pc
+        table = self._lookup()
+        if table.byte_keys is None:
+            table.byte_keys = _byte_order_ranks(table.ids)
+        return table.byte_keys
 
-        order = pc.sort_indices(self._ids).to_numpy()
-        keys = np.empty(len(self), np.int64)
-        keys[order] = np.arange(len(self))
-        return keys
+    def keys_of(self, positions: np.ndarray) -> np.ndarray:
+        """Keys of the documents at `positions` that sort like their ids' bytes (`byte_order_keys`)."""
+        return self.byte_order_keys()[positions]
 
     def documents(self, start: int, stop: int) -> list[tuple[str, str]]:
         """(title, text) of the documents at positions [start, stop)."""
@@ -191,7 +195,7 @@ class Corpus(Mapping[str, tuple[str, str]]):
 
     def column(self, name: str, start: int, stop: int) -> list[str]:
         index = SCHEMA.get_field_index(name)
-        if index == 0:
+        if index == 0 and self._table is not None:
             return _strings(self._ids.slice(start, max(stop - start, 0)))
         return [s for batch, lo, hi in self._batches(start, stop) for s in
                 _strings(batch.column(index).slice(lo, hi - lo))]
@@ -213,6 +217,188 @@ def read_documents(location: str, start: int, stop: int) -> list[tuple[str, str]
         out.extend(zip(_strings(batch.column(1).slice(lo, hi - lo)), _strings(batch.column(2).slice(lo, hi - lo)),
                        strict=True))
     return out
+
+
+def count_documents(location: str) -> int:
+    """Documents in the corpus file at `location`, from its footer and its last batch's ids."""
+    with _open(location) as source:
+        reader = pa.ipc.open_file(source, options=_IDS_ONLY)
+        batches = reader.num_record_batches
+        return (batches - 1) * BATCH + reader.get_batch(batches - 1).num_rows if batches else 0
+
+
+def find_positions(location: str, doc_ids: Iterable[str]) -> dict[str, int]:
+    """Position of each of `doc_ids` in the corpus file at `location`, read batch by batch from its id column;
+    ids not in the corpus are left out. Memory: the ids asked for and one batch of ids."""
+    import pyarrow.compute as pc
+
+    wanted = pa.array(sorted(set(doc_ids)), pa.string())
+    found: dict[str, int] = {}
+    if not len(wanted):
+        return found
+    for start, ids in _id_batches(location):
+        for row in np.flatnonzero(pc.is_in(ids, value_set=wanted).to_numpy(zero_copy_only=False)).tolist():
+            found.setdefault(ids[row].as_py(), start + row)
+    return found
+
+
+def take_ids(location: str, positions: np.ndarray) -> list[str]:
+    """The ids at `positions` in the corpus file at `location`, reading only the id column of the batches that
+    hold them, one batch at a time (memory: the ids returned and one batch of ids)."""
+    return _take_ids(location, positions).to_pylist()
+
+
+def _take_ids(location: str, positions) -> pa.Array:
+    positions = np.asarray(positions, np.int64)
+    order = np.argsort(positions, kind="stable")
+    ordered = positions[order]
+    batch_of = ordered // BATCH
+    firsts = np.flatnonzero(np.diff(batch_of, prepend=-1))  # where each batch's positions begin
+    pieces = []
+    with _open(location) as source:
+        reader = pa.ipc.open_file(source, options=_IDS_ONLY)
+        for lo, hi in zip(firsts.tolist(), [*firsts[1:].tolist(), len(ordered)], strict=True):
+            batch = int(batch_of[lo])
+            pieces.append(reader.get_batch(batch).column(0).take(pa.array(ordered[lo:hi] - batch * BATCH)))
+    taken = pa.concat_arrays(pieces) if pieces else pa.array([], pa.string())
+    back = np.empty(len(order), np.int64)
+    back[order] = np.arange(len(order))
+    return taken.take(pa.array(back))
+
+
+BUCKET_ROWS = 1 << 20  # (hash, position) pairs a spill bucket holds on average: 16 MiB sorted at a time
+
+
+def first_duplicate(location: str, num_docs: int, spill_dir: Path) -> tuple[int, int] | None:
+    """(earlier, later) positions of the first id, in file order, that repeats an earlier one; None if none.
+    Each id's 64-bit hash and position go to one of ceil(num_docs / BUCKET_ROWS) spill files by hash, a batch of
+    ids at a time; each file is then sorted on its own and runs of equal hashes are checked against the ids
+    themselves (hashes may collide). Memory: one batch of ids and one bucket, whatever the corpus's size."""
+    import tempfile
+
+    buckets = max(1, -(-num_docs // BUCKET_ROWS))
+    found: tuple[int, int] | None = None
+    with tempfile.TemporaryDirectory(dir=spill_dir, prefix=".duplicates-") as folder:
+        names = [Path(folder) / f"{b}.bin" for b in range(buckets)]
+        files = [open(name, "wb") for name in names]  # noqa: SIM115 - closed below, all together
+        try:
+            for start, ids in _id_batches(location):
+                hashes = np.fromiter((_id_hash(d) for d in _strings(ids)), np.int64, count=len(ids))
+                pairs = np.stack([hashes, np.arange(start, start + len(ids), dtype=np.int64)], axis=1)
+                bucket_of = hashes.view(np.uint64) % np.uint64(buckets)
+                for b in np.unique(bucket_of).tolist():
+                    pairs[bucket_of == b].tofile(files[b])
+        finally:
+            for f in files:
+                f.close()
+        for name in names:
+            pairs = np.fromfile(name, np.int64).reshape(-1, 2)
+            pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]  # by hash, then position
+            hashes, positions = pairs[:, 0], pairs[:, 1]
+            repeats = np.flatnonzero(hashes[1:] == hashes[:-1]) + 1
+            if not len(repeats):
+                continue
+            run_starts = np.unique(np.searchsorted(hashes, hashes[repeats]))  # first row of each run of equal hashes
+            for run_start in run_starts.tolist():
+                run_stop = int(np.searchsorted(hashes, hashes[run_start], side="right"))
+                run = positions[run_start:run_stop].tolist()  # ascending
+                run_ids = take_ids(location, np.array(run))
+                for j in range(1, len(run)):
+                    if run_ids[j] in run_ids[:j] and (found is None or run[j] < found[1]):
+                        found = (run[run_ids.index(run_ids[j])], run[j])
+    return found
+
+
+_id_hash = hash  # a name tests can replace, to make hashes collide
+
+
+def _byte_order_ranks(ids: pa.Array) -> np.ndarray:
+    """Each id's rank in UTF-8 byte order (Arrow sorts strings by their bytes)."""
+    import pyarrow.compute as pc
+
+    order = pc.sort_indices(ids).to_numpy()
+    keys = np.empty(len(ids), np.int64)
+    keys[order] = np.arange(len(ids))
+    return keys
+
+
+def _id_batches(location: str):
+    """(first position, id array) of each batch, reading only the id column. Each read allocates room for the
+    whole batch (only the ids are read into it), freed with the batch: hold one batch at a time."""
+    with _open(location) as source:
+        reader = pa.ipc.open_file(source, options=_IDS_ONLY)
+        for b in range(reader.num_record_batches):
+            yield b * BATCH, reader.get_batch(b).column(0)
+
+
+class _IdTable:
+    """The id column in memory with 64-bit hashes of the ids sorted for lookups: about 16 bytes and the id's own
+    bytes a document. Read with the other columns left out, so no title or text is ever held."""
+
+    def __init__(self, path: Path):
+        # concat_arrays copies the ids out of the map, so no mapped page stays in use once it is closed
+        with pa.memory_map(str(path), "rb") as source:  # zero-copy: only the pages read are touched
+            reader = pa.ipc.open_file(source)
+            id_batches = [reader.get_batch(b).column(0) for b in range(reader.num_record_batches)]
+            self.ids = pa.concat_arrays(id_batches) if id_batches else pa.array([], pa.string())
+            sizes = [len(b) for b in id_batches]
+            del id_batches
+        if any(size != BATCH for size in sizes[:-1]):
+            raise ValueError(f"{path}: not a corpus file of {BATCH}-document batches; delete it to read the source again")
+        hashes = np.fromiter((hash(d) for d in _strings(self.ids)), np.int64, count=len(self.ids))
+        self.order = np.argsort(hashes, kind="stable")
+        self.sorted_hashes = hashes[self.order]
+        self.byte_keys: np.ndarray | None = None
+
+
+class IdsOnDemand:
+    """What score sampling and ranking need of a corpus's ids, with no list of all ids in memory: the positions
+    of the ids asked for (the judged documents, the queries), found in one pass over the id column, and the ids
+    at given positions, read from the file when asked. The Ray driver's view of the corpus: its memory does not
+    grow with the corpus."""
+
+    def __init__(self, location: str, num_docs: int, wanted: Iterable[str]):
+        self.location, self.num_docs = location, num_docs
+        self.known = find_positions(location, wanted)
+
+    def __len__(self) -> int:
+        return self.num_docs
+
+    def positions_of(self) -> Mapping[str, int]:
+        """doc_id -> position for the ids asked for; its length is the corpus's."""
+        return _KnownPositions(self.known, self.num_docs)
+
+    def take_ids(self, positions: np.ndarray) -> list[str]:
+        return take_ids(self.location, positions)
+
+    def keys_of(self, positions: np.ndarray) -> np.ndarray:
+        """Keys that sort the documents at `positions` like their ids' bytes: ranks among these documents only,
+        which is all a tie between two of them needs."""
+        unique, inverse = np.unique(np.asarray(positions, np.int64), return_inverse=True)
+        return _byte_order_ranks(_take_ids(self.location, unique))[inverse.reshape(-1)]
+
+
+class _KnownPositions(Mapping[str, int]):
+    """Positions of some ids of a corpus; `len` is the corpus's size (a column count for score sampling), so
+    iteration yields only the ids that were asked for."""
+
+    def __init__(self, known: dict[str, int], num_docs: int):
+        self.known, self.num_docs = known, num_docs
+
+    def __getitem__(self, doc_id: str) -> int:
+        return self.known[doc_id]
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self.known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.known)
+
+    def __len__(self) -> int:
+        return self.num_docs
+
+
+_IDS_ONLY = pa.ipc.IpcReadOptions(included_fields=[0])
 
 
 def _open(location: str):

@@ -40,8 +40,10 @@ LAYOUT_HINT = "a BEIR-layout folder holds corpus.jsonl, queries.jsonl and qrels/
 
 
 def find_file(folder: Path, name: str) -> Path | None:
-    """``folder/name`` or its gzipped twin ``name.gz``, whichever exists."""
-    for candidate in (folder / name, folder / f"{name}.gz"):
+    """``folder/name`` or its gzipped twin ``name.gz``, whichever exists; for ``corpus.jsonl`` also
+    ``corpus.arrow``, a corpus already in irboard's Arrow format (opened in place, `read_arrow_corpus`)."""
+    candidates = [folder / name, folder / f"{name}.gz"] + ([folder / "corpus.arrow"] if name == "corpus.jsonl" else [])
+    for candidate in candidates:
         if candidate.is_file():
             return candidate
     return None
@@ -69,7 +71,8 @@ def locate_files(folder: Path, split: str) -> tuple[Path, Path, Path]:
             if name.startswith("qrels/"):
                 splits = qrels_splits(folder)
                 extra = f" (splits with qrels: {', '.join(splits)})" if splits else ""
-            raise DatasetLoadError(f"{folder / name}: file not found (nor {name}.gz){extra}; {LAYOUT_HINT}")
+            also = f"{name}.gz or corpus.arrow" if name == "corpus.jsonl" else f"{name}.gz"
+            raise DatasetLoadError(f"{folder / name}: file not found (nor {also}){extra}; {LAYOUT_HINT}")
         found.append(path)
     return found[0], found[1], found[2]
 
@@ -151,6 +154,8 @@ def read_corpus(paths: Path | Sequence[Path], id_key: str = "_id") -> Corpus:
     same, unchanged files opens that file instead of reading them again.
     """
     paths = [paths] if isinstance(paths, Path) else list(paths)
+    if len(paths) == 1 and paths[0].suffix == ".arrow":
+        return read_arrow_corpus(paths[0])
     target = corpus_root() / f"{source_key(paths, id_key)}.arrow"
     if target.exists():
         return Corpus(target)
@@ -176,6 +181,46 @@ def read_corpus(paths: Path | Sequence[Path], id_key: str = "_id") -> Corpus:
         writer.abandon()
         raise
     return writer.keep(corpus)
+
+
+def read_arrow_corpus(path: Path) -> Corpus:
+    """A corpus that is already an Arrow IPC file in irboard's format (string columns ``id``, ``title``,
+    ``text``; record batches of 4,096 documents, the last shorter), opened in place: nothing is converted or
+    copied. It is checked once (columns, batch sizes, repeated ids; memory bounded as for a converted corpus)
+    and the check is remembered by the file's path, size, time and inode."""
+    import pyarrow as pa
+
+    from evaluator.datasets.corpus import BATCH, SCHEMA, first_duplicate
+
+    checked = corpus_root() / f"{source_key([path], 'arrow-in-place')}.checked"
+    if checked.exists():
+        return Corpus(path)
+    fix = "write it with pyarrow.ipc.new_file and write_table(table, max_chunksize=4096), or give corpus.jsonl"
+    try:
+        with pa.OSFile(str(path), "rb") as source:
+            schema = pa.ipc.open_file(source).schema
+            if not schema.equals(SCHEMA):
+                raise InputFormatError(f"{path}: columns {schema.names} of types {[str(t) for t in schema.types]}; "
+                                       f"an Arrow corpus has string columns id, title, text; {fix}")
+            reader = pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(included_fields=[0]))  # ids alone
+            last = reader.num_record_batches - 1
+            for b in range(last):
+                rows = reader.get_batch(b).num_rows
+                if rows != BATCH:
+                    raise InputFormatError(f"{path}: record batch {b} has {rows} documents, not {BATCH} (only the "
+                                           f"last may be shorter); {fix}")
+    except pa.ArrowInvalid as error:
+        raise InputFormatError(f"{path}: not an Arrow IPC file ({error}); {fix}") from None
+    corpus = Corpus(path)
+    corpus_root().mkdir(parents=True, exist_ok=True)
+    repeat = first_duplicate(str(path), len(corpus), corpus_root())  # spilled to the cache: the folder may be read-only
+    if repeat is not None:
+        earlier, later = repeat
+        raise InputFormatError(f"{path}: document id {corpus.take_ids([later])[0]!r} at row {later} repeats row "
+                               f"{earlier}; ids must be unique")
+    checked.parent.mkdir(parents=True, exist_ok=True)
+    checked.write_text("ok\n")
+    return corpus
 
 
 def read_queries(path: Path, keep: set[str] | None = None) -> tuple[dict[str, str], dict[str, int]]:
@@ -344,7 +389,8 @@ def check_qrels_docs(
 
     ``where`` names the qrels source with a ``{line}`` placeholder, e.g. ``"qrels/test.tsv:{line}"``.
     """
-    missing = [(lineno, doc) for (_q, doc), lineno in qrels_lines.items() if doc not in corpus]
+    found = corpus.find(doc for _q, doc in qrels_lines)  # one pass over the ids: no lookup table is built
+    missing = [(lineno, doc) for (_q, doc), lineno in qrels_lines.items() if doc not in found]
     if not missing:
         return
     if spec.allow_unknown_qrels_docs:

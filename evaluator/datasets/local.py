@@ -1,4 +1,4 @@
-"""``local:<dir>``: any BEIR-layout folder (corpus.jsonl or corpus.jsonl.gz, queries.jsonl, qrels/).
+"""``local:<dir>``: any BEIR-layout folder (corpus.jsonl, corpus.jsonl.gz or corpus.arrow, queries.jsonl, qrels/).
 
 The spec's id is ``local:<slug of the folder name>`` (lower-case ``[a-z0-9._-]``), so result files
 carry a stable, path-free id; ``source`` keeps the resolved folder. The split is ``test`` when

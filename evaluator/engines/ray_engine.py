@@ -12,12 +12,13 @@ shard accumulates a query's terms in the same order as the local index and the f
 SPLADE's idf option reads the document frequencies summed over shards. Score samples are gathered the
 same way: each shard scores the sampled documents it holds, so the driver never loads the index.
 The driver sends no documents either: each task reads its shard's range from the corpus's Arrow file
-(`evaluator.datasets.corpus.read_documents`; a path every node sees, or a `pyarrow.fs` URI).
+(`evaluator.datasets.corpus.read_documents`), which the driver copies once to `--cache-dir/corpora/<sha256>.arrow`
+(a folder every node sees, or a `pyarrow.fs` URI), so no worker machine needs a copy of its own. The driver keeps
+no list of the corpus's ids either (`evaluator.datasets.corpus.IdsOnDemand`, used by `pipeline`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 
@@ -72,8 +73,9 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
     chunk, block_size = encoding_cache.ENCODE_CHUNK, dense_index.DEFAULT_BLOCK_SIZE
     align = 1 if lexical else math.lcm(chunk, block_size) if dense else chunk
     plan = plan_shards(len(docs), shards or max(2 * workers, math.ceil(len(docs) / 100_000)), align)
-    store = ShardStore(_root(cache_dir), _key(model, spec, docs, len(plan)))
-    source = str(docs.corpus.path)  # the corpus file: each task reads its own range of documents from it
+    # the corpus file, under --cache-dir when given: each task reads its own range of documents from it
+    source, corpus_sha256 = encoding_cache.shared_corpus(docs.corpus.path, cache_dir)
+    store = ShardStore(_root(cache_dir), _key(model, spec, corpus_sha256, len(plan)))
     with step(f"encoding {len(docs)} documents in {len(plan)} shards on Ray", timings, "index_s"):
         if lexical:
             phase = _bm25_passes(model_spec, overrides, model, store, plan, source, len(docs))
@@ -294,10 +296,7 @@ def _root(cache_dir):
     return encodings_root(cache_dir)
 
 
-def _key(model, spec, docs, num_shards) -> dict:
-    digest = hashlib.sha256()
-    for title, text in docs:
-        digest.update(f"{title}\x1f{text}\x1e".encode())
+def _key(model, spec, corpus_sha256: str, num_shards) -> dict:
     return {"model": model.info.id, "revision": model.info.revision, "settings": dict(model.info.settings),
-            "dataset": spec.id, "corpus_sha256": digest.hexdigest(), "engine": "ray", "shards": num_shards,
+            "dataset": spec.id, "corpus_file_sha256": corpus_sha256, "engine": "ray", "shards": num_shards,
             "checkpoints": 2}  # 2: count checkpoints carry their shard's BM25 statistics

@@ -64,6 +64,27 @@ def encodings_root(cache_dir: str | os.PathLike | None) -> str | Path:
     return Path(cache_dir) / "encodings"
 
 
+def shared_corpus(path: Path, cache_dir: str | os.PathLike | None) -> tuple[str, str]:
+    """(where every node reads the corpus's Arrow file, its sha256). With `--cache-dir` (a folder or a URI) the
+    file is copied, streamed, to `<cache-dir>/corpora/<sha256>.arrow` unless it is there already: named by its
+    content and moved into place whole, so worker machines need no copy of their own and a rerun, or another
+    driver with the same corpus, uploads nothing. Without `--cache-dir` it is the local file (a path every node
+    must see)."""
+    import hashlib
+
+    with open(path, "rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    if cache_dir is None or cache_dir == "":
+        return str(path), digest
+    filesystem, root = open_location(cache_dir)
+    files, name = Files(filesystem, f"{root.rstrip('/')}/corpora"), f"{digest}.arrow"
+    if not files.exists(name):
+        files.make()
+        files.copy_in(name, Path(path))
+    base = str(cache_dir).rstrip("/") if is_uri(cache_dir) else root.rstrip("/")
+    return f"{base}/corpora/{name}", digest
+
+
 def open_location(location: str | os.PathLike) -> tuple[pafs.FileSystem, str]:
     """(filesystem, path on it) of a local folder or a `pyarrow.fs` URI."""
     if not is_uri(location):
@@ -179,6 +200,16 @@ class Files:
 
     def write(self, name: str, data: bytes) -> None:
         self._write_atomically(name, lambda f: f.write(data))
+
+    def copy_in(self, name: str, local: Path) -> None:
+        """Copy the local file `local` here as `name`, 8 MiB at a time."""
+        import shutil
+
+        def copy(out):
+            with open(local, "rb") as source:
+                shutil.copyfileobj(source, out, 8 << 20)
+
+        self._write_atomically(name, copy)
 
     def write_matrix(self, stem: str, matrix) -> None:
         """`stem.npy` for a numpy array, `stem.npz` (uncompressed CSR) for a sparse matrix."""

@@ -126,3 +126,45 @@ def test_pipeline_errors_are_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (args, err)
         assert not out.exists()
+
+
+def test_ranking_from_ids_read_on_demand_equals_the_lookup_tables(tmp_path):
+    """What the Ray driver ranks with (`IdsOnDemand`: the ids read from the corpus file, tie-break keys among a
+    block's documents only) gives the ranking, stored tops and judged entries below the depth of the local
+    engine's lookup table, and both agree with the dict-based reference `rank_run`: score ties broken by the ids'
+    bytes, each query's own document dropped."""
+    import json
+
+    from evaluator.datasets.layout import read_corpus
+    from evaluator.metrics import Qrels
+    from evaluator.metrics.ranking import rank_run
+    from evaluator.pipeline import ranked_from_topk
+
+    ids = ["b", "a10", "a9", "q1", "Z", "a1", "é", "q2", "c", "a"] + [f"x{i}" for i in range(5000)]  # two batches
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"_id": d, "text": "t"}) + "\n" for d in ids))
+    corpus = read_corpus(path)
+    rng = np.random.default_rng(3)
+    query_ids = ["q1", "q2", "q3"]
+    positions = np.stack([rng.permutation(len(ids))[:40] for _ in query_ids])
+    positions[:, :10] = np.arange(10)  # the short ids, in every list, with the queries' own documents
+    scores = rng.choice(np.float32([1.0, 2.0, 3.0]), size=positions.shape).astype(np.float32)  # many ties
+    positions[2, -3:] = -1  # empty slots
+    qrels_dict = {q: {ids[int(p)]: 1 for p in rng.choice(positions[i][positions[i] >= 0], 6, replace=False)}
+                  for i, q in enumerate(query_ids)}
+    qrels_dict["q1"]["not-in-corpus"] = 1
+    qrels = Qrels.from_dict(qrels_dict)
+    wanted = [d for judged in qrels_dict.values() for d in judged] + query_ids
+    on_demand = corpus.ids_on_demand(wanted)
+    assert corpus._table is None  # noqa: SLF001 - nothing so far built the lookup table
+    got = ranked_from_topk(scores, positions, query_ids, on_demand, qrels, True, True, depth=5, top_k=35, block=2)
+    expected = ranked_from_topk(scores, positions, query_ids, corpus, qrels, True, True, depth=5, top_k=35, block=2)
+    assert got[0].labels.tolist() == expected[0].labels.tolist() and got[0].lengths.tolist() == expected[0].lengths.tolist()
+    assert got[1] == expected[1]
+    assert got[2].doc_ids == expected[2].doc_ids and got[2].ranks.tolist() == expected[2].ranks.tolist()
+    run = {q: {ids[int(p)]: float(s) for p, s in zip(positions[i], scores[i], strict=True) if p >= 0}
+           for i, q in enumerate(query_ids)}
+    reference = rank_run(run, qrels, ignore_identical_ids=True)
+    width = got[0].labels.shape[1]
+    assert got[0].labels.tolist() == reference.labels[:, :width].tolist()
+    assert got[0].lengths.tolist() == np.minimum(reference.lengths, 35).tolist()

@@ -126,7 +126,7 @@ def test_gzipped_corpus_reads_the_same_as_plain(tmp_path):
 def test_nfcorpus_without_corpus_names_the_missing_file():
     folder = SHARED_DATA / "beir" / "nfcorpus"
     with pytest.raises(
-        DatasetLoadError, match=r"nfcorpus/corpus\.jsonl: file not found \(nor corpus\.jsonl\.gz\)"
+        DatasetLoadError, match=r"nfcorpus/corpus\.jsonl: file not found \(nor corpus\.jsonl\.gz or corpus\.arrow\)"
     ):
         load_dataset("beir/nfcorpus", data_dir=folder)
 

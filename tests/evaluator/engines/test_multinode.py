@@ -1,12 +1,15 @@
 """`--engine ray` on a multi-node cluster on one machine (a head with no CPUs, two worker nodes, as Ray's own
-tests build it): every shard task runs on a worker node and reads its documents from the corpus file itself;
-the per-query values, rankings and score samples equal the local engine's."""
+tests build it): every shard task runs on a worker node and reads its documents from the corpus file the driver
+put under `--cache-dir`; the driver never loads the corpus's ids; the per-query values, rankings and score
+samples equal the local engine's for BM25, SPLADE and dense (exact search per shard, top-k merged)."""
 
 import contextlib
+import hashlib
 
 import pytest
 import ray
 
+from evaluator.datasets import corpus as corpus_module
 from evaluator.index import cache as encoding_cache
 from evaluator.index import dense as dense_index
 from tests.conftest import write_scifact_slice
@@ -46,16 +49,26 @@ def small_scifact(tmp_path_factory):
     return folder
 
 
-@pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}"])
+class _NoIdTable:
+    def __init__(self, path):
+        raise AssertionError(f"the driver built the id lookup table of {path}")
+
+
+@pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
 def test_two_worker_nodes_give_the_local_engines_result(model, two_node_cluster, small_scifact, tmp_path,
                                                          monkeypatch):
     monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
     monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 30)
     local = _evaluate(model, small_scifact, tmp_path / "local", "local")
-    distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=4)
+    with monkeypatch.context() as driver:  # the Ray driver holds no list of ids: it never builds the table
+        driver.setattr(corpus_module, "_IdTable", _NoIdTable)
+        distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=4)
     assert len(list(tmp_path.glob("ray/encodings/*/*-000003.np[yz]"))) >= 1  # four shards
     _assert_same(distributed, local)
     assert _stored_samples(distributed) == _stored_samples(local)
+    # the workers read the corpus from --cache-dir: the driver's Arrow file, named by its sha256
+    (shared,) = tmp_path.glob("ray/corpora/*.arrow")
+    assert shared.name == f"{hashlib.sha256(shared.read_bytes()).hexdigest()}.arrow"
 
 
 def test_shared_cache_uri_lets_a_rerun_skip_every_finished_shard(two_node_cluster, small_scifact, tmp_path):
@@ -66,7 +79,10 @@ def test_shared_cache_uri_lets_a_rerun_skip_every_finished_shard(two_node_cluste
     first = _evaluate("bm25", small_scifact, shared, "ray", workers=2, shards=4)
     checkpoints = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("shared/encodings/*/*")}
     assert {f"{phase}-00000{s}.npz" for phase in ("counts", "weights") for s in range(4)} <= set(checkpoints)
+    corpus_files = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("shared/corpora/*")}
+    assert len(corpus_files) == 1  # the corpus, uploaded once, whole (no temporary file left)
     _assert_same(first, local)
     rerun = _evaluate("bm25", small_scifact, shared, "ray", workers=2, shards=4)
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("shared/encodings/*/*")} == checkpoints
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("shared/corpora/*")} == corpus_files
     _assert_same(rerun, local)

@@ -206,3 +206,31 @@ def test_cache_dir_locations():
     assert local_cache_dir("s3://bucket/irboard") is None and local_cache_dir(None) is None
     with pytest.raises(IrboardError, match=r"--cache-dir nosuch://x: cannot open it .*file://, s3:// or gs://"):
         EncodingCache("nosuch://x", KEY)
+
+
+def test_the_corpus_file_goes_to_the_cache_dir_once_named_by_its_content(tmp_path, monkeypatch):
+    """`shared_corpus`: what workers on other machines read the corpus from. A folder and a file:// URI (the
+    local disk: written and fsynced, then renamed), and an object store's way (a pyarrow filesystem that is
+    not the local disk: an output stream, then a move; a SubTreeFileSystem standing for s3:// here)."""
+    import pyarrow.fs as pafs
+
+    from evaluator.index import cache as cache_module
+    from evaluator.index.cache import shared_corpus
+
+    corpus = tmp_path / "local" / "corpus.arrow"
+    corpus.parent.mkdir()
+    corpus.write_bytes(os.urandom(20 << 20))  # three 8 MiB copy steps
+    digest = hashlib.sha256(corpus.read_bytes()).hexdigest()
+    assert shared_corpus(corpus, None) == (str(corpus), digest)  # no --cache-dir: the driver's own file
+    for cache_dir, expected in ((tmp_path / "folder", f"{tmp_path}/folder/corpora/{digest}.arrow"),
+                                (f"file://{tmp_path}/uri/", f"file://{tmp_path}/uri/corpora/{digest}.arrow")):
+        assert shared_corpus(corpus, cache_dir) == (expected, digest)
+        copy = Path(expected.removeprefix("file://"))
+        assert copy.read_bytes() == corpus.read_bytes() and os.listdir(copy.parent) == [copy.name]
+        written = copy.stat().st_mtime_ns
+        assert shared_corpus(corpus, cache_dir) == (expected, digest) and copy.stat().st_mtime_ns == written
+    subtree = pafs.SubTreeFileSystem(str(tmp_path / "store"), pafs.LocalFileSystem())
+    monkeypatch.setattr(cache_module, "open_location", lambda location: (subtree, "bucket/irboard"))
+    assert shared_corpus(corpus, "s3://bucket/irboard") == (f"s3://bucket/irboard/corpora/{digest}.arrow", digest)
+    stored = tmp_path / "store" / "bucket" / "irboard" / "corpora"
+    assert os.listdir(stored) == [f"{digest}.arrow"] and (stored / f"{digest}.arrow").read_bytes() == corpus.read_bytes()
