@@ -13,15 +13,12 @@ from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNam
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.parallel import forked_map
-from leaderboard.submissions.verify import VERIFICATION_VERSION, Judgments
+from leaderboard.submissions.verify import Judgments
 
 log = logging.getLogger(__name__)
 CHANGE_TOLERANCE = 0.001
 # Free text in a submission may not carry markup or control characters (pages escape it anyway).
 _UNSAFE_TEXT = re.compile(r"[<>\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-# Bump when a check of this module changes what it finds (re-scoring has VERIFICATION_VERSION): files checked clean
-# before are then checked again.
-VALIDATE_VERSION = "2"
 
 
 @dataclass
@@ -174,18 +171,17 @@ def validate_paths(
     data_root: Path | None = None,
     base: str | None = None,
     workers: int = 1,
-    predictor=None,
     any_full_url: bool = False,
 ) -> ValidationReport:
     """Every problem of the result files under `paths` (default: `results_root`), each file read, checked and
-    re-scored whole; in `workers` forked processes when more than one (the same report). `predictor`
-    (analysis.predictions.Predictor, with its cache): see `_predict_for_the_build`."""
+    re-scored whole; in `workers` forked processes when more than one (the same report). Only checks: what the
+    site makes of the files (predictions, the pages' data) is the build's."""
     report = ValidationReport()
     judgments = Judgments(data_dirs, data_root, any_full_url=any_full_url)  # official ones fetched once per dataset (per worker) when needed
     checked = _checked_cache() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
     files = result_files(paths, results_root)
-    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked, predictor), files, workers,
+    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked), files, workers,
                           chunksize=max(1, min(64, len(files) // (4 * max(workers, 1)))))
     for path, outcome in zip(files, outcomes, strict=True):
         judgments.add_errors(outcome.judgment_errors)
@@ -209,19 +205,18 @@ def validate_paths(
     return report
 
 
-def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None,
-                predictor=None) -> _FileOutcome:
+def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None) -> _FileOutcome:
     outcome = _FileOutcome()
     known = len(judgments.errors)
     try:
-        _check_into(path, judgments, base, outcome, checked, predictor)
+        _check_into(path, judgments, base, outcome, checked)
     finally:
         outcome.judgment_errors = judgments.errors[known:]
     return outcome
 
 
 def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _FileOutcome,
-                checked: ContentCache | None, predictor=None) -> None:
+                checked: ContentCache | None) -> None:
     report = ValidationReport()  # this file's problems, in the order they are found
     try:
         content = read_result_bytes(path)
@@ -265,10 +260,6 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             if not verification.complete and not verification.problems:
                 outcome.partly_verified = verification.unverified
     outcome.problems = report.problems
-    # no analysis of a rejected file: what it claims is not to be modelled
-    if getattr(predictor, "cache", None) is not None and whole is result and result.score_samples is not None \
-            and not report.problems:
-        _predict_for_the_build(path, result, digest, predictor)
     if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id):
         checked.put(_checked_fields(digest, path), {
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
@@ -285,16 +276,6 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
 # problem, split files, local datasets and --base runs are always checked whole.
 
 
-def _predict_for_the_build(path: Path, result: ResultFile, digest: str, predictor) -> None:
-    """Predict recall at scale from the samples this check decoded, into the prediction cache: the build that follows
-    (`make site`, the deploy workflow) then finds both this file's verification and its prediction cached and decodes
-    neither its ranking nor its samples again. Not a check: what cannot be predicted is the build's to report."""
-    from leaderboard.submissions.load import to_loaded
-
-    if predictor.cached(digest, result) is None:
-        predictor(to_loaded(str(path), result, result.query_ids, {}, False), digest)
-
-
 def _query_set(judgments: Judgments):
     """The query set each dataset's results must cover: that of the judgments given with --data-dir, else the
     registered one (never one a submitted file brings)."""
@@ -305,14 +286,14 @@ def _query_set(judgments: Judgments):
 
 
 def _checked_cache() -> ContentCache:
+    """Keyed by the version of this module's code and all it imports (the checks, re-scoring, reading)."""
     from evaluator.datasets.download import cache_root
 
-    return ContentCache(cache_root() / "checked")
+    return ContentCache(cache_root() / "checked", code=(__name__,))
 
 
 def _checked_fields(digest: str, path: Path) -> dict[str, str]:
-    return {"version": f"{VALIDATE_VERSION} verification={VERIFICATION_VERSION}", "file_sha256": digest,
-            "place": f"{path.parent.name}/{path.name}"}
+    return {"file_sha256": digest, "place": f"{path.parent.name}/{path.name}"}
 
 
 def _is_local(dataset_id: str) -> bool:  # its definition is read from a folder, which may change
