@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.verify import Judgments
 
 log = logging.getLogger(__name__)
+QuerySet = Callable[[str], str | None]  # dataset id -> the fingerprint of the queries its results must cover
 CHANGE_TOLERANCE = 0.001
 # Free text in a submission may not carry markup or control characters (pages escape it anyway).
 _UNSAFE_TEXT = re.compile(r"[<>\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -181,7 +184,8 @@ def validate_paths(
     checked = _checked_cache() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
     files = result_files(paths, results_root)
-    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked), files, workers,
+    query_set = _query_set(judgments)
+    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked, query_set), files, workers,
                           chunksize=max(1, min(64, len(files) // (4 * max(workers, 1)))))
     for path, outcome in zip(files, outcomes, strict=True):
         judgments.add_errors(outcome.judgment_errors)
@@ -205,23 +209,25 @@ def validate_paths(
     return report
 
 
-def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None) -> _FileOutcome:
+def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None,
+                query_set: QuerySet) -> _FileOutcome:
     outcome = _FileOutcome()
     known = len(judgments.errors)
     try:
-        _check_into(path, judgments, base, outcome, checked)
+        _check_into(path, judgments, base, outcome, checked, query_set)
     finally:
         outcome.judgment_errors = judgments.errors[known:]
     return outcome
 
 
 def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _FileOutcome,
-                checked: ContentCache | None) -> None:
+                checked: ContentCache | None, query_set: QuerySet) -> None:
     report = ValidationReport()  # this file's problems, in the order they are found
     try:
         content = read_result_bytes(path)
         digest = hashlib.sha256(content).hexdigest()
-        if checked is not None and base is None and _checked_before(checked, digest, path, judgments, outcome):
+        if checked is not None and base is None and _checked_before(checked, digest, path, judgments, outcome,
+                                                                    query_set):
             return
         result = read_result(path, content=content)
     except ResultValidationError as error:
@@ -244,7 +250,6 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         except DatasetLoadError as error:
             outcome.unfetched = one_line(str(error))
     outcome.ids = (result.model.id, result.dataset.id)
-    query_set = _query_set(judgments)
     check_result(path, whole, report, query_set)
     if base:
         check_against_base(path, result, base, report)
@@ -276,13 +281,13 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
 # problem, split files, local datasets and --base runs are always checked whole.
 
 
-def _query_set(judgments: Judgments):
+def _query_set(judgments: Judgments) -> QuerySet:
     """The query set each dataset's results must cover: that of the judgments given with --data-dir, else the
-    registered one (never one a submitted file brings)."""
+    registered one (never one a submitted file brings); each dataset looked up once."""
     from leaderboard.submissions.catalog import dataset_info
     from leaderboard.submissions.load import registered_query_set
 
-    return registered_query_set(dataset_info, judgments)
+    return registered_query_set(functools.lru_cache(maxsize=None)(dataset_info), judgments)
 
 
 def _checked_cache() -> ContentCache:
@@ -309,7 +314,7 @@ def _spec_digest(dataset_id: str) -> str:
 
 
 def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: Judgments,
-                    outcome: _FileOutcome) -> bool:
+                    outcome: _FileOutcome, query_set: QuerySet) -> bool:
     """Fill `outcome` from the entry of a file checked clean before, when there is one that still holds."""
     entry = checked.get(_checked_fields(digest, path))
     if entry is None:
@@ -317,7 +322,7 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
     try:
         dataset_id, split, metrics = str(entry["dataset_id"]), str(entry["split"]), list(entry["metrics"])
         if _is_local(dataset_id) or _spec_digest(dataset_id) != entry["spec"] \
-                or (_query_set(judgments)(dataset_id) or "") != entry["queries"]:
+                or (query_set(dataset_id) or "") != entry["queries"]:
             return False
         verification = None
         if entry["has_run"] is True and (qrels := judgments.get(dataset_id, split)) is not None:

@@ -194,6 +194,7 @@ class Judgments:
         self.data_dirs, self.data_root = data_dirs or {}, data_root
         self.errors: list[str] = []
         self._qrels: dict[tuple[str, str], Qrels | None] = {}
+        self._query_sets: dict[str, str | None] = {}
         self.cache = VerifiedCache(cache_root() / "verified") if cache else None
 
     def get(self, dataset_id: str, split: str) -> Qrels | None:
@@ -214,7 +215,13 @@ class Judgments:
         return "" if qrels is None else qrels.sha256()
 
     def local_query_set(self, dataset_id: str) -> str | None:
-        """The query set of the qrels given with --data-dir for `dataset_id` (None when none were given)."""
+        """The query set of the qrels given with --data-dir for `dataset_id` (None when none were given); looked
+        up once per dataset (validate and the build ask for every file)."""
+        if dataset_id not in self._query_sets:
+            self._query_sets[dataset_id] = self._local_query_set(dataset_id)
+        return self._query_sets[dataset_id]
+
+    def _local_query_set(self, dataset_id: str) -> str | None:
         from evaluator.datasets import get_spec, query_ids_sha256
 
         try:
