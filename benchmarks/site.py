@@ -57,7 +57,15 @@ from leaderboard.web.build import build_site
 # No judgments: "decode" decodes and checks every stored ranking, re-scoring nothing (every result stays unverified);
 # "" leaves the rankings encoded. argv[4]: worker processes. Recall at scale is predicted from each result's score
 # samples while it is read, through $IRBOARD_CACHE/predicted (the caller empties it first).
-verify = {"decode": lambda result: False}.get(sys.argv[3])
+class DecodeOnly:  # a verify stage (leaderboard.submissions.stages.Verifier) that verifies nothing
+    errors = []
+    def can_verify(self, dataset_id, split): return True  # so every stored ranking is decoded and checked
+    def cached(self, file_sha256, header): return None
+    def verification(self, result, file_sha256=None): return None
+    def judgments_key(self, dataset_id, split): return None
+    def local_query_set(self, dataset_id): return None
+    def add_errors(self, errors): pass
+verify = DecodeOnly() if sys.argv[3] == "decode" else None
 start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
 report = build_site(sys.argv[1], sys.argv[2], is_verified=verify, workers=int(sys.argv[4]))
 children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -202,32 +210,31 @@ def run_make_site(tree: Path, results: Path, out: Path, data: Path, cache: Path)
     return steps
 
 
-def compare_make_site(results: Path, data: Path, before: Path, work: Path) -> None:
-    """`make site` with this checkout's code and with `before`'s, in turns (before, after, after, before), each
-    from an empty $IRBOARD_CACHE and then again from the cache it filled; every site compared byte for byte."""
-    rows = []
-    for turn, (name, tree) in enumerate((("before", before), ("after", ROOT), ("after", ROOT), ("before", before))):
+def compare_make_site(results: Path, data: Path, before: Path, work: Path, turns: int = 4) -> None:
+    """`make site` with this checkout's code and with `before`'s, in turns (before, after, after, before; the first
+    `turns` of them), each from an empty $IRBOARD_CACHE and then again from the cache it filled; every site compared
+    byte for byte. Each row is printed as soon as it is measured."""
+    print(f"`make site` (validate, then build --strict), {sum(1 for _ in results.glob('*/*.json'))} files\n")
+    print("| code | caches | validate wall s (CPU s), exit code | build wall s (CPU s) | both wall s (CPU s) | load |")
+    print("|---|---|---|---|---|---|", flush=True)
+    sites = []
+    order = (("before", before), ("after", ROOT), ("after", ROOT), ("before", before))[:turns]
+    for turn, (name, tree) in enumerate(order):
         cache = work / f"cache-make-site-{turn}"
         shutil.rmtree(cache, ignore_errors=True)
         for state in ("empty cache", "warm cache"):
-            print(f"make site, {name}, {state} ...", flush=True)
             out = work / f"site-make-{turn}-{state[0]}"
-            rows.append((name, state, run_make_site(tree, results, out, data, cache), out))
+            load = os.getloadavg()[0]
+            steps = run_make_site(tree, results, out, data, cache)
+            validate, build = steps["validate"], steps["build"]
+            print(f"| {name} | {state} | {validate['seconds']:.1f} ({validate['cpu']:.1f}), {validate['returncode']} | "
+                  f"{build['seconds']:.1f} ({build['cpu']:.1f}) | {validate['seconds'] + build['seconds']:.1f} "
+                  f"({validate['cpu'] + build['cpu']:.1f}) | {load:.1f}, {os.getloadavg()[0]:.1f} |", flush=True)
+            sites.append(out)
         shutil.rmtree(cache, ignore_errors=True)
-    reference = rows[0][3]
-    for _, _, _, out in rows[1:]:
-        differ = subprocess.run(["diff", "-rq", str(reference), str(out)], capture_output=True, text=True).stdout
-        print(f"{reference.name} and {out.name}: {'differ: ' + differ[:300] if differ else 'identical'}")
-    print(f"\n`make site` (validate, then build --strict), {sum(1 for _ in results.glob('*/*.json'))} files, "
-          f"load average {os.getloadavg()[0]:.1f}\n")
-    print("| code | caches | validate wall s (CPU s), exit code | build wall s (CPU s) | both wall s (CPU s) |")
-    print("|---|---|---|---|---|")
-    for name, state, steps, _ in rows:
-        validate, build = steps["validate"], steps["build"]
-        print(f"| {name} | {state} | {validate['seconds']:.1f} ({validate['cpu']:.1f}), {validate['returncode']} | "
-              f"{build['seconds']:.1f} "
-              f"({build['cpu']:.1f}) | {validate['seconds'] + build['seconds']:.1f} "
-              f"({validate['cpu'] + build['cpu']:.1f}) |")
+    for out in sites[1:]:
+        differ = subprocess.run(["diff", "-rq", str(sites[0]), str(out)], capture_output=True, text=True).stdout
+        print(f"{sites[0].name} and {out.name}: {'differ: ' + differ[:300] if differ else 'identical'}")
 
 
 def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, real_metrics: bool = False,
@@ -267,6 +274,8 @@ def main() -> None:
                         help="with --verifying: time `make site` (validate, then build) with this checkout's code "
                         "and with the code of the checkout BEFORE, in turns; with --results, on those results "
                         "(and --data-dir) instead of synthetic ones")
+    parser.add_argument("--turns", type=int, default=4, choices=(2, 4),
+                        help="with --make-site: 4 turns (before, after, after, before) or the first 2")
     parser.add_argument("--results", type=Path, help="with --make-site: a results folder (e.g. the repository's)")
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data",
                         help="with --make-site --results: the judgments to re-score them against")
@@ -280,12 +289,12 @@ def main() -> None:
     if args.make_site and args.results:
         work = WORK / "make_site_results"
         work.mkdir(parents=True, exist_ok=True)
-        compare_make_site(args.results.resolve(), args.data_dir.resolve(), args.make_site.resolve(), work)
+        compare_make_site(args.results.resolve(), args.data_dir.resolve(), args.make_site.resolve(), work, args.turns)
         return
     folder = ensure_results(args.models, args.datasets, args.queries, args.depth, args.default_metrics,
                             args.verifying)
     if args.make_site:
-        compare_make_site(folder / "results", folder / "data", args.make_site.resolve(), folder)
+        compare_make_site(folder / "results", folder / "data", args.make_site.resolve(), folder, args.turns)
         return
     results = folder / "results"
     files = sorted(results.glob("*/*.json"))
