@@ -61,7 +61,8 @@ def _imports(path: Path, root: Path, packages: tuple[str, ...]) -> frozenset[str
         module = match.group(1) or match.group(3)
         if module.split(".")[0] not in packages:
             continue
-        found.add(module)
+        if module_file(module, root) is not None:  # a name in a comment or string may be no module at all
+            found.add(module)
         for name in re.findall(r"\w+", match.group(2) or ""):  # `from a import b`: b may be a module of a
             if module_file(f"{module}.{name}", root) is not None:
                 found.add(f"{module}.{name}")

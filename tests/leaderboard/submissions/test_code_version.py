@@ -24,6 +24,7 @@ def package(tmp_path) -> Path:
         "pkg/deep/__init__.py": "",
         "pkg/deep/inner.py": "value = 1\n",
         "pkg/other.py": "value = 2\n",
+        "pkg/notes.py": '"""Once read:\n    from pkg.gone import x\n(no longer a module)."""\nfrom pkg import stage\n',
     }
     for name, text in files.items():
         (root / name).write_text(text)
@@ -62,9 +63,11 @@ def test_a_copy_of_the_same_code_elsewhere_has_the_same_version(package, tmp_pat
     cache.code_version.cache_clear()
 
 
-def test_an_unknown_module_is_refused(package):
+def test_an_unknown_module_is_refused_but_a_name_in_a_docstring_is_not_one(package):
     with pytest.raises(ValueError, match="pkg.missing: no such module"):
         code_version("pkg.missing", root=package, packages=("pkg",))
+    assert code_version("pkg.notes", root=package, packages=("pkg",)) != _version(package)
+    cache.code_version.cache_clear()
 
 
 def test_the_stages_versions_follow_what_they_import(edit_code):
