@@ -31,7 +31,12 @@ import sys
 from dataclasses import replace
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.web.build import build_site
-build_site(sys.argv[1], sys.argv[2], is_verified=lambda result: True,
+try:
+    from tests.data.make_synthetic_results import VerifiedWhen
+    verified = VerifiedWhen(lambda result: True)
+except ImportError:  # a checkout from before the typed verify stage took a predicate
+    verified = lambda result: True
+build_site(sys.argv[1], sys.argv[2], is_verified=verified,
            lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None))
 """
 MEASURE = """() => new Promise(done => {

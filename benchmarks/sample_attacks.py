@@ -16,7 +16,7 @@ import numpy as np
 from evaluator.result import read_result
 from evaluator.trec import read_qrels
 from leaderboard.analysis.predictions import predict_result
-from leaderboard.submissions.load import to_loaded
+from leaderboard.submissions.loaded import to_loaded
 from leaderboard.submissions.verify import verify_result
 
 

@@ -13,6 +13,11 @@ Usage: python benchmarks/site.py                      (200 models, 30 datasets, 
                                                       (only the home page in Chromium: the board built with nine
                                                       models in ten verified, its blocking time on load, sorts of
                                                       every model, a page turn; benchmarks/site_browser.py)
+       python benchmarks/site.py --models 1000 --datasets 30 --queries 20 --depth 100 --default-metrics --verifying \
+           --make-site ../before                      (`make site`, validate then build, with this code and with
+                                                      the code of another checkout, in turns, from empty and warm
+                                                      caches; --results results --make-site ../before: on the
+                                                      repository's results, re-scored against ../shared/data)
 
 Results (per-query values for nDCG@10, R@100, RR@10; about 1 model in 10 misses some datasets) are written
 once to benchmarks/_work/ by tests/data/make_synthetic_results.py. Each measurement runs in its own fresh
@@ -56,7 +61,15 @@ from leaderboard.web.build import build_site
 # No judgments: "decode" decodes and checks every stored ranking, re-scoring nothing (every result stays unverified);
 # "" leaves the rankings encoded. argv[4]: worker processes. Recall at scale is predicted from each result's score
 # samples while it is read, through $IRBOARD_CACHE/predicted (the caller empties it first).
-verify = {"decode": lambda result: False}.get(sys.argv[3])
+class DecodeOnly:  # a verify stage (leaderboard.submissions.stages.Verifier) that verifies nothing
+    errors = []
+    def can_verify(self, dataset_id, split): return True  # so every stored ranking is decoded and checked
+    def cached(self, file_sha256, header): return None
+    def verification(self, result, file_sha256=None): return None
+    def judgments_key(self, dataset_id, split): return None
+    def local_query_set(self, dataset_id): return None
+    def add_errors(self, errors): pass
+verify = DecodeOnly() if sys.argv[3] == "decode" else None
 start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()[0]
 report = build_site(sys.argv[1], sys.argv[2], is_verified=verify, workers=int(sys.argv[4]))
 children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -153,11 +166,14 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 
 
-def run_python(code: str, *args: str, cache: Path | None = None) -> dict:
+def run_python(code: str, *args: str, cache: Path | None = None, tree: Path = ROOT) -> dict:
+    """`code` in a process of its own, with the code of the checkout `tree` (default: this one)."""
     env = {"OPENBLAS_NUM_THREADS": "1", **os.environ}  # as the command line sets it (leaderboard.cli.main)
     if cache:
         env["IRBOARD_CACHE"] = str(cache)
-    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, env=env)
+    if tree != ROOT:
+        env["PYTHONPATH"] = str(tree)
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=tree, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -186,6 +202,53 @@ def run_build(results: Path, out: Path, data: Path, cache: Path, one_core: bool 
     if measured["returncode"] != 0:
         raise SystemExit(f"irboard build failed:\n{measured['stderr']}")
     return measured
+
+
+NOW = "2026-01-01T00:00:00Z"  # round phases judged at one instant, so that every build gives the same site
+
+
+def run_make_site(tree: Path, results: Path, out: Path, data: Path, cache: Path) -> dict:
+    """`make site` as the deploy workflow runs it, with the code of the checkout `tree`: `irboard validate`, then
+    `irboard build --strict`, each timed in a process of its own. Validate's exit code is kept, not required to be
+    0: synthetic results on registered datasets have fewer queries than the registry's, which validate reports
+    (after checking and re-scoring every file)."""
+    steps = {}
+    for step, args in (("validate", ["validate", "--results", str(results), "--data-dir", str(data)]),
+                       ("build", ["build", "--strict", "--results", str(results), "--out", str(out), "--data-dir",
+                                  str(data), "--now", NOW])):
+        measured = run_python(TIMED_COMMAND, "all", sys.executable, "-m", "leaderboard.cli", *args, cache=cache,
+                              tree=tree)
+        if step == "build" and measured["returncode"] != 0:
+            raise SystemExit(f"irboard build failed:\n{measured['stderr']}")
+        steps[step] = measured
+    return steps
+
+
+def compare_make_site(results: Path, data: Path, before: Path, work: Path, turns: int = 4) -> None:
+    """`make site` with this checkout's code and with `before`'s, in turns (before, after, after, before; the first
+    `turns` of them), each from an empty $IRBOARD_CACHE and then again from the cache it filled; every site compared
+    byte for byte. Each row is printed as soon as it is measured."""
+    print(f"`make site` (validate, then build --strict), {sum(1 for _ in results.glob('*/*.json'))} files\n")
+    print("| code | caches | validate wall s (CPU s), exit code | build wall s (CPU s) | both wall s (CPU s) | load |")
+    print("|---|---|---|---|---|---|", flush=True)
+    sites = []
+    order = (("before", before), ("after", ROOT), ("after", ROOT), ("before", before))[:turns]
+    for turn, (name, tree) in enumerate(order):
+        cache = work / f"cache-make-site-{turn}"
+        shutil.rmtree(cache, ignore_errors=True)
+        for state in ("empty cache", "warm cache"):
+            out = work / f"site-make-{turn}-{state[0]}"
+            load = os.getloadavg()[0]
+            steps = run_make_site(tree, results, out, data, cache)
+            validate, build = steps["validate"], steps["build"]
+            print(f"| {name} | {state} | {validate['seconds']:.1f} ({validate['cpu']:.1f}), {validate['returncode']} | "
+                  f"{build['seconds']:.1f} ({build['cpu']:.1f}) | {validate['seconds'] + build['seconds']:.1f} "
+                  f"({validate['cpu'] + build['cpu']:.1f}) | {load:.1f}, {os.getloadavg()[0]:.1f} |", flush=True)
+            sites.append(out)
+        shutil.rmtree(cache, ignore_errors=True)
+    for out in sites[1:]:
+        differ = subprocess.run(["diff", "-rq", str(sites[0]), str(out)], capture_output=True, text=True).stdout
+        print(f"{sites[0].name} and {out.name}: {'differ: ' + differ[:300] if differ else 'identical'}")
 
 
 def ensure_results(models: int, datasets: int, queries: int, depth: int = 0, real_metrics: bool = False,
@@ -240,6 +303,15 @@ def main() -> None:
                         "(as real results do; 100 is what evaluate stores by default)")
     parser.add_argument("--default-metrics", action="store_true",
                         help="per-query values for evaluate's 30 default metrics instead of 3")
+    parser.add_argument("--make-site", type=Path, metavar="BEFORE",
+                        help="with --verifying: time `make site` (validate, then build) with this checkout's code "
+                        "and with the code of the checkout BEFORE, in turns; with --results, on those results "
+                        "(and --data-dir) instead of synthetic ones")
+    parser.add_argument("--turns", type=int, default=4, choices=(2, 4),
+                        help="with --make-site: 4 turns (before, after, after, before) or the first 2")
+    parser.add_argument("--results", type=Path, help="with --make-site: a results folder (e.g. the repository's)")
+    parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data",
+                        help="with --make-site --results: the judgments to re-score them against")
     parser.add_argument("--verifying", action="store_true",
                         help="with --depth: synthetic qrels too, and results whose values are the re-scoring of "
                         "their rankings; measures the build that re-scores every result, with a cold and a warm "
@@ -254,8 +326,16 @@ def main() -> None:
     if args.browser:
         measure_home(args)
         return
+    if args.make_site and args.results:
+        work = WORK / "make_site_results"
+        work.mkdir(parents=True, exist_ok=True)
+        compare_make_site(args.results.resolve(), args.data_dir.resolve(), args.make_site.resolve(), work, args.turns)
+        return
     folder = ensure_results(args.models, args.datasets, args.queries, args.depth, args.default_metrics,
                             args.verifying)
+    if args.make_site:
+        compare_make_site(folder / "results", folder / "data", args.make_site.resolve(), folder, args.turns)
+        return
     results = folder / "results"
     files = sorted(results.glob("*/*.json"))
     data_mb = sum(path.stat().st_size for path in files) / 1e6

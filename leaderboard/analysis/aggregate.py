@@ -37,7 +37,7 @@ from leaderboard.analysis.predictions import (
 )
 from leaderboard.analysis.ranks import GroupBootstrap, group_difference_pvalues, rank_ranges, tie_bands
 from leaderboard.submissions.catalog import DEFAULT_BASELINE, DatasetInfo, dataset_info
-from leaderboard.submissions.load import LoadedResult, ModelInfo
+from leaderboard.submissions.loaded import LoadedResult, ModelInfo
 from leaderboard.submissions.parallel import forked_map
 
 logger = logging.getLogger(__name__)

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evaluator.errors import InputFormatError, ResultValidationError
 from leaderboard.analysis.scale import GROWTHS, CannotPredictError, Mode, Tail, forecasts, samples_of
 from leaderboard.analysis.scale_options import DEFAULT_GROWTH, DEFAULT_MODE, DEFAULT_TAIL  # noqa: F401 (re-exported)
-from leaderboard.submissions.cache import ContentCache
-from leaderboard.submissions.load import LoadedResult
+from leaderboard.submissions.cache import ContentCache, code_version
+from leaderboard.submissions.loaded import LoadedResult
 
 logger = logging.getLogger(__name__)
 
@@ -115,28 +115,28 @@ def _measured(metrics) -> tuple[tuple[int, float], ...]:
 
 
 UNREADABLE = "the score samples cannot be read"
-PREDICTION_VERSION = "1"  # bump when decoding score samples or predicting from them changes what comes out
 
 
 class Predictor:
-    """`predict_result` as the build's readers call it (`load_results(predictor=...)`), once per file while it is
-    read, so that no score samples stay in memory. Outcomes are kept by content (`ContentCache` under
-    `<cache>/predicted`, unless `cache` is False): a file whose exact bytes were predicted before, by this code
-    with this method and these sizes, is neither decoded nor fitted again."""
+    """The predict stage of the build's read step (a `submissions.stages.Forecaster`): `predict_result` once per
+    file while it is read, so that no score samples stay in memory. Outcomes are kept by content (`ContentCache`
+    under `<cache>/predicted`, unless `cache` is False): a file whose exact bytes were predicted before, by this
+    code (this module and all it imports: decoding the samples, the score model) with this method and these sizes,
+    is neither decoded nor fitted again."""
 
     def __init__(self, mode: Mode = DEFAULT_MODE, tail: Tail = DEFAULT_TAIL, cache: bool = True):
         from evaluator.datasets.download import cache_root
 
         self.mode, self.tail = mode, tail
-        self.cache = ContentCache(cache_root() / "predicted") if cache else None
+        self.cache = ContentCache(cache_root() / "predicted", code=(__name__,)) if cache else None
 
     def _fields(self, file_sha256: str) -> dict[str, str]:
-        return {"version": PREDICTION_VERSION, "file_sha256": file_sha256, "mode": self.mode, "tail": self.tail,
+        return {"file_sha256": file_sha256, "mode": self.mode, "tail": self.tail,
                 "chart": repr((CHART_SIZES, CURVE_SIZES, CHART_KS, GROWTHS))}
 
     def method(self) -> str:
         """What a prediction depends on besides the file: this code's version, the method and the chart's sizes."""
-        fields = self._fields("")
+        fields = {"code": code_version(__name__), **self._fields("")}
         return " ".join(f"{name}={value}" for name, value in fields.items() if name != "file_sha256")
 
     def cached(self, file_sha256: str | None, header) -> Prediction | None:
@@ -174,7 +174,7 @@ class Predictor:
         except (KeyError, TypeError, ValueError):
             return None
 
-    def __call__(self, result: LoadedResult, file_sha256: str | None = None) -> Prediction | None:
+    def predict(self, result: LoadedResult, file_sha256: str | None = None) -> Prediction | None:
         prediction = predict_result(result, self.mode, self.tail)
         if prediction is not None and self.cache is not None and file_sha256 and self.keeps(prediction):
             self.cache.put(self._fields(file_sha256), self.encode(prediction))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from evaluator.errors import one_line
@@ -25,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluator.environment import cores
     from leaderboard.submissions.verify import verifier
     from leaderboard.web.build import build_site
-    from leaderboard.web.provenance import build_stamp
+    from leaderboard.web.provenance import build_stamp, commit_time
 
     data_dirs, data_root = parse_data_dirs(args.data_dir)
     # one process per core reads, decodes and verifies the files, computes each dataset's statistics and renders the
@@ -33,25 +34,12 @@ def run(args: argparse.Namespace) -> int:
     workers = min(cores(), 4)
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root),
                         workers=workers, stamp=build_stamp(args.results), rounds_dir=args.rounds,
-                        now=instant(args.now) if args.now else _head_time())
+                        now=instant(args.now) if args.now else commit_time(args.results) or datetime.now(timezone.utc))
     for warning in report.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
     print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
           f"({report.models} models, {report.datasets} datasets)")
     return 0
-
-
-def _head_time():
-    """The committer time of the checked-out commit: the instant a build judges round phases at, so that the
-    same commit builds the same site. The current time outside a git checkout."""
-    import subprocess
-    from datetime import datetime, timezone
-
-    try:
-        out = subprocess.run(["git", "log", "-1", "--format=%cI"], capture_output=True, text=True, check=True).stdout
-        return datetime.fromisoformat(out.strip()).astimezone(timezone.utc)
-    except (OSError, ValueError, subprocess.CalledProcessError):
-        return datetime.now(timezone.utc)
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:

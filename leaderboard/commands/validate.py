@@ -24,15 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evaluator.environment import cores
-    from leaderboard.analysis.predictions import Predictor
     from leaderboard.submissions.validate import validate_paths
 
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
-    # what a site build with default settings will predict from each file's samples, made while validate has them
-    # decoded, so that the build after it (make site, the deploy) decodes no samples
     report = validate_paths(list(args.paths), results_root=args.results, data_dirs=data_dirs, data_root=data_root,
-                            base=args.base, workers=min(cores(), 4), predictor=Predictor(),
-                            any_full_url=args.allow_any_full_url)
+                            base=args.base, workers=min(cores(), 4), any_full_url=args.allow_any_full_url)
     for problem in report.problems:
         print(one_line(problem), file=sys.stderr)
     if report.problems:

@@ -42,7 +42,7 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
     new = {path.resolve(): read_result(path) for path in new_files}
 
     def verified(result: ResultFile) -> bool:
-        outcome = judgments(result) if judgments is not None else None
+        outcome = judgments.verification(result) if judgments is not None else None
         return outcome is not None and outcome.complete
 
     lines = ["## irboard: comparison of the submitted results", "",

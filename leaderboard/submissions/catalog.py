@@ -28,22 +28,17 @@ class DatasetInfo:
 
 def dataset_info(dataset_id: str) -> DatasetInfo:
     """The registered spec of a dataset, or group "Other" with nDCG@10 when there is none."""
-    try:
-        from evaluator.datasets import get_spec
+    from evaluator.datasets import get_spec
 
+    try:
         spec = get_spec(dataset_id)
-        return DatasetInfo(
-            id=dataset_id,
-            name=str(getattr(spec, "name", "") or dataset_id),
-            group=str(getattr(spec, "group", "") or "Other"),
-            language=str(getattr(spec, "language", "") or ""),
-            main_metric=str(getattr(spec, "main_metric", "") or DEFAULT_MAIN_METRIC),
-            headline_metrics=tuple(getattr(spec, "headline_metrics", ())),
-            headline_source=str(getattr(spec, "headline_source", "")),
-            query_ids_sha256=known_query_ids_sha256(dataset_id),
-        )
-    except (ImportError, AttributeError, LookupError, ValueError, IrboardError):
+    except (LookupError, ValueError, IrboardError):
         return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
+    return DatasetInfo(
+        id=dataset_id, name=spec.name or dataset_id, group=spec.group or "Other", language=spec.language,
+        main_metric=spec.main_metric or DEFAULT_MAIN_METRIC, headline_metrics=tuple(spec.headline_metrics),
+        headline_source=spec.headline_source, query_ids_sha256=known_query_ids_sha256(dataset_id),
+    )
 
 
 def main_metric(dataset_id: str, stored: Collection[str] | None = None) -> str:

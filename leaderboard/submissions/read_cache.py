@@ -7,47 +7,45 @@ at every deploy spent most of its time re-reading files that had not changed. Th
 KB of JSON a file) under the sha256 of the file's bytes, so an unchanged file costs reading and hashing its bytes and
 one small entry.
 
-The key fields are READ_VERSION, the file's sha256, whether judgments were at hand and the predictor's method; the
-entry also names the dataset and split, the kept metrics and the sha256 of the judgments the file was verified
-against (null: none were at hand), and a hit must match what this build would use: the metrics `keep_metrics` names
-for that dataset and the judgments this build has for it. Entries are written only after a read that found no
-problem, from what that read produced, so a hit stands for exactly what reading those bytes gives, for the same
-reason as the verification cache (docs/leaderboard-at-scale.md). Split results (whose ranking lives in another file)
-are not kept.
+The key fields are the file's sha256, whether a verifier was at hand and the predictor's method (its code's version
+included); the entry also names the dataset and split, the kept metrics and what the verifier's outcomes on that
+dataset depend on (`Verifier.judgments_key`: the sha256 of the judgments, "" without), and a hit must match what this
+build would use: the metrics `keep_metrics` names for that dataset and the judgments this build has for it. Every
+entry is also keyed by the version of the code of `leaderboard.submissions.load` and all it imports (reading,
+verifying, checking: `leaderboard.submissions.cache.code_version`), so a change to that code misses every entry.
+Entries are written only after a read that found no problem, from what that read produced, so a hit stands for
+exactly what reading those bytes gives, for the same reason as the verification cache
+(docs/leaderboard-at-scale.md). Split results (whose ranking lives in another file) are not kept, nor results a
+verifier declares verified without judgments (`judgments_key` None).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 
 from leaderboard.submissions.cache import ContentCache
-from leaderboard.submissions.verify import VERIFICATION_VERSION
-
-# Bump when what a build keeps of a file changes (reading, checking, LoadedResult's fields); verification and
-# prediction carry their own versions, which are part of the key too.
-READ_VERSION = "2"  # 2: the coverage of the run
+from leaderboard.submissions.loaded import LoadedResult, ModelInfo, Provenance
+from leaderboard.submissions.stages import Forecaster, Source, Verifier
 
 
 class ReadCache(ContentCache):
-    """Entries of what `read_loaded` made of a file (see the module docstring); `loaded` builds LoadedResults."""
+    """Entries of what `load.read_loaded` made of a file (see the module docstring)."""
 
-    def __init__(self, folder: Path, loaded: Callable[..., object]):
-        super().__init__(folder)
-        self._loaded = loaded  # the LoadedResult factory of leaderboard.submissions.load (it imports this module)
+    def __init__(self, folder: Path):
+        super().__init__(folder, code=("leaderboard.submissions.load",))
 
     @staticmethod
-    def _fields(file_sha256: str, judged: bool, predictor) -> dict[str, str]:
-        return {"version": f"{READ_VERSION} verification={VERIFICATION_VERSION}", "file_sha256": file_sha256,
-                "judged": "yes" if judged else "no", "predictor": predictor.method() if predictor else "none"}
+    def _fields(file_sha256: str, verifier: Verifier | None, predictor: Forecaster) -> dict[str, str]:
+        return {"file_sha256": file_sha256, "judged": "no" if verifier is None else "yes",
+                "predictor": predictor.method()}
 
-    def find(self, file_sha256: str, path: str, keep_metrics: Callable[[str], Iterable[str] | None] | None,
-             judgments, predictor):
-        """The LoadedResult of the file at `path` whose bytes hash to `file_sha256`, or None."""
-        entry = self.get(self._fields(file_sha256, judgments is not None, predictor))
+    def find(self, source: Source, keep_metrics: Callable[[str], Iterable[str]] | None, verifier: Verifier | None,
+             predictor: Forecaster) -> LoadedResult | None:
+        """What reading `source` gave before, with the same kept metrics and judgments, or None."""
+        entry = self.get(self._fields(source.sha256, verifier, predictor))
         if entry is None:
             return None
         try:
@@ -55,20 +53,23 @@ class ReadCache(ContentCache):
             if (keep_metrics is None) != (kept is None) or (kept is not None and sorted(
                     set(keep_metrics(dataset_id)) & set(entry["metrics"])) != kept):
                 return None
-            qrels = judgments.get(dataset_id, split) if judgments is not None else None
-            if (None if qrels is None else qrels.sha256()) != entry["judgments_sha256"]:
+            key = verifier.judgments_key(dataset_id, split) if verifier is not None else ""
+            if key is None or key != (entry["judgments_sha256"] or ""):
                 return None
-            return self._result(entry, path, predictor)
+            return self._result(entry, str(source.path), predictor)
         except (KeyError, TypeError, ValueError):
             return None
 
-    def keep(self, file_sha256: str, loaded, kept: list[str] | None, judgments, predictor) -> None:
-        """Store what reading the file gave (`kept`: the metrics keep_metrics named, None: all of them)."""
-        qrels = judgments.get(loaded.dataset_id, loaded.split) if judgments is not None else None
-        model, provenance = dataclasses.asdict(loaded.model), dataclasses.asdict(loaded.provenance)
-        self.put(self._fields(file_sha256, judgments is not None, predictor), {
-            "dataset_id": loaded.dataset_id, "split": loaded.split, "kept": kept,
-            "judgments_sha256": None if qrels is None else qrels.sha256(),
+    def keep(self, source: Source, loaded: LoadedResult, kept: list[str] | None, verifier: Verifier | None,
+             predictor: Forecaster) -> None:
+        """Store what reading `source` gave (`kept`: the metrics keep_metrics named, None: all of them)."""
+        key = verifier.judgments_key(loaded.dataset_id, loaded.split) if verifier is not None else ""
+        if key is None:
+            return
+        # shallow: their fields are numbers, strings and tuples of them (dataclasses.asdict deep-copies, 4% of a cold read)
+        model, provenance = (vars(loaded.model).copy(), vars(loaded.provenance).copy())
+        self.put(self._fields(source.sha256, verifier, predictor), {
+            "dataset_id": loaded.dataset_id, "split": loaded.split, "kept": kept, "judgments_sha256": key or None,
             "model": model, "num_docs": loaded.num_docs, "qrels_sha256": loaded.qrels_sha256,
             "settings": [list(item) for item in loaded.settings], "metrics": loaded.metrics,
             "query_ids": list(loaded.query_ids),
@@ -77,7 +78,7 @@ class ReadCache(ContentCache):
             "provenance": provenance,
             "prediction": None if loaded.prediction is None else predictor.encode(loaded.prediction)})
 
-    def _result(self, entry: dict, path: str, predictor):
+    def _result(self, entry: dict, path: str, predictor: Forecaster) -> LoadedResult:
         model = {**entry["model"], "training_datasets": tuple(entry["model"]["training_datasets"])}
         provenance = {**entry["provenance"], "timings": tuple(tuple(item) for item in entry["provenance"]["timings"])}
         prediction = None
@@ -90,9 +91,10 @@ class ReadCache(ContentCache):
         if not all(isinstance(q, str) for q in query_ids) or not all(
                 values.shape == (len(query_ids),) and np.isfinite(values).all() for values in per_query.values()):
             raise ValueError("per-query values that do not fit the queries")  # a damaged entry: read the file
-        return self._loaded(
-            path=path, model=model, dataset_id=entry["dataset_id"], split=entry["split"], num_docs=entry["num_docs"],
+        return LoadedResult(
+            path=path, model=ModelInfo(**model), dataset_id=entry["dataset_id"], split=entry["split"],
+            num_docs=entry["num_docs"],
             qrels_sha256=entry["qrels_sha256"], settings=tuple(tuple(item) for item in entry["settings"]),
             metrics=entry["metrics"], query_ids=query_ids, per_query=per_query,
             has_run=entry["has_run"], verified=entry["verified"], verified_metrics=frozenset(entry["verified_metrics"]),
-            provenance=provenance, prediction=prediction)
+            provenance=Provenance(**provenance), prediction=prediction)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,15 +15,13 @@ from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNam
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.parallel import forked_map
-from leaderboard.submissions.verify import VERIFICATION_VERSION, Judgments
+from leaderboard.submissions.verify import Judgments
 
 log = logging.getLogger(__name__)
+QuerySet = Callable[[str], str | None]  # dataset id -> the fingerprint of the queries its results must cover
 CHANGE_TOLERANCE = 0.001
 # Free text in a submission may not carry markup or control characters (pages escape it anyway).
 _UNSAFE_TEXT = re.compile(r"[<>\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-# Bump when a check of this module changes what it finds (re-scoring has VERIFICATION_VERSION): files checked clean
-# before are then checked again.
-VALIDATE_VERSION = "2"
 
 
 @dataclass
@@ -174,18 +174,18 @@ def validate_paths(
     data_root: Path | None = None,
     base: str | None = None,
     workers: int = 1,
-    predictor=None,
     any_full_url: bool = False,
 ) -> ValidationReport:
     """Every problem of the result files under `paths` (default: `results_root`), each file read, checked and
-    re-scored whole; in `workers` forked processes when more than one (the same report). `predictor`
-    (analysis.predictions.Predictor, with its cache): see `_predict_for_the_build`."""
+    re-scored whole; in `workers` forked processes when more than one (the same report). Only checks: what the
+    site makes of the files (predictions, the pages' data) is the build's."""
     report = ValidationReport()
     judgments = Judgments(data_dirs, data_root, any_full_url=any_full_url)  # official ones fetched once per dataset (per worker) when needed
     checked = _checked_cache() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
     files = result_files(paths, results_root)
-    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked, predictor), files, workers,
+    query_set = _query_set(judgments)
+    outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked, query_set), files, workers,
                           chunksize=max(1, min(64, len(files) // (4 * max(workers, 1)))))
     for path, outcome in zip(files, outcomes, strict=True):
         judgments.add_errors(outcome.judgment_errors)
@@ -210,23 +210,24 @@ def validate_paths(
 
 
 def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None,
-                predictor=None) -> _FileOutcome:
+                query_set: QuerySet) -> _FileOutcome:
     outcome = _FileOutcome()
     known = len(judgments.errors)
     try:
-        _check_into(path, judgments, base, outcome, checked, predictor)
+        _check_into(path, judgments, base, outcome, checked, query_set)
     finally:
         outcome.judgment_errors = judgments.errors[known:]
     return outcome
 
 
 def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _FileOutcome,
-                checked: ContentCache | None, predictor=None) -> None:
+                checked: ContentCache | None, query_set: QuerySet) -> None:
     report = ValidationReport()  # this file's problems, in the order they are found
     try:
         content = read_result_bytes(path)
         digest = hashlib.sha256(content).hexdigest()
-        if checked is not None and base is None and _checked_before(checked, digest, path, judgments, outcome):
+        if checked is not None and base is None and _checked_before(checked, digest, path, judgments, outcome,
+                                                                    query_set):
             return
         result = read_result(path, content=content)
     except ResultValidationError as error:
@@ -249,7 +250,6 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         except DatasetLoadError as error:
             outcome.unfetched = one_line(str(error))
     outcome.ids = (result.model.id, result.dataset.id)
-    query_set = _query_set(judgments)
     check_result(path, whole, report, query_set)
     if base:
         check_against_base(path, result, base, report)
@@ -265,10 +265,6 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             if not verification.complete and not verification.problems:
                 outcome.partly_verified = verification.unverified
     outcome.problems = report.problems
-    # no analysis of a rejected file: what it claims is not to be modelled
-    if getattr(predictor, "cache", None) is not None and whole is result and result.score_samples is not None \
-            and not report.problems:
-        _predict_for_the_build(path, result, digest, predictor)
     if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id):
         checked.put(_checked_fields(digest, path), {
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
@@ -285,34 +281,24 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
 # problem, split files, local datasets and --base runs are always checked whole.
 
 
-def _predict_for_the_build(path: Path, result: ResultFile, digest: str, predictor) -> None:
-    """Predict recall at scale from the samples this check decoded, into the prediction cache: the build that follows
-    (`make site`, the deploy workflow) then finds both this file's verification and its prediction cached and decodes
-    neither its ranking nor its samples again. Not a check: what cannot be predicted is the build's to report."""
-    from leaderboard.submissions.load import to_loaded
-
-    if predictor.cached(digest, result) is None:
-        predictor(to_loaded(str(path), result, result.query_ids, {}, False), digest)
-
-
-def _query_set(judgments: Judgments):
+def _query_set(judgments: Judgments) -> QuerySet:
     """The query set each dataset's results must cover: that of the judgments given with --data-dir, else the
-    registered one (never one a submitted file brings)."""
+    registered one (never one a submitted file brings); each dataset looked up once."""
     from leaderboard.submissions.catalog import dataset_info
     from leaderboard.submissions.load import registered_query_set
 
-    return registered_query_set(dataset_info, judgments)
+    return registered_query_set(functools.lru_cache(maxsize=None)(dataset_info), judgments)
 
 
 def _checked_cache() -> ContentCache:
+    """Keyed by the version of this module's code and all it imports (the checks, re-scoring, reading)."""
     from evaluator.datasets.download import cache_root
 
-    return ContentCache(cache_root() / "checked")
+    return ContentCache(cache_root() / "checked", code=(__name__,))
 
 
 def _checked_fields(digest: str, path: Path) -> dict[str, str]:
-    return {"version": f"{VALIDATE_VERSION} verification={VERIFICATION_VERSION}", "file_sha256": digest,
-            "place": f"{path.parent.name}/{path.name}"}
+    return {"file_sha256": digest, "place": f"{path.parent.name}/{path.name}"}
 
 
 def _is_local(dataset_id: str) -> bool:  # its definition is read from a folder, which may change
@@ -328,7 +314,7 @@ def _spec_digest(dataset_id: str) -> str:
 
 
 def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: Judgments,
-                    outcome: _FileOutcome) -> bool:
+                    outcome: _FileOutcome, query_set: QuerySet) -> bool:
     """Fill `outcome` from the entry of a file checked clean before, when there is one that still holds."""
     entry = checked.get(_checked_fields(digest, path))
     if entry is None:
@@ -336,7 +322,7 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
     try:
         dataset_id, split, metrics = str(entry["dataset_id"]), str(entry["split"]), list(entry["metrics"])
         if _is_local(dataset_id) or _spec_digest(dataset_id) != entry["spec"] \
-                or (_query_set(judgments)(dataset_id) or "") != entry["queries"]:
+                or (query_set(dataset_id) or "") != entry["queries"]:
             return False
         verification = None
         if entry["has_run"] is True and (qrels := judgments.get(dataset_id, split)) is not None:

@@ -118,20 +118,19 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
     return list(verify_result(result, qrels).problems)
 
 
-# Bump when reading a ranking or re-scoring it changes (evaluator.result's run checks, decoding score samples, this
-# module, labels, sample_checks, the metrics): cached verifications made by other code then no longer count.
-VERIFICATION_VERSION = "4"  # 2: run.below; 3: the coverage record is checked; 4: samples below the cut
-
-
 class VerifiedCache(ContentCache):
-    """Past verifications, keyed by (VERIFICATION_VERSION, the sha256 of a result file's exact bytes, the sha256 of
-    the qrels it was re-scored against). An entry says only that those exact bytes re-scored cleanly against those
-    exact judgments with this code, so a file that differs in one byte, other judgments or other code miss it.
-    Only outcomes without problems are stored (a rejected file is re-checked, and rejected again, every time)."""
+    """Past verifications, keyed by (the sha256 of a result file's exact bytes, the sha256 of the qrels it was
+    re-scored against) and the version of this module's code (with everything it imports: reading a ranking, the
+    metrics, the sample checks). An entry says only that those exact bytes re-scored cleanly against those exact
+    judgments with this code, so a file that differs in one byte, other judgments or other code miss it. Only
+    outcomes without problems are stored (a rejected file is re-checked, and rejected again, every time)."""
+
+    def __init__(self, folder: Path):
+        super().__init__(folder, code=(__name__,))
 
     @staticmethod
     def _fields(file_sha256: str, qrels_sha256: str) -> dict[str, str]:
-        return {"version": VERIFICATION_VERSION, "file_sha256": file_sha256, "qrels_sha256": qrels_sha256}
+        return {"file_sha256": file_sha256, "qrels_sha256": qrels_sha256}
 
     def get(self, file_sha256: str, qrels_sha256: str, metrics: Iterable[str]) -> Verification | None:
         entry = super().get(self._fields(file_sha256, qrels_sha256))
@@ -182,9 +181,10 @@ def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root
 
 
 class Judgments:
-    """Qrels by (dataset id, split), looked up once each through `qrels_for`. Judgments that cannot be had are
-    None, with the reason in `errors` (one line per dataset). Called with a result, says whether it is verified.
-    Verifications are cached by content (`VerifiedCache` under `<cache>/verified`) unless `cache` is False."""
+    """The verify stage of the build's read step (a `stages.Verifier`) and of `irboard validate`: qrels by
+    (dataset id, split), looked up once each through `qrels_for`. Judgments that cannot be had are None, with the
+    reason in `errors` (one line per dataset). Verifications are cached by content (`VerifiedCache` under
+    `<cache>/verified`) unless `cache` is False."""
 
     def __init__(self, data_dirs: dict[str, Path] | None = None, data_root: Path | None = None, cache: bool = True,
                  any_full_url: bool = False):
@@ -194,6 +194,7 @@ class Judgments:
         self.data_dirs, self.data_root = data_dirs or {}, data_root
         self.errors: list[str] = []
         self._qrels: dict[tuple[str, str], Qrels | None] = {}
+        self._query_sets: dict[str, str | None] = {}
         self.cache = VerifiedCache(cache_root() / "verified") if cache else None
 
     def get(self, dataset_id: str, split: str) -> Qrels | None:
@@ -205,6 +206,33 @@ class Judgments:
                 self._qrels[key] = None
                 self.errors.append(str(error))
         return self._qrels[key]
+
+    def can_verify(self, dataset_id: str, split: str) -> bool:
+        return self.get(dataset_id, split) is not None
+
+    def judgments_key(self, dataset_id: str, split: str) -> str | None:
+        qrels = self.get(dataset_id, split)
+        return "" if qrels is None else qrels.sha256()
+
+    def local_query_set(self, dataset_id: str) -> str | None:
+        """The query set of the qrels given with --data-dir for `dataset_id` (None when none were given); looked
+        up once per dataset (validate and the build ask for every file)."""
+        if dataset_id not in self._query_sets:
+            self._query_sets[dataset_id] = self._local_query_set(dataset_id)
+        return self._query_sets[dataset_id]
+
+    def _local_query_set(self, dataset_id: str) -> str | None:
+        from evaluator.datasets import get_spec, query_ids_sha256
+
+        try:
+            split = get_spec(dataset_id).split
+        except IrboardError:
+            return None
+        folders = [self.data_dirs.get(dataset_id), self.data_root and self.data_root / dataset_id]
+        if not any(folder is not None and (folder / "qrels" / f"{split}.tsv").is_file() for folder in folders):
+            return None
+        qrels = self.get(dataset_id, split)
+        return None if qrels is None else query_ids_sha256(qrels.query_ids)
 
     def add_errors(self, errors: list[str]) -> None:
         """Add the errors a worker process's copy of these judgments met, each error once."""
@@ -226,7 +254,7 @@ class Judgments:
             self.cache.put(file_sha256, qrels.sha256(), outcome)
         return outcome
 
-    def __call__(self, result: ResultFile, file_sha256: str | None = None) -> Verification | None:
+    def verification(self, result: ResultFile, file_sha256: str | None = None) -> Verification | None:
         """The verification of a result with a stored ranking (a split result's: that of its full file); None
         without one, without judgments or when a split result's full file cannot be fetched (said in `errors`).
         `file_sha256`: the sha256 of the result file's bytes, to look the verification up in the cache (and

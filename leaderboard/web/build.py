@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from evaluator.errors import IrboardError, one_line
-from evaluator.result import ResultFile
 from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, build_leaderboard
 from leaderboard.analysis.predictions import Evidence, Predictor, load_evidence
 from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results, read_cache, registered_query_set
 from leaderboard.submissions.parallel import forked_map
+from leaderboard.submissions.stages import Verifier
 from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages
 from leaderboard.web.provenance import BuildStamp
 from leaderboard.web.render import (
@@ -84,13 +84,13 @@ def _check_output(results_dir: Path, out_dir: Path) -> list[str]:
 
 def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = False,
                settings: SiteSettings | TestSettings | None = None,
-               is_verified: Callable[[ResultFile], bool] | None = None,
+               is_verified: Verifier | None = None,
                lookup: Callable = dataset_info, workers: int = 1, stamp: BuildStamp | None = None,
                rounds_dir: Path | str | None = None, now: datetime | None = None) -> BuildReport:
     """Build the static site from `results_dir` into `out_dir`; raise BuildError listing every problem.
 
-    `settings` chooses the tests and the baseline; `is_verified(result)` marks results whose run re-scores
-    to the same metrics (no result is verified without it); `lookup(dataset_id)` gives a DatasetInfo; `stamp`: the
+    `settings` chooses the tests and the baseline; `is_verified` (the read step's verify stage, e.g.
+    submissions.verify.Judgments) marks results whose run re-scores to the same metrics (none is verified without it); `lookup(dataset_id)` gives a DatasetInfo; `stamp`: the
     repository, commit and date every page's footer names (provenance.build_stamp; none: left out). Sealed rounds
     are read from `rounds_dir` (when it exists), their phases judged at `now` (default: the current time)."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
@@ -107,7 +107,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
         raise BuildError(problems)
     warnings = list(loaded.warnings)
     # judgments that could not be had leave results unverified
-    warnings += [f"{error}; its results are shown unverified" for error in getattr(is_verified, "errors", [])]
+    warnings += [f"{error}; its results are shown unverified" for error in (is_verified.errors if is_verified else [])]
     board = build_leaderboard(loaded.results, settings, lookup, warnings, workers)
     rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings)
     if strict and warnings:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaderboard.submissions.load import ModelInfo
+from leaderboard.submissions.loaded import ModelInfo
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ Contexts hold raw numbers and ready-made text; templates only format them (filte
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import numpy as np
@@ -62,7 +61,7 @@ from leaderboard.web.rank_pages import (
     statistics_method,
     top_rule,
 )
-from leaderboard.web.render import json_rounded, json_text
+from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.scale_pages import (
     crossing_section,
     dataset_prediction_column,
@@ -254,17 +253,6 @@ def build_home(board: Leaderboard) -> HomeContext:
         default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
         answer=best_answer(board, sorted_group),
     )
-
-
-_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:[^\s/:;,'\"()]+/)+([^\s/:;,'\"()]*)")
-_SYSTEM_ERROR = re.compile(r"(?:<urlopen error )?\[Errno -?\d+\][^;:>)]*>?")
-
-
-def public_note(warning: str) -> str:
-    """A build warning as the home page shows it: the builder's own paths (caches, checkouts) cut to their last
-    part, and operating-system errors (a failed name lookup) said in words; the build's log keeps them whole."""
-    text = _SYSTEM_ERROR.sub("a network or system error", warning)
-    return _ABSOLUTE_PATH.sub(lambda match: "…/" + match.group(1), text)
 
 
 def _sorted_group(board: Leaderboard) -> GroupBoard | None:

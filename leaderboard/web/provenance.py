@@ -52,6 +52,14 @@ def web_address(remote: str | None) -> str | None:
     return f"https://{web.group(1)}/{web.group(2)}" if web else None
 
 
+def commit_time(folder: Path | str, commit: str = "HEAD") -> datetime | None:
+    """The committer time of `commit` in the git checkout holding `folder` (UTC), or None outside one: the
+    instant a build judges round phases at and the date its footer shows, so that a commit always builds the same
+    site."""
+    seconds = _git(Path(folder), "log", "-1", "--format=%ct", commit)
+    return datetime.fromtimestamp(int(seconds), timezone.utc) if seconds and seconds.isdigit() else None
+
+
 def build_stamp(results_dir: Path | str, environ: dict[str, str] | None = None) -> BuildStamp:
     environ = os.environ if environ is None else environ
     folder = Path(results_dir)
@@ -63,8 +71,6 @@ def build_stamp(results_dir: Path | str, environ: dict[str, str] | None = None) 
     date = None
     if environ.get("SOURCE_DATE_EPOCH", "").isdigit():
         date = datetime.fromtimestamp(int(environ["SOURCE_DATE_EPOCH"]), timezone.utc).strftime("%Y-%m-%d")
-    elif commit:
-        seconds = _git(folder, "log", "-1", "--format=%ct", commit)
-        if seconds and seconds.isdigit():
-            date = datetime.fromtimestamp(int(seconds), timezone.utc).strftime("%Y-%m-%d")
+    elif commit and (committed := commit_time(folder, commit)) is not None:
+        date = committed.strftime("%Y-%m-%d")
     return BuildStamp(repository, commit, date)

@@ -13,6 +13,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -330,3 +331,14 @@ def replace_folder(files: SiteFiles, out_dir: Path) -> None:
     """Write `files` into a new folder next to out_dir, then swap it in (see staged_folder)."""
     with staged_folder(out_dir) as staging:
         files.write_to(staging)
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:[^\s/:;,'\"()]+/)+([^\s/:;,'\"()]*)")
+_SYSTEM_ERROR = re.compile(r"(?:<urlopen error )?\[Errno -?\d+\][^;:>)]*>?")
+
+
+def public_note(warning: str) -> str:
+    """A build warning as the home page shows it: the builder's own paths (caches, checkouts) cut to their last
+    part, and operating-system errors (a failed name lookup) said in words; the build's log keeps them whole."""
+    text = _SYSTEM_ERROR.sub("a network or system error", warning)
+    return _ABSOLUTE_PATH.sub(lambda match: "…/" + match.group(1), text)

@@ -31,7 +31,7 @@ from leaderboard.web.contexts import (
     ScaleRow,
     ScaleSection,
 )
-from leaderboard.web.render import json_text
+from leaderboard.web.render import json_text, public_note
 
 PERCENT = 100.0  # recall is shown ×100, as every bounded metric on the site
 METHOD_ANCHOR = "method.html#recall-at-scale"
@@ -99,7 +99,6 @@ def home_predictions(board: Leaderboard, model_ids: list[str]):
 
 def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSection | None:
     """Charts and table of predicted recall for the model's results with score samples (None without any)."""
-    from leaderboard.web.pages import public_note  # pages imports this module
 
     found = [board.predictions[(model.info.id, d)] for d in model.results if (model.info.id, d) in board.predictions]
     if not found:

@@ -422,13 +422,58 @@ def golden_lookup(dataset_id: str):
     return DatasetInfo(dataset_id, entry["name"], entry["group"], entry["language"], entry["main_metric"])
 
 
-def golden_verification(result):
-    """The golden build's declared verification of a result (see the module docstring)."""
-    from leaderboard.submissions.verify import Verification
+class DeclaredVerification:
+    """A verify stage (leaderboard.submissions.stages.Verifier) that declares which results and values count as
+    verified instead of re-scoring them: `unverified_models` none of their values, `unverified_values` the named
+    ones; every other value of every result with a stored ranking is verified. Its outcomes are never cached."""
 
-    key = (result.model.id, result.dataset.id)
-    unverified = set(result.metrics) if result.model.id in UNVERIFIED_MODELS else set(UNVERIFIED_VALUES.get(key, ()))
-    return Verification(frozenset(result.metrics) - unverified, tuple(sorted(unverified)), ())
+    def __init__(self, unverified_models=UNVERIFIED_MODELS, unverified_values=None):
+        self.unverified_models = tuple(unverified_models)
+        self.unverified_values = UNVERIFIED_VALUES if unverified_values is None else unverified_values
+        self.errors: list[str] = []
+        self.asked: list[tuple[str, str]] = []  # (model id, dataset id) of each result verified, in order
+
+    def can_verify(self, dataset_id, split):
+        return True
+
+    def cached(self, file_sha256, header):
+        return None
+
+    def verification(self, result, file_sha256=None):
+        from leaderboard.submissions.verify import Verification
+
+        key = (result.model.id, result.dataset.id)
+        self.asked.append(key)
+        unverified = set(result.metrics) if result.model.id in self.unverified_models \
+            else set(self.unverified_values.get(key, ()))
+        return Verification(frozenset(result.metrics) - unverified, tuple(sorted(unverified)), ())
+
+    def judgments_key(self, dataset_id, split):
+        return None
+
+    def local_query_set(self, dataset_id):
+        return None
+
+    def add_errors(self, errors):
+        self.errors.extend(error for error in errors if error not in self.errors)
+
+
+class VerifiedWhen(DeclaredVerification):
+    """A verify stage that counts every value of a result verified exactly when `predicate(result)` holds."""
+
+    def __init__(self, predicate):
+        super().__init__((), {})
+        self.predicate = predicate
+
+    def verification(self, result, file_sha256=None):
+        from leaderboard.submissions.verify import Verification
+
+        self.asked.append((result.model.id, result.dataset.id))
+        verified = frozenset(result.metrics) if self.predicate(result) else frozenset()
+        return Verification(verified, tuple(sorted(set(result.metrics) - verified)), ())
+
+
+golden_verification = DeclaredVerification()  # the golden build's (see the module docstring)
 
 
 def write_golden_site(out: Path = GOLDEN_SITE) -> None:

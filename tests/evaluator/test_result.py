@@ -232,6 +232,7 @@ def test_version_1_and_2_files_are_read(tmp_path):
 
 def test_a_reader_that_will_not_rescore_can_leave_the_ranking_encoded(tmp_path):
     from leaderboard.submissions.load import read_loaded
+    from tests.data.make_synthetic_results import DeclaredVerification
 
     path = write_result(parse_result(valid_data()), tmp_path / "org__model-1" / "beir__scifact.json")
     data = json.loads(path.read_text())
@@ -245,7 +246,7 @@ def test_a_reader_that_will_not_rescore_can_leave_the_ranking_encoded(tmp_path):
     loaded = read_loaded(path)  # no verification: the ranking is not decoded, but the site knows it is there
     assert loaded.has_run and not loaded.verified
     with pytest.raises(ResultValidationError, match=r"run\.scores"):
-        read_loaded(path, is_verified=lambda result: True)  # one that verifies reads and checks it
+        read_loaded(path, is_verified=DeclaredVerification())  # one that verifies reads and checks it
 
 
 def test_a_text_column_that_inflates_far_beyond_its_own_size_is_refused():

@@ -16,7 +16,8 @@ from leaderboard.analysis.aggregate import (
     percentile_ci,
 )
 from leaderboard.analysis.ranks import rank_ranges, tie_bands
-from leaderboard.submissions.load import ModelInfo, load_results
+from leaderboard.submissions.load import load_results
+from leaderboard.submissions.loaded import ModelInfo
 
 
 @pytest.fixture(scope="module")

@@ -118,9 +118,11 @@ def test_other_judgments_miss(board, counted):
     assert all("qrels_sha256 does not match" in problem for problem in report.problems)
 
 
-def test_an_entry_for_other_code_is_ignored(board, counted, monkeypatch):
+def test_an_entry_for_other_code_is_ignored(board, counted, edit_code):
     _load(board)
-    monkeypatch.setattr(verify, "VERIFICATION_VERSION", "other")
+    _load(board)
+    assert counted == {"decoded": 6, "rescored": 6}  # the same code: every entry found
+    edit_code("leaderboard.submissions.labels")  # code the verification imports, nothing bumped by hand
     _load(board)
     assert counted == {"decoded": 12, "rescored": 12}
 
@@ -218,9 +220,9 @@ def test_entries_are_written_whole_and_a_failed_write_leaves_nothing(tmp_path):
     """Every content cache (verified, predicted, read, checked) writes through ContentCache.put."""
     from leaderboard.submissions.cache import ContentCache
 
-    cache = ContentCache(tmp_path / "cache")
+    cache = ContentCache(tmp_path / "cache", code=("leaderboard.submissions.cache",))
     cache.put({"key": "a"}, {"value": [1, 2.5]})  # its folders are made on the first write
-    assert cache.get({"key": "a"}) == {"key": "a", "value": [1, 2.5]}
+    assert cache.get({"key": "a"}) == {"code": cache.code, "key": "a", "value": [1, 2.5]}
     assert cache.get({"key": "b"}) is None
     blocked = {"key": "b"}
     Path(cache._path(blocked)).mkdir(parents=True)  # the entry's place is taken: replacing it fails
@@ -230,9 +232,9 @@ def test_entries_are_written_whole_and_a_failed_write_leaves_nothing(tmp_path):
         [Path(cache._path({"key": "a"})).name]  # no temporary file left behind
 
 
-def test_the_build_after_validate_decodes_neither_rankings_nor_samples(board, counted, monkeypatch):
-    """`make site` and the deploy run validate, then build: validate keeps each file's prediction with its
-    verification, so the build decodes no ranking and no score samples and predicts nothing."""
+def test_validate_checks_and_the_build_after_it_predicts_without_decoding_rankings(board, counted, monkeypatch):
+    """`make site` and the deploy run validate, then build: validate only checks (it keeps each file's
+    verification, and predicts nothing); the build after it decodes no ranking and predicts each file once."""
     import leaderboard.analysis.predictions as predictions
 
     counts = {"samples": 0, "predicted": 0}
@@ -250,14 +252,14 @@ def test_the_build_after_validate_decodes_neither_rankings_nor_samples(board, co
     monkeypatch.setattr(predictions, "predict_result", predicted)
     # the command as make site runs it (in worker processes)
     assert main(["validate", "--results", str(board / "results"), "--data-dir", str(board / "data")]) == 0
-    assert len(_entries(board)) == 6 and len(list((board / "cache" / "predicted").rglob("*.json"))) == 6
+    assert len(_entries(board)) == 6 and not (board / "cache" / "predicted").exists()
     args = ["--results", str(board / "results"), "--data-dir", str(board / "data")]
     assert main(["build", *args, "--out", str(board / "site")]) == 0
-    assert counts == {"samples": 0, "predicted": 0} and counted == {"decoded": 0, "rescored": 0}
+    assert counts == {"samples": 6, "predicted": 6} and counted == {"decoded": 0, "rescored": 0}
     alone = board / "alone"  # the same build from an empty cache decodes and predicts every file itself
     monkeypatch.setenv("IRBOARD_CACHE", str(board / "cache-alone"))
     assert main(["build", *args, "--out", str(alone)]) == 0
-    assert counts == {"samples": 6, "predicted": 6} and counted == {"decoded": 6, "rescored": 6}
+    assert counts == {"samples": 12, "predicted": 12} and counted == {"decoded": 6, "rescored": 6}
     assert sorted(p.relative_to(alone) for p in alone.rglob("*")) == \
         sorted(p.relative_to(board / "site") for p in (board / "site").rglob("*"))
     assert all((board / "site" / p.relative_to(alone)).read_bytes() == p.read_bytes()

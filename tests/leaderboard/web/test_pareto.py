@@ -81,7 +81,7 @@ def board_site(tmp_path_factory, synth):
         path = root / "results" / model_id.replace("/", "__") / "custom__pareto.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(synth.dump(data), encoding="utf-8")
-    build_site(root / "results", root / "_site", is_verified=lambda result: True, lookup=synth.golden_lookup)
+    build_site(root / "results", root / "_site", is_verified=synth.VerifiedWhen(lambda result: True), lookup=synth.golden_lookup)
     server = make_server(root / "_site", port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -97,7 +97,8 @@ def test_the_board_is_made_as_the_module_says():
 
 
 def test_the_page_context_holds_the_tied_models_and_each_front(board_site, synth):
-    board = build_leaderboard(load_results(board_site["root"] / "results", is_verified=lambda r: True).results,
+    verified = synth.VerifiedWhen(lambda result: True)
+    board = build_leaderboard(load_results(board_site["root"] / "results", is_verified=verified).results,
                               lookup=synth.golden_lookup)
     context = next(c for c in build_pareto(board) if c.choice.key == "d-custom__pareto")
     assert context.page.path == "pareto/d-custom__pareto.html" and context.page.root == "../"
@@ -112,7 +113,8 @@ def test_the_page_context_holds_the_tied_models_and_each_front(board_site, synth
 def test_empty_states_say_why(tmp_path, synth):
     from leaderboard.web.build import build_site
 
-    build_site(synth.GOLDEN_RESULTS, tmp_path / "site", is_verified=lambda result: False, lookup=synth.golden_lookup)
+    build_site(synth.GOLDEN_RESULTS, tmp_path / "site", is_verified=synth.VerifiedWhen(lambda result: False),
+               lookup=synth.golden_lookup)
     text = (tmp_path / "site" / "pareto.html").read_text()
     assert "No model is ranked on All datasets (10 datasets)" in text and "◆" not in text.split("</table>")[-1]
 

@@ -1,0 +1,94 @@
+"""What the build's read step keeps of one result file (`LoadedResult`), the output of its stages.
+
+`leaderboard.submissions.load` makes these from the files (reading, verification and prediction, `stages`), and
+`leaderboard.submissions.read_cache` makes them again from what it kept of unchanged files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluator.result import ResultFile
+from evaluator.score_samples import ScoreSamples
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    type: str
+    revision: str
+    parameters: int | None
+    dim: int | None
+    license: str
+    open_weights: bool
+    training_datasets: tuple[str, ...]
+    url: str
+
+
+@dataclass(frozen=True)
+class Provenance:
+    irboard_version: str
+    command: str
+    created_at: str
+    hardware: str
+    timings: tuple[tuple[str, float], ...]
+    peak_rss_bytes: int | None
+    index_bytes: int | None
+    covered_queries: int | None = None  # judged queries the run has a ranking for (None: not recorded)
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedResult:
+    """What the site needs from one result file; per-query values are arrays aligned on `query_ids`."""
+
+    path: str
+    model: ModelInfo
+    dataset_id: str
+    split: str
+    num_docs: int | None
+    qrels_sha256: str
+    settings: tuple[tuple[str, object], ...]
+    metrics: dict[str, float]
+    query_ids: tuple[str, ...]
+    per_query: dict[str, np.ndarray]
+    has_run: bool
+    verified: bool  # every reported metric re-scored from the stored ranking and matching
+    provenance: Provenance
+    score_samples: ScoreSamples | None = None  # decoded and validated by the reader (None once predicted from)
+    verified_metrics: frozenset[str] = frozenset()  # the metrics re-scored and matching
+    # recall at scale (an analysis.predictions.Prediction), when the reader was given the prediction stage
+    prediction: object | None = None
+
+
+def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
+              verified: bool, verified_metrics: frozenset[str] = frozenset(), has_run: bool | None = None) -> LoadedResult:
+    """What the site keeps of `result` read from `path` (with the score samples, until they are predicted from)."""
+    model, dataset, prov = result.model, result.dataset, result.provenance
+    return LoadedResult(
+        path=path,
+        model=ModelInfo(
+            id=model.id, type=model.type, revision=model.revision, parameters=model.parameters, dim=model.dim,
+            license=model.license, open_weights=model.open_weights,
+            training_datasets=tuple(model.training_datasets), url=model.url,
+        ),
+        dataset_id=dataset.id,
+        split=dataset.split,
+        num_docs=dataset.num_docs,
+        qrels_sha256=dataset.qrels_sha256,
+        settings=tuple(sorted(result.settings.model_dump().items())),
+        metrics=dict(sorted(result.metrics.items())),
+        query_ids=query_ids,
+        per_query=per_query,
+        has_run=result.run is not None if has_run is None else has_run,
+        verified=verified,
+        verified_metrics=verified_metrics,
+        provenance=Provenance(
+            irboard_version=prov.irboard_version, command=prov.command, created_at=prov.created_at,
+            hardware=prov.hardware, timings=tuple(sorted(prov.timings.items())), peak_rss_bytes=prov.peak_rss_bytes,
+            index_bytes=prov.index_bytes,
+            covered_queries=prov.coverage.covered_queries if prov.coverage is not None else None,
+        ),
+        score_samples=result.score_samples,
+    )
