@@ -373,7 +373,8 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
                          metrics=("nDCG@10", "R@100", "RR@10"), depth: int = 0, data_root: Path | None = None,
                          jobs: int = 1) -> int:
     """The benchmark's results; `depth` > 0 adds a stored ranking of that depth to every one. With `data_root`
-    (and a depth), synthetic qrels are written to `<data_root>/<dataset id>/qrels/test.tsv` (BEIR layout) and
+    (and a depth), synthetic qrels are written to `<data_root>/<dataset id>/qrels/<split>.tsv` (BEIR layout, the
+    split the registry scores the dataset on, so that they define its query set as a maintainer's would) and
     every result is the re-scoring of its ranking against them, with the whole ranking stored (top_k = depth),
     so that a build given those judgments verifies every metric of every result; those results also hold score
     samples, as `irboard evaluate` writes them (`scored_run`). `jobs` > 1 writes in that many forked processes
@@ -385,7 +386,8 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
         for dataset in datasets:
             query_ids = result_dict(models[0], dataset, metrics[:1])["per_query"][metrics[0]]
             judgments[dataset.id] = synthetic_qrels(dataset, query_ids)
-            write_beir_qrels(data_root / dataset.id / "qrels" / "test.tsv", judgments[dataset.id])
+            write_beir_qrels(data_root / dataset.id / "qrels" / f"{_scored_split(dataset.id)}.tsv",
+                             judgments[dataset.id])
     official = {d: Qrels.from_dict(q) for d, q in judgments.items()}
 
     def write_model(model: SyntheticModel) -> int:  # each model's files are seeded on their own
@@ -395,6 +397,7 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
             path.parent.mkdir(parents=True, exist_ok=True)
             data = result_dict(model, by_id[dataset_id], metrics)
             if dataset_id in official:
+                data["dataset"]["split"] = _scored_split(dataset_id)
                 data["settings"]["top_k"] = depth
                 data["dataset"]["qrels_sha256"] = official[dataset_id].sha256()
                 query_ids = sorted(data["per_query"][metrics[0]])
@@ -410,6 +413,17 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
         return count
 
     return sum(forked_map(write_model, models, jobs))
+
+
+def _scored_split(dataset_id: str) -> str:
+    """The split the registry scores `dataset_id` on ("test" for an unregistered one)."""
+    from evaluator.datasets import get_spec
+    from evaluator.errors import IrboardError
+
+    try:
+        return get_spec(dataset_id).split
+    except IrboardError:
+        return "test"
 
 
 def golden_lookup(dataset_id: str):
