@@ -70,6 +70,7 @@ from leaderboard.web.scale_pages import (
     method_context,
     predicted_value,
     prediction_method,
+    samples_checked,
     scale_section,
 )
 
@@ -325,7 +326,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             pvalue=float(comparison.pvalue[i]) if comparison and model_id != comparison.model_id else None,
             mark=mark, zero_shot=bool(dataset.zero_shot[i]), verified=result.verified,
             is_baseline=model_id == board.baseline_id,
-            prediction=predicted_value(board.predictions.get((model_id, dataset.info.id))),
+            prediction=predicted_value(board.predictions.get((model_id, dataset.info.id)), samples_checked(result)),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(metric in result.verified_metrics for metric in others),
             effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
@@ -443,7 +444,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             losses=int(comparison.losses[i]) if comparison and i is not None else None,
             pvalue=float(comparison.pvalue[i]) if comparison and i is not None and not is_base else None,
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
-            prediction=predicted_value(board.predictions.get((model.info.id, dataset_id))),
+            prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
             effect=baseline_effect(dataset, model.info.id, alpha),
         ))
