@@ -67,9 +67,11 @@ def query_sample_problem(result: ResultFile, row: int, judged: dict[str, int]) -
                 "documents relevant; a sample holds the score of every judged relevant document: regenerate the "
                 "result with `irboard evaluate`")
     start, end = run.offsets[row], run.offsets[row + 1]
+    names = [run.doc_ids[d] for d in run.docs[start:end]]
+    if sample.absent and (problem := _absence_problem(result, row, sample, judged, names)):
+        return f"{where}: {problem}"
     if end == start:
         return None
-    names = [run.doc_ids[d] for d in run.docs[start:end]]
     scores = run.scores[start:end]
     is_relevant = np.array([judged.get(name, UNJUDGED) >= level for name in names])
     threshold = float(scores[-1])
@@ -103,6 +105,49 @@ def query_sample_problem(result: ResultFile, row: int, judged: dict[str, int]) -
     return None
 
 
+def _absence_problem(result: ResultFile, row: int, sample, judged: dict[str, int], ranked: list[str]) -> str | None:
+    """What contradicts the sample's claim that these judged relevant documents are missing from the corpus: each
+    must be named (`absent_ids`), once, judged relevant for the query, and not a document the ranking holds (a
+    ranked document is in the corpus). `validate --data-dir` also looks for them in the corpus
+    (`absent_in_corpus`)."""
+    fix = "regenerate the result with `irboard evaluate`"
+    ids, level = sample.absent_ids, result.settings.relevance_level
+    if len(ids) != sample.absent:
+        return (f"absent_relevant says {sample.absent} judged relevant documents are not in the corpus but "
+                f"absent_ids names {len(ids)}; files must name them so that the claim can be checked: {fix}")
+    if len(set(ids)) != len(ids):
+        return f"absent_ids names a document twice; {fix}"
+    if (other := next((d for d in ids if judged.get(d, UNJUDGED) < level), None)) is not None:
+        return f"absent_ids names {other!r}, which the qrels do not judge relevant for this query; {fix}"
+    below = result.run.below
+    if below is not None:  # the judged documents ranked below the stored depth
+        ranked = ranked + [doc_id for _, doc_id, _ in below.entries(row)]
+    held = set(ranked)
+    if (present := next((d for d in ids if d in held), None)) is not None:
+        return f"absent_ids names {present!r} as missing from the corpus, but the stored ranking holds it; {fix}"
+    return None
+
+
+def claims_absences(result: ResultFile) -> bool:
+    """Do the result's score samples say that some judged relevant documents are missing from the corpus?"""
+    samples = result.score_samples
+    return samples is not None and bool(_absent(samples, result.query_ids).any())
+
+
+def absent_in_corpus(result: ResultFile, corpus) -> list[str]:
+    """The claims of `absent_ids` that a corpus (anything with `in`) contradicts: one problem for the first
+    query whose named document the corpus holds."""
+    samples = result.score_samples
+    if samples is None:
+        return []
+    for query_id in result.query_ids:
+        sample = samples.queries[query_id]
+        if sample.absent and (present := next((d for d in sample.absent_ids if d in corpus), None)) is not None:
+            return [f"score_samples of query {query_id!r}: absent_ids names {present!r} as missing from the corpus, "
+                    "but the corpus of --data-dir holds it; regenerate the result with `irboard evaluate`"]
+    return []
+
+
 def _unmatched(values: np.ndarray, targets: np.ndarray, tolerance: float) -> int:
     """How many of `values` lie farther than `tolerance` from every target (targets sorted)."""
     if values.size == 0:
@@ -126,8 +171,7 @@ def _suspect_rows(result: ResultFile, qrels: Qrels, labels: np.ndarray) -> np.nd
     claimed, scores, n_scores, all_sampled, sizes, population = _sample_columns(samples, result.query_ids)
     absent = _absent(samples, result.query_ids)
     suspect = claimed + absent != _judged_relevant(result, qrels, level)
-    if not absences_allowed(result):
-        suspect |= absent > 0
+    suspect |= absent > 0  # each claimed absence is checked query by query (rare: ArguAna's judgments)
     if not run.docs.size:
         return np.flatnonzero(suspect)
     ranked = run.lengths > 0

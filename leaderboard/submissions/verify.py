@@ -120,7 +120,7 @@ def rescore_problems(result: ResultFile, qrels: Qrels) -> list[str]:
 
 # Bump when reading a ranking or re-scoring it changes (evaluator.result's run checks, decoding score samples, this
 # module, labels, sample_checks, the metrics): cached verifications made by other code then no longer count.
-VERIFICATION_VERSION = "4"  # 2: run.below; 3: the coverage record is checked; 4: samples below the cut
+VERIFICATION_VERSION = "5"  # 2: run.below; 3: the coverage record is checked; 4: samples below the cut; 5: absent_ids
 
 
 class VerifiedCache(ContentCache):

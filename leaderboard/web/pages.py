@@ -523,9 +523,10 @@ def verification_method() -> tuple[str, ...]:
         "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not verified, "
         "and the result is not verified.",
         "Score samples (used for the recall-at-scale prediction) are checked against the stored ranking and the "
-        "judgments: each query's sample must hold the score of every judged relevant document (or its file says "
-        "how many the corpus lacks, allowed only where the dataset's judgments are known to name missing "
-        "documents); every sampled score above the ranking's last score must be the score of a ranked document "
+        "judgments: each query's sample must hold the score of every judged relevant document (or its file names "
+        "those the corpus lacks, allowed only where the dataset's judgments are known to name missing documents, "
+        "and each named document must be judged relevant, not in the stored ranking, and, where the corpus is at "
+        "hand, not in it); every sampled score above the ranking's last score must be the score of a ranked document "
         f"of the same relevance (within {SCORE_TOLERANCE:g} relative, plus the quantisation step for non-relevant "
         "scores), and every relevant document ranked above it must be there, since every document the ranking "
         "leaves out scores at most that last score; the number of sampled non-relevant scores above it must be "
