@@ -357,3 +357,43 @@ def test_absent_ids_must_match_their_count(change, expected):
     encoded = {key: value for key, value in {**encoded, **change}.items() if value is not None}
     with pytest.raises(ResultValidationError, match=expected):
         decode_score_samples(encoded, ["q1", "q2"])
+
+
+@pytest.fixture(scope="module")
+def fresh_bm25(tmp_path_factory):
+    """A fresh BM25 result on SciFact (its headline R@1000 keeps `run.below`: the judged documents to rank 1,000)."""
+    out = tmp_path_factory.mktemp("fresh") / "bm25.json"
+    done = irboard("evaluate", "--model", "bm25", "--dataset", "beir/scifact", "--data-dir",
+                   SHARED / "data" / "beir" / "scifact", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    result = read_result(out)
+    assert result.run.below is not None and int(result.run.below.counts.sum()) > 0
+    return result
+
+
+def test_deep_judged_ranks_bound_the_sample_from_below(fresh_bm25, monkeypatch):
+    """Test 3 of the cut checks, alone (the windows' tests switched off): at least rank - 1 documents score as much
+    as the deepest judged document below the depth, so a sample whose scores between that document and the cut
+    were moved away fails, and the honest one passes with its count at the least its ranks allow or above."""
+    import leaderboard.submissions.sample_checks as checks
+    from leaderboard.submissions.labels import entry_labels
+
+    monkeypatch.setattr(checks, "WINDOW_DIVISORS", ())
+    result, qrels = fresh_bm25, _qrels(fresh_bm25)
+    counts = checks.cut_counts(result, entry_labels(result, qrels))
+    assert counts["deep"].sum() >= 0.9 * counts["deep_least"].sum() > 0
+    assert cut_problems(result, qrels) == []
+    below, deepest = result.run.below, {}
+    for row, query_id in enumerate(result.query_ids):
+        if below.counts[row]:
+            deepest[query_id] = float(below.scores[below.offsets[row + 1] - 1])
+
+    def thin(sample, t):  # every sampled score from the deepest judged document up to the cut, moved far down
+        s = deepest.get(next(q for q, other in result.score_samples.queries.items() if other is sample))
+        x = sample.nonrelevant
+        if s is None:
+            return sample
+        return replace(sample, nonrelevant=np.sort(np.where((x >= s - 1.0) & (x <= t), x.min() - 1000.0, x)))
+
+    (problem,) = cut_problems(_with_samples(result, thin), qrels)
+    assert "reach the scores of the deepest judged documents ranked below the stored depth (run.below)" in problem

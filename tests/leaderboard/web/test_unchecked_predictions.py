@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,3 +132,15 @@ def test_chromium_shows_the_mark_in_the_home_rows_board_js_builds(site, page):
     assert cell.locator(".unv").get_attribute("title") == \
         "not verified: its score samples were not checked against a stored ranking"
     assert page.locator("#board td.pred .unv").count() == 1
+
+
+def test_method_page_says_what_the_checks_miss_and_how_far_a_prediction_can_move(site):
+    """The figures of benchmarks/sample_attacks.py (benchmarks/README.md) and the density margin, in the method."""
+    _, out = site
+    html = (out / "method.html").read_text()
+    for words in ("What the checks cannot see", "up to about a fifth", "+23% at most in these measurements",
+                  "the lowest such ratio measured on honest results", "needs no assumption about any distribution",
+                  "marked * like an unverified metric, on every page and download that shows it"):
+        assert words in html, words
+    readme = (Path(__file__).resolve().parents[3] / "benchmarks" / "README.md").read_text()
+    assert "| the sample below the widest window collapsed onto its minimum | −23 to +23% | 0 of 16 |" in readme
