@@ -49,7 +49,7 @@ def break_even(observed: float, base: float) -> float:
 
 
 def main(paths: list[str]) -> None:
-    print(f"{'file':58s} {'verified':8s} {'p few':>8s} {'p many':>8s} {'p deep':>8s} {'deep o/e':>8s} "
+    print(f"{'file':70s} {'verified':8s} {'p few':>8s} {'p many':>8s} {'p deep':>8s} {'deep o/e':>8s} "
           + " ".join(f"{'ratio 1/' + str(d):>10s}" for d in WINDOW_DIVISORS) + f" {'break-even':>10s}")
     lowest = []
     for path in paths:
@@ -70,7 +70,7 @@ def main(paths: list[str]) -> None:
             evens.append(break_even(observed, base))
         lowest.append(min(evens))
         name = f"{Path(path).parent.name}/{Path(path).name}"
-        print(f"{name[-58:]:58s} {'yes' if not outcome.problems else 'NO':8s} {p_few:8.1e} {p_many:8.1e} "
+        print(f"{name:70s} {'yes' if not outcome.problems else 'NO':8s} {p_few:8.1e} {p_many:8.1e} "
               f"{p_deep:8.1e} {deep / deep_least if deep_least else float('nan'):8.3f} "
               + " ".join(f"{ratio:10.3f}" for ratio in ratios) + f" {min(evens):10.3f}"
               + ("" if not outcome.problems else f"  {outcome.problems[0][:100]}"))
