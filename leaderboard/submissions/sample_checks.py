@@ -436,7 +436,7 @@ def _relevant_by_query(samples, query_ids: tuple[str, ...]) -> tuple[np.ndarray,
 
 
 def cut_problems(result: ResultFile, qrels: Qrels, labels: np.ndarray | None = None) -> list[str]:
-    """What the samples around and below the ranking's last score contradict (tests 1 and 2 above), over the whole
+    """What the samples around and below the ranking's last score contradict (tests 1 to 3 above), over the whole
     file; empty when they are plausible."""
     if result.score_samples is None or result.run is None:
         return []
