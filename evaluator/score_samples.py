@@ -21,12 +21,14 @@ Stored form (result schema version 3), the field ``score_samples``, format ``irb
       "lo": "<column>",            # float64 per query: smallest sampled non-relevant score
       "hi": "<column>",            # float64 per query: largest
       "codes": "<column>",         # uint16: per query, the first differences of its sorted codes
-      "absent_relevant": "<column>"  # optional, uint32 per query: judged relevant documents the corpus lacks
+      "absent_relevant": "<column>",  # optional, uint32 per query: judged relevant documents the corpus lacks
+      "absent_ids": "<text column>"   # with it: their ids, query after query, each query's ascending
     }
 
-`absent_relevant` is written only when some query's judgments name a relevant document that is not in the
-scored corpus (ArguAna's do): the file then says why its query holds fewer relevant scores than the judgments
-count. Columns are evaluator/columns.py's. A query's sample holds count = min(samples_per_query, N - n_relevant)
+`absent_relevant` and `absent_ids` are written only when some query's judgments name a relevant document that
+is not in the scored corpus (ArguAna's do): the file then says why its query holds fewer relevant scores than
+the judgments count, and which documents those are, so that `irboard validate` can check each claim (judged
+relevant, not in the stored ranking, and with `--data-dir`, not in the corpus). Columns are evaluator/columns.py's. A query's sample holds count = min(samples_per_query, N - n_relevant)
 values; value_i = lo + code_i * (hi - lo) / levels, code_i = round((s_i - lo) / (hi - lo) * levels), so each
 is within (hi - lo) / (2 * levels) of the score it stands for. Twelve bits keep that error below 1/8190 of
 the query's score range at under half the bytes of sixteen; files migrated from version 2 keep their
@@ -49,7 +51,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evaluator.columns import decode_array, encode_array
+from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings
 from evaluator.errors import ResultValidationError
 
 logger = logging.getLogger(__name__)
@@ -76,6 +78,7 @@ class QueryScoreSamples:
     n_relevant: int
     n_nonrelevant: int
     absent: int = 0  # judged relevant documents that are not in the scored corpus (so have no score)
+    absent_ids: tuple[str, ...] = ()  # their ids, ascending (files written before they were recorded: none)
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,6 +167,7 @@ class ScoreSamplesColumns(_Strict):
     hi: str
     codes: str
     absent_relevant: str | None = None
+    absent_ids: str | None = None
 
 
 def score_samples_json_schema() -> dict[str, Any]:
@@ -257,13 +261,15 @@ class ScoreSampleCollector:
                 f"score_samples: query {query_id!r} has {nonfinite} non-finite scores (NaN or inf); "
                 "fix the model or its inputs so that every score is finite"
             )
-        judged = sum(1 for label in self.qrels.get(query_id, {}).values() if label >= self.relevance_level)
+        judged = [d for d, label in self.qrels.get(query_id, {}).items() if label >= self.relevance_level]
+        absent_ids = tuple(sorted(d for d in judged if d not in self._column))
         self._queries[query_id] = QueryScoreSamples(
             relevant=np.sort(np.asarray(relevant, dtype=np.float64)),
             nonrelevant=np.sort(np.asarray(nonrelevant, dtype=np.float64)),
             n_relevant=len(columns.relevant),
             n_nonrelevant=self.num_docs - len(columns.relevant),
-            absent=max(judged - len(columns.relevant), 0),
+            absent=max(len(judged) - len(columns.relevant), 0),
+            absent_ids=absent_ids,
         )
 
     def result(self) -> ScoreSamples:
@@ -319,10 +325,11 @@ def _subsample(values: np.ndarray, cap: int, seed: int, query_id: str) -> np.nda
 
 
 def _columns(samples: ScoreSamples, query_ids: Sequence[str], cap: int) -> dict[str, Any]:
-    n_relevant, relevant, lows, highs, deltas, absent = [], [], [], [], [], []
+    n_relevant, relevant, lows, highs, deltas, absent, absent_ids = [], [], [], [], [], [], []
     for query_id in query_ids:
         q = samples.queries[query_id]
         absent.append(q.absent)
+        absent_ids.extend(q.absent_ids)
         lo, hi, codes = _quantize(_subsample(q.nonrelevant, cap, samples.seed, query_id), samples.levels)
         n_relevant.append(q.n_relevant)
         relevant.append(np.sort(np.asarray(q.relevant, dtype=np.float64)))
@@ -330,6 +337,8 @@ def _columns(samples: ScoreSamples, query_ids: Sequence[str], cap: int) -> dict[
         highs.append(hi)
         deltas.append(np.diff(codes, prepend=0).astype(np.uint16))  # codes ascend: stored as <u2 below
     said = {"absent_relevant": encode_array(np.array(absent, dtype=np.int64), "<u4")} if any(absent) else {}
+    if said and len(absent_ids) == sum(absent):  # samples made before the ids were kept have none to write
+        said["absent_ids"] = encode_strings(absent_ids)
     return {
         **said,
         "format": FORMAT,
@@ -409,6 +418,7 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
     relevant = decode_array(model.relevant, "<f8", int(n_relevant.sum()), f"{where}.relevant")
     absent = None if model.absent_relevant is None else \
         decode_array(model.absent_relevant, "<u4", n, f"{where}.absent_relevant").astype(np.int64)
+    absent_ids = _absent_ids(model, absent, where)
     lows = decode_array(model.lo, "<f8", n, f"{where}.lo")
     highs = decode_array(model.hi, "<f8", n, f"{where}.hi")
     deltas = decode_array(model.codes, "<u2", int(counts.sum()), f"{where}.codes")
@@ -443,7 +453,8 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
     # value = lo + code * ((hi - lo) / levels), each operation as a per-query loop would do it
     nonrelevant = codes * np.repeat((highs - lows) / model.levels, counts)
     nonrelevant += np.repeat(lows, counts)
-    queries = _DecodedQueries(tuple(query_ids), model.num_docs, relevant, rel_at, nonrelevant, code_at, absent)
+    queries = _DecodedQueries(tuple(query_ids), model.num_docs, relevant, rel_at, nonrelevant, code_at, absent,
+                              absent_ids)
     if len(set(query_ids)) != n:  # repeated ids (a problem the result's checks name): one entry an id, no flat arrays
         return ScoreSamples(model.num_docs, model.relevance_level, model.seed, model.samples_requested,
                             model.samples_per_query, dict(queries.items()), model.levels)
@@ -452,13 +463,32 @@ def decode_score_samples(data: Mapping[str, Any], query_ids: Sequence[str],
                         model.samples_per_query, queries, model.levels, flat)
 
 
+def _absent_ids(model: ScoreSamplesColumns, absent: np.ndarray | None, where: str) -> tuple[str, ...] | None:
+    """The ids `absent_ids` names, as many as `absent_relevant` counts (None without the field)."""
+    if model.absent_ids is None:
+        return None
+    if absent is None:
+        raise ResultValidationError(f"{where}.absent_ids: names documents without absent_relevant to count them; "
+                                    f"{_FIX}")
+    claimed = int(absent.sum())
+    ids = decode_strings(model.absent_ids, max_bytes=1024 * (claimed + 1), where=f"{where}.absent_ids") \
+        if claimed else []
+    if len(ids) != claimed:
+        raise ResultValidationError(f"{where}.absent_ids: names {len(ids)} documents but absent_relevant counts "
+                                    f"{claimed}; {_FIX}")
+    return tuple(ids)
+
+
 class _DecodedQueries(Mapping[str, QueryScoreSamples]):
     """The queries of decoded flat arrays, in `query_ids` order, each made when it is first asked for: a build reads
     the flat arrays (`ScoreSamples.flat_scores`) and asks for none of them."""
 
     def __init__(self, query_ids: tuple[str, ...], num_docs: int, relevant: np.ndarray, rel_at: np.ndarray,
-                 nonrelevant: np.ndarray, code_at: np.ndarray, absent: np.ndarray | None = None):
+                 nonrelevant: np.ndarray, code_at: np.ndarray, absent: np.ndarray | None = None,
+                 absent_ids: tuple[str, ...] | None = None):
         self._ids, self._num_docs, self._absent = query_ids, num_docs, absent
+        self._absent_ids = absent_ids
+        self._absent_at = None if absent_ids is None else np.concatenate(([0], np.cumsum(absent)))
         self._relevant, self._rel_at, self._nonrelevant, self._code_at = relevant, rel_at, nonrelevant, code_at
         self._rows: dict[str, int] | None = None
         self._made: dict[str, QueryScoreSamples] = {}
@@ -471,9 +501,11 @@ class _DecodedQueries(Mapping[str, QueryScoreSamples]):
             row = self._rows[query_id]
             r0, r1 = int(self._rel_at[row]), int(self._rel_at[row + 1])
             c0, c1 = int(self._code_at[row]), int(self._code_at[row + 1])
+            ids = () if self._absent_at is None else \
+                self._absent_ids[int(self._absent_at[row]):int(self._absent_at[row + 1])]
             made = self._made[query_id] = QueryScoreSamples(
                 self._relevant[r0:r1], self._nonrelevant[c0:c1], r1 - r0, self._num_docs - (r1 - r0),
-                0 if self._absent is None else int(self._absent[row]))
+                0 if self._absent is None else int(self._absent[row]), ids)
         return made
 
     def __iter__(self) -> Iterator[str]:

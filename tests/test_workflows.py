@@ -48,7 +48,8 @@ def test_least_privilege():
         workflow = _load(path.name)
         assert workflow["permissions"] in ({"contents": "read"}, {}), path.name
     results = _load("results.yml")
-    assert set(results["on"]) == {"pull_request"} and results["on"]["pull_request"]["paths"] == ["results/**"]
+    # every pull request (a required check of a path-filtered workflow stays pending): the job decides what to check
+    assert results["on"] == {"pull_request": None}
     assert all("permissions" not in job for job in results["jobs"].values())
     comment = _load("results-comment.yml")
     assert set(comment["on"]) == {"workflow_run"}
@@ -227,6 +228,38 @@ def test_comment_goes_to_the_pull_request_whose_head_was_checked(tmp_path):
     assert not (tmp_path / "github-output").exists()
 
 
+SCOPE = "Does the pull request change anything under results/?"
+
+
+@pytest.mark.parametrize(("change", "checked"), [
+    ({"Makefile": "x\n"}, False),  # tooling only: the required check passes, the gate holds it
+    ({"results/bm25/beir__scifact.json": "{}\n"}, True),
+    ({"results/README.md": "x\n", "Makefile": "y\n"}, True),  # anything under results/ is checked
+    ({}, True),  # a deletion under results/ (below)
+])
+def test_the_results_check_runs_on_every_pull_request_and_checks_only_result_changes(tmp_path, change, checked):
+    """`results / check` is required, so it runs for every pull request (a required check of a workflow that a path
+    filter skipped would stay pending): its scope step decides, and every later step runs only after changes under
+    results/. The comment workflow then finds no counts and writes nothing."""
+    repo = _repo(tmp_path, {"Makefile": "all:\n", "results/old/beir__scifact.json": "{}\n"})
+    base = _git(repo, "rev-parse", "HEAD").strip()
+    for path, text in change.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    if not change:
+        (repo / "results" / "old" / "beir__scifact.json").unlink()
+    _commit(repo)
+    done = _run_step(_step("results.yml", SCOPE), repo, {"BASE_SHA": base})
+    assert done.returncode == 0, done.stderr
+    assert (repo / "github-output").read_text() == f"results={'true' if checked else 'false'}\n"
+    steps = _load("results.yml")["jobs"]["check"]["steps"]
+    at = next(i for i, step in enumerate(steps) if step.get("name") == SCOPE)
+    assert all("if" not in step for step in steps[:at + 1])
+    assert all(step.get("if") == "steps.scope.outputs.results == 'true'" for step in steps[at + 1:])
+    comment = _load("results-comment.yml")["jobs"]["comment"]["steps"]
+    assert comment[-1]["if"] == "steps.counts.outputs.found == 'true'"
+
+
 COUNTS = {"added": 2, "changed": 0, "replaced": 1, "renamed": 0, "deleted": 3, "outside": 0, "problems": 0}
 
 
@@ -315,16 +348,22 @@ GATE = "tooling-gate.yml"
 def test_the_tooling_gate_runs_from_the_base_branch_and_runs_nothing_of_the_pull_request():
     """What branch protection relies on (CONTRIBUTING.md): the gate's file is read from the base branch
     (pull_request_target), it checks out nothing and uses no action, interpolates nothing a pull request writes
-    into a script, reads the file list with a read-only token, and its `approval` job waits in `tooling-review`."""
+    into a script, reads the file list with a read-only token, its `approval` job waits in `tooling-review`, and
+    the required `verdict` job always runs, after both, so that no skipped job stands for a passed check."""
     gate = _load(GATE)
     assert gate["on"] == {"pull_request_target": {"types": ["opened", "synchronize", "reopened"]}}
     assert gate["permissions"] == {}
-    assert set(gate["jobs"]) == {"changes", "approval"}
-    changes, approval = gate["jobs"]["changes"], gate["jobs"]["approval"]
+    assert set(gate["jobs"]) == {"changes", "approval", "verdict"}
+    changes, approval, verdict = (gate["jobs"][name] for name in ("changes", "approval", "verdict"))
     assert changes["permissions"] == {"pull-requests": "read"} and approval["permissions"] == {}
-    for job in (changes, approval):
+    assert verdict["permissions"] == {}
+    for job in (changes, approval, verdict):
         assert all("uses" not in step and "${{" not in step.get("run", "") for step in job["steps"])
         assert "environment" not in job or job is approval
+    # the required check: never skipped (always(), not success()), and it reads both jobs' outcomes
+    assert verdict["if"] == "always()" and verdict["needs"] == ["changes", "approval"]
+    assert verdict["env"] == {"LISTED": "${{ needs.changes.result }}", "OUTSIDE": "${{ needs.changes.outputs.outside }}",
+                              "APPROVAL": "${{ needs.approval.result }}"}
     # only numbers and the repository's name come from the event, into the environment, never into a script
     assert set(changes["env"]) == {"GH_TOKEN", "REPO", "NUMBER", "CHANGED"}
     assert changes["env"]["NUMBER"] == "${{ github.event.pull_request.number }}"
@@ -396,18 +435,44 @@ def test_the_tooling_gate_refuses_an_unexpected_event(tmp_path, number, changed)
     assert done.returncode == 1 and not (tmp_path / "github-output").exists()
 
 
+def _verdict(listed: str, outside: str, approval: str) -> subprocess.CompletedProcess:
+    step = _load(GATE)["jobs"]["verdict"]["steps"][0]
+    env = {"PATH": os.environ["PATH"], "LISTED": listed, "OUTSIDE": outside, "APPROVAL": approval}
+    return subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], env=env, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(("listed", "outside", "approval", "passes"), [
+    ("success", "0", "skipped", True),  # only results/ changed: approval skipped, the verdict passes by itself
+    ("success", "3", "success", True),  # tooling changed and a maintainer approved
+    ("success", "3", "failure", False),  # a maintainer rejected the deployment
+    ("success", "3", "cancelled", False),
+    ("success", "3", "skipped", False),  # a skipped approval never counts as one
+    ("success", "3", "", False),
+    ("failure", "", "skipped", False),  # the file list could not be read: held, whatever approval did
+    ("cancelled", "", "skipped", False),
+    ("success", "", "skipped", False),
+    ("success", "0; exit 0", "skipped", False),  # an output that is not a count
+])
+def test_the_gate_verdict_passes_only_for_data_or_an_approval(listed, outside, approval, passes):
+    done = _verdict(listed, outside, approval)
+    assert (done.returncode == 0) == passes, done.stdout + done.stderr
+    assert len(done.stdout.strip().splitlines()) == 1  # one line saying why
+
+
 def test_contributing_states_the_branch_protection_the_workflows_rely_on():
     """The required checks named there are jobs that exist, by the names GitHub gives them (workflow / job)."""
     text = (ROOT / "CONTRIBUTING.md").read_text()
     section = text[text.index("## How the checks stay out of a pull request's hands"):]
-    for workflow, job in (("ci", "test"), ("results", "check"), ("tooling-gate", "approval")):
+    for workflow, job in (("ci", "test"), ("results", "check"), ("tooling-gate", "verdict")):
         assert f"`{workflow} / {job}`" in section
         assert job in _load(f"{workflow}.yml")["jobs"]
+    # the approval job is skipped for results-only pull requests: it must not be the required check
+    assert "`tooling-gate / approval`" not in text.replace("not `tooling-gate / approval`", "")
     for setting in ("Require review from Code Owners", "tooling-review", "Require status checks to pass",
                     "Do not allow bypassing"):
         assert setting in section, setting
     owners = (ROOT / ".github" / "CODEOWNERS").read_text()
-    assert "tooling-gate / approval" in owners and "/.github/" in owners
+    assert "tooling-gate / verdict" in owners and "tooling-gate / approval" not in owners and "/.github/" in owners
 
 
 def test_look_alike_model_ids_are_flagged_in_the_summary(tmp_path):

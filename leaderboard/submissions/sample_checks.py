@@ -67,9 +67,11 @@ def query_sample_problem(result: ResultFile, row: int, judged: dict[str, int]) -
                 "documents relevant; a sample holds the score of every judged relevant document: regenerate the "
                 "result with `irboard evaluate`")
     start, end = run.offsets[row], run.offsets[row + 1]
+    names = [run.doc_ids[d] for d in run.docs[start:end]]
+    if sample.absent and (problem := _absence_problem(result, row, sample, judged, names)):
+        return f"{where}: {problem}"
     if end == start:
         return None
-    names = [run.doc_ids[d] for d in run.docs[start:end]]
     scores = run.scores[start:end]
     is_relevant = np.array([judged.get(name, UNJUDGED) >= level for name in names])
     threshold = float(scores[-1])
@@ -103,6 +105,49 @@ def query_sample_problem(result: ResultFile, row: int, judged: dict[str, int]) -
     return None
 
 
+def _absence_problem(result: ResultFile, row: int, sample, judged: dict[str, int], ranked: list[str]) -> str | None:
+    """What contradicts the sample's claim that these judged relevant documents are missing from the corpus: each
+    must be named (`absent_ids`), once, judged relevant for the query, and not a document the ranking holds (a
+    ranked document is in the corpus). `validate --data-dir` also looks for them in the corpus
+    (`absent_in_corpus`)."""
+    fix = "regenerate the result with `irboard evaluate`"
+    ids, level = sample.absent_ids, result.settings.relevance_level
+    if len(ids) != sample.absent:
+        return (f"absent_relevant says {sample.absent} judged relevant documents are not in the corpus but "
+                f"absent_ids names {len(ids)}; files must name them so that the claim can be checked: {fix}")
+    if len(set(ids)) != len(ids):
+        return f"absent_ids names a document twice; {fix}"
+    if (other := next((d for d in ids if judged.get(d, UNJUDGED) < level), None)) is not None:
+        return f"absent_ids names {other!r}, which the qrels do not judge relevant for this query; {fix}"
+    below = result.run.below
+    if below is not None:  # the judged documents ranked below the stored depth
+        ranked = ranked + [doc_id for _, doc_id, _ in below.entries(row)]
+    held = set(ranked)
+    if (present := next((d for d in ids if d in held), None)) is not None:
+        return f"absent_ids names {present!r} as missing from the corpus, but the stored ranking holds it; {fix}"
+    return None
+
+
+def claims_absences(result: ResultFile) -> bool:
+    """Do the result's score samples say that some judged relevant documents are missing from the corpus?"""
+    samples = result.score_samples
+    return samples is not None and bool(_absent(samples, result.query_ids).any())
+
+
+def absent_in_corpus(result: ResultFile, corpus) -> list[str]:
+    """The claims of `absent_ids` that a corpus (anything with `in`) contradicts: one problem for the first
+    query whose named document the corpus holds."""
+    samples = result.score_samples
+    if samples is None:
+        return []
+    for query_id in result.query_ids:
+        sample = samples.queries[query_id]
+        if sample.absent and (present := next((d for d in sample.absent_ids if d in corpus), None)) is not None:
+            return [f"score_samples of query {query_id!r}: absent_ids names {present!r} as missing from the corpus, "
+                    "but the corpus of --data-dir holds it; regenerate the result with `irboard evaluate`"]
+    return []
+
+
 def _unmatched(values: np.ndarray, targets: np.ndarray, tolerance: float) -> int:
     """How many of `values` lie farther than `tolerance` from every target (targets sorted)."""
     if values.size == 0:
@@ -126,8 +171,7 @@ def _suspect_rows(result: ResultFile, qrels: Qrels, labels: np.ndarray) -> np.nd
     claimed, scores, n_scores, all_sampled, sizes, population = _sample_columns(samples, result.query_ids)
     absent = _absent(samples, result.query_ids)
     suspect = claimed + absent != _judged_relevant(result, qrels, level)
-    if not absences_allowed(result):
-        suspect |= absent > 0
+    suspect |= absent > 0  # each claimed absence is checked query by query (rare: ArguAna's judgments)
     if not run.docs.size:
         return np.flatnonzero(suspect)
     ranked = run.lengths > 0
@@ -289,9 +333,9 @@ def _implausible(observed: np.ndarray, population: np.ndarray, higher: np.ndarra
 # --- the samples below the ranking's last score -------------------------------------------------------------------
 #
 # Below the last ranked score t the ranking says only that every document it leaves out scores at most t, so a
-# sample's values there cannot be matched one by one. Two things still follow, checked over the whole file at once
-# (the sum over queries of their sampled counts: a manipulation of many queries adds up even where one query's
-# sample says little, e.g. 2,000 samples of an 8.8M-document corpus). Both are scale-free: every bound is a count,
+# sample's values there cannot be matched one by one. Three things still follow, checked over the whole file at
+# once (the sum over queries of their sampled counts: a manipulation of many queries adds up even where one query's
+# sample says little, e.g. 2,000 samples of an 8.8M-document corpus). All are scale-free: every bound is a count,
 # and every window is measured in the ranking's own scores.
 #
 # 1. The share of the sample above t: every non-relevant document above t is ranked, so the number of sampled
@@ -302,12 +346,19 @@ def _implausible(observed: np.ndarray, population: np.ndarray, higher: np.ndarra
 #    gap to the k-th of them. The sample's count in that window is then at least hypergeometric with mean
 #    DENSITY_RATIO * k * m / M (m sampled of M non-relevant). Windows for k = h, h/2, h/4, h/8 (h: ranked
 #    non-relevant documents above t) catch a sample shifted or collapsed away from t at any depth below it.
+# 3. Deeper down, ranks (no assumption on any distribution): `run.below` gives the rank r and score s of each
+#    judged document ranked below the stored depth, so at least r - 1 documents score s or more, of which at most
+#    the query's relevant scores at or above s are relevant. The sampled scores at or above s then number at least
+#    a hypergeometric count with that many successes. One such checkpoint a query, its deepest (it sees every
+#    sampled score moved from anywhere above it to below it), summed over the file's queries.
 # Counts are compared with Chernoff bounds (Hoeffding 1963: they hold for sampling without replacement, and for
 # sums of independent queries), which are never below the exact tail: an honest file is rejected with
-# probability below IMPLAUSIBLE by each test, as long as densities fall towards the top of each ranking on average.
+# probability below IMPLAUSIBLE by each test, as long as densities fall towards the top of each ranking on average
+# (test 2; tests 1 and 3 need no such premise).
 
 DENSITY_RATIO = 0.75
 WINDOW_DIVISORS = (1, 2, 4, 8)
+CUT_TESTS = len(WINDOW_DIVISORS) + 3  # the Bonferroni split of IMPLAUSIBLE over the whole-file tests
 
 
 def chernoff_tail(observed: float, mean: float) -> float:
@@ -323,14 +374,17 @@ def chernoff_tail(observed: float, mean: float) -> float:
 def cut_counts(result: ResultFile, labels: np.ndarray) -> dict[str, np.ndarray]:
     """Per query, what the checks below compare: the sampled scores above the cut ('above') with the bounds of their
     expected number ('above_low', 'above_high'), and per window (columns, WINDOW_DIVISORS) the sampled scores in it
-    ('window') with the least expected number ('window_least'). Queries without a ranking, a sample or non-relevant
-    documents count 0 everywhere."""
+    ('window') with the least expected number ('window_least'), and at the deepest judged document ranked below the
+    stored depth, the sampled scores that may reach its score ('deep') with the least expected number
+    ('deep_least'). Queries without a ranking, a sample or non-relevant documents count 0 everywhere."""
     samples, run, level = result.score_samples, result.run, result.settings.relevance_level
     n = len(result.query_ids)
     _, _, _, sampled, sizes, population = _sample_columns(samples, result.query_ids)
     starts = np.concatenate(([0], np.cumsum(sizes)))
     spare = 1 if result.settings.ignore_identical_ids else 0
-    counts = {name: np.zeros(n) for name in ("above", "above_low", "above_high")}
+    counts = {name: np.zeros(n) for name in ("above", "above_low", "above_high", "deep", "deep_least")}
+    below = run.below
+    relevant_scores, relevant_at = _relevant_by_query(samples, result.query_ids)
     counts["window"] = np.zeros((n, len(WINDOW_DIVISORS)))
     counts["window_least"] = np.zeros((n, len(WINDOW_DIVISORS)))
     for row in range(n):
@@ -349,6 +403,15 @@ def cut_counts(result: ResultFile, labels: np.ndarray) -> dict[str, np.ndarray]:
         counts["above_low"][row] = rate * np.count_nonzero(nonrelevant > t + 1.5 * quantum + tolerance)
         counts["above_high"][row] = min(m, rate * (np.count_nonzero(nonrelevant > t + 0.5 * quantum + tolerance)
                                                    + spare))
+        if below is not None and below.counts[row]:
+            # the deepest judged document below the depth: at least rank - 1 documents score its score or more
+            last = int(below.offsets[row + 1]) - 1
+            score, rank = float(below.scores[last]), int(below.ranks[last])
+            step = quantum + SCORE_TOLERANCE * max(1.0, abs(score))
+            rel = relevant_scores[relevant_at[row]:relevant_at[row + 1]]
+            higher = max(rank - 1 - int(np.count_nonzero(rel >= score - step)), 0)
+            counts["deep"][row] = m - np.searchsorted(values, score - step, side="left")
+            counts["deep_least"][row] = rate * min(higher, total)
         nearest = nonrelevant[nonrelevant > t + tolerance]  # every one is in (t, t + w] for w at least its gap
         if not nearest.size:
             continue
@@ -366,8 +429,14 @@ def cut_counts(result: ResultFile, labels: np.ndarray) -> dict[str, np.ndarray]:
     return counts
 
 
+def _relevant_by_query(samples, query_ids: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every query's relevant scores one after the other, and where each query's start (and the last one's end)."""
+    _, relevant, n_relevant, _, _, _ = _sample_columns(samples, query_ids)
+    return relevant, np.concatenate(([0], np.cumsum(n_relevant)))
+
+
 def cut_problems(result: ResultFile, qrels: Qrels, labels: np.ndarray | None = None) -> list[str]:
-    """What the samples around and below the ranking's last score contradict (tests 1 and 2 above), over the whole
+    """What the samples around and below the ranking's last score contradict (tests 1 to 3 above), over the whole
     file; empty when they are plausible."""
     if result.score_samples is None or result.run is None:
         return []
@@ -377,7 +446,7 @@ def cut_problems(result: ResultFile, qrels: Qrels, labels: np.ndarray | None = N
     fix = "the sample is not a uniform sample of the documents this ranking leaves out; regenerate the result " \
           "with `irboard evaluate`"
     seen, low, high = (float(counts[name].sum()) for name in ("above", "above_low", "above_high"))
-    tests = len(WINDOW_DIVISORS) + 2
+    tests = CUT_TESTS
     for observed, mean, side in ((seen, low, "few"), (seen, high, "many")):
         beyond = observed < mean if side == "few" else observed > mean
         if beyond and (p := chernoff_tail(observed, mean)) < IMPLAUSIBLE / tests:
@@ -390,6 +459,11 @@ def cut_problems(result: ResultFile, qrels: Qrels, labels: np.ndarray | None = N
             return [f"score_samples: only {observed:.0f} sampled non-relevant scores lie just below the rankings' last "
                     f"scores (within the score gap to the {_nth(divisor)} ranked non-relevant document above them), "
                     f"where at least {least:.1f} are expected (p <= {p:.1e}); {fix}"]
+    observed, least = float(counts["deep"].sum()), float(counts["deep_least"].sum())
+    if observed < least and (p := chernoff_tail(observed, least)) < IMPLAUSIBLE / tests:
+        return [f"score_samples: only {observed:.0f} sampled non-relevant scores reach the scores of the deepest judged "
+                f"documents ranked below the stored depth (run.below), where their ranks put at least {least:.1f} "
+                f"(p <= {p:.1e}); {fix}"]
     return []
 
 

@@ -15,6 +15,7 @@ from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNam
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.parallel import forked_map
+from leaderboard.submissions.sample_checks import absent_in_corpus, claims_absences
 from leaderboard.submissions.verify import Judgments
 
 log = logging.getLogger(__name__)
@@ -264,8 +265,13 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             outcome.verified = verification.complete
             if not verification.complete and not verification.problems:
                 outcome.partly_verified = verification.unverified
+    if not report.problems and claims_absences(whole):
+        for problem in _absences_against_corpus(whole, judgments):
+            report.add(path, problem)
     outcome.problems = report.problems
-    if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id):
+    # a file that claims absences is checked again each time: only a corpus at hand can check those claims
+    if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id) \
+            and not claims_absences(whole):
         checked.put(_checked_fields(digest, path), {
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
             "metrics": sorted(result.metrics), "has_run": result.run is not None,
@@ -288,6 +294,25 @@ def _query_set(judgments: Judgments) -> QuerySet:
     from leaderboard.submissions.load import registered_query_set
 
     return registered_query_set(functools.lru_cache(maxsize=None)(dataset_info), judgments)
+
+
+def _absences_against_corpus(result: ResultFile, judgments: Judgments) -> list[str]:
+    """The claims of a result's `absent_ids` that the corpus of its `--data-dir` (or data root) folder contradicts;
+    nothing to say without a corpus there (the other checks of the claims need none: sample_checks)."""
+    from evaluator.datasets.layout import find_file, read_corpus
+    from evaluator.errors import IrboardError
+
+    folders = [judgments.data_dirs[result.dataset.id]] if result.dataset.id in judgments.data_dirs else []
+    if judgments.data_root is not None:
+        folders.append(judgments.data_root / result.dataset.id)
+    found = next((path for folder in folders if (path := find_file(folder, "corpus.jsonl")) is not None), None)
+    if found is None:
+        return []
+    try:
+        corpus = read_corpus(found)
+    except IrboardError as error:
+        return [f"cannot check absent_ids against {found}: {one_line(str(error))}"]
+    return absent_in_corpus(result, corpus)
 
 
 def _checked_cache() -> ContentCache:

@@ -9,7 +9,8 @@ A row: [model_id, href, type, parameters, parameters as shown, licence, flags, g
 - flags: letters o (open weights), z (zero-shot everywhere), v (every result verified), b (the baseline);
 - groups: per mean column, [mean, ci, mean rank or null, rank range or null, top group ★ (1) or not (0)] or
   "covered/total" for partial coverage;
-- prediction: null without the column, else [text, partial (1) or not (0)];
+- prediction: null without the column, else [text, partial (1) or not (0)]; the text ends in * when a prediction in
+  the mean comes from score samples that were not checked (shown * like an unverified metric);
 - cells: per dataset column, the score as shown ("–" for none), then † when trained on it, then * when not
   verified; a leading ! marks a top-group value (bold).
 """
@@ -38,7 +39,7 @@ def _group(cell: GroupCell):
 
 def _prediction(row: HomeRow):
     if row.prediction.mean is not None:
-        return [format_score(row.prediction.mean), 0]
+        return [format_score(row.prediction.mean) + ("" if row.prediction.checked else "*"), 0]
     if row.prediction.covered:
         return [f"{row.prediction.covered}/{row.prediction.total}", 1]
     return [MISSING, 1]

@@ -74,6 +74,7 @@ class PredictedMean:
     mean: float | None  # only when every dataset has a prediction
     covered: int  # datasets with a prediction
     total: int
+    checked: bool = True  # every prediction in it comes from score samples checked against a stored ranking
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class PredictedValue:
 
     value: float | None
     reason: str | None  # "cannot predict" reason; both None: the result has no score samples
+    checked: bool = True  # the score samples were checked against a stored ranking (else shown * like a metric)
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,8 @@ class Crossing:
     size: float  # corpus size where the predicted curves cross
     size_text: str
     gap_at_own_size: float  # leader - follower at the dataset's own size (Recall@k)
+    leader_checked: bool = True  # its score samples were checked against a stored ranking
+    follower_checked: bool = True
 
 
 @dataclass(frozen=True)
@@ -350,6 +354,7 @@ class ScaleRow:
     measured: float | None  # the result's own R@k, when it has that metric
     at_own_size: float  # the prediction at num_docs
     values: tuple[float, ...]  # at ScaleSection.sizes
+    checked: bool = True  # the score samples were checked against a stored ranking (else shown * like a metric)
 
 
 @dataclass(frozen=True)

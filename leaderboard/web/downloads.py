@@ -5,7 +5,8 @@ Rows come in the pages' order: verified results (ranked) first, then unverified 
 bands (never 0, so that sorting a file does not put them first). `vs_baseline` is the page's ▲/▼: "better" or
 "worse" where the corrected test says so, empty otherwise; `top_group` its ★. The pages' "Download this view"
 writes, in the browser, every column the table shows as it shows it. Column
-`unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated). Column
+`unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated), and the
+prediction's column label when the prediction comes from score samples that were not checked. Column
 headers of per-dataset values carry the full dataset id and the metric (`beir/scifact nDCG@10`); a dataset's
 own table has a column `dataset_id`."""
 
@@ -13,7 +14,14 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from leaderboard.web.contexts import DatasetContext, Effect, HomeContext, ModelContext, PredictedValue
+from leaderboard.web.contexts import (
+    DatasetContext,
+    Effect,
+    HomeContext,
+    ModelContext,
+    PredictedMean,
+    PredictedValue,
+)
 from leaderboard.web.render import csv_text, rounded, table_json
 from leaderboard.web.scale_pages import COLUMN_LABEL
 
@@ -24,8 +32,12 @@ def _prediction_values(prediction: PredictedValue | None) -> list:
     return [None, None] if prediction is None else [prediction.value, prediction.reason]
 
 
-def _unverified(names, checks, values) -> str:
-    """The names of the values that are shown (not None) but were not re-scored."""
+def _unverified(names, checks, values, prediction: PredictedValue | PredictedMean | None = None) -> str:
+    """The names of the values that are shown (not None) but were not re-scored, then the prediction's column when
+    it is shown but its score samples were not checked."""
+    if prediction is not None:
+        value = prediction.mean if isinstance(prediction, PredictedMean) else prediction.value
+        names, checks, values = [*names, COLUMN_LABEL], [*checks, prediction.checked], [*values, value]
     return " ".join(name for name, checked, value in zip(names, checks, values, strict=True)
                     if value is not None and not checked)
 
@@ -61,7 +73,7 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
     for row in home.rows:
         values = [row.model_id, row.type, row.parameters, row.license, row.open_weights, row.zero_shot, row.verified,
                   _unverified([c.dataset_id for c in columns], [c.verified for c in row.cells],
-                              [c.value for c in row.cells])]
+                              [c.value for c in row.cells], row.prediction if home.prediction else None)]
         for cell in row.groups:
             values += [cell.mean, cell.ci[0] if cell.ci else None, cell.ci[1] if cell.ci else None, cell.mean_rank,
                        cell.covered]
@@ -86,7 +98,7 @@ def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
         [row.model_id, page.id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
          row.diff, row.wins, row.ties, row.losses, row.pvalue, row.mark or None, row.zero_shot, row.verified,
          _unverified([page.main_metric, *page.other_metrics], [row.mean_verified, *row.values_verified],
-                     [row.mean, *row.values])]
+                     [row.mean, *row.values], row.prediction if page.prediction else None)]
         for row in page.rows
     ]
     if page.prediction:
@@ -117,7 +129,8 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
             row.dataset_id, row.metric, row.mean, row.ci[0] if row.ci else None, row.ci[1] if row.ci else None,
             row.rank_low, row.rank_high, row.best, row.baseline_mean, row.diff, row.wins, row.ties, row.losses,
             row.pvalue, row.zero_shot, row.verified,
-            _unverified(page.metrics, checks[row.dataset_id], values[row.dataset_id]),
+            _unverified(page.metrics, checks[row.dataset_id], values[row.dataset_id],
+                        row.prediction if page.scale else None),
             *values[row.dataset_id],
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
             *(_prediction_values(row.prediction) if page.scale else []), *_effect_values(row.effect),

@@ -15,6 +15,7 @@ from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, Leaderboard,
 from leaderboard.analysis.predictions import COLUMN_K, COLUMN_SIZE, Evidence, Prediction
 from leaderboard.analysis.scale import GROWTHS, MODES
 from leaderboard.analysis.scale_query import MIN_TAIL, TAIL_FRACTION
+from leaderboard.submissions.load import LoadedResult
 from leaderboard.web import charts
 from leaderboard.web.contexts import (
     Crossing,
@@ -57,16 +58,33 @@ def short_count(size: float) -> str:
 
 
 COLUMN_LABEL = f"Predicted R@{COLUMN_K} @{short_count(COLUMN_SIZE)} docs (model-based)"
+# what a * on a prediction means (the title of its mark, and the words beside a chart that has no marks)
+UNCHECKED_WORDS = "not verified: its score samples were not checked against a stored ranking"
 
 
 def method_words(board: Leaderboard) -> str:
     return f"{board.settings.scale_mode} mode, {board.settings.scale_growth} growth"
 
 
-def predicted_value(prediction: Prediction | None) -> PredictedValue | None:
+def samples_checked(result: LoadedResult) -> bool:
+    """Were the result's score samples checked against its stored ranking and the judgments? Verification checks
+    them with the metrics (leaderboard/submissions/sample_checks.py) and rejects a file whose samples fail, so a
+    result with a ranking and re-scored metrics passed them; without a ranking or judgments nothing was checked,
+    and its prediction is shown * like an unverified metric."""
+    return result.has_run and bool(result.verified_metrics)
+
+
+def unchecked_predictions(board: Leaderboard) -> frozenset[tuple[str, str]]:
+    """The (model id, dataset id) of every prediction made from score samples that were not checked."""
+    return frozenset((model.info.id, dataset_id) for model in board.models
+                     for dataset_id, result in model.results.items()
+                     if (model.info.id, dataset_id) in board.predictions and not samples_checked(result))
+
+
+def predicted_value(prediction: Prediction | None, checked: bool = True) -> PredictedValue | None:
     if prediction is None:
         return None
-    return PredictedValue(prediction.column_value, prediction.reason)
+    return PredictedValue(prediction.column_value, prediction.reason, checked)
 
 
 def prediction_method(board: Leaderboard) -> str:
@@ -89,11 +107,12 @@ def home_predictions(board: Leaderboard, model_ids: list[str]):
     count = len(overall.dataset_ids)
     column = PredictionColumn(COLUMN_LABEL, f"{board.settings.scale_growth} growth, mean over all {count} "
                               f"dataset{'s' if count != 1 else ''}", METHOD_ANCHOR)
-    cells = {}
+    cells, unchecked = {}, unchecked_predictions(board)
     for model_id in model_ids:
         mean, covered = predictions.mean_column_value(board.predictions, model_id, overall.dataset_ids,
                                                       overall.weights)
-        cells[model_id] = PredictedMean(mean, covered, count)
+        checked = not any((model_id, dataset_id) in unchecked for dataset_id in overall.dataset_ids)
+        cells[model_id] = PredictedMean(mean, covered, count, checked)
     return column, cells
 
 
@@ -105,6 +124,7 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
         return None
     sizes = tuple(float(size) for size in predictions.CHART_SIZES)
     rows, figures, problems, dropped = [], [], [], []
+    unchecked = unchecked_predictions(board)
     ordered = (board.settings.scale_growth,) + tuple(g for g in GROWTHS if g != board.settings.scale_growth)
     for prediction in found:
         if prediction.recall is None:
@@ -116,6 +136,7 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
             dropped.append((prediction.dataset_id, prediction.n_dropped,
                             prediction.n_dropped + prediction.queries, reasons))
         measured = dict(prediction.measured)
+        checked = (model.info.id, prediction.dataset_id) not in unchecked
         # the rows of the chart's sizes and of the dataset's own size (Prediction.value's numbers, looked up once)
         at = [prediction.sizes.index(size) for size in sizes] + [prediction.sizes.index(float(prediction.num_docs))]
         for growth in ordered:
@@ -123,7 +144,8 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
             for k, column in zip(prediction.ks, table, strict=True):
                 rows.append(ScaleRow(
                     dataset_id=prediction.dataset_id, k=k, growth=growth, num_docs=prediction.num_docs,
-                    measured=measured.get(k), at_own_size=column[-1], values=tuple(column[:-1])))
+                    measured=measured.get(k), at_own_size=column[-1], values=tuple(column[:-1]),
+                    checked=checked))
         recall = {growth: PERCENT * prediction.recall[growth] for growth in ordered}
         figure = charts.recall_at_scale(
             prediction.dataset_id, prediction.sizes, prediction.ks, recall,
@@ -131,7 +153,8 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
             f"{board.settings.scale_mode} mode")
         figures.append(Figure(f"fig-scale-{slugify(prediction.dataset_id)}",
                               f"{prediction.dataset_id}: predicted Recall@k against corpus size in both growth "
-                              "scenarios (model-based prediction)", json_text(figure), label=prediction.dataset_id))
+                              "scenarios (model-based prediction)" + ("" if checked else f"; {UNCHECKED_WORDS}"),
+                              json_text(figure), label=prediction.dataset_id))
     note = (f"Model-based prediction, not a measurement ({board.settings.scale_mode} mode): each result's score "
             "samples are extrapolated to larger corpora in two growth scenarios, fixed-relevant (solid lines: "
             "the judged relevant documents stay, only non-relevant ones are added) and uniform (dashed: relevant "
@@ -157,7 +180,7 @@ def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Eviden
     found = sorted(found, key=lambda p: -p.value(p.num_docs, k, growth))[:CROSSING_MODELS]
     error = evidence.error(growth, board.settings.scale_mode, k) if evidence is not None else None
     largest = predictions.CURVE_SIZES[-1]
-    crossings = []
+    crossings, unchecked = [], unchecked_predictions(board)
     within = 0  # crossings whose predicted lead stays within the method's measured error: not claimed
     for leader in found:
         for follower in found:
@@ -173,7 +196,9 @@ def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Eviden
                     leader=leader.model_id, follower=follower.model_id,
                     leader_href=f"{root}models/{slugify(leader.model_id)}.html",
                     follower_href=f"{root}models/{slugify(follower.model_id)}.html",
-                    size=size, size_text=short_count(size), gap_at_own_size=gap))
+                    size=size, size_text=short_count(size), gap_at_own_size=gap,
+                    leader_checked=(leader.model_id, dataset.info.id) not in unchecked,
+                    follower_checked=(follower.model_id, dataset.info.id) not in unchecked))
     if not crossings and not within:
         return None
     among = (f" of the {CROSSING_MODELS} models with the highest predicted Recall@{k} at the dataset's own size "

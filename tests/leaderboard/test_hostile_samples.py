@@ -228,28 +228,97 @@ def _first_query_missing_a_relevant_score(result):
     return row, _with_samples(result, lambda s, t: drop_relevant_below(s, t) if s is samples.queries[query_id] else s)
 
 
+def _claiming_absence(result, qrels):
+    """(the result with one query's lowest relevant score dropped and the file saying that the corpus lacks one
+    judged relevant document, the query's id, a judged relevant document its ranking leaves out, one it holds)."""
+    run, judgments = result.run, dict(zip(qrels.query_ids, qrels.judgments, strict=True))
+    for row, query_id in enumerate(result.query_ids):  # the first query with relevant documents in and out of it
+        ranked = {run.doc_ids[d] for d in run.docs[run.offsets[row]:run.offsets[row + 1]]}
+        relevant = sorted(d for d, label in judgments[query_id].items() if label >= 1)
+        if {d in ranked for d in relevant} == {True, False}:
+            break
+    unranked, held = next(d for d in relevant if d not in ranked), next(d for d in relevant if d in ranked)
+    sample = result.score_samples.queries[query_id]
+    lowest = replace(sample, relevant=sample.relevant[1:], n_relevant=sample.n_relevant - 1,
+                     n_nonrelevant=sample.n_nonrelevant + 1)
+    dropped = _with_samples(result, lambda s, t: lowest if s is sample else s)
+    return dropped, query_id, unranked, held
+
+
+def _said(dropped, query_id, ids, absent=1):
+    """`dropped` whose sample of `query_id` says `absent` documents are missing, naming `ids`, written and read
+    back (the columns survive the round trip)."""
+    samples = dropped.score_samples
+    said = replace(dropped, score_samples=replace(samples, queries={
+        **samples.queries, query_id: replace(samples.queries[query_id], absent=absent, absent_ids=tuple(ids))}))
+    return parse_result(expand_result(said))
+
+
 def test_absent_relevant_documents_must_be_said_and_allowed(monkeypatch):
     """A query's sample holds every judged relevant document's score, or its file says how many the corpus lacks
-    (`absent_relevant`); only a dataset whose registered judgments name missing documents may say so."""
+    (`absent_relevant`) and which (`absent_ids`); only a dataset whose registered judgments name missing documents
+    may say so."""
     import leaderboard.submissions.sample_checks as checks
 
     result = read_result(BM25)
     qrels = _qrels(result)
-    row, dropped = _first_query_missing_a_relevant_score(result)
-    query_id = result.query_ids[row]
-    before = result.score_samples.queries[query_id].n_relevant
-    missing = before - dropped.score_samples.queries[query_id].n_relevant
-    said = replace(dropped, score_samples=replace(dropped.score_samples, queries={
-        **dropped.score_samples.queries, query_id: replace(dropped.score_samples.queries[query_id], absent=missing)}))
-    said = parse_result(expand_result(said))  # written and read back: the column survives the round trip
-    assert said.score_samples.queries[query_id].absent == missing
-    assert said.score_samples.queries[result.query_ids[row - 1 if row else row + 1]].absent == 0
+    dropped, query_id, unranked, _ = _claiming_absence(result, qrels)
+    said = _said(dropped, query_id, [unranked])
+    assert said.score_samples.queries[query_id].absent == 1
+    assert said.score_samples.queries[query_id].absent_ids == (unranked,)
+    assert sum(said.score_samples.queries[q].absent for q in said.query_ids) == 1
     problems = verify_result(said, qrels).problems
     assert len(problems) == 1 and "absent_relevant says" in problems[0] and "beir/scifact" in problems[0]
     monkeypatch.setattr(checks, "absences_allowed", lambda result: True)  # as for beir/arguana
     assert verify_result(said, qrels).problems == ()
     unsaid = verify_result(dropped, qrels).problems
-    assert len(unsaid) == 1 and f"n_relevant is {before - missing} but the qrels judge {before}" in unsaid[0]
+    before = result.score_samples.queries[query_id].n_relevant
+    assert len(unsaid) == 1 and f"n_relevant is {before - 1} but the qrels judge {before}" in unsaid[0]
+
+
+@pytest.mark.parametrize(("ids", "expected"), [
+    ([], "absent_relevant says 1 judged relevant documents are not in the corpus but absent_ids names 0"),
+    (["4983"], "which the qrels do not judge relevant for this query"),  # a document of another query
+    (["not-a-document"], "which the qrels do not judge relevant for this query"),
+    ("held", "as missing from the corpus, but the stored ranking holds it"),
+])
+def test_each_claimed_absence_is_a_judged_relevant_document_the_ranking_lacks(monkeypatch, ids, expected):
+    """The ids that `absent_ids` names are checked without a corpus: named at all, judged relevant for the query,
+    and not ranked (a ranked document is in the corpus). Files that count absences without naming them (written
+    before the ids were kept) are refused: the claim could hide any relevant score."""
+    import leaderboard.submissions.sample_checks as checks
+
+    monkeypatch.setattr(checks, "absences_allowed", lambda result: True)
+    result = read_result(BM25)
+    qrels = _qrels(result)
+    dropped, query_id, _, held = _claiming_absence(result, qrels)
+    problems = verify_result(_said(dropped, query_id, [held] if ids == "held" else ids), qrels).problems
+    assert len(problems) == 1 and expected in problems[0] and repr(query_id) in problems[0], problems
+
+
+def test_validate_with_a_corpus_refuses_an_absence_the_corpus_contradicts(monkeypatch, tmp_path):
+    """`validate --data-dir` with the dataset's corpus looks every claimed absence up in it: one line naming the
+    document; a corpus without it accepts the claim, and a folder without a corpus checks nothing more."""
+    import leaderboard.submissions.sample_checks as checks
+    from leaderboard.submissions.validate import validate_paths
+
+    monkeypatch.setattr(checks, "absences_allowed", lambda result: True)
+    monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path / "cache"))
+    result = read_result(BM25)
+    qrels = _qrels(result)
+    dropped, query_id, unranked, _ = _claiming_absence(result, qrels)
+    path = _write(tmp_path / "results", _said(dropped, query_id, [unranked]))
+    folder = tmp_path / "scifact"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "qrels" / "test.tsv").write_bytes((SHARED / "data" / "beir" / "scifact" / "qrels" / "test.tsv").read_bytes())
+    assert validate_paths([path], data_dirs={"beir/scifact": folder}).problems == []  # no corpus there
+    for docs, expected in (([unranked, "d1"], f"absent_ids names {unranked!r} as missing from the corpus, but the "
+                                               "corpus of --data-dir holds it"), (["d1", "d2"], None)):
+        (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": "x"}) + "\n"
+                                                     for d in docs))
+        problems = validate_paths([path], data_dirs={"beir/scifact": folder}).problems
+        assert problems == ([] if expected is None else [problems[0]]), problems
+        assert expected is None or (expected in problems[0] and str(path) in problems[0] and "\n" not in problems[0])
 
 
 def test_the_evaluator_says_which_relevant_documents_the_corpus_lacks():
@@ -259,10 +328,72 @@ def test_the_evaluator_says_which_relevant_documents_the_corpus_lacks():
     rows = np.arange(2 * 40, dtype=np.float64).reshape(2, 40)
     samples = collect_score_samples(["q1", "q2"], [f"d{i}" for i in range(40)], rows, qrels, n_samples=10)
     assert [samples.queries[q].absent for q in ("q1", "q2")] == [1, 0]
+    assert [samples.queries[q].absent_ids for q in ("q1", "q2")] == [("gone",), ()]
     encoded = encode_score_samples(samples, ["q1", "q2"])
-    assert "absent_relevant" in encoded
+    assert "absent_relevant" in encoded and "absent_ids" in encoded
     decoded = decode_score_samples(encoded, ["q1", "q2"])
     assert [decoded.queries[q].absent for q in ("q1", "q2")] == [1, 0]
+    assert [decoded.queries[q].absent_ids for q in ("q1", "q2")] == [("gone",), ()]
     assert decoded.flat_scores().absent.tolist() == [1, 0]
     complete = collect_score_samples(["q2"], [f"d{i}" for i in range(40)], rows[1:], qrels, n_samples=10)
     assert "absent_relevant" not in encode_score_samples(complete, ["q2"])  # files without absences are unchanged
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"absent_ids": "names two"}, "absent_ids: names 2 documents but absent_relevant counts 1"),
+    ({"absent_relevant": None}, "absent_ids: names documents without absent_relevant to count them"),
+])
+def test_absent_ids_must_match_their_count(change, expected):
+    from evaluator.columns import encode_strings
+    from evaluator.errors import ResultValidationError
+    from evaluator.score_samples import collect_score_samples, decode_score_samples, encode_score_samples
+
+    qrels = {"q1": {"d1": 1, "gone": 2}, "q2": {"d2": 1}}
+    rows = np.arange(2 * 40, dtype=np.float64).reshape(2, 40)
+    encoded = encode_score_samples(collect_score_samples(["q1", "q2"], [f"d{i}" for i in range(40)], rows, qrels,
+                                                         n_samples=10), ["q1", "q2"])
+    if "absent_ids" in change:
+        change = {"absent_ids": encode_strings(["gone", "other"])}
+    encoded = {key: value for key, value in {**encoded, **change}.items() if value is not None}
+    with pytest.raises(ResultValidationError, match=expected):
+        decode_score_samples(encoded, ["q1", "q2"])
+
+
+@pytest.fixture(scope="module")
+def fresh_bm25(tmp_path_factory):
+    """A fresh BM25 result on SciFact (its headline R@1000 keeps `run.below`: the judged documents to rank 1,000)."""
+    out = tmp_path_factory.mktemp("fresh") / "bm25.json"
+    done = irboard("evaluate", "--model", "bm25", "--dataset", "beir/scifact", "--data-dir",
+                   SHARED / "data" / "beir" / "scifact", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    result = read_result(out)
+    assert result.run.below is not None and int(result.run.below.counts.sum()) > 0
+    return result
+
+
+def test_deep_judged_ranks_bound_the_sample_from_below(fresh_bm25, monkeypatch):
+    """Test 3 of the cut checks, alone (the windows' tests switched off): at least rank - 1 documents score as much
+    as the deepest judged document below the depth, so a sample whose scores between that document and the cut
+    were moved away fails, and the honest one passes with its count at the least its ranks allow or above."""
+    import leaderboard.submissions.sample_checks as checks
+    from leaderboard.submissions.labels import entry_labels
+
+    monkeypatch.setattr(checks, "WINDOW_DIVISORS", ())
+    result, qrels = fresh_bm25, _qrels(fresh_bm25)
+    counts = checks.cut_counts(result, entry_labels(result, qrels))
+    assert counts["deep"].sum() >= 0.9 * counts["deep_least"].sum() > 0
+    assert cut_problems(result, qrels) == []
+    below, deepest = result.run.below, {}
+    for row, query_id in enumerate(result.query_ids):
+        if below.counts[row]:
+            deepest[query_id] = float(below.scores[below.offsets[row + 1] - 1])
+
+    def thin(sample, t):  # every sampled score from the deepest judged document up to the cut, moved far down
+        s = deepest.get(next(q for q, other in result.score_samples.queries.items() if other is sample))
+        x = sample.nonrelevant
+        if s is None:
+            return sample
+        return replace(sample, nonrelevant=np.sort(np.where((x >= s - 1.0) & (x <= t), x.min() - 1000.0, x)))
+
+    (problem,) = cut_problems(_with_samples(result, thin), qrels)
+    assert "reach the scores of the deepest judged documents ranked below the stored depth (run.below)" in problem

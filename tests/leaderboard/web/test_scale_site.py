@@ -245,7 +245,8 @@ def test_dataset_page_shows_where_predicted_curves_cross_with_the_measured_error
     assert crossing.gap_at_own_size == pytest.approx(0.05)
     assert page.crossings.error == 0.012 and page.crossings.k == COLUMN_K
     html = make_environment().get_template("dataset.html").render(ctx=page)
-    assert f"{PARTIAL}</a> overtakes <a" in html and "the method's measured error at R@100: ±1.20" in html
+    # loaded without judgments, no sample was checked: both models' names carry the unverified mark
+    assert f"{PARTIAL}</a><span class=\"unv\"" in html and "the method's measured error at R@100: ±1.20" in html
 
 
 def test_crossings_are_among_the_best_predicted_models_only(board, monkeypatch):

@@ -11,6 +11,8 @@
 
   var UNVERIFIED = "<span class=\"unv\" title=\"not verified: not re-scored from a stored ranking\">*</span>" +
     "<span class=\"sr\"> (not verified)</span>";
+  var UNCHECKED = "<span class=\"unv\" title=\"not verified: its score samples were not checked against a stored " +
+    "ranking\">*</span><span class=\"sr\"> (not verified)</span>";  /* a prediction: templates/_macros.html */
 
   /* One row of data/board.js as the HTML that templates/_board.html writes, plus the dataset cells (the layout
      of a row: leaderboard/web/board_data.py). */
@@ -36,7 +38,9 @@
       }
     });
     if (row[8]) {
-      html.push(row[8][1] ? "<td class=\"pred part\" data-v=\"\">" : "<td class=\"pred\">", escape(row[8][0]), "</td>");
+      var unchecked = row[8][0].slice(-1) === "*";
+      html.push(row[8][1] ? "<td class=\"pred part\" data-v=\"\">" : "<td class=\"pred\">",
+                escape(unchecked ? row[8][0].slice(0, -1) : row[8][0]), unchecked ? UNCHECKED : "", "</td>");
     }
     row[9].forEach(function (cell) {
       var best = cell.charAt(0) === "!", unverified = cell.slice(-1) === "*";
