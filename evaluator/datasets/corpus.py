@@ -471,6 +471,8 @@ class _Column(Sequence[str]):
             item += len(self)
         if not 0 <= item < len(self):
             raise IndexError(item)
+        if self.name == "id":  # one id at a time (a caller walking a ranking): from the lookup table, not the file
+            return self.corpus._ids[item].as_py()
         return self.corpus.column(self.name, item, item + 1)[0]
 
     def __iter__(self) -> Iterator[str]:
