@@ -175,7 +175,7 @@ def read_corpus(paths: Path | Sequence[Path], id_key: str = "_id") -> Corpus:
             first_path, path = (paths[bisect.bisect_right(starts, p) - 1] for p in repeat)
             where = f"line {lines[earlier]}" if first_path == path else f"{first_path}:{lines[earlier]}"
             raise InputFormatError(
-                f"{path}:{lines[later]}: document id {corpus.ids[later]!r} repeats {where}; ids must be unique"
+                f"{path}:{lines[later]}: document id {corpus.take_ids([later])[0]!r} repeats {where}; ids must be unique"
             )
     except BaseException:
         writer.abandon()

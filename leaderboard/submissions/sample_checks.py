@@ -6,6 +6,8 @@ the queries that may fail; the per-query check then decides, and words the probl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.stats import hypergeom
 
@@ -13,6 +15,9 @@ from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import UNJUDGED
 from evaluator.result import ResultFile
 from leaderboard.submissions.labels import entry_labels, flat_judgments, per_qrels
+
+if TYPE_CHECKING:  # a type only: reading results needs no Arrow
+    from evaluator.datasets.corpus import Corpus
 
 SCORE_TOLERANCE = 1e-5  # relative: a sampled score and the run's score of the same document
 # A file is rejected as implausible when a query's p-value is below IMPLAUSIBLE / (its number of queries): Bonferroni
@@ -134,15 +139,17 @@ def claims_absences(result: ResultFile) -> bool:
     return samples is not None and bool(_absent(samples, result.query_ids).any())
 
 
-def absent_in_corpus(result: ResultFile, corpus) -> list[str]:
-    """The claims of `absent_ids` that a corpus (anything with `in`) contradicts: one problem for the first
-    query whose named document the corpus holds."""
+def absent_in_corpus(result: ResultFile, corpus: Corpus) -> list[str]:
+    """The claims of `absent_ids` that a corpus contradicts: one problem for the first query whose named
+    document the corpus holds. Every named id is looked up in one pass over the corpus's ids (`Corpus.find`)."""
     samples = result.score_samples
     if samples is None:
         return []
+    named = {d for q in result.query_ids if samples.queries[q].absent for d in samples.queries[q].absent_ids}
+    held = corpus.find(named) if named else {}
     for query_id in result.query_ids:
         sample = samples.queries[query_id]
-        if sample.absent and (present := next((d for d in sample.absent_ids if d in corpus), None)) is not None:
+        if sample.absent and (present := next((d for d in sample.absent_ids if d in held), None)) is not None:
             return [f"score_samples of query {query_id!r}: absent_ids names {present!r} as missing from the corpus, "
                     "but the corpus of --data-dir holds it; regenerate the result with `irboard evaluate`"]
     return []
