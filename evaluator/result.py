@@ -140,8 +140,8 @@ class ModelBlock(_Strict):
     parameters: int | None = Field(None, ge=0, le=10**14)
     dim: int | None = Field(None, ge=1, le=10**7)
     license: str = Field("", max_length=100)
-    open_weights: bool = True
-    training_datasets: list[str] = Field(default_factory=list, max_length=500)
+    open_weights: bool | None = None  # None (or absent): not stated
+    training_datasets: list[str] | None = Field(None, max_length=500)  # None: not stated; []: trained on none
     url: str = Field("", max_length=500)
 
     @field_validator("id")
@@ -158,8 +158,8 @@ class ModelBlock(_Strict):
 
     @field_validator("training_datasets")
     @classmethod
-    def _training(cls, value: list[str]) -> list[str]:
-        for item in value:
+    def _training(cls, value: list[str] | None) -> list[str] | None:
+        for item in value or ():
             if len(item) > 200:
                 raise ValueError("model.training_datasets entries must be at most 200 characters")
         return value

@@ -22,8 +22,8 @@ class ModelInfo:
     parameters: int | None
     dim: int | None
     license: str
-    open_weights: bool
-    training_datasets: tuple[str, ...]
+    open_weights: bool | None  # None: not stated
+    training_datasets: tuple[str, ...] | None  # None: not stated
     url: str
 
 
@@ -71,7 +71,8 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
         model=ModelInfo(
             id=model.id, type=model.type, revision=model.revision, parameters=model.parameters, dim=model.dim,
             license=model.license, open_weights=model.open_weights,
-            training_datasets=tuple(model.training_datasets), url=model.url,
+            training_datasets=None if model.training_datasets is None else tuple(model.training_datasets),
+            url=model.url,
         ),
         dataset_id=dataset.id,
         split=dataset.split,

@@ -79,7 +79,8 @@ class ReadCache(ContentCache):
             "prediction": None if loaded.prediction is None else predictor.encode(loaded.prediction)})
 
     def _result(self, entry: dict, path: str, predictor: Forecaster) -> LoadedResult:
-        model = {**entry["model"], "training_datasets": tuple(entry["model"]["training_datasets"])}
+        model = {**entry["model"], "training_datasets": None if entry["model"]["training_datasets"] is None
+                 else tuple(entry["model"]["training_datasets"])}
         provenance = {**entry["provenance"], "timings": tuple(tuple(item) for item in entry["provenance"]["timings"])}
         prediction = None
         if entry["prediction"] is not None:

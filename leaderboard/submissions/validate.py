@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNameError, one_line
+from evaluator.datasets.declared import find_declared, unknown_remedy
+from evaluator.metadata import missing_note
+from evaluator.metrics.depth import remedy, undetermined
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.parallel import forked_map
@@ -32,6 +35,7 @@ class ValidationReport:
     verified: set[Path] = field(default_factory=set)
     partly_verified: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics not re-scorable
     unfetched: dict[Path, str] = field(default_factory=dict)  # split result -> why its full file cannot be had
+    notes: dict[Path, str] = field(default_factory=dict)  # path -> what its model block leaves unstated (no problem)
 
     def add(self, path: Path, message: str) -> None:
         self.problems.append(f"{path}: {message}")
@@ -56,7 +60,7 @@ def _text_fields(result: ResultFile) -> list[tuple[str, str]]:
               ("provenance.command", provenance.command), ("provenance.hardware", provenance.hardware),
               ("provenance.irboard_version", provenance.irboard_version),
               ("provenance.created_at", provenance.created_at)]
-    fields += [(f"model.training_datasets[{i}]", t) for i, t in enumerate(model.training_datasets)]
+    fields += [(f"model.training_datasets[{i}]", t) for i, t in enumerate(model.training_datasets or ())]
     return fields
 
 
@@ -76,12 +80,20 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport, query
 
         spec = get_spec(result.dataset.id)
     except UnknownNameError as error:
-        report.add(path, f"dataset.id: {error}")
+        report.add(path, f"dataset.id: {error}; {unknown_remedy(result.dataset.id)}")
         return
+    declared = find_declared(spec.id)
+    if declared is not None and declared.qrels_sha256 is not None \
+            and result.dataset.qrels_sha256 != declared.qrels_sha256:
+        report.add(path, f"dataset.qrels_sha256 is not the judgments {declared.source} declares for {spec.id}; "
+                         "re-run `irboard evaluate` with its judgments")
     if result.dataset.split != spec.split:
         report.add(path, f"dataset.split is {result.dataset.split!r}; {spec.id} is scored on {spec.split!r}")
     for problem in settings_problems(result, spec):
         report.add(path, problem)
+    shallow = undetermined(result.metrics, result.settings.top_k, result.dataset.num_docs or spec.num_docs)
+    if shallow:
+        report.add(path, f"metrics: {remedy(shallow, result.settings.top_k)}")
     queries = result.query_ids
     registered = known_query_ids_sha256(spec.id)
     known = query_set(spec.id) if query_set is not None else registered
@@ -166,6 +178,7 @@ class _FileOutcome:
     partly_verified: tuple[str, ...] | None = None
     unfetched: str | None = None
     judgment_errors: list[str] = field(default_factory=list)  # judgments that could not be had while checking it
+    note: str = ""  # what the model block leaves unstated, and the flags that state it
 
 
 def validate_paths(
@@ -205,6 +218,8 @@ def validate_paths(
             report.partly_verified[path] = outcome.partly_verified
         if outcome.unfetched is not None:
             report.unfetched[path] = outcome.unfetched
+        if outcome.note:
+            report.notes[path] = outcome.note
         report.valid.append(path)
     report.problems.extend(judgments.errors)
     return report
@@ -251,6 +266,7 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         except DatasetLoadError as error:
             outcome.unfetched = one_line(str(error))
     outcome.ids = (result.model.id, result.dataset.id)
+    outcome.note = missing_note(result.model) or ""
     check_result(path, whole, report, query_set)
     if base:
         check_against_base(path, result, base, report)
@@ -275,7 +291,8 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         checked.put(_checked_fields(digest, path), {
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
             "metrics": sorted(result.metrics), "has_run": result.run is not None,
-            "spec": _spec_digest(result.dataset.id), "queries": query_set(result.dataset.id) or ""})
+            "spec": _spec_digest(result.dataset.id), "queries": query_set(result.dataset.id) or "",
+            "note": outcome.note})
 
 
 # --- files checked clean before ----------------------------------------------------------------------------------
@@ -355,6 +372,7 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
             if verification is None:
                 return False
         outcome.ids = (str(entry["model_id"]), dataset_id)
+        outcome.note = str(entry["note"])
     except (KeyError, TypeError, ValueError, UnknownNameError):
         return False
     if verification is not None:

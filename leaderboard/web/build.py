@@ -82,6 +82,24 @@ def _check_output(results_dir: Path, out_dir: Path) -> list[str]:
     return []
 
 
+def unknown_datasets(results, lookup: Callable) -> list[str]:
+    """A result on an id that neither the registry nor a declaration defines is refused, not shown as a dataset of
+    its own (a typo such as beir/scifcat would otherwise add one)."""
+    from evaluator.datasets import get_spec
+    from evaluator.datasets.declared import unknown_remedy
+
+    problems = []
+    for result in results:
+        if lookup(result.dataset_id).known:
+            continue
+        try:
+            get_spec(result.dataset_id)
+            continue  # defined after all (the lookup could not say)
+        except IrboardError as error:
+            problems.append(f"{result.path}: dataset.id: {one_line(str(error))}; {unknown_remedy(result.dataset_id)}")
+    return problems
+
+
 def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = False,
                settings: SiteSettings | TestSettings | None = None,
                is_verified: Verifier | None = None,
@@ -102,7 +120,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified,
                           workers=workers, predictor=predictor, reads=read_cache(),
                           query_set=registered_query_set(lookup, is_verified))
-    problems = loaded.problems + _check_output(results_dir, out_dir)
+    problems = loaded.problems + unknown_datasets(loaded.results, lookup) + _check_output(results_dir, out_dir)
     if problems:
         raise BuildError(problems)
     warnings = list(loaded.warnings)
@@ -112,8 +130,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings)
     if strict and warnings:
         raise BuildError(warnings, "warnings (--strict)")
-    for warning in warnings:
-        logger.warning("%s", one_line(warning))
+    # the warnings go back in the report, and the command prints each once (logging them too printed them twice)
     with staged_folder(out_dir) as staging:
         files, page_count = render_site(board, workers=workers, folder=staging, stamp=stamp)
         page_count += round_pages.add_round_pages(files, rounds, stamp or BuildStamp())

@@ -91,8 +91,8 @@ class HomeRow:
     type: str
     parameters: int | None
     license: str
-    open_weights: bool
-    zero_shot: bool
+    open_weights: bool | None  # None: not stated
+    zero_shot: bool | None  # None: training data not stated
     verified: str  # "all" (ranked), "some" or "none" (listed apart, unranked)
     is_baseline: bool
     groups: tuple[GroupCell, ...]
@@ -214,7 +214,7 @@ class DatasetRow:
     losses: int | None
     pvalue: float | None
     mark: str  # "better", "worse" or "" (significance against the baseline)
-    zero_shot: bool
+    zero_shot: bool | None  # None: training data not stated
     verified: bool
     is_baseline: bool
     prediction: PredictedValue | None = None
@@ -223,6 +223,7 @@ class DatasetRow:
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
+    value_notes: tuple[str, ...] = ()  # per value of `values`: "–, ranked to 100" where the depth leaves it out
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,7 @@ class ModelDatasetRow:
     losses: int | None
     pvalue: float | None
     mark: str
-    zero_shot: bool
+    zero_shot: bool | None  # None: training data not stated
     verified: bool
     prediction: PredictedValue | None = None  # None: no score samples
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
@@ -377,7 +378,7 @@ class ModelContext:
     model: ModelInfo
     group_means: str
     verified: str
-    zero_shot: bool
+    zero_shot: bool | None  # None: training data not stated
     is_baseline: bool
     baseline_id: str | None
     rows: tuple[ModelDatasetRow, ...]
@@ -386,6 +387,7 @@ class ModelContext:
     metric_scales: tuple[float, ...]
     metric_rows: tuple[tuple[str, tuple[float | None, ...]], ...]
     metric_checks: tuple[tuple[bool, ...], ...]  # per metric row and value: re-scored from the stored ranking
+    metric_notes: tuple[tuple[str, ...], ...]  # per row and metric: why a value is left out ("–, ranked to 100")
     efficiency: tuple[EfficiencyRow, ...]
     reproduce: tuple[ReproduceRow, ...]
     tests: str

@@ -51,13 +51,16 @@ def format_score(value, scale: float = 100.0, digits: int = 2) -> str:
     return MISSING if _missing(value) else f"{value * scale:.{digits}f}"
 
 
-def score_cells(values, scales, checks, mark: Markup, end: str = "") -> Markup:
+def score_cells(values, scales, checks, mark: Markup, end: str = "", notes=None) -> Markup:
     """A row of score cells, `<td class="num">` with format_score and, after a value shown but not checked, `mark`;
     `end` after each cell: one filter call per row of a wide table instead of a template loop (at 1,000 models the
-    site has about two million such cells)."""
+    site has about two million such cells). `notes`: per cell, the text shown instead of a missing value
+    ("–, ranked to 100"), or ""."""
+    notes = notes or ("",) * len(values)
     return Markup("".join(
-        f'<td class="num">{escape(format_score(value, scale))}{mark if value is not None and not checked else ""}'
-        f"</td>{end}" for value, scale, checked in zip(values, scales, checks, strict=True)))
+        f'<td class="num">{escape(note if value is None and note else format_score(value, scale))}'
+        f'{mark if value is not None and not checked else ""}</td>{end}'
+        for value, scale, checked, note in zip(values, scales, checks, notes, strict=True)))
 
 
 def scale_rows(rows, unchecked_mark: Markup | str = "") -> Markup:
