@@ -60,8 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="the model's weights are not public")
     meta.add_argument("--training-datasets", help="comma-separated datasets the model was trained on, or 'none' "
                       "(default: not stated, and the model is not shown as zero-shot)")
+    meta.add_argument("--declare", action="store_true",
+                      help="declare --dataset-id as a collection of your own from --qrels: writes "
+                      "datasets/<dataset_slug>.json (its queries' and judgments' sha256, main metric, group), which "
+                      "validate and build then hold its results to (docs/datasets.md, \"Your own collection\")")
     rules = parser.add_argument_group("evaluation settings for --run with an unregistered --dataset-id "
                                       "(a registered dataset's own come from the registry; `irboard datasets`)")
+    parser.add_argument("--depth", type=int, help="--run: the depth the run was cut at, when its toolkit returned "
+                        "fewer documents for every query (default: its longest ranking); a metric cut deeper than "
+                        "the depth is left out (docs/result-format.md, \"Depth\")")
     rules.add_argument("--split", help="the split the qrels belong to (default test)")
     rules.add_argument("--relevance-level", type=int, help="lowest grade that counts as relevant (default 1)")
     rules.add_argument("--ignore-identical-ids", action=argparse.BooleanOptionalAction,
@@ -157,9 +164,8 @@ def known_spec(dataset_id: str):
         return get_spec(dataset_id)
     except UnknownNameError as error:
         raise UnknownNameError(
-            f"evaluate --run: {error}. For a collection of your own, declare it in "
-            f"{declaration_path(dataset_id)} (docs/datasets.md, \"Your own collection\") or evaluate a model on "
-            "--dataset local:DIR") from None
+            f"evaluate --run: {error}. For a collection of your own, add --declare (it writes "
+            f"{declaration_path(dataset_id)} from --qrels; docs/datasets.md, \"Your own collection\")") from None
 
 
 def default_measures(dataset_id: str | None) -> list:
@@ -235,6 +241,8 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
             check_id(value, flag)
         except ValueError as error:
             raise IrboardError(str(error)) from None
+    if args.declare:
+        declare_from_qrels(args)
     spec = known_spec(args.dataset_id)
     split, ignore_identical_ids, relevance_level = run_settings(args)
     official = official_judgments(args.dataset_id)
@@ -268,7 +276,7 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         },
         dataset_id=args.dataset_id,
         split=split,
-        top_k=max(int(ranked.lengths.max(initial=0)), 1),
+        top_k=run_depth(args.depth, int(ranked.lengths.max(initial=0)), args.run),
         ignore_identical_ids=ignore_identical_ids,
         relevance_level=relevance_level,
         timings=timings,
@@ -296,6 +304,38 @@ def training_list(text: str | None) -> list[str] | None:
         return None
     names = [d.strip() for d in text.split(",") if d.strip()]
     return [] if [n.lower() for n in names] == ["none"] else names
+
+
+def run_depth(declared: int | None, longest: int, source) -> int:
+    """The depth a run file was cut at: --depth when given (never less than its longest ranking), else that."""
+    if declared is None:
+        return max(longest, 1)
+    if not 1 <= declared <= 10**6 or declared < longest:
+        raise IrboardError(f"evaluate --depth {declared}: {source} ranks {longest:,} documents for some query; "
+                           "give the depth its toolkit was asked for (at least that, at most 1,000,000)")
+    return declared
+
+
+def declare_from_qrels(args: argparse.Namespace) -> None:
+    """--declare: write the declaration of --dataset-id from --qrels (never for a registered id)."""
+    from evaluator.datasets.declared import write_declaration
+    from evaluator.datasets.spec import registry
+    from evaluator.errors import UnknownNameError
+    from evaluator.trec import read_qrels
+
+    if args.qrels is None:
+        raise IrboardError("evaluate --declare: pass --qrels with the collection's judgments")
+    try:
+        registry().get(args.dataset_id)
+    except UnknownNameError:
+        pass
+    else:
+        raise IrboardError(f"evaluate --declare: {args.dataset_id} is a registered dataset; leave out --declare")
+    path = write_declaration(args.dataset_id, read_qrels(args.qrels), split=args.split or "test",
+                             relevance_level=1 if args.relevance_level is None else args.relevance_level,
+                             ignore_identical_ids=bool(args.ignore_identical_ids))
+    log.warning("declared %s in %s: commit it with the result (set its name, group and main_metric there)",
+                args.dataset_id, path)
 
 
 def run_settings(args: argparse.Namespace) -> tuple[str, bool, int]:

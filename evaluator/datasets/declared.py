@@ -147,6 +147,21 @@ def check_declared_judgments(dataset_id: str, qrels, source: object) -> None:
                            f"{dataset_id} (query_ids_sha256); use its judgments, or fix the declaration")
 
 
+def write_declaration(dataset_id: str, qrels, *, split: str = "test", relevance_level: int = 1,
+                      ignore_identical_ids: bool = False) -> Path:
+    """Declare `dataset_id` from its judgments (`evaluate --run --qrels … --declare`): the file to review and commit
+    beside the result. Replaces an earlier declaration of the same id."""
+    from evaluator.datasets.spec import query_ids_sha256
+    from evaluator.result import write_atomic
+
+    declaration = Declaration(id=dataset_id, split=split, relevance_level=relevance_level,
+                              ignore_identical_ids=ignore_identical_ids, num_queries=len(qrels.query_ids),
+                              query_ids_sha256=query_ids_sha256(qrels.query_ids), qrels_sha256=qrels.sha256())
+    path = declaration_path(dataset_id)
+    write_atomic(path, json.dumps(declaration.model_dump(exclude_defaults=False), indent=1, sort_keys=True) + "\n")
+    return path
+
+
 def unknown_remedy(dataset_id: str) -> str:
     """How to put results on an id that neither the registry nor a declaration knows."""
     where = "the folder it was evaluated on" if dataset_id.startswith("local/") else "its BEIR-layout folder"

@@ -62,7 +62,7 @@ def test_the_same_means_as_the_command_line(scifact_run, tmp_path):
     metrics = "nDCG@10,AP,RR@10,R@100"
     done = subprocess.run([sys.executable, "-m", "leaderboard.cli", "evaluate", "--run", str(scifact_run), "--qrels",
                            str(QRELS), "--model-id", "bm25", "--dataset-id", "local-test/scifact", "--metrics",
-                           metrics, "--out", str(out), "--quiet"], capture_output=True, text=True)
+                           metrics, "--out", str(out), "--quiet", "--declare"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     written = read_result_file(out)
     means = irboard.evaluate(scifact_run, QRELS, metrics)

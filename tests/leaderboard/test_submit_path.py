@@ -157,6 +157,7 @@ def test_model_id_is_honoured_with_a_model_spec(tmp_path, capsys, monkeypatch):
 
 
 def declare(folder: Path, dataset_id: str, qrels: Qrels, **fields) -> Path:
+    """A declaration written by hand in `folder`/datasets, the folder this test's commands read."""
     path = folder / "datasets" / f"{dataset_id.lower().replace('/', '__')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"id": dataset_id, "name": "Acme claims", "group": "Acme", "main_metric": "nDCG@10",
@@ -168,6 +169,7 @@ def declare(folder: Path, dataset_id: str, qrels: Qrels, **fields) -> Path:
 def test_a_declared_collection_walks_the_whole_path_by_every_way_to_evaluate(board, tmp_path, capsys, monkeypatch):
     folder, _ = board
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IRBOARD_DATASETS", str(tmp_path / "datasets"))
     declare(tmp_path, "acme/claims", read_qrels(QRELS))
     code, _, err = irboard(capsys, "evaluate", "--run", folder / "run.trec", "--qrels", QRELS, "--model-id",
                            "org/shallow", "--dataset-id", "acme/claims", "--results-dir", "results", "--quiet")
@@ -205,6 +207,7 @@ def test_a_local_folder_evaluated_by_a_model_validates_and_builds_when_named(tmp
 def test_evaluate_refuses_other_judgments_than_the_declared_ones(board, tmp_path, capsys, monkeypatch):
     folder, _ = board
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IRBOARD_DATASETS", str(tmp_path / "datasets"))
     declare(tmp_path, "acme/claims", read_qrels(QRELS))
     other = tmp_path / "other.tsv"
     lines = QRELS.read_text().splitlines()
@@ -247,3 +250,25 @@ def test_the_build_prints_each_warning_once(board, tmp_path, capsys):
                            "--now", "2026-11-27T00:00:00Z")
     assert code == 0, err
     assert err.count("stray.txt") == 1, err
+
+
+def test_declare_writes_the_declaration_that_validate_and_build_hold_the_result_to(board, tmp_path, capsys,
+                                                                                   monkeypatch):
+    folder, _ = board
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IRBOARD_DATASETS", str(tmp_path / "datasets"))
+    code, _, err = irboard(capsys, "evaluate", "--run", folder / "run.trec", "--qrels", QRELS, "--model-id", "bm25",
+                           "--dataset-id", "acme/new", "--results-dir", "results")
+    assert code == 1 and "--declare" in err and not (tmp_path / "results").exists()
+    code, _, err = irboard(capsys, "evaluate", "--run", folder / "run.trec", "--qrels", QRELS, "--model-id", "bm25",
+                           "--dataset-id", "acme/new", "--results-dir", "results", "--declare")
+    assert code == 0, err
+    declared = json.loads((tmp_path / "datasets" / "acme__new.json").read_text())
+    qrels = read_qrels(QRELS)
+    assert declared["qrels_sha256"] == qrels.sha256() and declared["num_queries"] == 300
+    assert declared["query_ids_sha256"] == query_ids_sha256(qrels.query_ids)
+    code, _, err = irboard(capsys, "validate", "results", "--data-dir", f"acme/new={SCIFACT}")
+    assert code == 0, err
+    code, _, err = irboard(capsys, "build", "--strict", "--results", "results", "--out", "_site", "--data-dir",
+                           f"acme/new={SCIFACT}", "--now", "2026-11-27T00:00:00Z")
+    assert code == 0, err
