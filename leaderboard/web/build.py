@@ -82,6 +82,14 @@ def _check_output(results_dir: Path, out_dir: Path) -> list[str]:
     return []
 
 
+def highlight_css(model_ids) -> str:
+    """Rules marking the rows of `model_ids` in every table (rows carry data-id, the id in lower case; ids hold only
+    [A-Za-z0-9._/-], which need no escape inside a quoted attribute selector)."""
+    rows = ",\n".join(f'tr[data-id="{model_id.lower()}"] > *' for model_id in model_ids)
+    return (f"{rows} {{\n  background: #fff3bf;\n  color: #1a1a1a;\n}}\n"
+            ".preview {\n  background: #fff3bf;\n  color: #1a1a1a;\n  padding: 0.5em 1em;\n}\n")
+
+
 def unknown_datasets(results, lookup: Callable) -> list[str]:
     """A result on an id that neither the registry nor a declaration defines is refused, not shown as a dataset of
     its own (a typo such as beir/scifcat would otherwise add one)."""
@@ -158,6 +166,8 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     home = pages.build_home(board)
     files.add(home.page.path, env.get_template("home.html").render(ctx=home))
     files.add("data/board.js", board_data.board_script(env, home))
+    if stamp is not None and stamp.highlight:
+        files.add("css/highlight.css", highlight_css(stamp.highlight))
     for path, text in downloads.home_downloads(home).items():
         files.add(path, text)
     count = 1
