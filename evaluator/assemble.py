@@ -21,8 +21,8 @@ import numpy as np
 from evaluator import __version__
 from evaluator.below import Below
 from evaluator.errors import IrboardError
-from evaluator.metrics.depth import deeper, ranked_to, undetermined, why
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate
+from evaluator.metrics.depth import deeper, ranked_to, undetermined, why
 from evaluator.result import ResultFile, Run, build_result
 from evaluator.score_samples import ScoreSamples
 

@@ -60,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="the model's weights are not public")
     meta.add_argument("--training-datasets", help="comma-separated datasets the model was trained on, or 'none' "
                       "(default: not stated, and the model is not shown as zero-shot)")
+    meta.add_argument("--reference", action="append", default=[], metavar="METRIC=VALUE,URL",
+                      help="a figure the model's authors published for this dataset, as printed, with where: e.g. "
+                      "nDCG@10=0.665,https://arxiv.org/abs/… (repeatable); the model page shows it beside the "
+                      "measured value and flags a difference beyond rounding")
     meta.add_argument("--declare", action="store_true",
                       help="declare --dataset-id as a collection of your own from --qrels: writes "
                       "datasets/<dataset_slug>.json (its queries' and judgments' sha256, main metric, group), which "
@@ -110,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
             check_id(args.model_id, "--model-id")
         except ValueError as error:
             raise IrboardError(str(error)) from None
+    references = [parse_reference(text) for text in args.reference]  # before any work
     if args.run or args.qrels:
         result = _evaluate_run_file(args, measures)
     elif args.model or args.dataset:
@@ -125,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
                                 command=getattr(args, "command_line", ""), model_fields=declared_fields(args))
     else:
         raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
+    if references:
+        result = with_references(result, references)
     report_coverage(result, args.require_full_coverage, args.quiet)
     out = args.out or result_path(result.model.id, result.dataset.id, args.results_dir)
     write_result(result, out, force=args.force)
@@ -288,6 +295,37 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
         values = evaluate(ranked, qrels, measures, relevance_level)
     return assemble_result(ranked, qrels, measures, top, meta, values=values)  # meta.timings is timings
+
+
+def parse_reference(text: str):
+    """--reference METRIC=VALUE,URL as a result's Reference; IrboardError naming the flag and the fix."""
+    from pydantic import ValidationError
+
+    from evaluator.result import Reference
+
+    metric, _, rest = text.partition("=")
+    value, _, url = rest.partition(",")
+    try:
+        return Reference(metric=metric.strip(), value=value.strip(), url=url.strip())
+    except ValidationError as error:
+        first = error.errors()[0]
+        field, detail = ".".join(map(str, first["loc"])), first["msg"].removeprefix("Value error, ")
+        if field in ("value", "url"):
+            detail = {"value": "the value must be a number in [0, 1] with at most 6 decimals",
+                      "url": "the url must be an http:// or https:// address"}[field]
+        raise IrboardError(f"--reference {text!r}: {field}: {detail}; write METRIC=VALUE,URL with the value as published in "
+                           "[0, 1], e.g. nDCG@10=0.665,https://arxiv.org/abs/2104.08663") from None
+
+
+def with_references(result, references):
+    """`result` citing `references`; each must name a metric the result reports."""
+    from dataclasses import replace
+
+    for reference in references:
+        if reference.metric not in result.metrics:
+            raise IrboardError(f"--reference {reference.metric}: the result does not report {reference.metric}; "
+                               "add it with --metrics, or cite a metric it reports")
+    return replace(result, header=result.header.model_copy(update={"references": references}))
 
 
 def declared_fields(args: argparse.Namespace) -> dict:

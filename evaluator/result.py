@@ -230,6 +230,23 @@ class Provenance(_Strict):
         return value
 
 
+class Reference(_Strict):
+    """A figure the model's authors published for this dataset (paper, model card, a reproduction page), as printed
+    there: `value` keeps its decimals, which say how far a measured value may differ by rounding alone."""
+
+    metric: str = Field(max_length=50)
+    value: str = Field(pattern=r"^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$")  # in [0, 1], as printed
+    url: str = Field(max_length=500, pattern=r"^https?://[^\s\"'<>`\\]+$")
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, value: str) -> str:
+        measure = parse_measure(value)
+        if str(measure) != value:
+            raise ValueError(f"references: {value!r} is not the canonical spelling; write {str(measure)!r}")
+        return value
+
+
 class Header(_Strict):
     """The readable part of a result: everything but the binary columns."""
 
@@ -239,6 +256,7 @@ class Header(_Strict):
     settings: Settings
     metrics: dict[str, float] = Field(max_length=200)
     provenance: Provenance
+    references: list[Reference] = Field(default_factory=list, max_length=20)  # optional; absent when empty
 
 
 class FullAddress(_Strict):
@@ -282,6 +300,7 @@ class Document(_Strict):
     settings: dict
     metrics: dict
     provenance: dict
+    references: list | None = None
     per_query: PerQueryColumns
     run: RunColumns | None = None
     score_samples: dict | None = None
@@ -373,6 +392,10 @@ class ResultFile:
     @property
     def provenance(self) -> Provenance:
         return self.header.provenance
+
+    @property
+    def references(self) -> list[Reference]:
+        return self.header.references
 
     @property
     def path_parts(self) -> tuple[str, str]:
@@ -511,6 +534,8 @@ def _describe_error(error: ValidationError, prefix: str = "") -> str:
 
 def _header(data: Mapping[str, Any], source: str) -> Header:
     blocks = {key: data.get(key) for key in ("model", "dataset", "settings", "metrics", "provenance")}
+    if data.get("references") is not None:
+        blocks["references"] = data["references"]
     try:
         return Header.model_validate({"schema_version": SCHEMA_VERSION, **blocks})
     except ValidationError as error:
@@ -538,7 +563,7 @@ def build_result(
 
 
 _EXPANDED_KEYS = {"schema_version", "model", "dataset", "settings", "metrics", "per_query", "run", "provenance",
-                  "score_samples", "full"}
+                  "score_samples", "full", "references"}
 
 
 def parse_result(data: object, source: str = "<result>") -> ResultFile:
@@ -726,6 +751,8 @@ def dump_result(result: ResultFile) -> str:
     """Deterministic version-3 text: readable blocks with sorted keys and rounded means, then the columns."""
     header = result.header.model_dump(mode="json")
     header["metrics"] = {name: round(value, FLOAT_DECIMALS) for name, value in header["metrics"].items()}
+    if not header["references"]:
+        del header["references"]  # files without references stay byte for byte as before
     names = sorted(result.per_query)
     matrix = np.concatenate([result.per_query[name] for name in names])
     document: dict[str, Any] = {
@@ -752,6 +779,8 @@ def expand_result(result: ResultFile) -> dict[str, Any]:
     version: for reading a result by eye, and for tests that edit one field. `parse_result` reads it back;
     score_samples stay a ScoreSamples object (None when absent)."""
     data = result.header.model_dump(mode="json")
+    if not data["references"]:
+        del data["references"]
     data["per_query"] = {name: result.values(name) for name in sorted(result.per_query)}
     if result.run is not None:
         data["run"] = {"depth": result.run.depth,

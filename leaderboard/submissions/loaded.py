@@ -60,6 +60,7 @@ class LoadedResult:
     verified_metrics: frozenset[str] = frozenset()  # the metrics re-scored and matching
     # recall at scale (an analysis.predictions.Prediction), when the reader was given the prediction stage
     prediction: object | None = None
+    references: tuple[tuple[str, str, str], ...] = ()  # (metric, value as published, url): the authors' figures
 
 
 def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
@@ -92,4 +93,5 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
             covered_queries=prov.coverage.covered_queries if prov.coverage is not None else None,
         ),
         score_samples=result.score_samples,
+        references=tuple((r.metric, r.value, r.url) for r in result.references),
     )

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNameError, one_line
 from evaluator.datasets.declared import find_declared, unknown_remedy
+from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNameError, one_line
 from evaluator.metadata import missing_note
 from evaluator.metrics.depth import remedy, undetermined
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
@@ -91,6 +91,10 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport, query
         report.add(path, f"dataset.split is {result.dataset.split!r}; {spec.id} is scored on {spec.split!r}")
     for problem in settings_problems(result, spec):
         report.add(path, problem)
+    for reference in result.references:
+        if reference.metric not in result.metrics:
+            report.add(path, f"references: {reference.metric} is cited but not reported; add it to the result "
+                             "(`irboard evaluate --metrics`) or leave the reference out")
     shallow = undetermined(result.metrics, result.settings.top_k, result.dataset.num_docs or spec.num_docs)
     if shallow:
         report.add(path, f"metrics: {remedy(shallow, result.settings.top_k)}")

@@ -395,6 +395,7 @@ class ModelContext:
     downloads: tuple[Download, ...]
     scale: ScaleSection | None = None  # None: no result of the model has score samples
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
+    references: tuple = ()  # web.references.ReferenceRow: the authors' published figures beside the measured ones
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ from leaderboard.web.rank_pages import (
     statistics_method,
     top_rule,
 )
+from leaderboard.web.references import reference_rows
 from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.scale_pages import (
     crossing_section,
@@ -482,6 +483,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
                    Download("JSON", f"{root}downloads/models/{model.slug}.json")),
         scale=scale_section(board, model, root),
+        references=reference_rows(model.results),
     )
 
 

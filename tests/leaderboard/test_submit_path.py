@@ -272,3 +272,35 @@ def test_declare_writes_the_declaration_that_validate_and_build_hold_the_result_
     code, _, err = irboard(capsys, "build", "--strict", "--results", "results", "--out", "_site", "--data-dir",
                            f"acme/new={SCIFACT}", "--now", "2026-11-27T00:00:00Z")
     assert code == 0, err
+
+
+def test_published_figures_are_shown_beside_the_measured_ones_and_a_difference_beyond_rounding_is_flagged(
+        board, tmp_path, capsys):
+    folder, _ = board
+    results = tmp_path / "results"
+    shutil.copytree(folder / "results", results)
+    measured = read_result(results / "org__shallow" / "beir__scifact.json").metrics
+    within = f"{measured['nDCG@10']:.3f}"  # what rounding to three decimals prints
+    beyond = f"{measured['R@100'] + 0.002:.3f}"  # more than half a unit in the third decimal away
+    code, _, err = irboard(capsys, "evaluate", "--run", folder / "run.trec", "--model-id", "org/shallow",
+                           "--dataset-id", "beir/scifact", "--results-dir", results, "--force", "--quiet",
+                           "--reference", f"nDCG@10={within},https://example.org/paper#table-3",
+                           "--reference", f"R@100={beyond},https://example.org/card")
+    assert code == 0, err
+    code, _, err = irboard(capsys, "validate", results, "--data-dir", DATA / "beir")
+    assert code == 0, err
+    code, _, err = irboard(capsys, "build", "--strict", "--results", results, "--out", tmp_path / "_site",
+                           "--data-dir", DATA / "beir", "--now", "2026-11-27T00:00:00Z")
+    assert code == 0, err
+    page = (tmp_path / "_site" / "models" / "org__shallow.html").read_text()
+    table = page[page.index("<h2>Published figures</h2>"):page.index("<h2>Efficiency</h2>")]
+    rows = table.split("<tr>")[2:]
+    assert within in rows[0] and f"{measured['nDCG@10']:.4f}" in rows[0] and "within rounding" in rows[0]
+    assert f"{measured['nDCG@10'] - float(within):+.4f}" in rows[0]
+    assert beyond in rows[1] and "beyond rounding" in rows[1] and 'href="https://example.org/card"' in rows[1]
+    for bad, why in [("nDCG@10=66.5,https://example.org", "value"), ("nDCG@10=0.665,javascript:alert(1)", "url"),
+                     ("R@1000=0.5,https://example.org", "does not report R@1000")]:
+        code, _, err = irboard(capsys, "evaluate", "--run", folder / "run.trec", "--model-id", "org/shallow",
+                               "--dataset-id", "beir/scifact", "--out", tmp_path / "x.json", "--quiet",
+                               "--reference", bad)
+        assert code == 1 and "--reference" in err and why in err and not (tmp_path / "x.json").exists(), err
