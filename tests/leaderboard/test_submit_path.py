@@ -304,3 +304,40 @@ def test_published_figures_are_shown_beside_the_measured_ones_and_a_difference_b
                                "--dataset-id", "beir/scifact", "--out", tmp_path / "x.json", "--quiet",
                                "--reference", bad)
         assert code == 1 and "--reference" in err and why in err and not (tmp_path / "x.json").exists(), err
+
+
+@pytest.mark.parametrize("count", [22_700_000, 110_000_000, 1_500_000_000, 568_000_000, 7_000, 335])
+def test_parameters_take_what_the_site_prints(count):
+    from evaluator.cli import parameter_count
+    from leaderboard.web.render import format_parameters
+
+    assert parameter_count(format_parameters(count)) == count
+
+
+@pytest.mark.parametrize("text, count", [("110M", 110 * 10**6), ("1.5B", 15 * 10**8), ("110000000", 110 * 10**6),
+                                         ("110_000_000", 110 * 10**6), ("2,500", 2500), ("0.5k", 500)])
+def test_parameters_take_people_spelling(text, count):
+    from evaluator.cli import parameter_count
+
+    assert parameter_count(text) == count
+
+
+@pytest.mark.parametrize("text", ["abc", "1.2345k", "-5", "1e9", "1.5X", "200T"])
+def test_parameters_refuse_what_is_not_a_whole_count(text):
+    import argparse
+
+    from evaluator.cli import parameter_count
+
+    with pytest.raises(argparse.ArgumentTypeError, match="110M"):
+        parameter_count(text)
+
+
+@pytest.mark.parametrize("metric, top_k, num_docs, determined", [
+    ("nDCG@10", 10, None, True), ("nDCG@10", 9, None, False), ("nDCG@10", 100, None, True),
+    ("R@1000", 100, None, False), ("R@1000", 1000, None, True), ("R@1000", 100, 100, True),  # the whole corpus
+    ("AP", 999, None, False), ("AP", 1000, None, True), ("RR", 50, 40, True),
+])
+def test_a_metric_is_determined_from_its_cutoff_or_the_whole_corpus(metric, top_k, num_docs, determined):
+    from evaluator.metrics.depth import is_determined
+
+    assert is_determined(metric, top_k, num_docs) is determined
