@@ -183,6 +183,7 @@ class _FileOutcome:
     unfetched: str | None = None
     judgment_errors: list[str] = field(default_factory=list)  # judgments that could not be had while checking it
     note: str = ""  # what the model block leaves unstated, and the flags that state it
+    model: str = ""  # the model block as sorted JSON: a model's files must agree (the build warns otherwise)
 
 
 def validate_paths(
@@ -201,6 +202,7 @@ def validate_paths(
     judgments = Judgments(data_dirs, data_root, any_full_url=any_full_url)  # official ones fetched once per dataset (per worker) when needed
     checked = _checked_cache() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
+    models: dict[str, list[tuple[Path, str]]] = {}  # model id -> (file, model block) of each file read
     files = result_files(paths, results_root)
     query_set = _query_set(judgments)
     outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked, query_set), files, workers,
@@ -211,6 +213,8 @@ def validate_paths(
             report.problems.extend(outcome.problems)
             continue
         model_id, dataset_id = outcome.ids
+        if outcome.model:
+            models.setdefault(model_id, []).append((path, outcome.model))
         key = (slugify(model_id), slugify(dataset_id))
         report.problems.extend(outcome.problems)
         if key in seen:
@@ -226,7 +230,25 @@ def validate_paths(
             report.notes[path] = outcome.note
         report.valid.append(path)
     report.problems.extend(judgments.errors)
+    report.problems.extend(_model_disagreements(models))
     return report
+
+
+def _model_disagreements(models: dict[str, list[tuple[Path, str]]]) -> list[str]:
+    """A model's files must state the same model block: the build shows one and warns (--strict refuses)."""
+    import json
+
+    problems = []
+    for model_id, files in sorted(models.items()):
+        first_path, first = files[0]
+        for path, block in files[1:]:
+            if block != first:
+                ours, theirs = json.loads(block), json.loads(first)
+                fields = [name for name in ours if ours.get(name) != theirs.get(name)]
+                problems.append(f"{path}: model fields {', '.join(fields)} of {model_id!r} differ from {first_path}; "
+                                "state the same model metadata in every file of the model (the build refuses with "
+                                "--strict)")
+    return problems
 
 
 def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None,
@@ -271,6 +293,7 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             outcome.unfetched = one_line(str(error))
     outcome.ids = (result.model.id, result.dataset.id)
     outcome.note = missing_note(result.model) or ""
+    outcome.model = result.model.model_dump_json()
     check_result(path, whole, report, query_set)
     if base:
         check_against_base(path, result, base, report)
@@ -296,7 +319,7 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
             "metrics": sorted(result.metrics), "has_run": result.run is not None,
             "spec": _spec_digest(result.dataset.id), "queries": query_set(result.dataset.id) or "",
-            "note": outcome.note})
+            "note": outcome.note, "model": outcome.model})
 
 
 # --- files checked clean before ----------------------------------------------------------------------------------
@@ -377,6 +400,7 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
                 return False
         outcome.ids = (str(entry["model_id"]), dataset_id)
         outcome.note = str(entry["note"])
+        outcome.model = str(entry["model"])
     except (KeyError, TypeError, ValueError, UnknownNameError):
         return False
     if verification is not None:

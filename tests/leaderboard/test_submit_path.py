@@ -341,3 +341,21 @@ def test_a_metric_is_determined_from_its_cutoff_or_the_whole_corpus(metric, top_
     from evaluator.metrics.depth import is_determined
 
     assert is_determined(metric, top_k, num_docs) is determined
+
+
+def test_validate_says_first_when_a_models_files_disagree_on_its_metadata(board, tmp_path, capsys, monkeypatch):
+    folder, _ = board
+    monkeypatch.setenv("IRBOARD_DATASETS", str(tmp_path / "datasets"))
+    results = tmp_path / "results"
+    shutil.copytree(folder / "results", results)
+    code, _, err = irboard(capsys, "evaluate", "--run", folder / "run.trec", "--qrels", QRELS, "--model-id",
+                           "org/shallow", "--dataset-id", "acme/claims", "--declare", "--license", "mit",
+                           "--results-dir", results, "--quiet")
+    assert code == 0, err
+    code, _, err = irboard(capsys, "validate", results, "--data-dir", DATA / "beir", "--data-dir",
+                           f"acme/claims={SCIFACT}")
+    assert code == 1 and "model fields license of 'org/shallow' differ" in err and "--strict" in err, err
+    code, _, err = irboard(capsys, "build", "--strict", "--results", results, "--out", tmp_path / "_site",
+                           "--data-dir", DATA / "beir", "--data-dir", f"acme/claims={SCIFACT}",
+                           "--now", "2026-11-27T00:00:00Z")
+    assert code == 1 and "model fields license of 'org/shallow' differ" in err
