@@ -142,6 +142,11 @@ def run(args: argparse.Namespace) -> int:
     note = missing_note(result.model)
     if note:
         log.warning("%s", note)
+    if args.dataset and args.dataset.startswith("local:"):  # no registry knows the folder: name it to both
+        folder = shlex.quote(args.dataset)
+        log.warning("%s is a folder of your own: check and build it with `irboard validate --data-dir %s` and "
+                    "`irboard build --data-dir %s` (or declare it: docs/datasets.md, \"Your own collection\")",
+                    result.dataset.id, folder, folder)
     return 0
 
 

@@ -191,8 +191,9 @@ def test_a_local_folder_evaluated_by_a_model_validates_and_builds_when_named(tmp
     mine = tmp_path / "m8800k"
     shutil.copytree(SCIFACT, mine)
     code, _, err = irboard(capsys, "evaluate", "--model", "bm25", "--dataset", f"local:{mine}", "--results-dir",
-                           "results", "--quiet", "--metrics", "nDCG@10,R@100")
+                           "results", "--metrics", "nDCG@10,R@100")
     assert code == 0, err
+    assert f"validate --data-dir local:{mine}" in err
     assert (tmp_path / "results" / "bm25" / "local__m8800k.json").is_file()
     code, _, err = irboard(capsys, "validate", "results")
     assert code == 1 and "--data-dir local:DIR" in err  # says how, instead of only "unknown dataset id"
