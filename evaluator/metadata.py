@@ -17,8 +17,11 @@ FLAGS = {
 
 
 def unstated(model) -> list[str]:
-    """The fields of `model` (a result's ModelBlock) that are not stated, in FLAGS order."""
-    return [name for name in FLAGS if getattr(model, name) in (None, "")]
+    """The fields of `model` (a result's ModelBlock) that are not stated, in FLAGS order; a lexical model (BM25)
+    has no weights, so no parameter count, licence or address is missing from it."""
+    lexical = model.type == "lexical"
+    return [name for name in FLAGS if getattr(model, name) in (None, "")
+            and not (lexical and name in ("parameters", "license", "url"))]
 
 
 def missing_note(model) -> str | None:

@@ -66,7 +66,8 @@ def test_the_same_means_as_the_command_line(scifact_run, tmp_path):
     assert done.returncode == 0, done.stderr
     written = read_result_file(out)
     means = irboard.evaluate(scifact_run, QRELS, metrics)
-    assert {name: round(value, 10) for name, value in means.items()} == written.metrics
+    # the file leaves out AP, which a depth-100 run does not determine (docs/result-format.md, "Depth")
+    assert {name: round(value, 10) for name, value in means.items() if name != "AP"} == written.metrics
 
 
 def test_result_object(tmp_path):
