@@ -41,7 +41,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, slugify
 from evaluator.trec import read_run
-from leaderboard.rounds.spec import ROUND_FILE, Round, RoundError, RoundSpec, check_login, extension_problem, parse_round
+from leaderboard.rounds.spec import (
+    ROUND_FILE,
+    Round,
+    RoundError,
+    RoundSpec,
+    check_login,
+    extension_problem,
+    parse_round,
+)
 
 MAX_RUN_BYTES = 64 * 2**20  # a run at depth 1,000 over a few thousand queries; larger is refused unread
 MAX_SMALL_FILE = 64_000

@@ -32,7 +32,7 @@ from leaderboard.rounds.ledger import (
 )
 from leaderboard.rounds.pool import Pool, assessment_text, check_pool_file, round_pool
 from leaderboard.rounds.score import Board, check_scores_file, score_round
-from leaderboard.rounds.spec import Round, RoundError, RoundSpec, check_login, read_round
+from leaderboard.rounds.spec import RoundError, RoundSpec, check_login, read_round
 
 
 def commit_run(folder: Path | str, run: Path | str, model: ModelBlock, owner: str, salt_out: Path | str,

@@ -16,9 +16,25 @@ import pytest
 
 from evaluator.result import ModelBlock
 from evaluator.trec import read_qrels, read_run
-from leaderboard.rounds.play import RoundStatus, commit_run, reveal_run, round_status, write_pool, write_scores
+from leaderboard.rounds.play import (
+    RoundStatus,
+    commit_run,
+    reveal_run,
+    round_status,
+    write_pool,
+    write_scores,
+)
 from tests.conftest import SCIFACT
-from tests.leaderboard.rounds.test_rounds import FROZEN, JUDGED, OPEN, PUBLISHED, REVEALED, ROUND_YML, ROOT, _run_file
+from tests.leaderboard.rounds.test_rounds import (
+    FROZEN,
+    JUDGED,
+    OPEN,
+    PUBLISHED,
+    REVEALED,
+    ROOT,
+    ROUND_YML,
+    _run_file,
+)
 
 RULES = ROUND_YML + "maintainers: [maint]\n"
 DAY = timedelta(days=1)
