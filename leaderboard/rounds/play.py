@@ -4,6 +4,7 @@ them): commit, reveal, check, pool and score."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, write_atomic
 from leaderboard.rounds.ledger import (
     COMMITMENTS,
+    MAX_RUN_BYTES,
     POOL_FILE,
     REVEALS,
     SCORES_FILE,
@@ -53,11 +55,30 @@ def commit_run(folder: Path | str, run: Path | str, model: ModelBlock, owner: st
         raise RoundError(f"{path}: exists; one commitment per model revision (give the model a new revision)")
     salt = secrets.token_hex(32)
     binding = commitment_binding(round_.name, model, owner)
-    data = {"model": model.model_dump(), "owner": owner, "sha256": commitment_hash(Path(run).read_bytes(), salt, binding),
+    data = {"model": model.model_dump(), "owner": owner, "sha256": commitment_hash(_read_input(run, "--run"), salt, binding),
             "uses_models": list(uses_models)}
     write_atomic(salt_out, salt + "\n")
     write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
     return path
+
+
+def _read_input(path: Path | str, what: str) -> bytes:
+    """A file the user names (`--run`, `--salt`): one line saying why it cannot be read, never a traceback."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_RUN_BYTES:
+            raise RoundError(f"{path}: is {size:,} bytes, over the {MAX_RUN_BYTES:,} a round accepts for a run")
+        return path.read_bytes()
+    except OSError as error:
+        raise RoundError(f"{what} {path}: cannot be read ({error.strerror or error}); give an existing file") from None
+
+
+def _salt(path: Path | str) -> str:
+    salt = _read_input(path, "--salt").decode("ascii", "replace").strip()
+    if not re.fullmatch(r"[0-9a-f]{32,128}", salt):
+        raise RoundError(f"--salt {path}: must hold the 32 to 128 lower-case hex digits `irboard round commit` wrote")
+    return salt
 
 
 def _inside(folder: Path, *parts: str) -> Path:
@@ -78,14 +99,10 @@ def reveal_run(folder: Path | str, name: str, run: Path | str, salt: Path | str)
         raise RoundError(f"{commitment_path}: no such commitment; reveal one of "
                          f"{sorted(p.stem for p in (round_.folder / COMMITMENTS).glob('*.json'))}")
     commitment = parse_commitment(commitment_path.read_bytes(), commitment_path)
-    salt_hex = Path(salt).read_text(encoding="ascii").strip()
-    run_bytes = Path(run).read_bytes()
+    salt_hex = _salt(salt)
+    run_bytes = _read_input(run, "--run")
     binding = commitment_binding(round_.name, commitment.model, commitment.owner)
-    try:
-        matches = commitment_hash(run_bytes, salt_hex, binding) == commitment.sha256
-    except ValueError:
-        matches = False
-    if not matches:
+    if commitment_hash(run_bytes, salt_hex, binding) != commitment.sha256:
         raise RoundError(f"{run}: sha256(binding + run + salt) differs from {commitment_path}; reveal the exact run "
                          "and salt that were committed, under the entry they were committed for")
     run_path = _inside(round_.folder, REVEALS, f"{name}.run")

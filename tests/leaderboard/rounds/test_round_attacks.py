@@ -495,3 +495,46 @@ def test_the_round_page_states_blindness_rules_statistics_and_a_pinned_attestati
     assert ("gh attestation verify rounds/scifact-blind/commitments/ann__model@v1.json --repo irboard/irboard "
             "--signer-workflow irboard/irboard/.github/workflows/deploy.yml --source-ref refs/heads/main") in page
     assert "<th scope=\"col\">Band</th>" in page and "p vs best" in page and "95% interval" in page
+
+
+def _irboard(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "leaderboard.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_the_workflows_check_command_refuses_a_change_to_anothers_entry(repo):
+    """`irboard round check --base --author`, as rounds.yml runs it on GitHub's test merge."""
+    repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
+    repo.merge("ann", OPEN + DAY)
+    repo.pull_request("eve", "eve", lambda: (repo.folder / "commitments" / "ann__bm25@v1.json").write_text(
+        (repo.folder / "commitments" / "ann__bm25@v1.json").read_text().replace('"ann"', '"eve"')), OPEN + 2 * DAY)
+    base = repo.git("rev-parse", "main").strip()
+    repo.git("checkout", "-q", "--detach", "main")
+    repo.git("merge", "-q", "--no-ff", "-m", "test merge", "eve", at=OPEN + 2 * DAY)
+    now = (OPEN + 2 * DAY).isoformat()
+    done = _irboard("round", "check", "rounds/scifact-blind", "--base", base, "--author", "eve", "--now", now,
+                    cwd=repo.root)
+    assert done.returncode == 1 and "ann__bm25@v1.json: is the entry of ann, but the pull request is by eve" in \
+        done.stderr and "Traceback" not in done.stderr
+    alone = _irboard("round", "check", "rounds/scifact-blind", "--base", base, "--now", now, cwd=repo.root)
+    assert alone.returncode == 1 and "--base and --author go together" in alone.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--owner", "not a login"], "not a GitHub account name"),
+    (["--owner", "ann", "--run", "/nonexistent.run"], "--run /nonexistent.run: cannot be read"),
+])
+def test_commit_refuses_bad_input_in_one_line(repo, args, message):
+    base = ["round", "commit", str(repo.folder), "--model-id", "ann/x", "--salt-out", str(repo.private / "x.salt")]
+    if "--run" not in args:
+        base += ["--run", str(repo.run("bm25"))]
+    done = _irboard(*base, *args)
+    assert done.returncode == 1 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_reveal_refuses_a_bad_salt_in_one_line(repo):
+    repo.commit("bm25", "ann/bm25", "ann")()
+    (repo.private / "bad.salt").write_bytes(b"\xff\xfe not hex")
+    done = _irboard("round", "reveal", str(repo.folder), "--entry", "ann__bm25@v1", "--run", str(repo.run("bm25")),
+                    "--salt", str(repo.private / "bad.salt"))
+    assert done.returncode == 1 and "must hold the 32 to 128 lower-case hex digits" in done.stderr
+    assert "Traceback" not in done.stderr
