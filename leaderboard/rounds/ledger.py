@@ -28,10 +28,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -41,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, slugify
 from evaluator.trec import read_run
+from leaderboard.rounds.history import COMMITMENTS, MAX_SMALL_FILE, History, tree_history
 from leaderboard.rounds.spec import (
     ROUND_FILE,
     Round,
@@ -52,7 +52,6 @@ from leaderboard.rounds.spec import (
 )
 
 MAX_RUN_BYTES = 64 * 2**20  # a run at depth 1,000 over a few thousand queries; larger is refused unread
-MAX_SMALL_FILE = 64_000
 _HEX = re.compile(r"[0-9a-f]{64}")
 _SALT = re.compile(r"[0-9a-f]{32,128}")
 _REVISION = re.compile(r"[A-Za-z0-9._-]{1,100}")
@@ -61,7 +60,7 @@ ENTRY_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,199}(?:@[A-Za-z0-9._-]{1,100}
 BINDING_TAG = "irboard sealed-round commitment v2"
 
 # the folder's parts and the phase in which each may enter the repository
-COMMITMENTS, REVEALS, JUDGMENTS = "commitments", "reveals", "judgments"
+REVEALS, JUDGMENTS = "reveals", "judgments"
 POOL_FILE, SCORES_FILE = "pool.tsv", "scores.json"
 QRELS_FILE, PROVENANCE_FILE = "qrels.txt", "provenance.yml"
 ALLOWED_IN = {COMMITMENTS: "open", REVEALS: "frozen", POOL_FILE: "revealed", JUDGMENTS: "revealed",
@@ -163,16 +162,6 @@ class Entry:
 
 
 @dataclass
-class History:
-    """What the repository's first-parent history says of a round folder (paths relative to it, '/'-separated):
-    `times`, when each file present now last changed; `versions`, every version of round.yml and of each
-    commitment that ever entered, oldest first, with the instant it entered (None: deleted)."""
-
-    times: dict[str, datetime]
-    versions: dict[str, list[tuple[datetime, bytes | None]]] = field(default_factory=dict)
-
-
-@dataclass
 class Ledger:
     round: Round  # with the rules in force now (the declaration as it opened, and any extension)
     now: datetime
@@ -250,17 +239,6 @@ def in_phase(spec: RoundSpec, part: str, instant: datetime) -> str | None:
         until = f" until {end.isoformat()}" if end else ""
         return f"entered at {instant.isoformat()}, but {part} are accepted from {start.isoformat()}{until}"
     return None
-
-
-def tree_history(folder: Path, times: Mapping[str, datetime]) -> History:
-    """A History of the files present now, each entered once at `times[path]` (no earlier versions known)."""
-    versions: dict[str, list[tuple[datetime, bytes | None]]] = {}
-    for relative, instant in times.items():
-        if relative == ROUND_FILE or relative.startswith(f"{COMMITMENTS}/"):
-            path = folder / relative
-            if path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_SMALL_FILE:
-                versions[relative] = [(instant, path.read_bytes())]
-    return History(dict(times), versions)
 
 
 def _rules(folder: Path, history: History, problems: list[str]) -> list[tuple[datetime, RoundSpec]]:
@@ -558,63 +536,3 @@ def pending_problems(round_: Round, paths: list[str], now: datetime) -> list[str
     return problems
 
 
-def _git(folder: Path, *args: str, data: bytes | None = None) -> bytes:
-    return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, check=True, input=data).stdout
-
-
-def git_history(folder: Path, rev: str = "HEAD") -> History:
-    """The history of `folder` on the first-parent history of `rev`: each change counted at the committer time of
-    the commit on that history that made it (for a pull request merged on GitHub, the time GitHub made the merge
-    or squash commit). Times in files, and the dates of a pull request's own commits, are never read."""
-    try:
-        top = Path(_git(folder, "rev-parse", "--show-toplevel").decode().strip())
-        relative = folder.resolve().relative_to(top.resolve()).as_posix()
-        out = _git(folder, "log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--reverse",
-                   "--name-status", "-z", "--format=%x01%H %cI", rev, "--", ".").decode("utf-8", "replace")
-    except (OSError, ValueError, subprocess.CalledProcessError) as error:
-        detail = error.stderr.decode(errors="replace") if isinstance(error, subprocess.CalledProcessError) else error
-        raise RoundError(f"{folder}: cannot read its git history ({one_line(str(detail))}); run inside a full "
-                         "clone (fetch-depth: 0 in a workflow)") from None
-    changes: list[tuple[datetime, str, str, str]] = []  # instant, commit, status, path relative to the folder
-    for block in out.split("\x01")[1:]:
-        head, _, rest = block.partition("\n")
-        commit, iso = head.strip("\0 ").split(" ", 1)
-        instant = datetime.fromisoformat(iso.strip()).astimezone(timezone.utc)
-        fields = [f for f in rest.strip("\n\0").split("\0") if f]
-        for status, name in zip(fields[::2], fields[1::2], strict=False):
-            if name.startswith(relative + "/"):
-                changes.append((instant, commit, status.strip()[:1], name[len(relative) + 1:]))
-    def tracked(path: str) -> bool:
-        return path == ROUND_FILE or path.startswith(f"{COMMITMENTS}/")
-
-    times: dict[str, datetime] = {}
-    for instant, _, _, path in changes:
-        times[path] = instant  # oldest first: the last change stays
-    blobs = _blobs(folder, relative, [(commit, path) for _, commit, status, path in changes
-                                      if tracked(path) and status != "D"])
-    history = History({path: instant for path, instant in times.items() if (folder / path).exists()})
-    for instant, commit, status, path in changes:
-        if tracked(path):
-            history.versions.setdefault(path, []).append((instant, None if status == "D" else blobs[(commit, path)]))
-    return history
-
-
-def _blobs(folder: Path, relative: str, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], bytes]:
-    """The bytes of each (commit, path) in one `git cat-file --batch`; a file over the small-file limit is kept as
-    its first bytes past it (so that it is refused as too large, unread)."""
-    if not wanted:
-        return {}
-    request = "".join(f"{commit}:{relative}/{path}\n" for commit, path in wanted).encode()
-    out = _git(folder, "cat-file", "--batch", data=request)
-    found, position = {}, 0
-    for key in wanted:
-        header_end = out.index(b"\n", position)
-        header = out[position:header_end].split()
-        if len(header) < 3:  # "<name> missing"
-            found[key], position = b"", header_end + 1
-            continue
-        size = int(header[2])
-        start = header_end + 1
-        found[key] = out[start:start + min(size, MAX_SMALL_FILE + 1)]
-        position = start + size + 1
-    return found

@@ -13,24 +13,22 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, write_atomic
+from leaderboard.rounds.history import History, git_history, tree_history
 from leaderboard.rounds.ledger import (
     COMMITMENTS,
     MAX_RUN_BYTES,
     POOL_FILE,
     REVEALS,
     SCORES_FILE,
-    History,
     Ledger,
     change_problems,
     check_entry,
     commitment_binding,
     commitment_hash,
     entry_name,
-    git_history,
     parse_commitment,
     pending_problems,
     read_ledger,
-    tree_history,
 )
 from leaderboard.rounds.pool import Pool, assessment_text, check_pool_file, round_pool
 from leaderboard.rounds.score import Board, check_scores_file, score_round

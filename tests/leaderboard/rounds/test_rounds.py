@@ -389,7 +389,7 @@ def test_round_page_shows_phase_commitments_and_board(played, tmp_path):
                 folder / "judgments" / "provenance.yml")
     clock.enter(JUDGED + timedelta(hours=1), write_scores(folder, JUDGED + timedelta(hours=1), clock.times))
     import leaderboard.rounds.play as play
-    from leaderboard.rounds.ledger import tree_history
+    from leaderboard.rounds.history import tree_history
 
     original = play.git_history
     play.git_history = lambda _folder, rev="HEAD": tree_history(_folder, clock.times)
