@@ -39,7 +39,8 @@ def tree_history(folder: Path, times: Mapping[str, datetime]) -> History:
     for relative, instant in times.items():
         if tracked(relative):
             path = folder / relative
-            if path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_SMALL_FILE:
+            plain = path.resolve() == folder.resolve() / relative and path.is_file()  # no link on the way
+            if plain and path.stat().st_size <= MAX_SMALL_FILE:
                 versions[relative] = [(instant, path.read_bytes())]
     return History(dict(times), versions)
 

@@ -187,6 +187,24 @@ class Ledger:
         return current
 
 
+def plain_file(folder: Path, relative: str) -> Path | None:
+    """`folder/relative` when it is a plain file inside the round folder (no symbolic link on the way, which
+    could lead a reader to any file of the machine, or to one that never ends), else None."""
+    path = folder / relative
+    try:
+        inside = path.resolve().is_relative_to(folder.resolve()) and path.resolve() == folder.resolve() / relative
+        return path if inside and path.is_file() and not path.is_symlink() else None
+    except (OSError, ValueError):
+        return None
+
+
+def read_limited(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of `path`; None when it holds more."""
+    with open(path, "rb") as stream:
+        data = stream.read(limit + 1)
+    return data if len(data) <= limit else None
+
+
 def _read_small(path: Path, limit: int = MAX_SMALL_FILE) -> bytes:
     if path.is_symlink():
         raise RoundError(f"{path}: is a symbolic link; a round holds plain files")
@@ -279,6 +297,9 @@ def read_ledger(folder: Path, history: History | Mapping[str, datetime], now: da
     folder = Path(folder)
     if not isinstance(history, History):
         history = tree_history(folder, history)
+    # a file that is not a plain file of the folder (a link) is listed as a problem and never read
+    history = History({relative: instant for relative, instant in history.times.items()
+                       if relative == ROUND_FILE or plain_file(folder, relative) is not None}, history.versions)
     problems: list[str] = []
     rules = _rules(folder, history, problems)
     spec = rules[-1][1]

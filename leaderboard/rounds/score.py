@@ -24,7 +24,7 @@ import orjson
 
 from evaluator.metrics import Qrels, evaluate, parse_measures, rank_run
 from evaluator.trec import read_qrels
-from leaderboard.rounds.ledger import JUDGMENTS, QRELS_FILE, SCORES_FILE, Ledger
+from leaderboard.rounds.ledger import JUDGMENTS, QRELS_FILE, SCORES_FILE, Ledger, plain_file, read_limited
 from leaderboard.rounds.pool import Pool, participants, read_runs
 from leaderboard.rounds.spec import RoundError
 
@@ -130,7 +130,10 @@ def score_round(ledger: Ledger, pool: Pool) -> Board:
 
 def check_scores_file(ledger: Ledger, board: Board) -> list[str]:
     path: Path = ledger.round.folder / SCORES_FILE
-    if path.exists() and path.read_text(encoding="utf-8", errors="replace") != board.to_json():
+    if not path.exists() and not path.is_symlink():
+        return []
+    expected = board.to_json().encode("utf-8")
+    if plain_file(ledger.round.folder, SCORES_FILE) is None or read_limited(path, len(expected)) != expected:
         return [f"{path}: differs from the scores of the revealed runs against the judgments; write it with "
                 f"`irboard round score {ledger.round.folder}`"]
     return []

@@ -372,6 +372,7 @@ def test_the_strict_build_succeeds_whatever_a_round_contains(repo, tmp_path):
         (repo.folder / "round.yml").write_text("name: [broken\n")
         (repo.folder / "notes <script>.txt").write_text("x")
         (repo.folder / "reveals" / "link.run").symlink_to("/etc/passwd")
+        (repo.folder / "scores.json").symlink_to("/dev/zero")  # a reader that follows it never ends
 
     repo.pull_request("vandal", "eve", vandalise, JUDGED + DAY)
     repo.merge("vandal", JUDGED + DAY)
@@ -381,6 +382,7 @@ def test_the_strict_build_succeeds_whatever_a_round_contains(repo, tmp_path):
     assert "cy__model@v1.run: cannot be read as a TREC run" in page and "not valid YAML" in page
     assert "notes &lt;script&gt;.txt: not part of a round" in page and "<script>.txt" not in page
     assert "link.run" in page and "passwd" not in page.replace("link.run", "")
+    assert "scores.json: differs from the scores" in page
     assert any("cy__model@v1" in note for note in report.round_notes) and report.pages > 2
 
 
