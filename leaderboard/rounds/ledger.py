@@ -529,6 +529,10 @@ def change_problems(ledger: Ledger, history: History, changes: Mapping[str, str]
                 problems.append(f"{path}: is on main already; a {part[:-1]} never changes (withdraw it, or commit a "
                                 "new revision)")
                 continue
+            if change == "D" and (part == REVEALS or now >= spec.phases.revealed):
+                problems.append(f"{path}: deleted once {'revealed' if part == REVEALS else 'the reveals closed'}; "
+                                "the pool is made of what was revealed, so it stays")
+                continue
             if change == "D":
                 continue  # withdrawing one's own entry; it stays visible as withdrawn
         elif part in MAINTAINERS_ONLY:

@@ -280,6 +280,11 @@ def test_a_deleted_or_changed_commitment_never_vanishes(repo):
     repo.pull_request("change", "bo", change, FROZEN + DAY)
     assert any("bo__splade@v1.json: is on main already" in p for p in repo.check("change", FROZEN + DAY).problems)
     repo.merge("change", FROZEN + 2 * DAY)
+    # once the reveals are closed the pool is made of them: nothing of an entry may be deleted any more
+    repo.pull_request("late-delete", "bo", lambda: (repo.folder / "commitments" / "bo__splade@v1.json").unlink(),
+                      REVEALED + DAY)
+    assert any("bo__splade@v1.json: deleted once the reveals closed" in p
+               for p in repo.check("late-delete", REVEALED + DAY).problems)
     entries = _entries(repo.status(REVEALED + DAY))
     assert entries["ann__bm25@v1"].status == "withdrawn" and "deleted at" in entries["ann__bm25@v1"].reason
     assert entries["ann__bm25@v1"].commitment.sha256 == original["sha256"]
