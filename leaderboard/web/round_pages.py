@@ -32,6 +32,7 @@ class EntryRow:
     name: str
     model_id: str
     revision: str
+    owner: str
     committed_at: str
     status: str
     reason: str
@@ -136,7 +137,7 @@ def build_round(status: RoundStatus) -> RoundContext:
     ledger = status.ledger
     spec = ledger.round.spec
     entries = [EntryRow(e.name, e.commitment.model.id if e.commitment else "", e.commitment.model.revision
-                        if e.commitment else "", _instant(e.committed_at), e.status, e.reason,
+                        if e.commitment else "", e.owner, _instant(e.committed_at), e.status, e.reason,
                         _instant(e.revealed_at)) for e in ledger.entries]
     board, judges = [], ""
     if ledger.provenance is not None:

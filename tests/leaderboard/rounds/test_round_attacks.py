@@ -290,6 +290,12 @@ def test_a_deleted_or_changed_commitment_never_vanishes(repo):
     assert entries["ann__bm25@v1"].commitment.sha256 == original["sha256"]
     assert entries["ann__bm25@v1"].committed_at == OPEN + DAY
     assert entries["bo__splade@v1"].status == "tampered" and entries["bo__splade@v1"].commitment.model.type == "other"
+    from leaderboard.web.round_pages import build_round
+
+    rows = {row.name: row for row in build_round(repo.status(REVEALED + DAY)).entries}
+    assert (rows["ann__bm25@v1"].model_id, rows["ann__bm25@v1"].owner, rows["ann__bm25@v1"].status) == \
+        ("ann/bm25", "ann", "withdrawn")
+    assert rows["bo__splade@v1"].status == "tampered"
 
 
 def test_the_pool_judgments_and_scores_are_the_maintainers(repo):
