@@ -91,6 +91,7 @@ class RoundLink:
     dataset: str
     phase: str
     entries: int
+    rehearsal: bool  # the dataset's judgments were public before the round
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ def build_round(status: RoundStatus) -> RoundContext:
 
 def build_rounds_index(contexts: list[RoundContext]) -> RoundsContext:
     return RoundsContext(Page(ROUNDS_INDEX, "Sealed rounds", "../", "rounds"),
-                         [RoundLink(c.name, f"{c.name}.html", c.dataset, c.phase, len(c.entries)) for c in contexts])
+                         [RoundLink(c.name, f"{c.name}.html", c.dataset, c.phase, len(c.entries), c.public_judgments)
+                          for c in contexts])
 
 
 def round_contexts(rounds_dir: Path | str | None, now: datetime, warnings: list[str],

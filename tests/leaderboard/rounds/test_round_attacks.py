@@ -508,6 +508,8 @@ def test_the_round_page_states_blindness_rules_statistics_and_a_pinned_attestati
     assert ("gh attestation verify rounds/scifact-blind/commitments/ann__model@v1.json --repo irboard/irboard "
             "--signer-workflow irboard/irboard/.github/workflows/deploy.yml --source-ref refs/heads/main") in page
     assert "<th scope=\"col\">Band</th>" in page and "p vs best" in page and "95% interval" in page
+    index = (tmp_path / "site" / "rounds" / "index.html").read_text()
+    assert "not blind: its dataset's judgments were public, a rehearsal only" in index
 
 
 def _irboard(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
