@@ -48,7 +48,10 @@ def commit_run(folder: Path | str, run: Path | str, model: ModelBlock, owner: st
         check_login(owner, "--owner")
     except ValueError as error:
         raise RoundError(str(error)) from None
-    path = _inside(round_.folder, COMMITMENTS, f"{check_entry(entry_name(model))}.json")
+    if owner.endswith("[bot]"):
+        raise RoundError(f"--owner {owner}: is a bot account; commit as the person's account that opens the pull "
+                         "request")
+    path = _inside(round_.folder, COMMITMENTS, f"{check_entry(entry_name(model, owner))}.json")
     if path.exists():
         raise RoundError(f"{path}: exists; one commitment per model revision (give the model a new revision)")
     salt = secrets.token_hex(32)

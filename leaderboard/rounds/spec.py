@@ -175,6 +175,39 @@ class Round:
         return self.spec.name
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping: PyYAML keeps the last silently, so a reviewer
+    reading the first `open:` of a long file would see other rules than the ones that count."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                if key_node.value in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"the key {key_node.value!r} is given twice",
+                                                            key_node.start_mark)
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(text: str, path: Path) -> object:
+    """The YAML document `text` (the file `path`), or one RoundError naming the line: invalid YAML, a key given
+    twice, an impossible date (a leap second, 30 February) or nesting too deep to read."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark else ""
+        problem = getattr(error, "problem", None)
+        detail = f" ({one_line(problem)})" if problem else ""
+        raise RoundError(f"{path}{line}: is not valid YAML{detail}; check the indentation and quoting") from None
+    except ValueError as error:  # a timestamp that is no instant, e.g. second 60 or day 30 of February
+        raise RoundError(f"{path}: holds an impossible date or time ({one_line(str(error))}); write instants "
+                         "as 2027-01-15T00:00:00Z") from None
+    except RecursionError:
+        raise RoundError(f"{path}: is nested too deeply to read; a round file is a few flat fields") from None
+
+
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "the file"
@@ -207,12 +240,7 @@ def parse_round(data: bytes, folder: Path) -> RoundSpec:
         raise RoundError(f"{path}: is not UTF-8; save it as UTF-8 text") from None
     if len(text) > 64_000:
         raise RoundError(f"{path}: is over 64 KB; a round declaration is a few lines")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark else ""
-        raise RoundError(f"{path}{line}: is not valid YAML; check the indentation and quoting") from None
+    data = load_yaml(text, path)
     if not isinstance(data, dict):
         raise RoundError(f"{path}: must be a mapping of fields (name, dataset, phases, pool_depth, metrics, seed)")
     try:
