@@ -321,8 +321,9 @@ def read_ledger(folder: Path, history: History | Mapping[str, datetime], now: da
         history = tree_history(folder, history)
     # a file that is not a plain file of the folder (a link) is listed as a problem and never read
     history = History({relative: instant for relative, instant in history.times.items()
-                       if relative == ROUND_FILE or plain_file(folder, relative) is not None}, history.versions)
-    problems: list[str] = []
+                       if relative == ROUND_FILE or plain_file(folder, relative) is not None}, history.versions,
+                      history.backwards)
+    problems: list[str] = list(history.backwards)
     rules = _rules(folder, history, problems)
     spec = rules[-1][1]
     ledger = Ledger(Round(folder, spec), now, spec.phase_at(now), problems=problems, rules=rules)

@@ -170,7 +170,8 @@ def round_status(folder: Path | str, now: datetime, times: Mapping[str, datetime
     folder = Path(folder)
     history = tree_history(folder, times) if times is not None else git_history(folder, base or "HEAD")
     changes = pull_request_changes(folder, base) if base is not None else {}
-    base_history = History(dict(history.times), {k: list(v) for k, v in history.versions.items()})
+    base_history = History(dict(history.times), {k: list(v) for k, v in history.versions.items()},
+                           list(history.backwards))
     for relative in pending:
         changes.setdefault(relative, "A")
     for relative, change in changes.items():

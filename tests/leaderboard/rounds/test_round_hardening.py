@@ -178,3 +178,29 @@ def test_squatting_changes_nothing_of_the_board_for_the_owner(repo):
     runs = {row.entry: row for row in repo.status(JUDGED + DAY).board.runs}
     assert runs["ann~ann__bm25@v1"].participant == "ann" and runs["eve~ann__bm25@v1"].participant == "eve"
     assert runs["ann~ann__bm25@v1"].metrics != runs["eve~ann__bm25@v1"].metrics
+
+
+def test_squash_and_rebase_merges_count_at_the_merge_and_a_backdated_push_is_shown(repo):
+    """GitHub's squash and rebase merges make new commits on main, dated when it makes them: a commitment counts
+    then, whatever its pull request's own commits say. A commit that reaches main with a date of its own (a push or
+    a fast-forward, which branch protection forbids) and goes back in time is a problem on the page."""
+    repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)  # claims to be on time
+    repo.git("checkout", "-q", "ann")
+    repo.git("commit", "-q", "--allow-empty", "-m", "second commit", at=OPEN + DAY)
+    repo.git("checkout", "-q", "main")
+    repo.pull_request("bo", "bo", repo.commit("splade-tiny", "bo/splade", "bo"), OPEN + DAY)
+    repo.git("merge", "-q", "--squash", "bo")
+    repo.git("commit", "-q", "-m", "bo (#2)", at=OPEN + 2 * DAY)
+    for commit in repo.git("rev-list", "--reverse", "main..ann").split():  # rebase-merged late, as GitHub does
+        repo.git("cherry-pick", "--allow-empty", commit, at=FROZEN + DAY)
+    status = repo.status(FROZEN + 2 * DAY)
+    entries = _entries(status)
+    assert entries["ann~ann__bm25@v1"].committed_at == FROZEN + DAY and entries["ann~ann__bm25@v1"].status == "refused"
+    assert entries["bo~bo__splade@v1"].committed_at == OPEN + 2 * DAY
+    assert not any("before the commit before it" in p for p in status.problems)
+    # a commit pushed with its own date: main now goes back in time
+    repo.pull_request("cy", "cy", repo.commit("bm25", "cy/bm25", "cy"), OPEN + DAY)
+    repo.git("merge", "-q", "--ff-only", "cy")
+    problems = repo.status(FROZEN + 2 * DAY).problems
+    assert any(f"is dated {(OPEN + DAY).isoformat()}, before the commit before it ({(FROZEN + DAY).isoformat()})" in p
+               for p in problems)
