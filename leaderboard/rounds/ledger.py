@@ -340,10 +340,14 @@ def read_ledger(folder: Path, history: History | Mapping[str, datetime], now: da
         if entry.status == "committed":
             _reveal(ledger, entry, history.times)
     _copied_hashes(ledger)
-    accepted = {entry.name for entry in ledger.entries if entry.status not in ("refused", "tampered")}
-    for path in _reveal_files(folder):
-        if path.stem not in accepted:
+    accepted = {entry.name: entry for entry in ledger.entries if entry.status not in ("refused", "tampered")}
+    for path in _reveal_files(folder):  # each without its suffix: path.name is the entry (which may hold dots)
+        entry = accepted.get(path.name)
+        if entry is None:
             ledger.problems.append(f"{path}: reveals no accepted commitment; only committed runs can be revealed")
+        elif entry.status == "withdrawn" and entry.changed_at is not None:
+            ledger.problems.append(f"{path}: reveals a commitment its owner deleted at {entry.changed_at.isoformat()}; "
+                                   "a withdrawn entry is never pooled")
     _judgments(ledger, history.times)
     return ledger
 
@@ -501,7 +505,7 @@ def _reveal_files(folder: Path) -> list[Path]:
     return sorted({p.with_suffix("") for p in reveals.iterdir()})
 
 
-def _known(relative: str) -> bool:
+def known_file(relative: str) -> bool:
     """Is `relative` (to the round folder) the name of a file a round holds (docs/rounds.md)?"""
     part, _, rest = relative.partition("/")
     stem = rest.rsplit(".", 1)[0]
@@ -517,7 +521,7 @@ def _unknown_files(folder: Path) -> list[Path]:
     for path in folder.rglob("*"):
         if path.is_dir() and not path.is_symlink():
             continue
-        if not _known(path.relative_to(folder).as_posix()) or path.is_symlink():
+        if not known_file(path.relative_to(folder).as_posix()) or path.is_symlink():
             unknown.append(path)
     return unknown
 
@@ -539,7 +543,7 @@ def change_problems(ledger: Ledger, history: History, changes: Mapping[str, str]
         part = relative.split("/", 1)[0]
         stem = Path(relative).stem
         on_main = relative in history.versions or relative in history.times
-        if change != "D" and (not _known(relative) or path.is_symlink()):
+        if change != "D" and (not known_file(relative) or path.is_symlink()):
             # the ledger lists it too, but from the tree, where the pull request's files are already there
             problems.append(f"{path}: not part of a round; see docs/rounds.md for the files a round holds")
             continue

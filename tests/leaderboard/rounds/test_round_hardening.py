@@ -204,3 +204,48 @@ def test_squash_and_rebase_merges_count_at_the_merge_and_a_backdated_push_is_sho
     problems = repo.status(FROZEN + 2 * DAY).problems
     assert any(f"is dated {(OPEN + DAY).isoformat()}, before the commit before it ({(FROZEN + DAY).isoformat()})" in p
                for p in problems)
+
+
+def test_a_dotted_revision_reveals_cleanly_and_a_withdrawn_entrys_reveal_is_a_problem(repo):
+    """A revision such as 1.0 puts a dot in the entry's name: its reveal is its own, never 'no accepted
+    commitment'. A reveal of a commitment its owner deleted is listed, and never pooled."""
+    model = ModelBlock(id="ann/bm25", type="other", revision="1.0")
+    repo.pull_request("ann", "ann", lambda: commit_run(repo.folder, repo.run("bm25"), model, "ann",
+                                                       repo.private / "ann.salt"), OPEN + DAY)
+    repo.merge("ann", OPEN + DAY)
+    repo.pull_request("bo", "bo", repo.commit("splade-tiny", "bo/splade", "bo"), OPEN + DAY)
+    repo.merge("bo", OPEN + DAY)
+    repo.pull_request("ann-r", "ann", repo.reveal("ann~ann__bm25@1.0", "bm25", "ann.salt"), FROZEN + DAY)
+    assert repo.check("ann-r", FROZEN + DAY).problems == []
+    repo.merge("ann-r", FROZEN + DAY)
+    repo.pull_request("bo-w", "bo", lambda: (repo.folder / "commitments" / "bo~bo__splade@v1.json").unlink(),
+                      FROZEN + DAY)
+    repo.merge("bo-w", FROZEN + DAY)
+
+    def reveal_anyway():
+        (repo.folder / "reveals" / "bo~bo__splade@v1.run").write_bytes(repo.run("splade-tiny").read_bytes())
+        (repo.folder / "reveals" / "bo~bo__splade@v1.salt").write_bytes((repo.private / "bo-bo/splade.salt").read_bytes())
+
+    repo.pull_request("bo-r", "bo", reveal_anyway, FROZEN + 2 * DAY)
+    repo.merge("bo-r", FROZEN + 2 * DAY)
+    status = repo.status(REVEALED + DAY)
+    assert [entry.name for entry in status.ledger.revealed()] == ["ann~ann__bm25@1.0"]
+    assert not any("ann~ann__bm25@1.0" in p for p in status.problems), status.problems
+    assert any("reveals/bo~bo__splade@v1: reveals a commitment its owner deleted at" in p for p in status.problems)
+
+
+def test_the_pages_shell_command_never_names_a_stray_file(repo, tmp_path):
+    """The round page offers `gh attestation verify FILE …` to paste into a shell. A stray file named `$(…)` sorts
+    before every round file: it is a problem on the page, never the FILE of that command."""
+    from leaderboard.web.build import build_site
+
+    repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
+    repo.merge("ann", OPEN + DAY)
+    repo.pull_request("eve", "eve", lambda: (repo.folder / "$(touch pwned)").write_text("x"), OPEN + DAY)
+    assert any("$(touch pwned): not part of a round" in p for p in repo.check("eve", OPEN + DAY).problems)
+    repo.merge("eve", OPEN + 2 * DAY)
+    build_site(ROOT / "results", tmp_path / "site", strict=True, rounds_dir=repo.folder.parent, now=OPEN + 3 * DAY)
+    page = (tmp_path / "site" / "rounds" / "scifact-blind.html").read_text()
+    command = next(line for line in page.splitlines() if "gh attestation verify" in line and "<code>" in line)
+    assert "gh attestation verify rounds/scifact-blind/commitments/ann~ann__bm25@v1.json --repo" in command
+    assert "$(touch pwned): not part of a round" in page
