@@ -14,13 +14,14 @@ from pathlib import Path
 from evaluator.errors import one_line
 from leaderboard.rounds.spec import ROUND_FILE, RoundError
 
-COMMITMENTS = "commitments"
+COMMITMENTS, JUDGMENTS = "commitments", "judgments"
 MAX_SMALL_FILE = 64_000
 
 
 def tracked(path: str) -> bool:
-    """Is every version of this file (relative to the round folder) kept: the rules and the commitments."""
-    return path == ROUND_FILE or path.startswith(f"{COMMITMENTS}/")
+    """Is every version of this file (relative to the round folder) kept: the rules, the commitments and the
+    judgments (whose first entry decides whether a late judging window may still be reopened)."""
+    return path == ROUND_FILE or path.startswith((f"{COMMITMENTS}/", f"{JUDGMENTS}/"))
 
 
 @dataclass

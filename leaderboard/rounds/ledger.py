@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, slugify
 from evaluator.trec import read_run
-from leaderboard.rounds.history import COMMITMENTS, MAX_SMALL_FILE, History, tree_history
+from leaderboard.rounds.history import COMMITMENTS, JUDGMENTS, MAX_SMALL_FILE, History, tree_history
 from leaderboard.rounds.spec import (
     ROUND_FILE,
     Round,
@@ -62,7 +62,7 @@ ENTRY_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,38}~[a-z0-9][a-z0-9._-]{0,199}(
 BINDING_TAG = "irboard sealed-round commitment v3"
 
 # the folder's parts and the phase in which each may enter the repository
-REVEALS, JUDGMENTS = "reveals", "judgments"
+REVEALS = "reveals"
 POOL_FILE, SCORES_FILE = "pool.tsv", "scores.json"
 QRELS_FILE, PROVENANCE_FILE = "qrels.txt", "provenance.yml"
 ALLOWED_IN = {COMMITMENTS: "open", REVEALS: "frozen", POOL_FILE: "revealed", JUDGMENTS: "revealed",
@@ -281,6 +281,14 @@ def in_phase(spec: RoundSpec, part: str, instant: datetime) -> str | None:
     return None
 
 
+def _first_judgments(history: History) -> datetime | None:
+    """When a judgments file first entered main (None: never)."""
+    firsts = [versions[0][0] for relative, versions in history.versions.items()
+              if relative.startswith(f"{JUDGMENTS}/") and versions]
+    firsts += [instant for relative, instant in history.times.items() if relative.startswith(f"{JUDGMENTS}/")]
+    return min(firsts, default=None)
+
+
 def _rules(folder: Path, history: History, problems: list[str]) -> list[tuple[datetime, RoundSpec]]:
     """Every accepted version of round.yml, oldest first. Before the round opens anything goes; once it is open,
     a version that is not a permitted extension is a problem and the round keeps its rules."""
@@ -299,7 +307,7 @@ def _rules(folder: Path, history: History, problems: list[str]) -> list[tuple[da
                 continue
             raise
         if accepted and entered >= accepted[-1][1].phases.open:
-            why = extension_problem(accepted[-1][1], spec, entered)
+            why = extension_problem(accepted[-1][1], spec, entered, _first_judgments(history))
             if why:
                 problems.append(f"{path}: changed at {entered.isoformat()}, after the round opened: {why}; the "
                                 "change is ignored")

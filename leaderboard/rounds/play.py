@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, write_atomic
-from leaderboard.rounds.history import History, git_history, tree_history
+from leaderboard.rounds.history import History, git_history, tracked, tree_history
 from leaderboard.rounds.ledger import (
     COMMITMENTS,
     MAX_RUN_BYTES,
@@ -179,7 +179,7 @@ def round_status(folder: Path | str, now: datetime, times: Mapping[str, datetime
         history.times.pop(relative, None)
         if change != "D":
             history.times[relative] = now
-        if relative == "round.yml" or relative.startswith(f"{COMMITMENTS}/"):
+        if tracked(relative):
             data = path.read_bytes() if change != "D" and path.is_file() and not path.is_symlink() else None
             if data is not None or relative in history.versions:
                 history.versions.setdefault(relative, []).append((now, data))

@@ -254,10 +254,14 @@ def parse_round(data: bytes, folder: Path) -> RoundSpec:
     return spec
 
 
-def extension_problem(before: RoundSpec, after: RoundSpec, entered: datetime) -> str | None:
+def extension_problem(before: RoundSpec, after: RoundSpec, entered: datetime,
+                      judgments_since: datetime | None = None) -> str | None:
     """Why `after`, a version of round.yml entering at `entered` once the round is open, is not the one permitted
     change: an extension that moves later phases later, each before it has begun (never the open or freeze
-    instants, never earlier, nothing else)."""
+    instants, never earlier, nothing else). One exception, for late judgments: the judging window may be
+    reopened (phases.judged moved later once it has begun) before the board is published, when no judgments
+    entered before the extension (`judgments_since`: when the first did), so that none can be judged again once
+    scores could be seen."""
     changed = sorted(key for key, value in after.model_dump(exclude={"phases"}).items()
                      if before.model_dump(exclude={"phases"})[key] != value)
     if changed:
@@ -270,6 +274,8 @@ def extension_problem(before: RoundSpec, after: RoundSpec, entered: datetime) ->
             return f"moves phases.{phase}; the open and freeze instants never move once the round is open"
         if new < old:
             return f"moves phases.{phase} earlier ({old.isoformat()} to {new.isoformat()}); an extension only delays"
-        if old <= entered:
+        late_judgments = (phase == "judged" and entered < before.phases.published
+                          and (judgments_since is None or judgments_since >= entered))
+        if old <= entered and not late_judgments:
             return f"moves phases.{phase}, which had begun at {old.isoformat()} when the change entered"
     return None

@@ -249,3 +249,45 @@ def test_the_pages_shell_command_never_names_a_stray_file(repo, tmp_path):
     command = next(line for line in page.splitlines() if "gh attestation verify" in line and "<code>" in line)
     assert "gh attestation verify rounds/scifact-blind/commitments/ann~ann__bm25@v1.json --repo" in command
     assert "$(touch pwned): not part of a round" in page
+
+
+def _reopened(rules: str) -> str:
+    return rules.replace(JUDGED.isoformat(), (JUDGED + 5 * DAY).isoformat()).replace(
+        PUBLISHED.isoformat(), (PUBLISHED + 5 * DAY).isoformat())
+
+
+def _revealed_round(repo: Repo) -> None:
+    repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
+    repo.merge("ann", OPEN + DAY)
+    repo.pull_request("reveal", "ann", repo.reveal("ann~ann__bm25@v1", "bm25", "ann-ann/bm25.salt"), FROZEN + DAY)
+    repo.merge("reveal", FROZEN + DAY)
+
+
+def test_late_judgments_may_reopen_the_judging_window_before_publication(repo):
+    """The judges are late: no judgments entered by phases.judged. An extension merged after it, before the board
+    is published, reopens the window, and judgments merged then count."""
+    _revealed_round(repo)
+    path = repo.folder / "round.yml"
+    repo.pull_request("reopen", "maint", lambda: path.write_text(_reopened(path.read_text())), JUDGED + DAY)
+    assert repo.check("reopen", JUDGED + DAY).problems == []
+    repo.merge("reopen", JUDGED + DAY)
+    status = repo.status(JUDGED + DAY)
+    assert status.ledger.round.spec.phases.judged == JUDGED + 5 * DAY and status.ledger.phase == "revealed"
+    _judge(repo, JUDGED + 2 * DAY)
+    status = repo.status(JUDGED + 6 * DAY)
+    assert status.ledger.judged_at == JUDGED + 3 * DAY and status.board is not None
+
+
+def test_the_judging_window_never_reopens_once_judgments_entered_or_the_board_is_out(repo):
+    """Judgments in the window, then an extension after it closed: refused, so that no judgment is made again once
+    the scores could be seen; and nothing reopens once the board is published."""
+    _revealed_round(repo)
+    _judge(repo, REVEALED + DAY)
+    path = repo.folder / "round.yml"
+    repo.pull_request("reopen", "maint", lambda: path.write_text(_reopened(path.read_text())), JUDGED + DAY)
+    assert any("moves phases.judged, which had begun" in p for p in repo.check("reopen", JUDGED + DAY).problems)
+    bare = Repo(repo.root.parent / "bare")
+    _revealed_round(bare)
+    path = bare.folder / "round.yml"
+    bare.pull_request("reopen", "maint", lambda: path.write_text(_reopened(path.read_text())), PUBLISHED + DAY)
+    assert any("moves phases.judged, which had begun" in p for p in bare.check("reopen", PUBLISHED + DAY).problems)
