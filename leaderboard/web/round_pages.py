@@ -186,7 +186,9 @@ def round_contexts(rounds_dir: Path | str | None, now: datetime, warnings: list[
     notes = notes if notes is not None else []
     if rounds_dir is None or not Path(rounds_dir).is_dir():
         return contexts
-    for folder in sorted(path.parent for path in Path(rounds_dir).glob("*/round.yml")):
+    # every folder, not only those with a round.yml now: a round whose declaration was deleted keeps its page (its
+    # rules are read from history); a link in place of a folder is never followed
+    for folder in sorted(path for path in Path(rounds_dir).iterdir() if path.is_dir() and not path.is_symlink()):
         try:
             status = round_status(folder, now)
             context = build_round(status)

@@ -291,3 +291,21 @@ def test_the_judging_window_never_reopens_once_judgments_entered_or_the_board_is
     path = bare.folder / "round.yml"
     bare.pull_request("reopen", "maint", lambda: path.write_text(_reopened(path.read_text())), PUBLISHED + DAY)
     assert any("moves phases.judged, which had begun" in p for p in bare.check("reopen", PUBLISHED + DAY).problems)
+
+
+def test_a_round_whose_declaration_is_deleted_keeps_its_page(repo, tmp_path):
+    """Deleting round.yml (refused by the check, merged anyway) hides nothing: the page is built from the rules
+    in history and lists the deletion; a link in rounds/ in place of a round folder is never read."""
+    from leaderboard.web.build import build_site
+
+    repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
+    repo.merge("ann", OPEN + DAY)
+    repo.pull_request("eve", "eve", lambda: (repo.folder / "round.yml").unlink(), OPEN + DAY)
+    assert any("round.yml: only the round's maintainers" in p for p in repo.check("eve", OPEN + DAY).problems)
+    repo.merge("eve", OPEN + 2 * DAY)
+    (repo.folder.parent / "elsewhere").symlink_to(tmp_path / "private")
+    report = build_site(ROOT / "results", tmp_path / "site", strict=True, rounds_dir=repo.folder.parent,
+                        now=OPEN + 3 * DAY)
+    page = (tmp_path / "site" / "rounds" / "scifact-blind.html").read_text()
+    assert "ann~ann__bm25@v1" in page and "round.yml: deleted at" in page
+    assert not any("elsewhere" in note for note in report.round_notes)
