@@ -82,6 +82,8 @@ class PredictionColumn:
     label: str  # says that it is a model-based prediction
     detail: str  # what the mean is taken over
     href: str  # the method's explanation and measured error
+    error: float | None = None  # the method's measured mean |error| at this k and growth (None: not measured)
+    short: str = ""  # the header's own words, with the error beside them (the label names the download column)
 
 
 @dataclass(frozen=True)
@@ -355,6 +357,7 @@ class ScaleRow:
     at_own_size: float  # the prediction at num_docs
     values: tuple[float, ...]  # at ScaleSection.sizes
     checked: bool = True  # the score samples were checked against a stored ranking (else shown * like a metric)
+    error: float | None = None  # the method's measured mean |error| at this k and growth (None: not measured)
 
 
 @dataclass(frozen=True)

@@ -170,7 +170,7 @@ def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
     return ordered, text
 
 
-def build_home(board: Leaderboard) -> HomeContext:
+def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeContext:
     page = Page("index.html", "Leaderboard", "", "home")
     boards = {d.info.id: d for d in board.datasets}
     best = {(d.info.id, model_id): bool(flag) for d in board.datasets for model_id, flag in zip(d.model_ids, d.best,
@@ -179,7 +179,8 @@ def build_home(board: Leaderboard) -> HomeContext:
                                                                                                  strict=True)}
     checked = {(d.info.id, r.model.id): d.info.main_metric in r.verified_metrics for d in board.datasets
                for r in d.results}
-    groups = _ordered_groups(board)
+    # the mean the rows are ordered by comes first, beside the model names: on a phone it is on the first screen
+    groups = sorted(_ordered_groups(board), key=lambda g: g.name != ALL_GROUP)
     headers = tuple(GroupHeader(g.name, group_key(g.name), (), len(g.dataset_ids)) for g in groups)
     dataset_groups = tuple(
         GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "") for d in g.dataset_ids),
@@ -189,7 +190,7 @@ def build_home(board: Leaderboard) -> HomeContext:
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
     sorted_group = _sorted_group(board)
-    column, predicted = home_predictions(board, [m.info.id for m in models])
+    column, predicted = home_predictions(board, [m.info.id for m in models], evidence)
     rows = []
     for model in models:
         model_id = model.info.id
@@ -364,7 +365,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
-        prediction=dataset_prediction_column(board, root) if has_predictions else None,
+        prediction=dataset_prediction_column(board, root, evidence) if has_predictions else None,
         crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
@@ -399,7 +400,7 @@ def _effect_constants(dataset: DatasetBoard, alpha: float) -> dict:
 # --- model --------------------------------------------------------------------------------------------
 
 
-def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
+def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None = None) -> ModelContext:
     root = "../"
     alpha = board.settings.tests.alpha
     boards = {d.info.id: d for d in board.datasets}
@@ -478,7 +479,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
                    Download("JSON", f"{root}downloads/models/{model.slug}.json")),
-        scale=scale_section(board, model, root),
+        scale=scale_section(board, model, root, evidence),
     )
 
 

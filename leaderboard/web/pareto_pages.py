@@ -38,6 +38,8 @@ def cost_text(cost: str, value: float | None) -> str:
         return format_parameters(int(value))
     if cost == "dim":
         return f"{int(value):,}"
+    if value >= 99.95:  # three figures or more: whole milliseconds ("116 ms", not "116. ms")
+        return f"{value:,.0f} ms"
     return f"{value:#.3g} ms"  # 1.00 ms beside 1.04 ms
 
 

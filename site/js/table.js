@@ -127,7 +127,9 @@
       });
       if (state.view && state.view !== "rank") { state.view = "score"; }
       state.ignored = ignored;
-      state.reveal = true;  /* show the sorted column once the table is laid out */
+      /* show a sorted column the address asks for once the table is laid out; the default order opens the table
+         at its left edge, the model names beside the first scores */
+      state.reveal = Boolean(params.get("sort")) && state.sort !== DEFAULTS.sort;
       return state;
     }
 
@@ -350,6 +352,10 @@
       }
       note.textContent = sorted;
       note.hidden = !sorted;
+      if (board && board.answer) {  /* home: which shown models are best on the sorted column (board.js) */
+        board.answer(matching.map(function (index) { return records[index]; }), state.sort || DEFAULTS.sort, columns,
+                     records);
+      }
       writeState(state);
       if (state.reveal) { state.reveal = false; revealSorted(state); }
     }
