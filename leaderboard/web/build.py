@@ -187,7 +187,7 @@ def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str, indices
             out += downloads.model_downloads(context, model.slug).items()
             out.append((f"data/models/{model.slug}.js",
                         _data_script("models", model.info.id, pages.compare_data(board, model))))
-    contents = [text.encode("utf-8") for _, text in out]
+    contents = [text.encode("utf-8") if isinstance(text, str) else text for _, text in out]
     if folder is not None:
         for (path, _), content in zip(out, contents, strict=True):
             write_site_file(folder, path, content)
