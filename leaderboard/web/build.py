@@ -26,6 +26,7 @@ from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.stages import Verifier
 from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages
 from leaderboard.web.provenance import BuildStamp
+from leaderboard.web.run_files import run_path, trec_run_gz
 from leaderboard.web.render import (
     MARKER,
     STATIC_DIR,
@@ -185,6 +186,8 @@ def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str, indices
             context = pages.build_model(board, model, evidence)
             out.append((context.page.path, env.get_template("model.html").render(ctx=context)))
             out += downloads.model_downloads(context, model.slug).items()
+            out += [(run_path(model.slug, dataset_id), trec_run_gz(result.path, model.slug))
+                    for dataset_id, result in sorted(model.results.items()) if result.has_run]
             out.append((f"data/models/{model.slug}.js",
                         _data_script("models", model.info.id, pages.compare_data(board, model))))
     contents = [text.encode("utf-8") if isinstance(text, str) else text for _, text in out]

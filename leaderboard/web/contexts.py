@@ -396,6 +396,7 @@ class ModelContext:
     downloads: tuple[Download, ...]
     scale: ScaleSection | None = None  # None: no result of the model has score samples
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
+    runs: tuple[Download, ...] = ()  # the stored ranking of each result with one, as a TREC run (run_files.py)
 
 
 @dataclass(frozen=True)

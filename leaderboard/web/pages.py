@@ -61,6 +61,7 @@ from leaderboard.web.rank_pages import (
     statistics_method,
     top_rule,
 )
+from leaderboard.web.run_files import run_path
 from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.scale_pages import (
     crossing_section,
@@ -483,6 +484,8 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
                    Download("JSON", f"{root}downloads/models/{model.slug}.json"),
                    Download("Parquet", f"{root}downloads/models/{model.slug}.parquet")),
         scale=scale_section(board, model, root, evidence),
+        runs=tuple(Download(dataset_id, root + run_path(model.slug, dataset_id))
+                   for dataset_id, result in sorted(model.results.items()) if result.has_run),
     )
 
 
