@@ -525,6 +525,7 @@ class ParetoChoice:
     rows: tuple[ParetoRow, ...]  # the models tied for best, best mean first
     views: tuple[ParetoView, ...]
     summary: str  # how many are tied for best, of how many ranked; or why there are none (the empty state)
+    default_cost: str = "parameters"  # the cost shown first: the first of latency, parameters, dim placing every model
 
 
 @dataclass(frozen=True)
