@@ -38,6 +38,7 @@ class Column:
     title: str
     href: str
     metric: str
+    language: str = ""  # set only in a multilingual group (its datasets have more than one language)
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class HomeContext:
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
     answer: str = ""  # which models are best on that column, and how sure
+    languages: tuple[str, ...] = ()  # the languages of the multilingual groups' datasets, for the language filter
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,8 @@ class RanksContext:
     tables: tuple[RankTable, ...]
     methods: tuple[str, ...]
     verified: int = 0  # models verified on every dataset they have results for
+    figures: tuple[Figure, ...] = ()  # size against score (rank_pages.size_figure)
+    unplaced: tuple[str, ...] = ()  # models with a mean left out of it: their result files state no parameter count
 
 
 @dataclass(frozen=True)

@@ -138,10 +138,11 @@ def group_method(group: GroupBoard) -> str:
 # --- home ---------------------------------------------------------------------------------------------
 
 
-def _dataset_column(board: DatasetBoard, root: str) -> Column:
+def _dataset_column(board: DatasetBoard, root: str, multilingual: bool = False) -> Column:
     return Column(key=f"d-{board.slug}", dataset_id=board.info.id, label=board.info.id.split("/", 1)[-1],
                   title=board.info.name,
-                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric)
+                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric,
+                  language=board.info.language if multilingual else "")
 
 
 def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
@@ -184,10 +185,12 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
     groups = sorted(_ordered_groups(board), key=lambda g: g.name != ALL_GROUP)
     headers = tuple(GroupHeader(g.name, group_key(g.name), (), len(g.dataset_ids)) for g in groups)
     dataset_groups = tuple(
-        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "") for d in g.dataset_ids),
+        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "", multilingual) for d in g.dataset_ids),
                     len(g.dataset_ids))
         for g in groups if g.name != ALL_GROUP
+        for multilingual in [len({boards[d].info.language for d in g.dataset_ids}) > 1]
     )
+    languages = tuple(sorted({c.language for header in dataset_groups for c in header.columns if c.language}))
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
     sorted_group = _sorted_group(board)
@@ -256,6 +259,7 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         rank_summary=rank_tables(board, rows=False),
         default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
         answer=best_answer(board, sorted_group),
+        languages=languages,
     )
 
 

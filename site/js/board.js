@@ -168,6 +168,19 @@
 
   /* The whole table from data/board.js for table.js: its head and the unverified group's label as HTML, the number
      of columns, and every row; null when the file is not there. */
+  /* The language filter of the multilingual groups: it ticks, in the column chooser, the dataset columns of the
+     chosen language (data-lang) and unticks the others of those groups, before table.js reads the form (a listener
+     on the select runs before the form's). */
+  var language = document.getElementById("f-lang");
+  if (language) {
+    language.addEventListener("change", function () {
+      Array.prototype.forEach.call(document.querySelectorAll("#filters input[name=col][data-lang]"), function (box) {
+        box.checked = !language.value || box.dataset.lang === language.value;
+      });
+    });
+    language.form.addEventListener("reset", function () { language.value = ""; });
+  }
+
   window.irboardBoard = function (table) {
     var data = window.irboardData && window.irboardData.board;
     if (!data || table.id !== "board") { return null; }
