@@ -66,3 +66,39 @@ def test_the_home_table_gives_each_group_its_verdict(built_site):
 def test_each_table_links_its_parquet_file(built_site, page):
     html = (built_site / page).read_text()
     assert html.count(".parquet\" download>Parquet</a>") == 1
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path", ["index.html?type=dense&sort=d-beir__scifact&desc=1", "datasets/beir__scifact.html"])
+def test_the_views_parquet_download_is_its_csv_typed(watched, site_url, path):
+    """The view's Parquet file (written in the browser, site/js/parquet.js) holds the view's CSV: the same columns
+    and rows, numbers as doubles, `verified` as booleans, empty cells as nulls; pyarrow reads it."""
+    import io
+    from pathlib import Path
+
+    page = watched
+    page.goto(f"{site_url}/{path}")
+    files = {}
+    for button in ("#download-view", "#download-view-parquet"):
+        with page.expect_download() as event:
+            page.click(button)
+        files[button] = (Path(event.value.path()).read_bytes(), event.value.suggested_filename)
+    (text, csv_name), (data, parquet_name) = files["#download-view"], files["#download-view-parquet"]
+    assert parquet_name == csv_name.removesuffix(".csv") + ".parquet"
+    header, *rows = list(csv.reader(io.StringIO(text.decode("utf-8"))))
+    table = pq.read_table(io.BytesIO(data))
+    assert table.column_names == header and table.num_rows == len(rows) > 0
+    assert str(table.schema.field("verified").type) == "bool"
+    numbers = 0
+    for index, field in enumerate(table.schema):
+        for row, value in zip(rows, table.column(index).to_pylist(), strict=True):
+            if value is None:
+                assert row[index] == ""
+            elif str(field.type) == "double":
+                assert float(row[index]) == value
+                numbers += 1
+            elif str(field.type) == "bool":
+                assert row[index] == ("true" if value else "false")
+            else:
+                assert row[index] == value
+    assert numbers > len(rows)  # scores, intervals and ranks are typed as numbers

@@ -41,6 +41,7 @@
 
   function csvField(value) {
     var text = value === null || value === undefined ? "" : String(value);
+    if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) { text = "'" + text; }  /* inert in a spreadsheet */
     return /[",\r\n]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
   }
 
@@ -446,7 +447,8 @@
 
     var PARTS = ["value", "ci_low", "ci_high", "rank_low", "rank_high", "wins", "ties", "losses", "covered", "total",
                  "verdict"];
-    function viewCsv() {
+    /* The view as a table of values: {header, rows}, for the CSV and the Parquet file. */
+    function viewTable() {
       var off = state.view === "rank" ? "s" : state.view === "score" ? "r" : "";
       var names = { model: "model_id", type: "type", params: "parameters" };
       var shown = [];
@@ -477,12 +479,19 @@
           }
         });
       });
-      var lines = [header.concat(["verified"]).map(csvField).join(",")];
-      cells.forEach(function (row, r) {
-        lines.push(picks.map(function (pick) { return csvField(row[pick[0]][pick[1]]); }).concat(
-          [records[matching[r]].props.ver === "1" ? "true" : "false"]).join(","));
-      });
-      return lines.join("\r\n") + "\r\n";
+      return {
+        header: header.concat(["verified"]),
+        rows: cells.map(function (row, r) {
+          return picks.map(function (pick) { return row[pick[0]][pick[1]]; })
+            .concat([records[matching[r]].props.ver === "1"]);
+        })
+      };
+    }
+
+    function viewCsv() {
+      var view = viewTable();
+      return [view.header].concat(view.rows).map(function (row) { return row.map(csvField).join(","); })
+        .join("\r\n") + "\r\n";
     }
 
     /* leaderboard-<view>[-by-<column>[-asc]][-filtered].csv, <dataset slug>-view[...].csv */
@@ -503,17 +512,30 @@
       viewButton.id = "download-view";
       viewButton.className = "link";
       viewButton.textContent = "this view (CSV: filters and sort applied, one value a cell, ×100 as shown)";
-      viewButton.addEventListener("click", function () {
+      var save = function (content, type, name) {
         var link = document.createElement("a");
-        link.href = URL.createObjectURL(new Blob([viewCsv()], { type: "text/csv" }));
-        link.download = viewName();
+        link.href = URL.createObjectURL(new Blob([content], { type: type }));
+        link.download = name;
         document.body.appendChild(link);
         link.click();
         link.remove();
         setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
-      });
+      };
+      viewButton.addEventListener("click", function () { save(viewCsv(), "text/csv", viewName()); });
       downloads.appendChild(document.createTextNode(" · "));
       downloads.appendChild(viewButton);
+      if (window.irboardParquet) {  /* the same table, typed (site/js/parquet.js) */
+        var parquetButton = viewButton.cloneNode(false);
+        parquetButton.id = "download-view-parquet";
+        parquetButton.textContent = "this view (Parquet)";
+        parquetButton.addEventListener("click", function () {
+          var view = viewTable();
+          save(window.irboardParquet(view.header, view.rows), "application/vnd.apache.parquet",
+               viewName().replace(/\.csv$/, ".parquet"));
+        });
+        downloads.appendChild(document.createTextNode(" · "));
+        downloads.appendChild(parquetButton);
+      }
     }
 
     form.hidden = false;
