@@ -38,6 +38,7 @@ class Column:
     title: str
     href: str
     metric: str
+    language: str = ""  # set only in a multilingual group (its datasets have more than one language)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class PredictionColumn:
     label: str  # says that it is a model-based prediction
     detail: str  # what the mean is taken over
     href: str  # the method's explanation and measured error
+    error: float | None = None  # the method's measured mean |error| at this k and growth (None: not measured)
+    short: str = ""  # the header's own words, with the error beside them (the label names the download column)
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class HomeContext:
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
     answer: str = ""  # which models are best on that column, and how sure
+    languages: tuple[str, ...] = ()  # the languages of the multilingual groups' datasets, for the language filter
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,8 @@ class RanksContext:
     tables: tuple[RankTable, ...]
     methods: tuple[str, ...]
     verified: int = 0  # models verified on every dataset they have results for
+    figures: tuple[Figure, ...] = ()  # size against score (rank_pages.size_figure)
+    unplaced: tuple[str, ...] = ()  # models with a mean left out of it: their result files state no parameter count
 
 
 @dataclass(frozen=True)
@@ -355,6 +361,7 @@ class ScaleRow:
     at_own_size: float  # the prediction at num_docs
     values: tuple[float, ...]  # at ScaleSection.sizes
     checked: bool = True  # the score samples were checked against a stored ranking (else shown * like a metric)
+    error: float | None = None  # the method's measured mean |error| at this k and growth (None: not measured)
 
 
 @dataclass(frozen=True)
@@ -393,6 +400,7 @@ class ModelContext:
     downloads: tuple[Download, ...]
     scale: ScaleSection | None = None  # None: no result of the model has score samples
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
+    runs: tuple[Download, ...] = ()  # the stored ranking of each result with one, as a TREC run (run_files.py)
 
 
 @dataclass(frozen=True)
@@ -521,6 +529,7 @@ class ParetoChoice:
     rows: tuple[ParetoRow, ...]  # the models tied for best, best mean first
     views: tuple[ParetoView, ...]
     summary: str  # how many are tied for best, of how many ranked; or why there are none (the empty state)
+    default_cost: str = "parameters"  # the cost shown first: the first of latency, parameters, dim placing every model
 
 
 @dataclass(frozen=True)

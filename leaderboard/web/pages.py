@@ -61,6 +61,7 @@ from leaderboard.web.rank_pages import (
     statistics_method,
     top_rule,
 )
+from leaderboard.web.run_files import run_path
 from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.scale_pages import (
     crossing_section,
@@ -137,10 +138,11 @@ def group_method(group: GroupBoard) -> str:
 # --- home ---------------------------------------------------------------------------------------------
 
 
-def _dataset_column(board: DatasetBoard, root: str) -> Column:
+def _dataset_column(board: DatasetBoard, root: str, multilingual: bool = False) -> Column:
     return Column(key=f"d-{board.slug}", dataset_id=board.info.id, label=board.info.id.split("/", 1)[-1],
                   title=board.info.name,
-                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric)
+                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric,
+                  language=board.info.language if multilingual else "")
 
 
 def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
@@ -170,7 +172,7 @@ def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
     return ordered, text
 
 
-def build_home(board: Leaderboard) -> HomeContext:
+def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeContext:
     page = Page("index.html", "Leaderboard", "", "home")
     boards = {d.info.id: d for d in board.datasets}
     best = {(d.info.id, model_id): bool(flag) for d in board.datasets for model_id, flag in zip(d.model_ids, d.best,
@@ -179,17 +181,20 @@ def build_home(board: Leaderboard) -> HomeContext:
                                                                                                  strict=True)}
     checked = {(d.info.id, r.model.id): d.info.main_metric in r.verified_metrics for d in board.datasets
                for r in d.results}
-    groups = _ordered_groups(board)
+    # the mean the rows are ordered by comes first, beside the model names: on a phone it is on the first screen
+    groups = sorted(_ordered_groups(board), key=lambda g: g.name != ALL_GROUP)
     headers = tuple(GroupHeader(g.name, group_key(g.name), (), len(g.dataset_ids)) for g in groups)
     dataset_groups = tuple(
-        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "") for d in g.dataset_ids),
+        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "", multilingual) for d in g.dataset_ids),
                     len(g.dataset_ids))
         for g in groups if g.name != ALL_GROUP
+        for multilingual in [len({boards[d].info.language for d in g.dataset_ids}) > 1]
     )
+    languages = tuple(sorted({c.language for header in dataset_groups for c in header.columns if c.language}))
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
     sorted_group = _sorted_group(board)
-    column, predicted = home_predictions(board, [m.info.id for m in models])
+    column, predicted = home_predictions(board, [m.info.id for m in models], evidence)
     rows = []
     for model in models:
         model_id = model.info.id
@@ -243,7 +248,8 @@ def build_home(board: Leaderboard) -> HomeContext:
         dataset_count=len(board.datasets),
         tests=describe_tests(board), methods=tuple(methods), order=order_text,
         warnings=tuple(public_note(warning) for warning in board.warnings),
-        downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
+        downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json"),
+                   Download("Parquet", "downloads/leaderboard.parquet")),
         prediction=column,
         column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
         html_rows=HOME_ROWS, listed_rows=LISTED_ROWS, mean_column_count=3 + 2 * len(headers) + (column is not None),
@@ -253,6 +259,7 @@ def build_home(board: Leaderboard) -> HomeContext:
         rank_summary=rank_tables(board, rows=False),
         default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
         answer=best_answer(board, sorted_group),
+        languages=languages,
     )
 
 
@@ -363,8 +370,9 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
         tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
-                   Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
-        prediction=dataset_prediction_column(board, root) if has_predictions else None,
+                   Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json"),
+                   Download("Parquet", f"{root}downloads/datasets/{dataset.slug}.parquet")),
+        prediction=dataset_prediction_column(board, root, evidence) if has_predictions else None,
         crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
@@ -399,7 +407,7 @@ def _effect_constants(dataset: DatasetBoard, alpha: float) -> dict:
 # --- model --------------------------------------------------------------------------------------------
 
 
-def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
+def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None = None) -> ModelContext:
     root = "../"
     alpha = board.settings.tests.alpha
     boards = {d.info.id: d for d in board.datasets}
@@ -477,8 +485,11 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         tests=describe_tests(board), alpha=alpha,
         figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
-                   Download("JSON", f"{root}downloads/models/{model.slug}.json")),
-        scale=scale_section(board, model, root),
+                   Download("JSON", f"{root}downloads/models/{model.slug}.json"),
+                   Download("Parquet", f"{root}downloads/models/{model.slug}.parquet")),
+        scale=scale_section(board, model, root, evidence),
+        runs=tuple(Download(dataset_id, root + run_path(model.slug, dataset_id))
+                   for dataset_id, result in sorted(model.results.items()) if result.has_run),
     )
 
 

@@ -65,12 +65,15 @@ def scale_rows(rows, unchecked_mark: Markup | str = "") -> Markup:
     filter call instead of a template loop, which took most of a model page's rendering (180 rows at 30 datasets).
     Each predicted value of a row whose score samples were not checked ends in `unchecked_mark` (markup)."""
     def predicted(value, row) -> str:
-        return f'<td class="num">{escape(format_score(value))}{"" if row.checked else unchecked_mark}</td>'
+        return f'<td class="num pred">{escape(format_score(value))}{"" if row.checked else unchecked_mark}</td>'
+
+    def error(row) -> str:
+        return f'<td class="num pred">{"" if row.error is None else "±"}{escape(format_score(row.error))}</td>'
 
     return Markup("".join(
         f'<tr>\n<th scope="row">{escape(row.dataset_id)}</th>\n<td class="num">R@{escape(row.k)}</td>\n'
         f'<td>{escape(row.growth)}</td>\n<td class="num">{escape(format_count(row.num_docs))}</td>\n'
-        f'<td class="num">{escape(format_score(row.measured))}</td>\n'
+        f'<td class="num">{escape(format_score(row.measured))}</td>\n{error(row)}\n'
         f'{predicted(row.at_own_size, row)}\n'
         + "".join(predicted(value, row) for value in row.values) + "</tr>\n"
         for row in rows))
