@@ -87,3 +87,37 @@ def test_a_query_whose_every_relevant_document_is_claimed_absent_counts_as_zero(
     assert dropped.queries == base.queries == dropped.per_query.shape[0]
     assert (dropped.per_query[-1] == 0).all() and (dropped.per_query[:-1] > 0).any()
     np.testing.assert_allclose(dropped.recall, dropped.per_query[:-1].sum(axis=0) / base.queries, rtol=1e-12)
+
+
+def test_validate_checks_absences_against_the_cached_corpus_and_says_when_it_could_not(monkeypatch, tmp_path,
+                                                                                        capsys):
+    """Without --data-dir, `irboard validate` looks the claimed ids up in the corpus the download cache holds (where
+    a BEIR dataset whose judgments name missing documents, ArguAna, is fetched as judgments are): a claim the corpus
+    contradicts is one line and exit 1; with no corpus at hand the file passes with a line saying the claims were
+    not checked and count as misses."""
+    import leaderboard.submissions.sample_checks as checks
+    from urllib.parse import urlparse
+    from pathlib import Path
+
+    from evaluator.datasets import get_spec
+    from leaderboard.cli import main
+    from tests.leaderboard.test_hostile_samples import _claiming_absence, _said, _write
+
+    monkeypatch.setattr(checks, "absences_allowed", lambda result: True)  # as for beir/arguana
+    monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path / "cache"))
+    result = read_result(BM25)
+    dropped, query_id, unranked, _ = _claiming_absence(result, read_qrels(QRELS))
+    path = _write(tmp_path / "results", _said(dropped, query_id, [unranked]))
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}: absent_ids not checked against the corpus (no corpus of beir/scifact at hand" in out
+    assert "predictions count those documents as misses" in out
+    archive = Path(urlparse(get_spec("beir/scifact").source).path).name.removesuffix(".zip")
+    folder = tmp_path / "cache" / "beir" / archive
+    folder.mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(f'{{"_id": "{d}", "title": "", "text": "x"}}\n'
+                                                 for d in (unranked, "d1")))
+    assert main(["validate", str(path)]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if str(path) in line]
+    assert len(lines) == 1 and f"absent_ids names {unranked!r} as missing from the corpus, but the corpus in the " \
+        "download cache holds it" in lines[0]
