@@ -33,6 +33,7 @@ class ValidationReport:
     partly_verified: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics not re-scorable
     unfetched: dict[Path, str] = field(default_factory=dict)  # split result -> why its full file cannot be had
     absences_unchecked: dict[Path, str] = field(default_factory=dict)  # path -> why no corpus checked its absent_ids
+    claimed: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics resting on claimed ranks
 
     def add(self, path: Path, message: str) -> None:
         self.problems.append(f"{path}: {message}")
@@ -167,6 +168,7 @@ class _FileOutcome:
     partly_verified: tuple[str, ...] | None = None
     unfetched: str | None = None
     absences_unchecked: str | None = None  # why no corpus checked the file's absent_ids (None: checked, or none)
+    claimed: tuple[str, ...] | None = None  # metrics re-scored from ranks below the depth that no sample checks
     judgment_errors: list[str] = field(default_factory=list)  # judgments that could not be had while checking it
 
 
@@ -209,6 +211,8 @@ def validate_paths(
             report.unfetched[path] = outcome.unfetched
         if outcome.absences_unchecked is not None:
             report.absences_unchecked[path] = outcome.absences_unchecked
+        if outcome.claimed is not None:
+            report.claimed[path] = outcome.claimed
         report.valid.append(path)
     report.problems.extend(judgments.errors)
     return report
@@ -268,7 +272,8 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
                 report.add(path, problem)
             outcome.verified = verification.complete
             if not verification.complete and not verification.problems:
-                outcome.partly_verified = verification.unverified
+                outcome.partly_verified = verification.unverified or None
+                outcome.claimed = tuple(sorted(verification.claimed)) or None
     if not report.problems and claims_absences(whole):
         from leaderboard.submissions.absences import check_absences
 
@@ -348,5 +353,6 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
         return False
     if verification is not None:
         outcome.verified = verification.complete
-        outcome.partly_verified = None if verification.complete else verification.unverified
+        outcome.partly_verified = None if verification.complete else verification.unverified or None
+        outcome.claimed = tuple(sorted(verification.claimed)) or None
     return True

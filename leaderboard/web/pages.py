@@ -47,6 +47,7 @@ from leaderboard.web.contexts import (
     Page,
     ReproduceRow,
     SubmitContext,
+    value_check,
 )
 from leaderboard.web.rank_pages import (
     RANKS_PAGE,
@@ -316,7 +317,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             is_baseline=model_id == board.baseline_id,
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id)), samples_checked(result)),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
-            values_verified=tuple(metric in result.verified_metrics for metric in others),
+            values_verified=tuple(value_check(result, metric) for metric in others),
             effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
             coverage=partial_coverage(result),
         ))
@@ -454,7 +455,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
     )
     metrics = tuple(sorted({name for r in model.results.values() for name in r.metrics}, key=metric_order))
     metric_rows = tuple((d, tuple(r.metrics.get(name) for name in metrics)) for d, r in model.results.items())
-    metric_checks = tuple(tuple(name in r.verified_metrics for name in metrics) for r in model.results.values())
+    metric_checks = tuple(tuple(value_check(r, name) for name in metrics) for r in model.results.values())
     efficiency = tuple(EfficiencyRow(d, r.provenance.timings, r.provenance.peak_rss_bytes, r.provenance.index_bytes,
                                      r.provenance.hardware) for d, r in model.results.items())
     reproduce = tuple(
