@@ -134,6 +134,36 @@ def shorten(result, qrels, fraction: float | None = None):
     return replace(result, run=replace(run, below=Below.from_entries(totals.tolist(), entries)))
 
 
+def claim_near(result, qrels, reach: int):
+    """The subtler forgery: missed relevant documents whose own scores (the sample's leftover relevant scores) put
+    them at most `reach` ranks below the ranking's end (estimated from the sample: 1 + relevant scores above +
+    sampled non-relevant scores above x M / m), claimed at the last ranks of the ranking with those scores."""
+    run, samples = result.run, result.score_samples
+    below = run.below
+    entries = []
+    for row, query_id in enumerate(result.query_ids):
+        ranked, _, claims, relevant = _query_parts(result, qrels, row)
+        claims = list(claims)
+        total = int(below.totals[row])
+        held = set(ranked) | {d for _, d, _ in claims} | set(samples.queries[query_id].absent_ids)
+        missed = sorted(d for d in relevant if d not in held)
+        sample = samples.queries[query_id]
+        if not missed or total <= run.lengths[row] or not sample.nonrelevant.size:
+            entries.append(claims)
+            continue
+        taken = [s for d, s in zip(ranked, run.scores[run.offsets[row]:run.offsets[row + 1]].tolist(), strict=True)
+                 if d in set(relevant)] + [s for _, d, s in claims if d in set(relevant)]
+        leftover = sorted(_less(sample.relevant, taken), reverse=True)
+        values, rate = sample.nonrelevant, sample.nonrelevant.size / sample.n_nonrelevant
+        near = [s for s in leftover if 1 + np.count_nonzero(sample.relevant > s)
+                + np.count_nonzero(values > s) / rate <= total + reach][:len(missed)]
+        last = claims[-1][0] if claims else int(run.depth)
+        first = max(total - len(near) + 1, last + 1)
+        added = [(first + i, doc, score) for i, (doc, score) in enumerate(zip(missed, near)) if first + i <= total]
+        entries.append(claims + added)
+    return replace(result, run=replace(run, below=Below.from_entries(below.totals.tolist(), entries)))
+
+
 def without_samples(result, qrels):
     return replace(result, score_samples=None)
 
@@ -144,6 +174,10 @@ ATTACKS = {
     "claim missed relevant at their own scores": lambda r, q: claim_missed(r, q, "sample"),
     "claim missed relevant, scores placed by rank": lambda r, q: claim_missed(r, q, "consistent"),
     "... and the samples' relevant scores rewritten": lambda r, q: claim_missed(r, q, "consistent", True),
+    "claim missed relevant within 100 ranks of the end": lambda r, q: claim_near(r, q, 100),
+    "... within 250 ranks": lambda r, q: claim_near(r, q, 250),
+    "... within 500 ranks": lambda r, q: claim_near(r, q, 500),
+    "... within 1,000 ranks": lambda r, q: claim_near(r, q, 1000),
     "lengths cut to the deepest judged rank": lambda r, q: shorten(r, q),
     "lengths halved": lambda r, q: shorten(r, q, 0.5),
     "lengths cut, no samples": lambda r, q: without_samples(shorten(r, q), q),
