@@ -17,18 +17,18 @@ import numpy as np
 
 from evaluator.below import Below
 from evaluator.metrics import evaluate, parse_measure
-from evaluator.metrics.ranking import UNJUDGED
 from evaluator.result import expand_result, parse_result, read_result
 from evaluator.trec import read_qrels
 from leaderboard.submissions.labels import ranked_from_result
 from leaderboard.submissions.verify import verify_result
 
 SHOWN = ("R@1000", "AP", "nDCG@1000", "Judged@1000")
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 
-def qrels_of(result, shared=Path(__file__).resolve().parents[1].parent / "shared"):
+def qrels_of(result):
     family, name = result.dataset.id.split("/", 1)
-    return read_qrels(shared / "data" / family / name / "qrels" / f"{result.dataset.split}.tsv")
+    return read_qrels(SHARED / "data" / family / name / "qrels" / f"{result.dataset.split}.tsv")
 
 
 def rescored(result, qrels):
@@ -60,7 +60,7 @@ def claim_missed(result, qrels, scores: str = "naive", rewrite_samples: bool = F
     non-relevant scores where the claimed ranks put them, with `rewrite_samples` the sample's relevant scores
     rewritten to match: a forgery of the samples too)."""
     run, samples = result.run, result.score_samples
-    below, level = run.below, result.settings.relevance_level
+    below = run.below
     totals, entries, queries = below.totals.copy(), [], dict(samples.queries)
     absent_ids = {q: set(samples.queries[q].absent_ids) for q in result.query_ids}
     for row, query_id in enumerate(result.query_ids):
@@ -72,7 +72,6 @@ def claim_missed(result, qrels, scores: str = "naive", rewrite_samples: bool = F
             entries.append(claims)
             continue
         sample = samples.queries[query_id]
-        floor = claims[-1][1] if claims else None
         rank = claims[-1][0] if claims else int(run.depth)
         score = claims[-1][2] if claims else last
         taken = [s for d, s in zip(ranked, run.scores[run.offsets[row]:run.offsets[row + 1]].tolist(),
@@ -95,7 +94,6 @@ def claim_missed(result, qrels, scores: str = "naive", rewrite_samples: bool = F
                 score = min(float(values[m - 1 - above]) + 1e-9, lower)
             claims.append((rank, doc, score))
             new_scores.append(score)
-        del floor
         entries.append(claims)
         if rewrite_samples and new_scores:
             kept = _less(sample.relevant, leftover[:len(new_scores)])
@@ -159,7 +157,8 @@ def claim_near(result, qrels, reach: int):
                 + np.count_nonzero(values > s) / rate <= total + reach][:len(missed)]
         last = claims[-1][0] if claims else int(run.depth)
         first = max(total - len(near) + 1, last + 1)
-        added = [(first + i, doc, score) for i, (doc, score) in enumerate(zip(missed, near)) if first + i <= total]
+        added = [(first + i, doc, score) for i, (doc, score) in enumerate(zip(missed, near, strict=False))
+                 if first + i <= total]
         entries.append(claims + added)
     return replace(result, run=replace(run, below=Below.from_entries(below.totals.tolist(), entries)))
 

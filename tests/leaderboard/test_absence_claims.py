@@ -95,10 +95,10 @@ def test_validate_checks_absences_against_the_cached_corpus_and_says_when_it_cou
     a BEIR dataset whose judgments name missing documents, ArguAna, is fetched as judgments are): a claim the corpus
     contradicts is one line and exit 1; with no corpus at hand the file passes with a line saying the claims were
     not checked and count as misses."""
-    import leaderboard.submissions.sample_checks as checks
-    from urllib.parse import urlparse
     from pathlib import Path
+    from urllib.parse import urlparse
 
+    import leaderboard.submissions.sample_checks as checks
     from evaluator.datasets import get_spec
     from leaderboard.cli import main
     from tests.leaderboard.test_hostile_samples import _claiming_absence, _said, _write
