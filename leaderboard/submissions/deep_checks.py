@@ -35,6 +35,7 @@ from scipy.stats import hypergeom
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import UNJUDGED
 from evaluator.result import ResultFile
+from leaderboard.submissions.labels import entry_labels
 from leaderboard.submissions.sample_checks import IMPLAUSIBLE, SCORE_TOLERANCE, chernoff_tail
 
 DEEP_TESTS = 3  # the Bonferroni split of IMPLAUSIBLE: the claims' ranks, their sum over queries, the lengths
@@ -73,12 +74,15 @@ def deep_metric_names(result: ResultFile, names) -> list[str]:
     return [name for name in names if (cutoff := parse_measure(name).cutoff) is None or cutoff > depth]
 
 
-def deep_claim_problems(result: ResultFile, qrels: Qrels) -> list[str]:
+def deep_claim_problems(result: ResultFile, qrels: Qrels, labels: np.ndarray | None = None) -> list[str]:
     """What the score samples contradict in the claims below the stored depth (1 to 4 above): one problem, or
-    nothing. Queries without a sample of non-relevant scores are left to `deep_claims_checked`."""
+    nothing (`labels`: `entry_labels(result, qrels)`, when the caller has them). Queries without a sample of
+    non-relevant scores are left to `deep_claims_checked`."""
     run, samples = result.run, result.score_samples
-    if run is None or run.below is None or samples is None:
+    if run is None or run.below is None or samples is None or not extends_below(result).any():
         return []
+    if labels is None:
+        labels = entry_labels(result, qrels)
     below, level, top_k = run.below, result.settings.relevance_level, result.settings.top_k
     spare = 1 if result.settings.ignore_identical_ids else 0
     if (below.totals > top_k + spare).any():
@@ -87,25 +91,23 @@ def deep_claim_problems(result: ResultFile, qrels: Qrels) -> list[str]:
                 f"documents, longer than settings.top_k {top_k}; {_FIX}"]
     judged = dict(zip(qrels.query_ids, qrels.judgments, strict=True))
     reach = extends_below(result)
-    claims: list[tuple[float, str]] = []  # (p-value bound, problem) of each claim's rank test
+    tails: list[tuple[int, int, int, int, str]] = []  # each claim's rank test: (observed, M, K, m, its problem)
     deepest_observed, deepest_mean = 0.0, 0.0
-    lengths: list[tuple[float, str]] = []
+    lengths: list[tuple[int, int, int, int, str]] = []  # each short ranking's test, the same way
     for row in np.flatnonzero(reach).tolist():
         query_id = result.query_ids[row]
         sample = samples.queries[query_id]
         values, population = sample.nonrelevant, sample.n_nonrelevant
         if not values.size or population <= 0:
             continue
-        labels = judged.get(query_id, {})
         start, end = int(run.offsets[row]), int(run.offsets[row + 1])
         top_scores = run.scores[start:end]
-        top_relevant = np.sort(np.array([s for d, s in zip(run.docs[start:end].tolist(), top_scores.tolist(),
-                                                             strict=True)
-                                         if labels.get(run.doc_ids[d], UNJUDGED) >= level]))
-        entries = below.entries(row)
-        ranks = np.array([r for r, _, _ in entries], dtype=np.int64)
-        scores = np.array([s for _, _, s in entries], dtype=np.float64)
-        is_relevant = np.array([labels.get(d, UNJUDGED) >= level for _, d, _ in entries], dtype=bool)
+        top_relevant = np.sort(top_scores[labels[start:end] >= level])
+        first, last = int(below.offsets[row]), int(below.offsets[row + 1])
+        ranks, scores = below.ranks[first:last], below.scores[first:last]
+        query_labels = judged.get(query_id, {})
+        is_relevant = np.array([query_labels.get(d, UNJUDGED) >= level for d in below.doc_ids[first:last]],
+                               dtype=bool)
         where = f"run.below of query {query_id!r}"
         # 1. every claimed relevant score is one of the sample's, not taken by the stored ranking
         pool = _take(np.sort(sample.relevant), top_relevant)
@@ -134,11 +136,10 @@ def deep_claim_problems(result: ResultFile, qrels: Qrels) -> list[str]:
                     f"exceed (its score samples hold every relevant score); {_FIX}"]
         observed = m - np.searchsorted(values, scores + quantum + _tolerance(scores), side="right")
         successes = np.minimum(successes, population)
-        p_values = hypergeom.sf(observed - 1, population, successes, m)
         for i in np.flatnonzero(observed > successes * m / population).tolist():
-            claims.append((float(p_values[i]), f"{where}: {observed[i]} of its {m} sampled non-relevant scores lie "
-                                               f"above the score claimed at rank {ranks[i]}, where at most "
-                                               f"{successes[i]} documents may score more"))
+            tails.append((int(observed[i]), population, int(successes[i]), m,
+                          f"{where}: {observed[i]} of its {m} sampled non-relevant scores lie above the score claimed "
+                          f"at rank {ranks[i]}, where at most {successes[i]} documents may score more"))
         if is_relevant.any():
             i = int(np.flatnonzero(is_relevant)[-1])  # the deepest relevant claim: one a query, fixed in advance
             deepest_observed += float(observed[i])
@@ -151,23 +152,30 @@ def deep_claim_problems(result: ResultFile, qrels: Qrels) -> list[str]:
             allowed = min(max(total + spare - int(above_floor), 0), population)
             seen = int(m - np.searchsorted(values, floor + quantum + _tolerance(floor), side="right"))
             if seen > allowed * m / population:
-                lengths.append((float(hypergeom.sf(seen - 1, population, allowed, m)),
-                                f"{where}: totals says the ranking holds {total} documents, fewer than "
+                lengths.append((seen, population, allowed, m, f"{where}: totals says the ranking holds {total} documents, fewer than "
                                 f"settings.top_k {top_k}, but {seen} of its {m} sampled non-relevant scores lie above "
                                 f"the lowest, where at most {allowed} documents may"))
-    n_claims = max(int(below.counts[reach].sum()), 1)
     threshold = IMPLAUSIBLE / DEEP_TESTS
-    for p_value, problem in sorted(claims, key=lambda c: c[0])[:1]:
-        if p_value < threshold / n_claims:
-            return [f"{problem} (p <= {p_value:.1e}); the claimed ranks disagree with the score samples: {_FIX}"]
+    if (found := _least_tail(tails, threshold / max(int(below.counts[reach].sum()), 1))) is not None:
+        return [f"{found[1]} (p <= {found[0]:.1e}); the claimed ranks disagree with the score samples: {_FIX}"]
     if deepest_observed > deepest_mean and (p := chernoff_tail(deepest_observed, deepest_mean)) < threshold:
         return [f"run.below: {deepest_observed:.0f} sampled non-relevant scores lie above the scores of the deepest "
                 f"relevant documents claimed below the stored depth, where their ranks allow {deepest_mean:.1f} "
                 f"(p <= {p:.1e}); the claimed ranks disagree with the score samples: {_FIX}"]
-    for p_value, problem in sorted(lengths, key=lambda c: c[0])[:1]:
-        if p_value < threshold / max(len(result.query_ids), 1):
-            return [f"{problem} (p <= {p_value:.1e}); {_FIX}"]
+    if (found := _least_tail(lengths, threshold / max(len(result.query_ids), 1))) is not None:
+        return [f"{found[1]} (p <= {found[0]:.1e}); {_FIX}"]
     return []
+
+
+def _least_tail(tests: list[tuple[int, int, int, int, str]], below: float) -> tuple[float, str] | None:
+    """(p, problem) of the test with the least upper tail P[Hypergeometric(M, K, m) >= observed], when it is below
+    `below`; None otherwise (one vectorised scipy call for all of them)."""
+    if not tests:
+        return None
+    observed, population, successes, drawn = (np.array([t[i] for t in tests], dtype=np.int64) for i in range(4))
+    p_values = hypergeom.sf(observed - 1, population, successes, drawn)
+    i = int(np.argmin(p_values))
+    return (float(p_values[i]), tests[i][4]) if p_values[i] < below else None
 
 
 def _tolerance(score):

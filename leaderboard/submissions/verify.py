@@ -101,7 +101,7 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
                     "`irboard evaluate`")
     if result.score_samples is not None and result.run is not None:
         problems += score_sample_problems(result, qrels, labels) or cut_problems(result, qrels, labels) \
-            or deep_claim_problems(result, qrels)
+            or deep_claim_problems(result, qrels, labels)
     rescored = {str(m) for m in measures}
     claimed = frozenset() if problems or deep_claims_checked(result) else \
         frozenset(deep_metric_names(result, rescored))
