@@ -107,10 +107,11 @@ def _lower32(score: float) -> float:
 
 
 def _less(values, removed):
-    """`values` (any order) less one occurrence of each of `removed` (exact values)."""
+    """`values` (any order) less, for each of `removed`, the nearest one left (the run's and the sample's copies of
+    a score may differ in the last bits)."""
     out = list(np.sort(values).tolist())
     for value in removed:
-        out.remove(value)
+        out.pop(int(np.argmin(np.abs(np.array(out) - value))))
     return np.array(out, dtype=np.float64)
 
 
@@ -157,8 +158,12 @@ def claim_near(result, qrels, reach: int):
                 + np.count_nonzero(values > s) / rate <= total + reach][:len(missed)]
         last = claims[-1][0] if claims else int(run.depth)
         first = max(total - len(near) + 1, last + 1)
-        added = [(first + i, doc, score) for i, (doc, score) in enumerate(zip(missed, near, strict=False))
-                 if first + i <= total]
+        previous = claims[-1][2] if claims else float(run.scores[run.offsets[row + 1] - 1])
+        added = []
+        for i, (doc, score) in enumerate(zip(missed, near, strict=False)):
+            if first + i <= total:  # strictly below the entry before it in float32 (trec_eval's order)
+                previous = min(score, _lower32(previous))
+                added.append((first + i, doc, previous))
         entries.append(claims + added)
     return replace(result, run=replace(run, below=Below.from_entries(below.totals.tolist(), entries)))
 
