@@ -127,3 +127,13 @@ def test_a_forgery_of_the_samples_too_is_what_the_checks_cannot_see(honest):
     forged = rescored(claim_missed(result, qrels, "consistent", rewrite_samples=True), qrels)
     assert forged.metrics["R@1000"] == pytest.approx(1.0)
     assert verify_result(forged, qrels).problems == ()
+
+
+def test_the_build_publishes_nothing_from_a_forged_deep_file(honest, tmp_path, capsys):
+    """`irboard build --strict` over a folder holding the forged file: one line naming it, exit 1, no site."""
+    result, qrels, _ = honest
+    path = _write(tmp_path / "results", rescored(claim_missed(result, qrels, "sample"), qrels))
+    assert main(["build", "--strict", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "_site")]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if str(path) in line]
+    assert len(lines) == 1 and "sampled non-relevant scores lie above the score claimed at rank" in lines[0]
+    assert not (tmp_path / "_site").exists()
