@@ -4,7 +4,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaderboard.submissions.loaded import ModelInfo
+from leaderboard.submissions.loaded import LoadedResult, ModelInfo
+
+
+class _ClaimedRanks:
+    """A value's check when it was re-scored from ranks claimed below the stored depth that no score sample checks
+    (`LoadedResult.claimed_metrics`): false wherever a check is read as verified or not (downloads list the value as
+    unverified); the pages give it its own mark (`render.score_cells`)."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "CLAIMED_RANKS"
+
+
+CLAIMED_RANKS = _ClaimedRanks()
+
+
+def value_check(result: LoadedResult, metric: str) -> bool | _ClaimedRanks:
+    """True: `metric` re-scored from the stored ranking; CLAIMED_RANKS: from ranks no sample checks; else False."""
+    if metric in result.verified_metrics:
+        return True
+    return CLAIMED_RANKS if metric in result.claimed_metrics else False
 
 
 @dataclass(frozen=True)
@@ -225,7 +249,7 @@ class DatasetRow:
     is_baseline: bool
     prediction: PredictedValue | None = None
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
-    values_verified: tuple[bool, ...] = ()  # the same, per value of `values`
+    values_verified: tuple[bool | _ClaimedRanks, ...] = ()  # the same, per value of `values` (`value_check`)
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
@@ -392,7 +416,7 @@ class ModelContext:
     metrics: tuple[str, ...]
     metric_scales: tuple[float, ...]
     metric_rows: tuple[tuple[str, tuple[float | None, ...]], ...]
-    metric_checks: tuple[tuple[bool, ...], ...]  # per metric row and value: re-scored from the stored ranking
+    metric_checks: tuple[tuple[bool | _ClaimedRanks, ...], ...]  # per metric row and value: `value_check`
     efficiency: tuple[EfficiencyRow, ...]
     reproduce: tuple[ReproduceRow, ...]
     tests: str

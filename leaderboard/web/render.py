@@ -24,7 +24,11 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from leaderboard.web.contexts import CLAIMED_RANKS
 from leaderboard.web.provenance import BuildStamp
+
+CLAIMED_MARK = Markup('<span class="unv" title="rests on claimed ranks: re-scored from ranks below the stored depth '
+                      'that no score samples check">†</span><span class="sr"> (rests on claimed ranks)</span>')
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # leaderboard/
 
@@ -52,11 +56,17 @@ def format_score(value, scale: float = 100.0, digits: int = 2) -> str:
 
 
 def score_cells(values, scales, checks, mark: Markup, end: str = "") -> Markup:
-    """A row of score cells, `<td class="num">` with format_score and, after a value shown but not checked, `mark`;
-    `end` after each cell: one filter call per row of a wide table instead of a template loop (at 1,000 models the
-    site has about two million such cells)."""
+    """A row of score cells, `<td class="num">` with format_score and, after a value shown but not checked, `mark`
+    (CLAIMED_MARK after one resting on claimed ranks, `contexts.CLAIMED_RANKS`); `end` after each cell: one filter
+    call per row of a wide table instead of a template loop (at 1,000 models the site has about two million such
+    cells)."""
+    def after(value, checked) -> str:
+        if value is None or checked:
+            return ""
+        return CLAIMED_MARK if checked is CLAIMED_RANKS else mark
+
     return Markup("".join(
-        f'<td class="num">{escape(format_score(value, scale))}{mark if value is not None and not checked else ""}'
+        f'<td class="num">{escape(format_score(value, scale))}{after(value, checked)}'
         f"</td>{end}" for value, scale, checked in zip(values, scales, checks, strict=True)))
 
 
