@@ -7,7 +7,7 @@ Every qrels query gets a row (an empty ranking when the run lacks it); run queri
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -107,6 +107,13 @@ def rank_arrays(
     """
     score32 = np.asarray(scores, dtype=np.float32)
     order = np.lexsort((-doc_keys, -score32.astype(np.float64), query_index))
+    matrix, lengths = _scatter(order, query_index, labels, n_queries)
+    return matrix, lengths, order
+
+
+def _scatter(order: np.ndarray, query_index: np.ndarray, labels: np.ndarray,
+             n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """The labels in `order` (grouped by query, ranked) as a (queries, depth) matrix, and the lengths."""
     sorted_queries = query_index[order]
     lengths = np.bincount(sorted_queries, minlength=n_queries)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
@@ -114,7 +121,26 @@ def rank_arrays(
     depth = int(lengths.max(initial=0))
     matrix = np.full((n_queries, max(depth, 1)), PAD, dtype=np.int32)
     matrix[sorted_queries, positions] = labels[order]
-    return matrix, lengths, order
+    return matrix, lengths
+
+
+def rank_columns(query_index: np.ndarray, doc_ids: Sequence[str], scores: np.ndarray, labels: np.ndarray,
+                 n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """`rank_arrays` for doc ids as strings: their byte order is worked out only for the entries whose float32
+    score ties another in their query (few, in most runs); returns (label matrix, lengths)."""
+    negated = -np.asarray(scores, dtype=np.float32).astype(np.float64)
+    order = np.lexsort((negated, query_index))
+    ranked_queries, ranked_scores = query_index[order], negated[order]
+    same = (ranked_queries[1:] == ranked_queries[:-1]) & (ranked_scores[1:] == ranked_scores[:-1])
+    if same.any():  # order the ties by doc id, descending
+        tied = np.zeros(len(order), dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        entries = order[tied]
+        keys = np.zeros(len(order), dtype=np.int64)
+        keys[entries] = byte_order_keys(np.array([doc_ids[i] for i in entries.tolist()], dtype=object))
+        order = np.lexsort((-keys, negated, query_index))
+    return _scatter(order, query_index, labels, n_queries)
 
 
 def rank_run(
