@@ -78,14 +78,17 @@ def _is_whole_type(kind: type) -> bool:
     return issubclass(kind, (int, np.integer)) and not issubclass(kind, (bool, np.bool_))
 
 
-def _id_kind(ids: Iterable[object], what: str) -> type | None:
-    """str or int: the one kind of `ids` (None when there are none); any other kind, or a mix, is an error."""
-    ids = list(ids) if not isinstance(ids, (list, dict)) else ids
-    kinds = set(map(type, ids))
+def _id_kind(ids: Iterable[object], what: str, kinds: set[type] | None = None) -> type | None:
+    """str or int: the one kind of `ids` (None when there are none); any other kind, or a mix, is an error.
+    `kinds`: the ids' types when already known (`ids` is then read only to name the error)."""
+    if kinds is None:
+        ids = list(ids) if not isinstance(ids, (list, dict)) else ids
+        kinds = set(map(type, ids))
     if not kinds or kinds == {str}:
         return str if kinds else None
     if all(map(_is_whole_type, kinds)):
         return int
+    ids = list(ids) if not isinstance(ids, (list, dict)) else ids
     odds = [i for i in ids if not isinstance(i, str) and not _is_whole_type(type(i))][:1]
     if odds:
         odd = odds[0]
@@ -241,17 +244,16 @@ def _ranked_from_mapping(run: Mapping, judgments: Judgments, ignore_identical_id
         raise InputFormatError("run: the run is empty; give {query_id: {doc_id: score}}")
     query_kind = _id_kind(run, "run: query id")
     _same_kind(query_kind, judgments.query_kind, "query")
-    doc_ids: list[object] = []
+    doc_types: set[type] = set()
     for query_id, ranking in run.items():
         if not isinstance(ranking, Mapping):
             raise InputFormatError(f"run: query {_show(query_id)}: the ranking is a {type(ranking).__name__}; give "
                                    "{doc_id: score} (dict(pairs) makes one of (doc_id, score) pairs)")
-        doc_ids.extend(ranking)
-    doc_kind = _id_kind(doc_ids, "run: document id")
+        doc_types.update(map(type, ranking))
+    doc_kind = _id_kind((d for ranking in run.values() for d in ranking), "run: document id", doc_types)
     _same_kind(doc_kind, judgments.doc_kind, "document")
-    del doc_ids
     row_of = {q: i for i, q in enumerate(qrels.query_ids)}
-    rows, docs, scores, labels = [], [], [], []
+    rows, counts, docs, scores, labels = [], [], [], [], []
     for query_id, ranking in run.items():
         key = query_id if query_kind is str else str(query_id)
         row = row_of.get(key)
@@ -263,7 +265,8 @@ def _ranked_from_mapping(run: Mapping, judgments: Judgments, ignore_identical_id
             at = names.index(key)
             del names[at], values[at]
         judged = qrels.judgments[row]
-        rows.append(np.full(len(names), row, dtype=np.int64))
+        rows.append(row)
+        counts.append(len(names))
         docs.extend(names)
         scores.extend(values)
         labels.extend(map(judged.get, names, repeat(UNJUDGED)))
@@ -281,7 +284,8 @@ def _ranked_from_mapping(run: Mapping, judgments: Judgments, ignore_identical_id
         _refuse_score(run)
     if not (np.abs(score_array) < FLOAT32_OVERFLOW).all():  # NaN fails too
         _refuse_score(run)
-    matrix, lengths = rank_columns(np.concatenate(rows), docs, score_array, np.array(labels, dtype=np.int32),
+    query_index = np.repeat(np.array(rows, dtype=np.int64), counts)
+    matrix, lengths = rank_columns(query_index, docs, score_array, np.array(labels, dtype=np.int32),
                                    len(qrels.query_ids))
     return RankedRun(list(qrels.query_ids), matrix, lengths)
 

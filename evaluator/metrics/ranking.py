@@ -87,7 +87,7 @@ class RankedRun:
 
 def byte_order_keys(doc_ids: np.ndarray) -> np.ndarray:
     """Integer keys that sort like the doc ids' UTF-8 bytes (C strcmp), for tie-breaking."""
-    encoded = np.array([d.encode("utf-8") for d in doc_ids], dtype=object)
+    encoded = np.array([d.encode("utf-8", "surrogatepass") for d in doc_ids], dtype=object)
     order = np.argsort(encoded, kind="stable")
     keys = np.empty(len(doc_ids), dtype=np.int64)
     keys[order] = np.arange(len(doc_ids))
@@ -126,21 +126,38 @@ def _scatter(order: np.ndarray, query_index: np.ndarray, labels: np.ndarray,
 
 def rank_columns(query_index: np.ndarray, doc_ids: Sequence[str], scores: np.ndarray, labels: np.ndarray,
                  n_queries: int) -> tuple[np.ndarray, np.ndarray]:
-    """`rank_arrays` for doc ids as strings: their byte order is worked out only for the entries whose float32
-    score ties another in their query (few, in most runs); returns (label matrix, lengths)."""
-    negated = -np.asarray(scores, dtype=np.float32).astype(np.float64)
-    order = np.lexsort((negated, query_index))
-    ranked_queries, ranked_scores = query_index[order], negated[order]
-    same = (ranked_queries[1:] == ranked_queries[:-1]) & (ranked_scores[1:] == ranked_scores[:-1])
-    if same.any():  # order the ties by doc id, descending
+    """`rank_arrays` for doc ids as strings, in one sort of 64-bit keys (query, float32 score descending);
+    the doc ids' order is worked out only for the entries whose score ties another in their query. Returns
+    (label matrix, lengths). Scores must be finite."""
+    negated = -np.asarray(scores, dtype=np.float32) + np.float32(0.0)  # + 0: -0.0 and 0.0 tie, as in trec_eval
+    bits = negated.view(np.uint32)
+    ascending = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))  # unsigned order = float order
+    key = (query_index.astype(np.uint64) << np.uint64(32)) | ascending.astype(np.uint64)
+    order = np.argsort(key, kind="stable")
+    ranked_keys = key[order]
+    same = ranked_keys[1:] == ranked_keys[:-1]
+    if same.any():  # each tie group (contiguous in `order`) by doc id, descending
         tied = np.zeros(len(order), dtype=bool)
         tied[1:] |= same
         tied[:-1] |= same
         entries = order[tied]
-        keys = np.zeros(len(order), dtype=np.int64)
-        keys[entries] = byte_order_keys(np.array([doc_ids[i] for i in entries.tolist()], dtype=object))
-        order = np.lexsort((-keys, negated, query_index))
+        names = [doc_ids[i] for i in entries.tolist()]
+        within = np.lexsort((-_text_order(names), ranked_keys[tied]))
+        order[tied] = entries[within]
     return _scatter(order, query_index, labels, n_queries)
+
+
+def _text_order(names: list[str]) -> np.ndarray:
+    """Integer keys that sort like the strings' UTF-8 bytes: numpy's fixed-width text compares code points,
+    which is the same order, unless a string ends in NUL (dropped by that width) or is long (wasted memory)."""
+    widths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
+    if len(names) and widths.max() <= 64:
+        text = np.array(names, dtype=str)
+        if np.array_equal(np.char.str_len(text), widths):
+            keys = np.empty(len(names), dtype=np.int64)
+            keys[np.argsort(text, kind="stable")] = np.arange(len(names))
+            return keys
+    return byte_order_keys(np.array(names, dtype=object))
 
 
 def rank_run(
