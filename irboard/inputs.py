@@ -259,11 +259,10 @@ def _ranked_from_mapping(run: Mapping, judgments: Judgments, ignore_identical_id
         row = row_of.get(key)
         if row is None:
             continue
-        names = list(ranking) if doc_kind is str else list(map(str, ranking))
-        values = list(ranking.values())
-        if ignore_identical_ids and key in names:
-            at = names.index(key)
-            del names[at], values[at]
+        names, values = (ranking, ranking.values()) if doc_kind is str else (list(map(str, ranking)), ranking.values())
+        if ignore_identical_ids and key in names:  # the query's own id as a document: dropped
+            kept = [(d, v) for d, v in zip(names, values, strict=True) if d != key]
+            names, values = [d for d, _ in kept], [v for _, v in kept]
         judged = qrels.judgments[row]
         rows.append(row)
         counts.append(len(names))

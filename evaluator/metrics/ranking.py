@@ -126,20 +126,23 @@ def _scatter(order: np.ndarray, query_index: np.ndarray, labels: np.ndarray,
 
 def rank_columns(query_index: np.ndarray, doc_ids: Sequence[str], scores: np.ndarray, labels: np.ndarray,
                  n_queries: int) -> tuple[np.ndarray, np.ndarray]:
-    """`rank_arrays` for doc ids as strings, in one sort of 64-bit keys (query, float32 score descending);
-    the doc ids' order is worked out only for the entries whose score ties another in their query. Returns
-    (label matrix, lengths). Scores must be finite."""
+    """`rank_arrays` for doc ids as strings, in one sort of 64-bit keys (query, float32 score descending).
+    Within a tie, trec_eval orders by doc id; that order is worked out only for the ties whose labels differ
+    (most tie only unjudged documents, whose order leaves the label matrix as it is). Returns (label matrix,
+    lengths). Scores must be finite."""
     negated = -np.asarray(scores, dtype=np.float32) + np.float32(0.0)  # + 0: -0.0 and 0.0 tie, as in trec_eval
     bits = negated.view(np.uint32)
     ascending = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))  # unsigned order = float order
     key = (query_index.astype(np.uint64) << np.uint64(32)) | ascending.astype(np.uint64)
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key)
     ranked_keys = key[order]
-    same = ranked_keys[1:] == ranked_keys[:-1]
-    if same.any():  # each tie group (contiguous in `order`) by doc id, descending
-        tied = np.zeros(len(order), dtype=bool)
-        tied[1:] |= same
-        tied[:-1] |= same
+    starts = np.concatenate(([True], ranked_keys[1:] != ranked_keys[:-1])) if len(order) else np.ones(0, bool)
+    if len(order) and not starts.all():  # ties, each contiguous in `order`
+        first = np.flatnonzero(starts)
+        ranked_labels = labels[order]
+        mixed = np.minimum.reduceat(ranked_labels, first) != np.maximum.reduceat(ranked_labels, first)
+        tied = mixed[np.cumsum(starts) - 1]
+    if len(order) and not starts.all() and tied.any():  # those ties by doc id, descending
         entries = order[tied]
         names = [doc_ids[i] for i in entries.tolist()]
         within = np.lexsort((-_text_order(names), ranked_keys[tied]))

@@ -175,3 +175,13 @@ def test_errors_name_the_function_argument_for_every_public_function():
                 pytest.fail(f"irboard.{name}({bad!r}) raised nothing")
             assert "\n" not in str(caught.value), (name, bad)
             assert re.search(r"\w", str(caught.value)), (name, bad)
+
+
+def test_ignoring_identical_ids_drops_the_query_itself():
+    run = {"q1": {"q1": 9.0, "d3": 2.5, "d1": 2.0}, "q2": {"q2": 1.0}}
+    expected = oracle({"q1": {"d3": 2.5, "d1": 2.0}}, QRELS)
+    assert irboard.evaluate(run, QRELS, "nDCG@10,AP", ignore_identical_ids=True) == pytest.approx(expected)
+    as_ints = {1: {1: 9.0, 3: 2.5, 1000: 2.0}}
+    judged = {1: {3: 1, 1: 1}}
+    assert irboard.evaluate(as_ints, judged, "P@1", ignore_identical_ids=True) == {"P@1": 1.0}
+    assert irboard.evaluate(as_ints, judged, "P@1") == {"P@1": 1.0}  # 1 is judged relevant to itself here
