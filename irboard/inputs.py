@@ -135,12 +135,8 @@ def _label(value: object, where: str) -> int:
     return whole
 
 
-def _labels(judged: Mapping, query_id: object) -> list[int]:
-    labels = list(judged.values())
-    if set(map(type, labels)) == {int} and MIN_LABEL <= min(labels) and max(labels) <= MAX_LABEL:
-        return labels  # the common case, checked at C speed
-    return [_label(value, f"qrels: query {_show(query_id)}, document {_show(doc_id)}")
-            for doc_id, value in judged.items()]
+def _is_mapping(value: object) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # the common case without abc's check
 
 
 def _judgments_from_mapping(qrels: Mapping) -> Judgments:
@@ -148,20 +144,27 @@ def _judgments_from_mapping(qrels: Mapping) -> Judgments:
         raise InputFormatError("qrels: the judgments are empty; give {query_id: {doc_id: relevance}} with at least "
                                "one judged document")
     query_kind = _id_kind(qrels, "qrels: query id")
-    doc_ids: list[object] = []
+    doc_types: set[type] = set()
+    labels: list[object] = []
     for query_id, judged in qrels.items():
-        if not isinstance(judged, Mapping):
+        if not _is_mapping(judged):
             raise InputFormatError(f"qrels: query {_show(query_id)}: expected {{doc_id: relevance}}, found a "
                                    f"{type(judged).__name__}")
         if not judged:
             raise InputFormatError(f"qrels: query {_show(query_id)} has no judged document; drop it or judge one")
-        doc_ids.extend(judged)
-    doc_kind = _id_kind(doc_ids, "qrels: document id")
+        doc_types.update(map(type, judged))
+        labels.extend(judged.values())
+    doc_kind = _id_kind((d for judged in qrels.values() for d in judged), "qrels: document id", doc_types)
+    plain = set(map(type, labels)) == {int} and MIN_LABEL <= min(labels) and max(labels) <= MAX_LABEL
+    if plain and query_kind is str and doc_kind is str:
+        return Judgments(Qrels.from_dict(qrels), str, str)  # the common case, checked at C speed (it copies)
     converted = {}
     for query_id, judged in qrels.items():
-        labels = _labels(judged, query_id)
+        values = judged.values() if plain else [
+            _label(value, f"qrels: query {_show(query_id)}, document {_show(doc_id)}")
+            for doc_id, value in judged.items()]
         docs = judged if doc_kind is str else map(str, judged)
-        converted[query_id if query_kind is str else str(query_id)] = dict(zip(docs, labels, strict=True))
+        converted[query_id if query_kind is str else str(query_id)] = dict(zip(docs, values, strict=True))
     return Judgments(Qrels.from_dict(converted), query_kind, doc_kind)
 
 
@@ -200,12 +203,14 @@ def _frame_dict(frame: Any, columns: tuple[str, str, str], what: str) -> dict[ob
     if missing:
         raise InputFormatError(f"{what} DataFrame: missing column(s) {', '.join(missing)}; it needs "
                                f"{', '.join(columns)} (rename yours with DataFrame.rename)")
+    query_ids, doc_ids, values = (frame[c].tolist() for c in columns)
+    _id_kind(query_ids, f"{what} DataFrame: query id")  # before a NaN id (a float) is looked up in a dict
+    _id_kind(doc_ids, f"{what} DataFrame: document id")
     nested: dict[object, dict[object, object]] = {}
-    for label, query_id, doc_id, value in zip(frame.index, *(frame[c].tolist() for c in columns), strict=True):
+    for label, query_id, doc_id, value in zip(frame.index, query_ids, doc_ids, values, strict=True):
         ranking = nested.setdefault(query_id, {})
         if doc_id in ranking:
-            first = next(row for row, q, d in zip(frame.index, frame[columns[0]].tolist(),
-                                                   frame[columns[1]].tolist(), strict=True)
+            first = next(row for row, q, d in zip(frame.index, query_ids, doc_ids, strict=True)
                          if q == query_id and d == doc_id)
             raise InputFormatError(f"{what} DataFrame: rows {first!r} and {label!r} both give query "
                                    f"{_show(query_id)}, document {_show(doc_id)}; keep one (DataFrame."
@@ -246,7 +251,7 @@ def _ranked_from_mapping(run: Mapping, judgments: Judgments, ignore_identical_id
     _same_kind(query_kind, judgments.query_kind, "query")
     doc_types: set[type] = set()
     for query_id, ranking in run.items():
-        if not isinstance(ranking, Mapping):
+        if not _is_mapping(ranking):
             raise InputFormatError(f"run: query {_show(query_id)}: the ranking is a {type(ranking).__name__}; give "
                                    "{doc_id: score} (dict(pairs) makes one of (doc_id, score) pairs)")
         doc_types.update(map(type, ranking))
