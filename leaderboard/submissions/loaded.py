@@ -6,12 +6,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from evaluator.result import ResultFile
 from evaluator.score_samples import ScoreSamples
+
+
+# The trust ladder, lowest first: nothing re-scored; every metric re-scored from the stored ranking against the
+# official judgments; and that ranking obtained again from the declared artifact (LoadedResult.tier).
+TIERS = ("self-reported", "re-scored", "reproduced")
+
+
+def weakest(tiers: Iterable[str]) -> str:
+    """The lowest of several tiers (a model's tier is that of its least trusted result)."""
+    return min(tiers, key=TIERS.index, default=TIERS[0])
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,15 @@ class LoadedResult:
     verified_metrics: frozenset[str] = frozenset()  # the metrics re-scored and matching
     # recall at scale (an analysis.predictions.Prediction), when the reader was given the prediction stage
     prediction: object | None = None
+    # a ledger record names this file's bytes: its declared artifact, run again, gave its ranking (reproductions.py)
+    reproduced: bool = False
+    # the costs irboard measured while reproducing it ({"parameters", "dim", "queries_per_s"}); None when not reproduced
+    measured: dict | None = None
+
+    @property
+    def tier(self) -> str:
+        """Where the result stands on the trust ladder (TIERS)."""
+        return "reproduced" if self.reproduced and self.verified else "re-scored" if self.verified else "self-reported"
 
 
 def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],

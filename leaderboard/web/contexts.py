@@ -98,6 +98,8 @@ class HomeRow:
     groups: tuple[GroupCell, ...]
     cells: tuple[DatasetCell, ...]
     prediction: PredictedMean | None = None  # None when the site has no predictions
+    tier: str = "self-reported"  # the trust tier of the model's least trusted result (submissions.loaded.TIERS)
+    parameters_measured: bool = False  # read from the model by irboard in CI; else claimed by the result files
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,7 @@ class DatasetRow:
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
+    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
 @dataclass(frozen=True)
@@ -306,6 +309,7 @@ class ModelDatasetRow:
     prediction: PredictedValue | None = None  # None: no score samples
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     effect: Effect | None = None  # against the baseline
+    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
 @dataclass(frozen=True)
@@ -331,6 +335,7 @@ class EfficiencyRow:
     peak_rss_bytes: int | None
     index_bytes: int | None
     hardware: str
+    measured_queries_per_s: float | None = None  # CI's search rate while reproducing the result (None: not reproduced)
 
 
 @dataclass(frozen=True)
@@ -392,6 +397,8 @@ class ModelContext:
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
     scale: ScaleSection | None = None  # None: no result of the model has score samples
+    tier: str = "self-reported"  # of the model's least trusted result
+    costs_measured: bool = False  # parameters and dimension read from the model by irboard in CI (else claimed)
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
 
 
@@ -483,6 +490,7 @@ class ParetoCost:
     value: float | None  # None: the result files do not state it
     text: str
     front: bool
+    claimed: bool = False  # stated by the result files, not measured by irboard (pareto_pages.MEASURED)
 
 
 @dataclass(frozen=True)
@@ -506,6 +514,7 @@ class ParetoView:
     figure: Figure | None
     front: tuple[str, ...]
     missing: tuple[str, ...]
+    claimed: tuple[str, ...] = ()  # plotted models whose cost the result files claim (irboard did not measure it)
 
 
 @dataclass(frozen=True)
@@ -530,6 +539,7 @@ class ParetoContext:
     page: Page
     choice: ParetoChoice | None  # None: the board has no dataset
     links: tuple[tuple[str, str, str, str], ...]  # (key, name, kind, href) of every choice, for the picker
-    costs: tuple[tuple[str, str], ...]  # (key, label)
+    costs: tuple[tuple[str, str], ...]  # (key, label): the table's columns
+    cost_views: tuple[tuple[str, str], ...] = ()  # (key, label) of every view: each cost, and it measured only
     rule: str
     methods: tuple[str, ...]
