@@ -27,19 +27,23 @@ class Artifact(BaseModel):
     revision: str = Field("", max_length=200, pattern=r"^[A-Za-z0-9:._-]*$")
 
 
-def pinned_spec(model_spec: str, revision: str) -> str:
+def pinned_spec(model_spec: str, revision: str, dtype: str = "") -> str:
     """`model_spec` without the machine's options; a dense hub model gets the commit it loaded as `revision=`, so
-    that running the spec again loads the same weights even after the hub's main branch moves."""
+    that running the spec again loads the same weights even after the hub's main branch moves, and a dense model the
+    `dtype` it ran in (left to `auto`, a GPU would run float16 where a CPU ran float32)."""
     from evaluator.models import parse_model_spec
 
     kind, argument, options = parse_model_spec(model_spec)
     kept = {key: value for key, value in options.items() if key not in MACHINE_OPTIONS}
     if kind == "dense" and "revision" not in kept and re.fullmatch(r"[0-9a-f]{40}", revision):
         kept["revision"] = revision
+    if kind == "dense" and dtype and kept.get("dtype", "auto") == "auto":
+        kept["dtype"] = dtype
     parts = ([argument] if argument else []) + [f"{key}={value}" for key, value in kept.items()]
     return f"{kind}:{','.join(parts)}" if parts else kind
 
 
-def declare_artifact(model_spec: str, revision: str) -> Artifact:
-    """The artifact `evaluate --model` records for a run of `model_spec` that loaded weights of `revision`."""
-    return Artifact(spec=pinned_spec(model_spec, revision), revision=revision)
+def declare_artifact(model_spec: str, revision: str, dtype: str = "") -> Artifact:
+    """The artifact `evaluate --model` records for a run of `model_spec` that loaded weights of `revision` (in
+    `dtype`, for dense models)."""
+    return Artifact(spec=pinned_spec(model_spec, revision, dtype), revision=revision)

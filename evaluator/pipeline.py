@@ -197,7 +197,7 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
         model={"id": info.id, "type": info.type, "revision": info.revision, "parameters": info.parameters,
                "dim": info.dim, "license": info.license, "open_weights": info.open_weights,
                "training_datasets": list(info.training_datasets), "url": info.url,
-               "artifact": declare_artifact(model_spec, info.revision).model_dump()},
+               "artifact": declare_artifact(model_spec, info.revision, info.settings.get("dtype", "")).model_dump()},
         dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
         ignore_identical_ids=spec.ignore_identical_ids, relevance_level=spec.relevance_level, timings=timings,
         command=command, dataset_revision=spec.revision or spec.md5 or "",

@@ -16,7 +16,17 @@ from evaluator.errors import IrboardError, one_line
 
 def _parser() -> argparse.ArgumentParser:
     from evaluator import cli as evaluate_cli
-    from leaderboard.commands import build, compare, datasets, migrate, predict, reproduce, rounds, split, validate
+    from leaderboard.commands import (
+        build,
+        compare,
+        datasets,
+        migrate,
+        predict,
+        reproduce,
+        rounds,
+        split,
+        validate,
+    )
 
     parser = argparse.ArgumentParser(prog="irboard", description="Reproducible IR leaderboard.")
     parser.add_argument("--version", action="version", version=f"irboard {__version__}")

@@ -21,9 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "skipped results are listed and leave the exit code 0")
     parser.add_argument("--cache-dir", help="cache for datasets and encodings (default $IRBOARD_CACHE)")
     parser.add_argument("--batch-size", type=int, help="texts per forward pass for neural models")
+    parser.add_argument("--quiet", action="store_true", help="no progress output (the result lines stay)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from evaluator.progress import set_quiet
+
+    set_quiet(args.quiet)
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
     failed = 0
     for path in args.paths:
@@ -44,7 +48,7 @@ def _reproduce_one(path: Path, args: argparse.Namespace, data_dirs: dict, data_r
     first difference)."""
     from evaluator.assemble import git_commit
     from evaluator.result import read_result
-    from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE, reproducible, reproduce_result
+    from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE, reproduce_result, reproducible
     from leaderboard.submissions.reproductions import write_record
 
     result = read_result(path, with_run=False, with_samples=False)

@@ -14,7 +14,6 @@ import numpy as np
 from evaluator.result import ResultFile
 from evaluator.score_samples import ScoreSamples
 
-
 # The trust ladder, lowest first: nothing re-scored; every metric re-scored from the stored ranking against the
 # official judgments; and that ranking obtained again from the declared artifact (LoadedResult.tier).
 TIERS = ("self-reported", "re-scored", "reproduced")

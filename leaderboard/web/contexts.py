@@ -540,6 +540,6 @@ class ParetoContext:
     choice: ParetoChoice | None  # None: the board has no dataset
     links: tuple[tuple[str, str, str, str], ...]  # (key, name, kind, href) of every choice, for the picker
     costs: tuple[tuple[str, str], ...]  # (key, label): the table's columns
-    cost_views: tuple[tuple[str, str], ...] = ()  # (key, label) of every view: each cost, and it measured only
     rule: str
     methods: tuple[str, ...]
+    cost_views: tuple[tuple[str, str], ...] = ()  # (key, label) of every view: each cost, and it measured only

@@ -79,10 +79,10 @@ def _choice(board: Leaderboard, choice_key: str, name: str, kind: str, metric: s
                             f"No model is ranked on {where}: none has a verified result on every one of its "
                             "datasets, so none can be called tied for best.")
     models = {m.info.id: m for m in board.models}
-    costs, measured = zip(*(_model_costs(models[model_id], dataset_ids) for model_id, *_ in tied), strict=True)
+    stated = [_model_costs(models[model_id], dataset_ids) for model_id, *_ in tied]
+    measured = [was for _, was in stated]
     # the measured-only views: a claimed cost counts as none
-    costs = [{**c, **{cost + MEASURED: c[cost] if was else None for cost in COSTS}}
-             for c, was in zip(costs, measured, strict=True)]
+    costs = [{**c, **{cost + MEASURED: c[cost] if was else None for cost in COSTS}} for c, was in stated]
     means = [mean for _, mean, _, _ in tied]
     keys = [key for cost in COSTS for key in (cost, cost + MEASURED)]
     fronts = {key: pareto_front(means, [c[key] for c in costs]) for key in keys}
