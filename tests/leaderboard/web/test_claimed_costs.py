@@ -85,12 +85,12 @@ def test_model_pages_and_downloads_say_who_measured_each_cost(site):
     assert facts.count(">measured</small>") == 2 and "reproduced</span>" in facts
     assert "25.0 queries per second (CI)" in honest
     board = {row["model_id"]: row for row in _csv(site / "_site" / "downloads" / "leaderboard.csv")}
-    assert (board["claims/tiny"]["parameters_measured"], board["claims/tiny"]["trust"]) == ("false", "re-scored")
+    assert (board["claims/tiny"]["parameters_measured"], board["claims/tiny"]["trust"]) == ("False", "re-scored")
     assert (board["honest/reproduced"]["parameters_measured"], board["honest/reproduced"]["trust"]) == (
-        "true", "reproduced")
+        "True", "reproduced")
     rows = _csv(site / "_site" / "downloads" / "models" / "claims__tiny.csv")
     assert rows[0]["measured_queries_per_s"] == "" and float(rows[0]["timing queries_per_s"]) == 1e12
-    assert _csv(site / "_site" / "downloads" / "models" / "honest__reproduced.csv")[0]["measured_queries_per_s"] == "25"
+    assert _csv(site / "_site" / "downloads" / "models" / "honest__reproduced.csv")[0]["measured_queries_per_s"] == "25.000000"
     dataset = {row["model_id"]: row["trust"] for row in _csv(site / "_site" / "downloads" / "datasets" /
                                                             "custom__costs.csv")}
     assert dataset == {"claims/tiny": "re-scored", "honest/reproduced": "reproduced"}

@@ -23,7 +23,7 @@ from leaderboard.web.scale_pages import COLUMN_LABEL, UNCHECKED_WORDS, unchecked
 FULL = "BAAI/bge-m3"  # a prediction on every dataset: the home column shows its mean
 PARTIAL = "sentence-transformers/all-MiniLM-L6-v2"
 UNRANKED = ((FULL, "classic/cranfield"), (PARTIAL, "beir/scifact"))  # their rankings are taken out
-MARK = '<span class="unv" title="not verified: its score samples were not checked against a stored ranking">*</span>'
+MARK = '<span class="unv" title="not checked: its score samples were not checked against a stored ranking">*</span>'
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_model_page_marks_every_predicted_value_of_the_unchecked_dataset(site):
     for dataset, cells in rows:
         values = re.findall(r'<td class="num">([^<]*)(.*?)</td>', cells)
         predicted = values[4:]  # after k, documents, measured: at its own size, then every chart size
-        assert predicted and all((rest == MARK + '<span class="sr"> (not verified)</span>') == (
+        assert predicted and all((rest == MARK + '<span class="sr"> (not checked)</span>') == (
             dataset == "beir/scifact") for _, rest in predicted), dataset
     assert f"beir/scifact: predicted Recall@k against corpus size in both growth scenarios (model-based " \
            f"prediction); {UNCHECKED_WORDS}" in html
@@ -131,7 +131,7 @@ def test_chromium_shows_the_mark_in_the_home_rows_board_js_builds(site, page):
     page.goto((out / "index.html").as_uri())
     cell = page.locator(f'#board tr[data-id="{FULL.lower()}"] td.pred')
     assert cell.locator(".unv").get_attribute("title") == \
-        "not verified: its score samples were not checked against a stored ranking"
+        "not checked: its score samples were not checked against a stored ranking"
     assert page.locator("#board td.pred .unv").count() == 1
 
 
