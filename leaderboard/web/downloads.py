@@ -66,8 +66,8 @@ def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[st
 
 
 def home_downloads(home: HomeContext) -> dict[str, str]:
-    header = ["model_id", "type", "parameters", "parameters_measured", "license", "open_weights", "zero_shot",
-              "verified", "trust", "unverified"]
+    header = ["model_id", "type", "parameters", "license", "open_weights", "zero_shot", "verified", "unverified",
+              "trust", "parameters_measured"]
     for group in home.groups:
         header += [f"{group.name} mean", f"{group.name} ci_low", f"{group.name} ci_high",
                    f"{group.name} mean_rank", f"{group.name} datasets_covered"]
@@ -77,9 +77,10 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         header += [f"{home.prediction.label}, {home.prediction.detail}", "prediction datasets_covered"]
     rows = []
     for row in home.rows:
-        values = [row.model_id, row.type, row.parameters, row.parameters_measured, row.license, row.open_weights, row.zero_shot, row.verified,
-                  row.tier, _unverified([c.dataset_id for c in columns], [c.verified for c in row.cells],
-                              [c.value for c in row.cells], row.prediction if home.prediction else None)]
+        values = [row.model_id, row.type, row.parameters, row.license, row.open_weights, row.zero_shot, row.verified,
+                  _unverified([c.dataset_id for c in columns], [c.verified for c in row.cells],
+                              [c.value for c in row.cells], row.prediction if home.prediction else None),
+                  row.tier, row.parameters_measured]
         for cell in row.groups:
             values += [cell.mean, cell.ci[0] if cell.ci else None, cell.ci[1] if cell.ci else None, cell.mean_rank,
                        cell.covered]
@@ -99,12 +100,12 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
 def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     header = ["model_id", "dataset_id", "rank_best", "rank_worst", "top_group", page.main_metric, "ci_low", "ci_high",
               *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "vs_baseline",
-              "zero_shot", "verified", "trust", "unverified"]
+              "zero_shot", "verified", "unverified", "trust"]
     rows = [
         [row.model_id, page.id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
-         row.diff, row.wins, row.ties, row.losses, row.pvalue, row.mark or None, row.zero_shot, row.verified, row.tier,
+         row.diff, row.wins, row.ties, row.losses, row.pvalue, row.mark or None, row.zero_shot, row.verified,
          _unverified([page.main_metric, *page.other_metrics], [row.mean_verified, *row.values_verified],
-                     [row.mean, *row.values], row.prediction if page.prediction else None)]
+                     [row.mean, *row.values], row.prediction if page.prediction else None), row.tier]
         for row in page.rows
     ]
     if page.prediction:
@@ -123,7 +124,7 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
     timing_keys = sorted({key for row in page.efficiency for key, _ in row.timings})
     header = ["dataset_id", "main_metric", "score", "ci_low", "ci_high", "rank_best", "rank_worst", "top_group",
               "baseline_score", "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot", "verified",
-              "trust", "unverified", *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware", "measured_queries_per_s"]
+              "unverified", "trust", *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware", "measured_queries_per_s"]
     values = dict(page.metric_rows)
     checks = {dataset_id: flags for (dataset_id, _), flags in zip(page.metric_rows, page.metric_checks, strict=True)}
     efficiency = {row.dataset_id: row for row in page.efficiency}
@@ -134,9 +135,9 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
         rows.append([
             row.dataset_id, row.metric, row.mean, row.ci[0] if row.ci else None, row.ci[1] if row.ci else None,
             row.rank_low, row.rank_high, row.best, row.baseline_mean, row.diff, row.wins, row.ties, row.losses,
-            row.pvalue, row.zero_shot, row.verified, row.tier,
+            row.pvalue, row.zero_shot, row.verified,
             _unverified(page.metrics, checks[row.dataset_id], values[row.dataset_id],
-                        row.prediction if page.scale else None),
+                        row.prediction if page.scale else None), row.tier,
             *values[row.dataset_id],
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
             cost.measured_queries_per_s,
