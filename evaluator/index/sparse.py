@@ -94,7 +94,9 @@ class SparseIndex:
             lo, hi = queries.indptr[i], queries.indptr[i + 1]
             terms, weights = queries.indices[lo:hi], queries.data[lo:hi]
             order = np.argsort(wanted, kind="stable")
-            ascending = wanted[order]
+            # in the postings' own integer type: searchsorted would otherwise convert a whole posting list (millions
+            # of entries for a frequent term at MS MARCO's size) to int64 for every query that has the term
+            ascending = wanted[order].astype(self.postings.indices.dtype)
             scores = np.zeros(len(wanted), np.float32)  # in ascending column order until the end
             for term, weight in zip(terms.tolist(), weights, strict=True):
                 start, stop = self.postings.indptr[term], self.postings.indptr[term + 1]

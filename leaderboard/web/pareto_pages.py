@@ -36,13 +36,22 @@ MEASURED = "-measured"
 WHY_NOT_MEASURED = "no cost measured by irboard: not every result here was reproduced in CI"
 
 
+# A lexical model (BM25) weighs terms by a formula: it has no learned parameters, so it is placed at 0 rather than
+# left off the chart when its result files state no count.
+LEXICAL_PARAMETERS = "0 (lexical: no learned parameters)"
+# The cost the page shows first: the first of these that places every model tied for best.
+DEFAULT_COSTS = ("latency", "parameters", "dim")
+
+
 def cost_text(cost: str, value: float | None) -> str:
     if value is None:
         return "–"
     if cost == "parameters":
-        return format_parameters(int(value))
+        return LEXICAL_PARAMETERS if value == 0 else format_parameters(int(value))
     if cost == "dim":
         return f"{int(value):,}"
+    if value >= 99.95:  # three figures or more: whole milliseconds ("116 ms", not "116. ms")
+        return f"{value:,.0f} ms"
     return f"{value:#.3g} ms"  # 1.00 ms beside 1.04 ms
 
 
@@ -50,18 +59,28 @@ def pareto_rule(board: Leaderboard) -> str:
     return ("Tied for best: the ranked models that no ranked model beats significantly, that is, whose rank range "
             "starts at 1 (the corrected pairwise tests of the ranks page). Among them a model is on the Pareto front "
             "of a cost when no other tied model has at least its mean at no more cost, better in one of the two. "
-            f"A model whose result files do not state the cost is listed, not plotted. {guarantee(board)}")
+            "A lexical model whose result files state no parameter count is plotted at 0 learned parameters (its "
+            "term weights come from a formula); any other model whose result files do not state the cost is listed, "
+            "not plotted. The page opens on the first cost, of milliseconds per query, parameters and embedding "
+            f"dimensions, that places every model tied for best. {guarantee(board)}")
 
 
 def _model_costs(model: ModelBoard, dataset_ids) -> tuple[dict[str, float | None], bool]:
     """(each cost of the model on these datasets, whether irboard measured them): measured when every result here was
-    reproduced (the costs of the reproduction), else as the result files claim them."""
+    reproduced (the costs of the reproduction), else as the result files claim them. A lexical model without a
+    parameter count has 0 learned parameters."""
     results = [model.results.get(d) for d in dataset_ids]
     if results and all(r is not None and r.measured is not None for r in results):
-        return ({"parameters": results[0].measured["parameters"], "dim": results[0].measured["dim"],
-                 "latency": latency_ms([r.measured["queries_per_s"] for r in results])}, True)
-    rates = [dict(r.provenance.timings).get(LATENCY_TIMING) if r is not None else None for r in results]
-    return {"parameters": model.info.parameters, "dim": model.info.dim, "latency": latency_ms(rates)}, False
+        costs = {"parameters": results[0].measured["parameters"], "dim": results[0].measured["dim"],
+                 "latency": latency_ms([r.measured["queries_per_s"] for r in results])}
+        measured = True
+    else:
+        rates = [dict(r.provenance.timings).get(LATENCY_TIMING) if r is not None else None for r in results]
+        costs = {"parameters": model.info.parameters, "dim": model.info.dim, "latency": latency_ms(rates)}
+        measured = False
+    if costs["parameters"] is None and model.info.type == "lexical":
+        costs["parameters"] = 0
+    return costs, measured
 
 
 def cost_label(key: str) -> str:
@@ -108,10 +127,12 @@ def _choice(board: Leaderboard, choice_key: str, name: str, kind: str, metric: s
                                 tuple(tied[i][0] for i in shown if fronts[key][i]),
                                 tuple(tied[i][0] for i, c in enumerate(costs) if c[key] is None),
                                 claimed=tuple(tied[i][0] for i in shown if not measured[i])))
+    placed = {view.cost: len(tied) - len(view.missing) for view in views if view.cost in COSTS}
+    default = next((cost for cost in DEFAULT_COSTS if placed[cost] == len(tied)), max(COSTS, key=placed.get))
     count = len(tied)
     summary = (f"{count} of {ranked} ranked model{'s' if ranked != 1 else ''} "
                f"{'is' if count == 1 else 'are'} tied for best on {where}.")
-    return ParetoChoice(choice_key, name, kind, metric, href, ranked, rows, tuple(views), summary)
+    return ParetoChoice(choice_key, name, kind, metric, href, ranked, rows, tuple(views), summary, default)
 
 
 def group_choice(board: Leaderboard, group: GroupBoard) -> ParetoChoice:

@@ -10,7 +10,12 @@ from evaluator.metrics import parse_measures
 from evaluator.pipeline import evaluate_model
 from evaluator.result import expand_result, parse_result, read_result, result_path, write_atomic, write_result
 from leaderboard.cli import main
-from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE, ReproductionError, compare_runs, reproduce_result
+from leaderboard.submissions.reproduce import (
+    RELATIVE_TOLERANCE,
+    ReproductionError,
+    compare_runs,
+    reproduce_result,
+)
 from leaderboard.submissions.reproductions import read_record, record_path, reproduced_records, write_record
 from tests.conftest import SCIFACT, SHARED
 
