@@ -609,7 +609,8 @@ def test_the_reproduce_workflow_chooses_only_result_files(tmp_path, event, reque
 
 @pytest.mark.parametrize(("name", "content", "proposed"), [
     ("bm25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, True),
-    ("../x.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, False),
+    ("bm25/deep/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, False),
+    ("BM25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, False),
     ("bm25/beir__scifact.json", {"format": "other", "result_sha256": "ab" * 32}, False),
     ("bm25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "x", "pad": "y" * 5000}, False),
 ])

@@ -142,7 +142,7 @@ def test_method_page_says_what_the_checks_miss_and_how_far_a_prediction_can_move
     html = (out / "method.html").read_text()
     for words in ("What the checks cannot see", "up to about a fifth", "+23% at most in these measurements",
                   "the lowest such ratio measured on honest results", "needs no assumption about any distribution",
-                  "marked * like an unverified metric, on every page and download that shows it"):
+                  "marked * like a metric not re-scored, on every page and download that shows it"):
         assert words in html, words
     readme = (Path(__file__).resolve().parents[3] / "benchmarks" / "README.md").read_text()
     assert "| the sample below the widest window collapsed onto its minimum | −23 to +23% | 0 of 16 |" in readme
