@@ -47,6 +47,7 @@ class Provenance:
     peak_rss_bytes: int | None
     index_bytes: int | None
     covered_queries: int | None = None  # judged queries the run has a ranking for (None: not recorded)
+    artifact: str = ""  # the declared artifact (model.artifact) as "spec" or "spec at revision R"; "" when none
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,6 +113,13 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
             hardware=prov.hardware, timings=tuple(sorted(prov.timings.items())), peak_rss_bytes=prov.peak_rss_bytes,
             index_bytes=prov.index_bytes,
             covered_queries=prov.coverage.covered_queries if prov.coverage is not None else None,
+            artifact=_artifact_text(model.artifact),
         ),
         score_samples=result.score_samples,
     )
+
+
+def _artifact_text(artifact) -> str:
+    if artifact is None:
+        return ""
+    return artifact.spec + (f" at revision {artifact.revision}" if artifact.revision else "")

@@ -375,6 +375,7 @@ class ReproduceRow:
     irboard_version: str
     created_at: str
     settings: str
+    artifact: str = ""  # the declared artifact CI runs again (model.artifact); "" when none
 
 
 @dataclass(frozen=True)

@@ -472,7 +472,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
                        for d, r in model.results.items())
     reproduce = tuple(
         ReproduceRow(d, r.provenance.command, r.provenance.irboard_version, r.provenance.created_at,
-                     ", ".join(f"{key}={value}" for key, value in r.settings))
+                     ", ".join(f"{key}={value}" for key, value in r.settings), r.provenance.artifact)
         for d, r in model.results.items()
     )
     shown = [row for row in rows if row.mean is not None]

@@ -33,6 +33,8 @@ def site(tmp_path_factory, synth):
                                  with_run=True)
         data["model"]["dim"] = dim
         data["provenance"]["timings"]["queries_per_s"] = rate
+        if model_id == "honest/reproduced":
+            data["model"]["artifact"] = {"spec": "dense:honest/reproduced", "revision": "a" * 40}
         path = paths[model_id] = root / "results" / model_id.replace("/", "__") / "custom__costs.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(synth.dump(data), encoding="utf-8")
@@ -84,6 +86,8 @@ def test_model_pages_and_downloads_say_who_measured_each_cost(site):
     facts = honest.split('<dl class="facts">')[1].split("</dl>")[0]
     assert facts.count(">measured</small>") == 2 and "reproduced</span>" in facts
     assert "25.0 queries per second (CI)" in honest
+    assert f"declared artifact: <code>dense:honest/reproduced at revision {'a' * 40}</code>" in honest
+    assert "declared artifact: none, so it cannot be reproduced" in tiny
     board = {row["model_id"]: row for row in _csv(site / "_site" / "downloads" / "leaderboard.csv")}
     assert (board["claims/tiny"]["parameters_measured"], board["claims/tiny"]["trust"]) == ("False", "re-scored")
     assert (board["honest/reproduced"]["parameters_measured"], board["honest/reproduced"]["trust"]) == (
