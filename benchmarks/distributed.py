@@ -6,14 +6,16 @@ expect overhead, not speed-up; the point is that the results are the same.
 
     python benchmarks/distributed.py [--models "bm25;splade:../shared/models/splade-tiny"] [--workers 1,2]
 
-`--scale 100000,300000` measures memory instead, on a multi-node Ray cluster on this machine (a head with no
+`--scale 100000,1000000` measures memory instead, on a multi-node Ray cluster on this machine (a head with no
 CPUs, two worker nodes of one CPU each, `ray.cluster_utils.Cluster`) and a synthetic MS MARCO-like corpus of
-each size (benchmarks/corpus_memory.py's): BM25, `--engine ray --address` the cluster, 1,000 queries, top 100.
-Reported: the driver's peak RSS (os.wait4, exact), each worker node's peak RSS (the sum over its worker
-processes, sampled every 0.1 s: a shorter peak can be missed), throughput per worker, and the local engine's
-peak RSS on the same corpus (same queries) as the peer, whose per-query values the Ray run must equal.
+each size (benchmarks/corpus_memory.py's): each model of `--models` with `--engine ray --address` the cluster,
+7,000 queries, top 1,000 (`--queries`, `--top-k`). Reported: the driver's peak RSS (os.wait4, exact), each worker
+node's peak RSS (the sum over its worker processes, sampled every 0.1 s: a shorter peak can be missed),
+throughput per worker, and the local engine's peak RSS on the same corpus (same queries) as the peer, whose
+per-query values the Ray run must equal. `--baseline DIR` (a checkout of other code, its C extensions built)
+runs that code's Ray driver too, on a cluster of its own whose workers import it, in the same invocation.
 
-    python benchmarks/distributed.py --scale 100000,300000
+    python benchmarks/distributed.py --scale 100000,1000000 [--models "bm25;dense:all-MiniLM-L6-v2"] [--baseline DIR]
 """
 
 from __future__ import annotations
