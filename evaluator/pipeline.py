@@ -156,7 +156,12 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     spec, corpus = dataset.spec, dataset.corpus
     with step(f"loading model {model_spec}", timings, "load_model_s"):
         overrides = model_overrides(model_spec, spec, batch_size)
-        model = load_model(model_spec, **overrides)
+        if engine == "ray":  # a neural model loads on a worker, never in the driver
+            from evaluator.engines.ray_engine import load_model_info  # Ray is an optional extra
+
+            model = load_model_info(model_spec, overrides, address)
+        else:
+            model = load_model(model_spec, **overrides)
     qrels = Qrels.from_dict(dataset.qrels)
     query_ids = list(dataset.queries)
     docs = corpus.view()  # a sequence that reads the slices asked for: the corpus is never a list

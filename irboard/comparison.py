@@ -19,7 +19,8 @@ COLUMNS = ("metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_wors
 
 @dataclass(frozen=True)
 class Report:
-    """One row per metric and run; `to_dataframe()`, `to_markdown()`, `to_latex()` render the same rows."""
+    """One row per metric and run; `to_dataframe()` and `to_markdown()` render the rows, `to_latex()` and a notebook
+    (`_repr_html_`) a table of runs × metrics."""
 
     rows: list[dict[str, Any]]
     baseline: str
@@ -61,18 +62,18 @@ class Report:
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |" for cells in self._cells()]
         return "\n".join(lines) + f"\n\n{self.describe()}\n"
 
-    def to_latex(self) -> str:
-        def escape(text: str) -> str:
-            for old, new in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                             ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"),
-                             ("^", r"\textasciicircum{}")):
-                text = text.replace(old, new) if old != "\\" else text.replace(old, "\0")
-            return text.replace("\0", r"\textbackslash{}")
+    def to_latex(self, digits: int = 3) -> str:
+        """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks and a
+        caption naming the test and the correction (irboard/report_tables.py)."""
+        from irboard import report_tables
 
-        head = " & ".join(escape(c) for c in COLUMNS) + r" \\"
-        body = "\n".join(" & ".join(escape(c) for c in cells) + r" \\" for cells in self._cells())
-        return (f"\\begin{{tabular}}{{ll{'r' * (len(COLUMNS) - 2)}}}\n\\hline\n{head}\n\\hline\n{body}\n"
-                f"\\hline\n\\end{{tabular}}\n% {escape(self.describe())}\n")
+        return report_tables.to_latex(self, digits)
+
+    def _repr_html_(self) -> str:
+        """The same table in a notebook, each mean with its 95% interval."""
+        from irboard import report_tables
+
+        return report_tables.to_html(self)
 
 
 def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike = "nDCG@10", *,

@@ -315,7 +315,8 @@ def test_ci_verifies_split_results_from_the_project_store_only():
 
 def test_rounds_workflow_runs_only_base_branch_tooling_on_pull_request_data():
     workflow = _load("rounds.yml")
-    assert workflow["on"] == {"pull_request": {"paths": ["rounds/**"]}}
+    # a required check: it runs for every pull request (a path filter would leave it pending)
+    assert workflow["on"] == {"pull_request": None}
     assert workflow["permissions"] == {"contents": "read"}
     steps = workflow["jobs"]["check"]["steps"]
     tooling, pr = steps[0]["with"], steps[1]["with"]
@@ -323,7 +324,12 @@ def test_rounds_workflow_runs_only_base_branch_tooling_on_pull_request_data():
     assert pr["path"] == "pr" and pr["fetch-depth"] == 0  # merge times need the history
     assert all(step["with"].get("persist-credentials") is False for step in steps if "checkout" in step.get("uses", ""))
     commands = [step["run"] for step in steps if "run" in step]
-    assert any('"$IRBOARD" round check' in command and "--pending" in command for command in commands)
+    # the pull request's changes against its base, as its author: owner-only changes are checked
+    assert any('"$IRBOARD" round check' in command and '--base "$BASE_SHA" --author "$AUTHOR"' in command
+               for command in commands)
+    env = workflow["jobs"]["check"]["env"]
+    assert env["AUTHOR"] == "${{ github.event.pull_request.user.login }}"
+    assert env["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
     # nothing from the pull request is installed or run
     assert not any("pr/" in command or "pip install" in command for command in commands)
 
@@ -332,14 +338,59 @@ def test_deploy_attests_round_files_with_the_history_it_needs():
     jobs = _load("deploy.yml")["jobs"]
     attest_job = jobs["attest-rounds"]
     assert attest_job["permissions"] == {"contents": "read", "id-token": "write", "attestations": "write"}
-    assert not any("run" in step for step in attest_job["steps"])  # it runs no code of the repository
+    listing = [step["run"] for step in attest_job["steps"] if "run" in step]
+    assert len(listing) == 1 and "irboard" not in listing[0] and ".py" not in listing[0]  # no code of the repository
     attest = next(step for step in attest_job["steps"] if "attest-build-provenance" in step.get("uses", ""))
-    assert attest["with"]["subject-path"] == "rounds/**"
+    assert attest["with"] == {"subject-checksums": "${{ runner.temp }}/round-files.sha256"}
+    assert attest["if"] == "steps.subjects.outputs.any == 'true'" and "hashFiles" not in str(attest_job)
     steps = jobs["build"]["steps"]
     assert steps[0]["with"]["fetch-depth"] == 0
     build = next(step for step in steps if "irboard build" in step.get("run", ""))
     assert "--now" in build["run"]
     assert "schedule" in _load("deploy.yml")["on"]
+
+
+def _attest_listing(workspace: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    step = next(step for step in _load("deploy.yml")["jobs"]["attest-rounds"]["steps"] if "run" in step)
+    (workspace / "tmp").mkdir()
+    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(workspace / "tmp"),
+           "GITHUB_OUTPUT": str(workspace / "tmp" / "output")}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=workspace / "repo", env=env,
+                          capture_output=True, text=True, timeout=60)
+    return done, workspace / "tmp"
+
+
+def test_the_attest_job_lists_only_plain_files_and_never_follows_a_link(tmp_path):
+    """The files a round's attestation covers: plain files with plain names, each with its sha256 (as sha256sum
+    writes them, the subject-checksums format); links (to /dev/zero: a reader that follows it never ends; to a
+    folder of the runner), dot files and names with spaces, newlines or glob characters are left out."""
+    import hashlib
+
+    folder = tmp_path / "repo" / "rounds" / "r1"
+    (folder / "commitments").mkdir(parents=True)
+    (folder / "reveals").mkdir()
+    plain = {"rounds/r1/round.yml": b"name: r1\n", "rounds/r1/commitments/ann~org__m@v1.json": b"{}",
+             "rounds/r1/reveals/ann~org__m@v1.run": b"q Q0 d 1 1 x\n"}
+    for name, data in plain.items():
+        (tmp_path / "repo" / name).write_bytes(data)
+    (folder / "scores.json").symlink_to("/dev/zero")
+    (folder / "judgments").symlink_to("/etc")
+    (folder / ".hidden").write_text("x")
+    (folder / "a b*.run").write_text("x")
+    (folder / "new\nline.run").write_text("x")
+    done, temp = _attest_listing(tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = "".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n" for name, data in sorted(plain.items()))
+    assert (temp / "round-files.sha256").read_text() == expected
+    assert (temp / "output").read_text() == "any=true\n"
+
+
+def test_the_attest_job_attests_nothing_without_rounds(tmp_path):
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "rounds").symlink_to("/etc")  # a link in place of the folder lists nothing either
+    done, temp = _attest_listing(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (temp / "round-files.sha256").read_text() == "" and not (temp / "output").exists()
 
 
 GATE = "tooling-gate.yml"
@@ -463,7 +514,7 @@ def test_contributing_states_the_branch_protection_the_workflows_rely_on():
     """The required checks named there are jobs that exist, by the names GitHub gives them (workflow / job)."""
     text = (ROOT / "CONTRIBUTING.md").read_text()
     section = text[text.index("## How the checks stay out of a pull request's hands"):]
-    for workflow, job in (("ci", "test"), ("results", "check"), ("tooling-gate", "verdict")):
+    for workflow, job in (("ci", "test"), ("results", "check"), ("rounds", "check"), ("tooling-gate", "verdict")):
         assert f"`{workflow} / {job}`" in section
         assert job in _load(f"{workflow}.yml")["jobs"]
     # the approval job is skipped for results-only pull requests: it must not be the required check

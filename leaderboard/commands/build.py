@@ -48,7 +48,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from leaderboard.web.build import serve_site
+    from leaderboard.web.build import make_server
 
-    serve_site(args.out, args.port)
+    server = make_server(args.out, args.port)
+    # the address, at once (flushed): the port may be one the system picked (--port 0)
+    print(f"irboard: serving {args.out} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0

@@ -60,10 +60,13 @@ class LoadedResult:
     verified_metrics: frozenset[str] = frozenset()  # the metrics re-scored and matching
     # recall at scale (an analysis.predictions.Prediction), when the reader was given the prediction stage
     prediction: object | None = None
+    # metrics re-scored from ranks claimed below the stored depth that no score sample checks (verify.Verification)
+    claimed_metrics: frozenset[str] = frozenset()
 
 
 def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
-              verified: bool, verified_metrics: frozenset[str] = frozenset(), has_run: bool | None = None) -> LoadedResult:
+              verified: bool, verified_metrics: frozenset[str] = frozenset(), has_run: bool | None = None,
+              claimed_metrics: frozenset[str] = frozenset()) -> LoadedResult:
     """What the site keeps of `result` read from `path` (with the score samples, until they are predicted from)."""
     model, dataset, prov = result.model, result.dataset, result.provenance
     return LoadedResult(
@@ -84,6 +87,7 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
         has_run=result.run is not None if has_run is None else has_run,
         verified=verified,
         verified_metrics=verified_metrics,
+        claimed_metrics=claimed_metrics,
         provenance=Provenance(
             irboard_version=prov.irboard_version, command=prov.command, created_at=prov.created_at,
             hardware=prov.hardware, timings=tuple(sorted(prov.timings.items())), peak_rss_bytes=prov.peak_rss_bytes,

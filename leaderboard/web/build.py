@@ -26,6 +26,7 @@ from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.stages import Verifier
 from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages
 from leaderboard.web.provenance import BuildStamp
+from leaderboard.web.run_files import run_path, trec_run_gz
 from leaderboard.web.render import (
     MARKER,
     STATIC_DIR,
@@ -46,10 +47,12 @@ PLOTLY_JS = STATIC_DIR / PLOTLY_TARGET
 class BuildError(IrboardError):
     """The site cannot be built; `problems` lists every reason, one line each."""
 
-    def __init__(self, problems: list[str], what: str = "problems"):
+    def __init__(self, problems: list[str], what: str = "problem", why: str = ""):
         self.problems = [one_line(problem) for problem in problems]
         lines = "\n".join(f"  {problem}" for problem in self.problems)
-        super().__init__(f"build stopped: {len(self.problems)} {what}; fix them and build again:\n{lines}")
+        count = len(self.problems)
+        super().__init__(f"build stopped: {count} {what}{'s' if count != 1 else ''}{why}; fix "
+                         f"{'them' if count != 1 else 'it'} and build again:\n{lines}")
 
 
 @dataclass
@@ -61,6 +64,7 @@ class BuildReport:
     pages: int = 0
     files: int = 0
     warnings: list[str] = field(default_factory=list)
+    round_notes: list[str] = field(default_factory=list)  # sealed rounds' problems: on their pages, never fatal
 
 
 def _settings(settings: SiteSettings | TestSettings | None) -> SiteSettings:
@@ -109,9 +113,13 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     # judgments that could not be had leave results unverified
     warnings += [f"{error}; its results are shown unverified" for error in (is_verified.errors if is_verified else [])]
     board = build_leaderboard(loaded.results, settings, lookup, warnings, workers)
-    rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings)
+    # a round's problems are its participants' files: shown on its page, never a reason to stop the site
+    round_notes: list[str] = []
+    rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings, round_notes)
+    for note in round_notes:
+        logger.warning("%s", one_line(note))
     if strict and warnings:
-        raise BuildError(warnings, "warnings (--strict)")
+        raise BuildError(warnings, "warning", " (--strict)")
     for warning in warnings:
         logger.warning("%s", one_line(warning))
     with staged_folder(out_dir) as staging:
@@ -120,7 +128,8 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
         files.write_to(staging)
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
-                       datasets=len(board.datasets), pages=page_count, files=files.count + 1, warnings=warnings)
+                       datasets=len(board.datasets), pages=page_count, files=files.count + 1, warnings=warnings,
+                       round_notes=round_notes)
 
 
 def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: int = 1,
@@ -138,7 +147,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     parts += [("model", list(range(start, min(start + MODELS_A_PART, len(board.models)))))
               for start in range(0, len(board.models), MODELS_A_PART)]
     rendered = forked_map(lambda part: _render_part(board, evidence, env, *part, folder=folder), parts, workers)
-    home = pages.build_home(board)
+    home = pages.build_home(board, evidence)
     files.add(home.page.path, env.get_template("home.html").render(ctx=home))
     files.add("data/board.js", board_data.board_script(env, home))
     for path, text in downloads.home_downloads(home).items():
@@ -180,12 +189,14 @@ def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str, indices
             out += downloads.dataset_downloads(context, dataset.slug).items()
         else:
             model = board.models[i]
-            context = pages.build_model(board, model)
+            context = pages.build_model(board, model, evidence)
             out.append((context.page.path, env.get_template("model.html").render(ctx=context)))
             out += downloads.model_downloads(context, model.slug).items()
+            out += [(run_path(model.slug, dataset_id), trec_run_gz(result.path, model.slug))
+                    for dataset_id, result in sorted(model.results.items()) if result.has_run]
             out.append((f"data/models/{model.slug}.js",
                         _data_script("models", model.info.id, pages.compare_data(board, model))))
-    contents = [text.encode("utf-8") for _, text in out]
+    contents = [text.encode("utf-8") if isinstance(text, str) else text for _, text in out]
     if folder is not None:
         for (path, _), content in zip(out, contents, strict=True):
             write_site_file(folder, path, content)
@@ -217,13 +228,3 @@ def make_server(out_dir: Path | str, port: int = 8000, host: str = "127.0.0.1") 
         raise BuildError([f"{out_dir}: no index.html; run `irboard build` first or pass --out"])
     handler = functools.partial(_QuietHandler, directory=str(out_dir))
     return http.server.ThreadingHTTPServer((host, port), handler)
-
-
-def serve_site(out_dir: Path | str, port: int = 8000) -> None:
-    """Preview the site at http://127.0.0.1:<port>/ until interrupted."""
-    server = make_server(out_dir, port)
-    logger.info("serving %s at http://127.0.0.1:%d/", out_dir, server.server_address[1])
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()

@@ -1,4 +1,4 @@
-"""CSV and JSON downloads of every table on the site; values on the metric's own scale (0-1, not ×100 as the pages
+"""CSV, JSON and Parquet downloads of every table on the site; values on the metric's own scale (0-1, not ×100 as the pages
 show them). Each file says so: the CSV in its last column `unit`, the JSON in its field "unit".
 
 Rows come in the pages' order: verified results (ranked) first, then unverified ones with empty ranks, ranges and
@@ -22,6 +22,7 @@ from leaderboard.web.contexts import (
     PredictedMean,
     PredictedValue,
 )
+from leaderboard.web.parquet import parquet_bytes
 from leaderboard.web.render import csv_text, rounded, table_json
 from leaderboard.web.scale_pages import COLUMN_LABEL
 
@@ -54,10 +55,13 @@ UNIT_TEXT = ("Scores, means, intervals and differences are on the metric's own s
              "them ×100); ARP, an average rank, as it is; ranks, counts and p-values as they are.")
 
 
-def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
-    """The CSV (with a last column `unit` on every row) and the JSON (with a field "unit") of one table."""
+def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str | bytes]:
+    """The CSV (with a last column `unit` on every row), the JSON (with a field "unit") and the Parquet file (the
+    CSV's columns, typed; the JSON's metadata under the key "irboard") of one table."""
     json_text = table_json({**meta, "unit": UNIT_TEXT}, header, rows)
-    return {f"{stem}.csv": csv_text([*header, "unit"], [[*row, UNIT] for row in rows]), f"{stem}.json": json_text}
+    return {f"{stem}.csv": csv_text([*header, "unit"], [[*row, UNIT] for row in rows]), f"{stem}.json": json_text,
+            f"{stem}.parquet": parquet_bytes([*header, "unit"], [[*row, UNIT] for row in rows],
+                                             {**meta, "unit": UNIT_TEXT})}
 
 
 def home_downloads(home: HomeContext) -> dict[str, str]:
@@ -80,11 +84,13 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         values += [cell.value for cell in row.cells]
         if home.prediction:
             values += [row.prediction.mean, row.prediction.covered]
-        for cell in row.groups:
-            values += [*(cell.rank_interval or (None, None)), cell.band]
+        for cell in row.groups:  # verdict: "top group" where no ranked model is significantly better (★)
+            values += [*(cell.rank_interval or (None, None)), cell.band,
+                       None if cell.rank_interval is None else "top group" if cell.rank_interval[0] == 1 else ""]
         rows.append(values)
     for group in home.groups:
-        header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band"]
+        header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band",
+                   f"{group.name} verdict"]
     meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods),
             "separability": [asdict(row) for row in home.separability]}
     return _both("downloads/leaderboard", header, rows, meta)

@@ -47,6 +47,7 @@ from leaderboard.web.contexts import (
     Page,
     ReproduceRow,
     SubmitContext,
+    value_check,
 )
 from leaderboard.web.rank_pages import (
     RANKS_PAGE,
@@ -61,6 +62,7 @@ from leaderboard.web.rank_pages import (
     statistics_method,
     top_rule,
 )
+from leaderboard.web.run_files import run_path
 from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.scale_pages import (
     crossing_section,
@@ -137,10 +139,11 @@ def group_method(group: GroupBoard) -> str:
 # --- home ---------------------------------------------------------------------------------------------
 
 
-def _dataset_column(board: DatasetBoard, root: str) -> Column:
+def _dataset_column(board: DatasetBoard, root: str, multilingual: bool = False) -> Column:
     return Column(key=f"d-{board.slug}", dataset_id=board.info.id, label=board.info.id.split("/", 1)[-1],
                   title=board.info.name,
-                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric)
+                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric,
+                  language=board.info.language if multilingual else "")
 
 
 def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
@@ -170,7 +173,7 @@ def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
     return ordered, text
 
 
-def build_home(board: Leaderboard) -> HomeContext:
+def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeContext:
     page = Page("index.html", "Leaderboard", "", "home")
     boards = {d.info.id: d for d in board.datasets}
     best = {(d.info.id, model_id): bool(flag) for d in board.datasets for model_id, flag in zip(d.model_ids, d.best,
@@ -179,17 +182,20 @@ def build_home(board: Leaderboard) -> HomeContext:
                                                                                                  strict=True)}
     checked = {(d.info.id, r.model.id): d.info.main_metric in r.verified_metrics for d in board.datasets
                for r in d.results}
-    groups = _ordered_groups(board)
+    # the mean the rows are ordered by comes first, beside the model names: on a phone it is on the first screen
+    groups = sorted(_ordered_groups(board), key=lambda g: g.name != ALL_GROUP)
     headers = tuple(GroupHeader(g.name, group_key(g.name), (), len(g.dataset_ids)) for g in groups)
     dataset_groups = tuple(
-        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "") for d in g.dataset_ids),
+        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "", multilingual) for d in g.dataset_ids),
                     len(g.dataset_ids))
         for g in groups if g.name != ALL_GROUP
+        for multilingual in [len({boards[d].info.language for d in g.dataset_ids}) > 1]
     )
+    languages = tuple(sorted({c.language for header in dataset_groups for c in header.columns if c.language}))
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
     sorted_group = _sorted_group(board)
-    column, predicted = home_predictions(board, [m.info.id for m in models])
+    column, predicted = home_predictions(board, [m.info.id for m in models], evidence)
     rows = []
     for model in models:
         model_id = model.info.id
@@ -243,7 +249,8 @@ def build_home(board: Leaderboard) -> HomeContext:
         dataset_count=len(board.datasets),
         tests=describe_tests(board), methods=tuple(methods), order=order_text,
         warnings=tuple(public_note(warning) for warning in board.warnings),
-        downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
+        downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json"),
+                   Download("Parquet", "downloads/leaderboard.parquet")),
         prediction=column,
         column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
         html_rows=HOME_ROWS, listed_rows=LISTED_ROWS, mean_column_count=3 + 2 * len(headers) + (column is not None),
@@ -253,6 +260,7 @@ def build_home(board: Leaderboard) -> HomeContext:
         rank_summary=rank_tables(board, rows=False),
         default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
         answer=best_answer(board, sorted_group),
+        languages=languages,
     )
 
 
@@ -316,7 +324,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             is_baseline=model_id == board.baseline_id,
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id)), samples_checked(result)),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
-            values_verified=tuple(metric in result.verified_metrics for metric in others),
+            values_verified=tuple(value_check(result, metric) for metric in others),
             effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
             coverage=partial_coverage(result),
         ))
@@ -363,8 +371,9 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
         tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
-                   Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
-        prediction=dataset_prediction_column(board, root) if has_predictions else None,
+                   Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json"),
+                   Download("Parquet", f"{root}downloads/datasets/{dataset.slug}.parquet")),
+        prediction=dataset_prediction_column(board, root, evidence) if has_predictions else None,
         crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
@@ -399,7 +408,7 @@ def _effect_constants(dataset: DatasetBoard, alpha: float) -> dict:
 # --- model --------------------------------------------------------------------------------------------
 
 
-def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
+def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None = None) -> ModelContext:
     root = "../"
     alpha = board.settings.tests.alpha
     boards = {d.info.id: d for d in board.datasets}
@@ -454,7 +463,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
     )
     metrics = tuple(sorted({name for r in model.results.values() for name in r.metrics}, key=metric_order))
     metric_rows = tuple((d, tuple(r.metrics.get(name) for name in metrics)) for d, r in model.results.items())
-    metric_checks = tuple(tuple(name in r.verified_metrics for name in metrics) for r in model.results.values())
+    metric_checks = tuple(tuple(value_check(r, name) for name in metrics) for r in model.results.values())
     efficiency = tuple(EfficiencyRow(d, r.provenance.timings, r.provenance.peak_rss_bytes, r.provenance.index_bytes,
                                      r.provenance.hardware) for d, r in model.results.items())
     reproduce = tuple(
@@ -477,8 +486,11 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         tests=describe_tests(board), alpha=alpha,
         figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
-                   Download("JSON", f"{root}downloads/models/{model.slug}.json")),
-        scale=scale_section(board, model, root),
+                   Download("JSON", f"{root}downloads/models/{model.slug}.json"),
+                   Download("Parquet", f"{root}downloads/models/{model.slug}.parquet")),
+        scale=scale_section(board, model, root, evidence),
+        runs=tuple(Download(dataset_id, root + run_path(model.slug, dataset_id))
+                   for dataset_id, result in sorted(model.results.items()) if result.has_run),
     )
 
 
@@ -546,8 +558,39 @@ def verification_method() -> tuple[str, ...]:
         "samples cannot be checked (no stored ranking, or no judgments to check them against), the result is not "
         "verified and its prediction is marked * like an unverified metric, on every page and download that shows "
         "it.",
+        "Below its stored depth a file keeps only the ranks and scores of its judged documents and each "
+        "ranking's length (run.below); the deep metrics (AP, R@1000, nDCG@1000, Judged@1000, ...) are re-scored "
+        "from those claims, and the score samples of the same file must agree with them: every relevant document "
+        "claimed there must have one of the sample's relevant scores; the relevant scores no ranked document takes "
+        "must lie below every ranked score; a document claimed at rank r with score s has at most r − 1 documents "
+        "above it, so the sample may hold no more scores above s than a hypergeometric draw allows (each claim, "
+        "and the deepest relevant claim of every query summed over the file); a ranking claimed shorter than "
+        "settings.top_k holds every document scoring above the corpus's lowest score, which the sample counts; no "
+        "ranking is longer than top_k. Each test is bounded so that an honest file is refused with probability at "
+        f"most {IMPLAUSIBLE:g}. Measured with benchmarks/deep_attacks.py on fresh depth-1,000 BM25 runs on "
+        "SciFact, CACM, CISI and Cranfield (every honest one verified): claiming every relevant document the run "
+        "never retrieved at ranks 101 and beyond (CACM: R@1000 0.887 → 1.000, AP 0.327 → 0.331, nDCG@1000 "
+        "0.604 → 0.637) is refused in all four whatever scores it is given, and so is shortening the rankings "
+        "(Judged@1000 up to ×10). What can still move: a document may be claimed higher than it lies by up to "
+        "about the sample's error, 6·√(r·M/m) ranks at rank r for m sampled of M documents (relevant documents "
+        "lying up to 100 ranks beyond the ranking's end, claimed inside it, passed on CACM: R@1000 0.887 → 0.947; "
+        "up to 250 on SciFact: 0.977 → 0.983; none on CISI and Cranfield, whose samples hold every document; on "
+        "MS MARCO's 8.8 million passages with 2,000 samples a query, about 12,600 ranks at rank 1,000, so there "
+        "the check says little); and a forger who rewrites the samples' relevant scores together with the ranks "
+        "leaves nothing in the file to contradict where the sample is partial (SciFact and CACM: R@1000 → 1.000 "
+        "passed): the deep metrics are as trustworthy as the samples' relevant scores below the stored ranking, "
+        "which only running the model again checks. A file without "
+        "score samples (a run evaluated from a file) has nothing to check these claims against: its deep metrics "
+        "are re-scored, but marked † (rests on claimed ranks), and the result is not verified.",
+        "Absence claims (score_samples.absent_ids: judged relevant documents the corpus lacks, allowed where the "
+        "dataset's judgments are known to name such documents) are looked up in the corpus wherever one is at "
+        "hand: irboard validate, in the results workflow too, fetches the corpus of such a registered dataset "
+        "(ArguAna) into its cache as it fetches judgments, and says in its log which files' claims no corpus "
+        "checked. Checked or not, the recall-at-scale prediction counts every claimed-absent document as a miss "
+        "at every size, as trec_eval's R@k does, and a query whose relevant documents are all claimed absent as "
+        "recall 0: a claim can only lower a prediction.",
         "A result is verified when every metric it reports was re-scored and matched and its score samples "
-        "agree with its ranking. Only verified results are ranked (rank ranges, top groups, mean ranks); "
+        "agree with its ranking and its claims below the stored depth. Only verified results are ranked (rank ranges, top groups, mean ranks); "
         "unverified ones are listed apart, after them, in every table and download.",
     )
 

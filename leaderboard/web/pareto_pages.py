@@ -31,13 +31,22 @@ WHY_MISSING = {"parameters": "no parameter count (model.parameters)",
                "latency": f"no measured search rate (provenance.timings.{LATENCY_TIMING}) on every dataset here"}
 
 
+# A lexical model (BM25) weighs terms by a formula: it has no learned parameters, so it is placed at 0 rather than
+# left off the chart when its result files state no count.
+LEXICAL_PARAMETERS = "0 (lexical: no learned parameters)"
+# The cost the page shows first: the first of these that places every model tied for best.
+DEFAULT_COSTS = ("latency", "parameters", "dim")
+
+
 def cost_text(cost: str, value: float | None) -> str:
     if value is None:
         return "–"
     if cost == "parameters":
-        return format_parameters(int(value))
+        return LEXICAL_PARAMETERS if value == 0 else format_parameters(int(value))
     if cost == "dim":
         return f"{int(value):,}"
+    if value >= 99.95:  # three figures or more: whole milliseconds ("116 ms", not "116. ms")
+        return f"{value:,.0f} ms"
     return f"{value:#.3g} ms"  # 1.00 ms beside 1.04 ms
 
 
@@ -45,13 +54,19 @@ def pareto_rule(board: Leaderboard) -> str:
     return ("Tied for best: the ranked models that no ranked model beats significantly, that is, whose rank range "
             "starts at 1 (the corrected pairwise tests of the ranks page). Among them a model is on the Pareto front "
             "of a cost when no other tied model has at least its mean at no more cost, better in one of the two. "
-            f"A model whose result files do not state the cost is listed, not plotted. {guarantee(board)}")
+            "A lexical model whose result files state no parameter count is plotted at 0 learned parameters (its "
+            "term weights come from a formula); any other model whose result files do not state the cost is listed, "
+            "not plotted. The page opens on the first cost, of milliseconds per query, parameters and embedding "
+            f"dimensions, that places every model tied for best. {guarantee(board)}")
 
 
 def _model_costs(model: ModelBoard, dataset_ids) -> dict[str, float | None]:
     rates = [dict(model.results[d].provenance.timings).get(LATENCY_TIMING) if d in model.results else None
              for d in dataset_ids]
-    return {"parameters": model.info.parameters, "dim": model.info.dim, "latency": latency_ms(rates)}
+    parameters = model.info.parameters
+    if parameters is None and model.info.type == "lexical":
+        parameters = 0
+    return {"parameters": parameters, "dim": model.info.dim, "latency": latency_ms(rates)}
 
 
 def _choice(board: Leaderboard, key: str, name: str, kind: str, metric: str, href: str, dataset_ids,
@@ -84,10 +99,12 @@ def _choice(board: Leaderboard, key: str, name: str, kind: str, metric: str, hre
         views.append(ParetoView(cost, COST_LABELS[cost], WHY_MISSING[cost], figure,
                                 tuple(tied[i][0] for i in shown if fronts[cost][i]),
                                 tuple(tied[i][0] for i, c in enumerate(costs) if c[cost] is None)))
+    placed = {view.cost: len(tied) - len(view.missing) for view in views}
+    default = next((cost for cost in DEFAULT_COSTS if placed[cost] == len(tied)), max(COSTS, key=placed.get))
     count = len(tied)
     summary = (f"{count} of {ranked} ranked model{'s' if ranked != 1 else ''} "
                f"{'is' if count == 1 else 'are'} tied for best on {where}.")
-    return ParetoChoice(key, name, kind, metric, href, ranked, rows, tuple(views), summary)
+    return ParetoChoice(key, name, kind, metric, href, ranked, rows, tuple(views), summary, default)
 
 
 def group_choice(board: Leaderboard, group: GroupBoard) -> ParetoChoice:

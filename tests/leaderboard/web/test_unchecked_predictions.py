@@ -44,7 +44,7 @@ def site(synth, tmp_path_factory):
 
 def _cell(html: str, value: float) -> str:
     """The table cell that shows `value` ×100 (two decimals), up to its end."""
-    found = re.search(rf'<td class="(?:num|pred)">{100 * value:.2f}(.*?)</td>', html)
+    found = re.search(rf'<td class="(?:num |)pred">{100 * value:.2f}(.*?)</td>', html)
     assert found, f"{100 * value:.2f} not shown"
     return found.group(1)
 
@@ -73,8 +73,9 @@ def test_model_page_marks_every_predicted_value_of_the_unchecked_dataset(site):
     rows = re.findall(r"<tr>\n<th scope=\"row\">([^<]+)</th>(.*?)</tr>", table, re.S)
     assert {dataset for dataset, _ in rows} == {"beir/scifact", "beir/nfcorpus"}
     for dataset, cells in rows:
-        values = re.findall(r'<td class="num">([^<]*)(.*?)</td>', cells)
-        predicted = values[4:]  # after k, documents, measured: at its own size, then every chart size
+        values = re.findall(r'<td class="num pred">([^<]*)(.*?)</td>', cells)
+        assert values[0][0].startswith("±")  # the method's measured error, then the predictions
+        predicted = values[1:]  # at its own size, then every chart size
         assert predicted and all((rest == MARK + '<span class="sr"> (not verified)</span>') == (
             dataset == "beir/scifact") for _, rest in predicted), dataset
     assert f"beir/scifact: predicted Recall@k against corpus size in both growth scenarios (model-based " \
