@@ -33,10 +33,9 @@ from pathlib import Path
 import orjson
 
 from evaluator.errors import InputFormatError
-from evaluator.metrics.ranking import Qrels
+from evaluator.metrics.ranking import FLOAT32_PROBLEM, Qrels, float32_overflows
 from evaluator.result import text_id_problem
-from evaluator.trec import BOM_NOTE, FLOAT32_PROBLEM, RunRanking, first_line, float32_overflows, input_bytes, \
-    rank_run_text, split_fields
+from evaluator.trec import BOM_NOTE, RunRanking, first_line, input_bytes, rank_run_text, split_fields
 
 RUN_FORMATS = ("trec", "msmarco", "json")
 # first bytes of files that are not runs in any readable form -> what they are and the fix

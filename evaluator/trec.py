@@ -30,7 +30,14 @@ from evaluator import _trec
 from evaluator.below import Below
 from evaluator.errors import InputFormatError
 from evaluator.inflate import compression_of, inflate
-from evaluator.metrics.ranking import MAX_LABEL, MIN_LABEL, Qrels, RankedRun
+from evaluator.metrics.ranking import (
+    FLOAT32_PROBLEM,
+    MAX_LABEL,
+    MIN_LABEL,
+    Qrels,
+    RankedRun,
+    float32_overflows,
+)
 from evaluator.result import Run, write_atomic
 
 BEIR_HEADER = (b"query-id", b"corpus-id", b"score")
@@ -40,7 +47,6 @@ RUN_COLUMNS = "expected 6 columns 'query_id Q0 doc_id rank score tag', found {};
 _SCORE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which Windows editors put first
 BOM_NOTE = "starts with a UTF-8 byte-order mark (BOM); it was removed"
-FLOAT32_OVERFLOW = 2.0**128 - 2.0**103  # the smallest magnitude float32 rounds to infinity (half an ulp past its max)
 log = logging.getLogger(__name__)
 
 
@@ -246,14 +252,6 @@ def _parse_score(text: bytes, where: str) -> float:
         raise InputFormatError(f"{where}: score {shown!r} {FLOAT32_PROBLEM}")
     return value
 
-
-FLOAT32_PROBLEM = ("is beyond float32's range (about 3.4e38), where trec_eval compares scores: it would tie as "
-                   "infinity; rescale the run's scores")
-
-
-def float32_overflows(value: float) -> bool:
-    """Whether a finite score becomes an infinity in float32, the precision trec_eval orders by."""
-    return not abs(value) < FLOAT32_OVERFLOW  # NaN too
 
 
 def read_run(path: Path | str) -> dict[str, dict[str, float]]:

@@ -25,8 +25,14 @@ import numpy as np
 
 from evaluator.errors import InputFormatError
 from evaluator.metrics import Measure, Qrels, RankedRun, parse_measure, parse_measures
-from evaluator.metrics.ranking import MAX_LABEL, MIN_LABEL, UNJUDGED, rank_columns
-from evaluator.trec import FLOAT32_OVERFLOW, FLOAT32_PROBLEM
+from evaluator.metrics.ranking import (
+    FLOAT32_OVERFLOW,
+    FLOAT32_PROBLEM,
+    MAX_LABEL,
+    MIN_LABEL,
+    UNJUDGED,
+    rank_columns,
+)
 
 RunLike = str | Path | Mapping[str, Mapping[str, float]] | RankedRun | Any  # Any: a pandas DataFrame
 QrelsLike = str | Path | Mapping[str, Mapping[str, int]] | Qrels | Any

@@ -19,6 +19,15 @@ UNJUDGED = -1_000_000  # label of a retrieved document that is not in the qrels
 PAD = -2_000_000  # label of a position past the end of a ranking
 MIN_LABEL, MAX_LABEL = -1000, 1000  # qrels labels outside this range are refused as input errors
 
+FLOAT32_OVERFLOW = 2.0**128 - 2.0**103  # the smallest magnitude float32 rounds to infinity (half an ulp past its max)
+FLOAT32_PROBLEM = ("is beyond float32's range (about 3.4e38), where trec_eval compares scores: it would tie as "
+                   "infinity; rescale the run's scores")
+
+
+def float32_overflows(value: float) -> bool:
+    """Whether a finite score becomes an infinity in float32, the precision trec_eval orders by."""
+    return not abs(value) < FLOAT32_OVERFLOW  # NaN too
+
 
 @dataclass(frozen=True)
 class Qrels:

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from evaluator.errors import InputFormatError
 from evaluator.metrics import evaluate, parse_measures
-from evaluator.metrics.ranking import Qrels, RankedRun, rank_run
-from evaluator.trec import FLOAT32_OVERFLOW, rank_trec_run, read_qrels, read_run, write_qrels, write_run
+from evaluator.metrics.ranking import FLOAT32_OVERFLOW, Qrels, RankedRun, rank_run
+from evaluator.trec import rank_trec_run, read_qrels, read_run, write_qrels, write_run
 from tests.conftest import CONFORMANCE, SHARED
 
 CASES = sorted(p for p in (CONFORMANCE / "cases").iterdir() if p.is_dir())
