@@ -427,6 +427,7 @@ class StatisticsMethod:
     meaningful_share: float
     power: float
     thresholds: tuple[SeparabilityRow, ...]
+    family: str = ""  # how corrected p-values depend on the models on the board (rank_pages.family_rule)
 
 
 @dataclass(frozen=True)

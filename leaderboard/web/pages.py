@@ -24,6 +24,7 @@ from leaderboard.analysis.aggregate import (
 from leaderboard.analysis.effects import t_critical
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.analysis.stats import CI_TEXT
+from leaderboard.analysis.verdicts import shown_pvalue
 from leaderboard.submissions.sample_checks import DENSITY_RATIO, IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
 from leaderboard.web import charts
@@ -53,6 +54,7 @@ from leaderboard.web.rank_pages import (
     band_rule,
     baseline_effect,
     effect_method,
+    family_rule,
     group_key,
     rank_rule,
     rank_tables,
@@ -346,7 +348,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         "the other metric columns are the means stored in each result file.",
         f"95% CI: {dataset_ci_text(board)}",
         f"Significance: {describe_tests(board)} The tests compare per-query {metric} of every pair of the "
-        f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs.",
+        f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs. "
+        f"{family_rule(board)}",
         f"Among the verified results only. {rank_rule(board)}",
         top_rule(board),
         VERIFIED_RULE,
@@ -574,22 +577,29 @@ def build_submit(board: Leaderboard) -> SubmitContext:
 
 def compare_data(board: Leaderboard, model: ModelBoard) -> str:
     """Per-query main-metric values and corrected p-values against every model, per dataset, for compare.js, as
-    script-safe JSON text (values to 4 decimals; the p-values are most of the site's bytes, hence json_rounded)."""
+    script-safe JSON text (values to 4 decimals; p-values as the pages show them, verdicts.shown_pvalue; they are
+    most of the site's bytes, hence json_rounded)."""
     parts = []
     for dataset in sorted(board.datasets, key=lambda d: d.info.id):
         i = dataset.position.get(model.info.id)
         if i is not None:
-            pvalues = _rounded_off_alpha(dataset.pvalues[i], board.settings.tests.alpha)
-            parts.append(f'{json_text(dataset.info.id)}:{{"p":{json_rounded(pvalues, 4)},'
+            pvalues = shown_pvalue(dataset.pvalues[i], board.settings.tests.alpha)
+            parts.append(f'{json_text(dataset.info.id)}:{{"p":{_pvalue_list(pvalues)},'
                          f'"values":{json_rounded(dataset.scores[i], 4)}}}')
     return "{" + ",".join(parts) + "}"
 
 
-def _rounded_off_alpha(pvalues: np.ndarray, alpha: float) -> np.ndarray:
-    """p-values on the 4-decimal grid, rounded away from alpha: down below it, up from it, so that the rounded value
-    is below alpha exactly when the p-value is (pairs.js prints them without crossing alpha)."""
-    scaled = pvalues * 10_000
-    return np.where(pvalues < alpha, np.floor(scaled), np.ceil(scaled)) / 10_000
+def _pvalue_list(pvalues: np.ndarray) -> str:
+    """JSON list of shown p-values: the 4-decimal grid, with the few below 1e-4 in their three digits (pairs.js
+    computes the interval of a verdict from them, as the pages do)."""
+    text = json_rounded(pvalues, 4)
+    small = np.flatnonzero((pvalues > 0) & (pvalues < 1e-4))
+    if not small.size:
+        return text
+    items = text[1:-1].split(",")
+    for k in small.tolist():
+        items[k] = repr(float(pvalues[k]))
+    return "[" + ",".join(items) + "]"
 
 
 def datasets_data(board: Leaderboard) -> dict:

@@ -4,10 +4,13 @@ a rule (rank ranges, top group, bands, their guarantee) are made here once and q
 
 from __future__ import annotations
 
+import numpy as np
+
 from evaluator.result import slugify
 from leaderboard.analysis import effects
 from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
+from leaderboard.analysis.verdicts import shown_pvalue, verdict_interval
 from leaderboard.web.contexts import (
     Effect,
     Page,
@@ -63,7 +66,11 @@ def baseline_effect(dataset: DatasetBoard | None, model_id: str, alpha: float) -
     pair, row = dataset.baseline_effects, dataset.position[model_id]
     diff = float(pair.diff[row])
     significant = bool(dataset.baseline.pvalue[row] < alpha)
-    return Effect(diff=diff, ci=(float(pair.low[row]), float(pair.high[row])), dz=float(pair.dz[row]),
+    n = dataset.scores.shape[1]
+    # the interval the corrected verdict rests on (verdicts.py), from the p-value the page shows
+    low, high = verdict_interval(diff, float(pair.sd[row]) / np.sqrt(n), n - 1,
+                                 shown_pvalue(dataset.baseline.pvalue[row], alpha), alpha) if n > 1 else (diff, diff)
+    return Effect(diff=diff, ci=(float(low), float(high)), dz=float(pair.dz[row]),
                   meaningful=significant and abs(diff) >= dataset.separability.threshold)
 
 
@@ -92,10 +99,26 @@ def separability_method(board: Leaderboard) -> str:
             f"{effects.MEANINGFUL_SHARE:.0%} of the dataset's median score. See the method page.")
 
 
+def family_rule(board: Leaderboard) -> str:
+    """The sentence that says corrected p-values depend on the models on the board, and how."""
+    correction = board.settings.tests.correction
+    how = {"holm": "Holm's correction multiplies each p-value by the number of pairs still in play, so a new model "
+                   "raises other pairs' corrected p-values (a pair can stop being significant) and can widen rank "
+                   "ranges",
+           "bh": "the Benjamini–Hochberg correction rescales each p-value by the pairs' count and its rank among "
+                 "them, so a new model moves other pairs' corrected p-values either way",
+           "none": "without a correction the p-values do not move, but nothing holds for all pairs at once"}
+    return ("Corrected p-values depend on the models on the board: the correction runs over every pair of the "
+            f"dataset's models (the group's, for group means), and {how.get(correction, how['holm'])}. A pull "
+            "request's summary (irboard compare) reports each new result with the board's own test and family after "
+            "the merge, and lists, labelled, the verdicts between other models it changes.")
+
+
 def effect_method(board: Leaderboard) -> str:
-    return ("Effect beside every p-value: Δ is the paired mean difference with its 95% t-interval, which is not "
-            "corrected for the number of pairs (it excludes 0 exactly when the uncorrected t-test rejects, so it may "
-            "exclude 0 beside a corrected p above α; the corrected p decides), and d_z = Δ / SD of the per-query "
+    return ("Effect beside every p-value: Δ is the paired mean difference with the interval its corrected verdict "
+            "rests on: the t-interval at the level the correction tested the pair at (α × uncorrected p / corrected "
+            "p: α / pairs at Holm's first step, Bonferroni's simultaneous interval; the level of its step for a pair "
+            "Holm rejects later), so it excludes 0 exactly when the corrected p is below α; d_z = Δ / SD of the per-query "
             "differences (0.2 small, 0.5 medium, 0.8 large by Cohen's rule of thumb); ● marks a meaningful "
             f"difference: significant after correction and at least {effects.MEANINGFUL_SHARE:.0%} of the dataset's "
             "median score.")
@@ -147,4 +170,5 @@ def statistics_method(board: Leaderboard) -> StatisticsMethod:
         alpha=tests.alpha, resamples=tests.ci_resamples, seed=tests.seed,
         resample_datasets=board.settings.resample_datasets, meaningful_share=effects.MEANINGFUL_SHARE,
         power=effects.POWER, thresholds=tuple(separability_row(d, "") for d in board.datasets),
+        family=family_rule(board),
     )
