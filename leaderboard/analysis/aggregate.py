@@ -156,6 +156,10 @@ class GroupBoard:
     weights: tuple[float, ...]  # weight of each dataset in the mean (1 / units / datasets in its unit)
     coverage: dict[str, int]  # model id -> datasets of the group it has results for
     scores: dict[str, GroupScore]  # only models that cover every dataset of the group
+    # corrected p-values of the group means' differences among the ranked models (in `ranked_ids` order): the tests
+    # behind the rank ranges and bands, which the compare page and irboard compare show pair by pair
+    ranked_ids: tuple[str, ...] = ()
+    pvalues: np.ndarray | None = None
 
     @property
     def units(self) -> int:
@@ -461,6 +465,8 @@ class _GroupAccumulator:
             ci = self.score_ci(boards, complete_ids, means)
         intervals = np.zeros((len(complete), 2), dtype=np.int64)
         bands = np.zeros(len(complete), dtype=np.int64)
+        chosen: list[str] = []
+        pvalues = None
         if ranked.any():
             chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
             pvalues = stats.corrected_matrix(self.pvalues(boards, chosen), self.tests.correction)
@@ -478,6 +484,8 @@ class _GroupAccumulator:
             weights=tuple(self.weights[dataset_id] for dataset_id in self.dataset_ids),
             coverage={ids[i]: int(self.coverage[i]) for i in range(len(ids)) if self.coverage[i]},
             scores=scores,
+            ranked_ids=tuple(chosen),
+            pvalues=pvalues,
         )
 
 

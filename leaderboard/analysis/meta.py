@@ -84,9 +84,9 @@ def pool(y, v, confidence: float = CONFIDENCE) -> Pooled:
     if k >= 3:
         scale = np.sqrt(tau2 + max(plain, hk))
         spread = float(stats.t.ppf(upper, k - 2)) * scale
-        prediction = (mu - spread, mu + spread)
+        prediction = (float(mu - spread), float(mu + spread))
         p_beats = float(stats.t.cdf(mu / scale, k - 2)) if scale > 0 else float(mu > 0)
-    return Pooled(k, mu, (mu - half, mu + half), float(np.sqrt(tau2)), prediction, p_beats)
+    return Pooled(k, mu, (float(mu - half), float(mu + half)), float(np.sqrt(tau2)), prediction, p_beats)
 
 
 def unit_differences(diffs, variances, units) -> tuple[np.ndarray, np.ndarray]:

@@ -90,8 +90,8 @@ def _cell(pair: PairVerdict | None, alpha: float) -> str:
             f"(p = {pvalue_text(pair.pvalue, alpha)})")
 
 
-def _changed_verdicts(before: DatasetBoard, after: DatasetBoard, alpha: float) -> list[str]:
-    """Pairs of models on both boards whose verdict differs (▲/▼/=), best mean first."""
+def _changed_verdicts(before: DatasetBoard, after: DatasetBoard, alpha: float) -> tuple[list[str], str]:
+    """(pairs of models on both boards whose verdict differs, best mean first; how far their p-values move)."""
     shared = [model_id for model_id in after.model_ids if model_id in before.position]
     rows_after = np.array([after.position[m] for m in shared], dtype=np.int64)
     rows_before = np.array([before.position[m] for m in shared], dtype=np.int64)
@@ -103,6 +103,9 @@ def _changed_verdicts(before: DatasetBoard, after: DatasetBoard, alpha: float) -
 
     old, new = signs(before, rows_before), signs(after, rows_after)
     first, second = np.nonzero(np.triu(old != new, k=1))
+    moved = np.abs(shown_pvalue(after.pvalues[np.ix_(rows_after, rows_after)], alpha)
+                   - shown_pvalue(before.pvalues[np.ix_(rows_before, rows_before)], alpha))
+    moved = np.triu(moved, k=1)
     words = {1.0: "better", -1.0: "worse", 0.0: "not significant"}
     lines = []
     for i, j in zip(first.tolist(), second.tolist(), strict=True):
@@ -111,7 +114,14 @@ def _changed_verdicts(before: DatasetBoard, after: DatasetBoard, alpha: float) -
         lines.append(f"{markdown_cell(shared[i])} vs {markdown_cell(shared[j])}: {words[old[i, j]]} "
                      f"(p = {pvalue_text(float(p_old), alpha)}) → {words[new[i, j]]} "
                      f"(p = {pvalue_text(float(shown_pvalue(after.pvalues[a, b], alpha)), alpha)})")
-    return lines
+    if not moved.any():
+        return lines, "no p-value of other models moves"
+    i, j = np.unravel_index(int(np.argmax(moved)), moved.shape)
+    p_old = float(shown_pvalue(before.pvalues[rows_before[i], rows_before[j]], alpha))
+    p_new = float(shown_pvalue(after.pvalues[rows_after[i], rows_after[j]], alpha))
+    return lines, (f"p-values move on {int(np.count_nonzero(moved))} of {len(shared) * (len(shared) - 1) // 2} pairs "
+                   f"of other models (most: {markdown_cell(shared[i])} vs {markdown_cell(shared[j])}, "
+                   f"{pvalue_text(p_old, alpha)} → {pvalue_text(p_new, alpha)})")
 
 
 def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str = DEFAULT_BASELINE,
@@ -165,12 +175,12 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         if dataset_id not in old_boards:
             lines.append(f"- {markdown_cell(dataset_id)}: a new dataset on the board; no earlier verdicts.")
             continue
-        changes = _changed_verdicts(old_boards[dataset_id], datasets[dataset_id], alpha)
+        changes, moved = _changed_verdicts(old_boards[dataset_id], datasets[dataset_id], alpha)
         if not changes:
-            lines.append(f"- {markdown_cell(dataset_id)}: no verdict between other models changes.")
+            lines.append(f"- {markdown_cell(dataset_id)}: no verdict between other models changes; {moved}.")
             continue
         lines.append(f"- {markdown_cell(dataset_id)}: {len(changes)} verdict{'s' if len(changes) != 1 else ''} "
-                     "change:")
+                     f"change; {moved}:")
         lines += [f"  - {change}" for change in changes[:LISTED_CHANGES]]
         if len(changes) > LISTED_CHANGES:
             lines.append(f"  - … and {len(changes) - LISTED_CHANGES} more")

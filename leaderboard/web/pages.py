@@ -586,7 +586,22 @@ def compare_data(board: Leaderboard, model: ModelBoard) -> str:
             pvalues = shown_pvalue(dataset.pvalues[i], board.settings.tests.alpha)
             parts.append(f'{json_text(dataset.info.id)}:{{"p":{_pvalue_list(pvalues)},'
                          f'"values":{json_rounded(dataset.scores[i], 4)}}}')
+    groups = []  # the corrected p-values of the model's group means against every ranked model (groups_data's order)
+    for group in board.groups:
+        if group.pvalues is not None and model.info.id in group.ranked_ids:
+            row = group.pvalues[group.ranked_ids.index(model.info.id)]
+            groups.append(f"{json_text(group.name)}:{_pvalue_list(shown_pvalue(row, board.settings.tests.alpha))}")
+    if groups:
+        parts.append('"groups":{' + ",".join(groups) + "}")
     return "{" + ",".join(parts) + "}"
+
+
+def groups_data(board: Leaderboard) -> dict:
+    """For compare.js: each group's datasets and their weights in the group mean, its units (datasets of one parent
+    pooled as one) and the models ranked on it, in the order of the per-model files' group p-values."""
+    return {g.name: {"datasets": list(g.dataset_ids), "weights": list(g.weights),
+                     "units": [unit_of(d) for d in g.dataset_ids], "models": list(g.ranked_ids)}
+            for g in board.groups}
 
 
 def _pvalue_list(pvalues: np.ndarray) -> str:
