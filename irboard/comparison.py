@@ -25,13 +25,19 @@ from leaderboard.analysis import meta, stats
 from leaderboard.analysis.aggregate import unit_of
 from leaderboard.analysis.effects import pair_effects
 from leaderboard.analysis.ranks import rank_ranges, tie_bands
-from leaderboard.analysis.verdicts import shown_pvalue, verdict_interval
+from leaderboard.analysis.verdicts import (
+    DEFAULT_MARGIN,
+    family_size,
+    shown_pvalue,
+    verdict_interval,
+    verdict_words,
+)
 from leaderboard.web.render import format_pvalue
 
 POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "tau", "prediction_low",
                   "prediction_high", "p_beats")
 COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "diff", "diff_low",
-           "diff_high", "d_z", "p_corrected", "significant")
+           "diff_high", "d_z", "p_corrected", "significant", "verdict")
 
 
 @dataclass(frozen=True)
@@ -118,10 +124,11 @@ def _by_dataset(qrels: Any) -> bool:
 
 def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike = "nDCG@10", *,
             baseline: str | None = None, test: str = "t", correction: str = "holm", alpha: float = 0.05,
-            relevance_level: int = 1, ignore_identical_ids: bool = False) -> Report:
+            relevance_level: int = 1, ignore_identical_ids: bool = False, margin: float = DEFAULT_MARGIN) -> Report:
     """Compare `runs` ({name: run}, each in any form `irboard.evaluate` takes) on the judged queries of `qrels`.
     `baseline`: the run every other is compared with (default: the first); `test`: "t", "randomization" or
-    "wilcoxon"; `correction`: "holm" (the site's default: rank ranges and bands then hold together with
+    "wilcoxon"; `margin`: the equivalence margin in metric units (the site's default, 0.01 = one point ×100:
+    "verdict" is better, worse, equivalent or undetermined as on the site); `correction`: "holm" (the site's default: rank ranges and bands then hold together with
     probability 1 - alpha), "bh" or "none", over every pair of the runs given (Report.family says so).
     Several datasets: `qrels` = {dataset: judgments} and each run = {dataset: run} over the same names; the rows
     then name their dataset and Report.pooled holds the pooling across them (module docstring)."""
@@ -135,7 +142,7 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
     measures = to_measures(metrics)
     if not _by_dataset(qrels):
         rows, queries = _compare_one(None, runs, to_qrels(qrels), measures, names, baseline, settings, relevance_level,
-                                     ignore_identical_ids)
+                                     ignore_identical_ids, margin)
         return Report(rows, baseline, settings.method, settings.correction, alpha, queries)
     rows, queries, per_dataset = [], 0, {}
     for dataset, judgments in qrels.items():
@@ -144,7 +151,7 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
             raise IrboardError(f"compare: run {missing[0]!r} has no run for dataset {dataset!r}; over several "
                                "datasets each run is {dataset: run} with every dataset of qrels")
         part, count = _compare_one(dataset, {name: runs[name][dataset] for name in names}, to_qrels(judgments),
-                                   measures, names, baseline, settings, relevance_level, ignore_identical_ids)
+                                   measures, names, baseline, settings, relevance_level, ignore_identical_ids, margin)
         rows += part
         queries += count
         per_dataset[dataset] = part
@@ -179,7 +186,7 @@ def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], base
 
 def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, measures, names: list[str],
                  baseline: str, settings: stats.TestSettings, relevance_level: int,
-                 ignore_identical_ids: bool) -> tuple[list[dict], int]:
+                 ignore_identical_ids: bool, margin: float) -> tuple[list[dict], int]:
     alpha = settings.alpha
     per_run = [evaluate_ranked(to_ranked(runs[name], judgments, ignore_identical_ids), judgments, measures,
                                relevance_level) for name in names]
@@ -196,7 +203,9 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
         ranges, bands = rank_ranges(means, pvalues, alpha), tie_bands(means, pvalues, alpha)
         effects = pair_effects(scores)
         se = effects.sd[:, b] / np.sqrt(n)
-        low, high = verdict_interval(effects.diff[:, b], se, n - 1, shown_pvalue(pvalues[:, b], alpha), alpha)
+        low, high = verdict_interval(effects.diff[:, b], se, n - 1, shown_pvalue(pvalues[:, b], alpha), alpha,
+                                     family_size(len(names), settings.correction))
+        words = verdict_words(effects.diff[:, b], low, high, pvalues[:, b], alpha, margin)
         for i, name in enumerate(names):
             against = i != b
             rows.append({
@@ -209,6 +218,7 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
                 "d_z": float(effects.dz[i, b]) if against else None,
                 "p_corrected": float(pvalues[i, b]) if against else None,
                 "significant": bool(pvalues[i, b] < alpha) if against else None,
+                "verdict": str(words[i]) if against else None,
                 "_variance": float(se[i] ** 2),
             })
     if dataset is None:

@@ -9,9 +9,13 @@ mean mu and spread tau (the datasets of a group are exchangeable: a new dataset 
 - mu with the Hartung-Knapp-Sidik-Jonkman interval: t with k - 1 degrees of freedom and the variance
   q / sum w_k, q = Q / (k - 1), which holds its level at few datasets where the normal interval does not;
 - the prediction interval for the true difference on a new dataset of the group (Higgins, Thompson &
-  Spiegelhalter 2009): mu +- t_{k-2} sqrt(tau^2 + se^2), with se^2 the larger of 1 / sum w_k and the
+  Spiegelhalter 2009): mu +- t_{k-2} sqrt(tau_u^2 + se^2), with se^2 the larger of 1 / sum w_k and the
   Hartung-Knapp variance (never narrower than either), and the probability that A beats B there,
-  P(T_{k-2} < mu / sqrt(tau^2 + se^2)).
+  P(T_{k-2} < mu / sqrt(tau_u^2 + se^2)). tau_u is the upper end of the one-sided 80% Q-profile interval of tau
+  (the Q statistic equal to the 20% quantile of chi^2_{k-1}; Viechtbauer 2007): with the point estimate the
+  interval covered a new dataset's difference only 85-91% of the time where the spread between datasets is
+  small next to their own errors (tau is then often estimated 0), with tau_u 95-99% for 4-30 datasets
+  (tests/leaderboard/analysis/test_predictive_simulation.py, docs/statistics.md).
 
 Datasets below a common parent (beir/cqadupstack/*) are one unit, as in the group means: their differences are
 averaged first. With one unit there is nothing to pool; the prediction needs at least three.
@@ -34,7 +38,7 @@ class Pooled:
     datasets: int  # k: units pooled
     mean: float  # mu: the pooled difference
     ci: tuple[float, float] | None  # Hartung-Knapp interval of mu (None with one unit)
-    tau: float  # between-dataset SD of the true differences
+    tau: float  # between-dataset SD of the true differences (Paule-Mandel)
     prediction: tuple[float, float] | None  # for a new dataset of the group (None below three units)
     p_beats: float | None  # P(A's true difference over B is above 0 on a new dataset)
 
@@ -45,8 +49,12 @@ def _q(tau2: float, y: np.ndarray, v: np.ndarray) -> float:
     return float(np.sum(w * (y - mu) ** 2))
 
 
-def paule_mandel(y, v) -> float:
-    """tau^2 solving sum w (y - mu_w)^2 = k - 1 (0 when the left side is already below k - 1 at tau^2 = 0)."""
+UPPER_TAU_QUANTILE = 0.2  # tau_u: Q equal to this quantile of chi^2_{k-1} (an 80% upper confidence bound of tau)
+
+
+def paule_mandel(y, v, target: float | None = None) -> float:
+    """tau^2 solving sum w (y - mu_w)^2 = target (default k - 1: Paule-Mandel; a quantile of chi^2_{k-1}: that end
+    of the Q-profile confidence interval), 0 when the left side is already below the target at tau^2 = 0."""
     y = np.asarray(y, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
     k = y.size
@@ -54,12 +62,13 @@ def paule_mandel(y, v) -> float:
         return 0.0
     floor = max(float(v.max()), 1e-300) * 1e-12
     v = np.maximum(v, floor)  # a zero variance (a constant shift) weighs a lot, never infinitely
-    if _q(0.0, y, v) <= k - 1:
+    target = k - 1 if target is None else target
+    if _q(0.0, y, v) <= target:
         return 0.0
     high = max(float(np.var(y, ddof=1)), floor)
-    while _q(high, y, v) > k - 1:
+    while _q(high, y, v) > target:
         high *= 2.0
-    return float(optimize.brentq(lambda t2: _q(t2, y, v) - (k - 1), 0.0, high, xtol=1e-14 * high, rtol=1e-12))
+    return float(optimize.brentq(lambda t2: _q(t2, y, v) - target, 0.0, high, xtol=1e-14 * high, rtol=1e-12))
 
 
 def pool(y, v, confidence: float = CONFIDENCE) -> Pooled:
@@ -78,12 +87,13 @@ def pool(y, v, confidence: float = CONFIDENCE) -> Pooled:
     mu = float(np.sum(w * y) / np.sum(w))
     plain = 1.0 / float(np.sum(w))
     hk = float(np.sum(w * (y - mu) ** 2)) / (k - 1) * plain
-    upper = 0.5 + confidence / 2
-    half = float(stats.t.ppf(upper, k - 1)) * np.sqrt(hk)
+    level = 0.5 + confidence / 2
+    half = float(stats.t.ppf(level, k - 1)) * np.sqrt(hk)
     prediction = p_beats = None
     if k >= 3:
-        scale = np.sqrt(tau2 + max(plain, hk))
-        spread = float(stats.t.ppf(upper, k - 2)) * scale
+        upper = paule_mandel(y, v, float(stats.chi2.ppf(UPPER_TAU_QUANTILE, k - 1)))
+        scale = np.sqrt(upper + max(plain, hk))
+        spread = float(stats.t.ppf(level, k - 2)) * scale
         prediction = (float(mu - spread), float(mu + spread))
         p_beats = float(stats.t.cdf(mu / scale, k - 2)) if scale > 0 else float(mu > 0)
     return Pooled(k, mu, (float(mu - half), float(mu + half)), float(np.sqrt(tau2)), prediction, p_beats)

@@ -22,7 +22,13 @@ import numpy as np
 from evaluator.errors import IrboardError
 from leaderboard.analysis.aggregate import DatasetBoard, Leaderboard, SiteSettings, build_leaderboard
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
-from leaderboard.analysis.verdicts import pvalue_text, shown_pvalue, verdict_interval
+from leaderboard.analysis.verdicts import (
+    family_size,
+    pvalue_text,
+    shown_pvalue,
+    verdict_interval,
+    verdict_words,
+)
 from leaderboard.submissions.catalog import DEFAULT_BASELINE, dataset_info
 from leaderboard.submissions.load import load_results
 from leaderboard.submissions.verify import Judgments
@@ -48,15 +54,16 @@ class PairVerdict:
     verdict: str
 
 
-def pair_verdict(dataset: DatasetBoard, model_id: str, other_id: str, alpha: float) -> PairVerdict:
+def pair_verdict(dataset: DatasetBoard, model_id: str, other_id: str, alpha: float, correction: str,
+                 margin: float) -> PairVerdict:
     """The pair (model, other) on `dataset` as the board decides it (the p-value shown on its pages)."""
     i, j = dataset.position[model_id], dataset.position[other_id]
     p = float(shown_pvalue(dataset.pvalues[i, j], alpha))
     diff = float(dataset.means[i] - dataset.means[j])
     n = dataset.scores.shape[1]
     se = float(dataset.diff_sd[i, j]) / np.sqrt(n) if n > 1 else 0.0
-    low, high = verdict_interval(diff, se, n - 1, p, alpha)
-    verdict = "not significant" if p >= alpha else ("better" if diff > 0 else "worse")
+    low, high = verdict_interval(diff, se, n - 1, p, alpha, family_size(len(dataset.model_ids), correction))
+    verdict = str(verdict_words(diff, low, high, p, alpha, margin))
     return PairVerdict(other_id, diff, (float(low), float(high)), p, verdict)
 
 
@@ -84,7 +91,7 @@ def boards_before_and_after(new_files: list[Path], results_root: Path, settings:
 def _cell(pair: PairVerdict | None, alpha: float) -> str:
     if pair is None:
         return "—"
-    mark = {"better": "▲", "worse": "▼"}.get(pair.verdict, "=")
+    mark = {"better": "▲", "worse": "▼", "equivalent": "≈"}.get(pair.verdict, "?")
     low, high = pair.interval
     return (f"{mark} {pair.diff:+.4f} [{low:+.4f}, {high:+.4f}] vs {markdown_cell(pair.other)} "
             f"(p = {pvalue_text(pair.pvalue, alpha)})")
@@ -106,7 +113,7 @@ def _changed_verdicts(before: DatasetBoard, after: DatasetBoard, alpha: float) -
     moved = np.abs(shown_pvalue(after.pvalues[np.ix_(rows_after, rows_after)], alpha)
                    - shown_pvalue(before.pvalues[np.ix_(rows_before, rows_before)], alpha))
     moved = np.triu(moved, k=1)
-    words = {1.0: "better", -1.0: "worse", 0.0: "not significant"}
+    words = {1.0: "better", -1.0: "worse", 0.0: "not significantly different"}
     lines = []
     for i, j in zip(first.tolist(), second.tolist(), strict=True):
         a, b = rows_after[i], rows_after[j]
@@ -135,9 +142,11 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
     lines = ["## irboard: the submitted results as the board will show them after the merge", "",
              f"{PAIRED_TESTS[tests.method].text} on per-query values, {CORRECTIONS[tests.correction][1]} of the "
              f"dataset (the family the board corrects over, with every model on it after the merge), α = {alpha:g}: "
-             "the same p-values the dataset pages will show. ▲/▼: significantly better/worse; = not significant. "
-             "The interval is the one the verdict rests on (the t-interval at the level the correction tested the "
-             "pair at; it excludes 0 exactly when the corrected p is below α). The current best is the best "
+             "the same p-values the dataset pages will show. ▲/▼: significantly better/worse; ≈ equivalent (not "
+             "different, and the interval lies within the equivalence margin, 1 point ×100 unless the site sets "
+             "another); ? undetermined. The interval is the one the verdict rests on (where the corrected test "
+             "rejects, the t-interval at the level it tested the pair at; elsewhere Bonferroni's simultaneous "
+             "interval): it excludes 0 exactly when the corrected p is below α. The current best is the best "
              "verified result (re-scored from its stored ranking).", "",
              "| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline |",
              "|---|---|---|---|---|---|---|"]
@@ -159,7 +168,8 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         base = baseline_id(dataset, result.model.id)
         best = next((m for k, m in enumerate(dataset.model_ids) if m != result.model.id and dataset.ranked[k]),
                     None)
-        cells = [_cell(pair_verdict(dataset, result.model.id, other, alpha) if other in others else None, alpha)
+        cells = [_cell(pair_verdict(dataset, result.model.id, other, alpha, tests.correction,
+                                  settings.margin(metric)) if other in others else None, alpha)
                  for other in (base, best)]
         wtl = "—"
         if dataset.baseline is not None and base is not None:

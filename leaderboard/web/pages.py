@@ -8,15 +8,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from evaluator.metrics import parse_measure
 from evaluator.result import SCHEMA_VERSION, slugify
+from leaderboard.analysis import meta
 from leaderboard.analysis.aggregate import (
     ALL_GROUP,
     DatasetBoard,
     GroupBoard,
     Leaderboard,
     ModelBoard,
+    SiteSettings,
     bootstrapped_groups,
     metric_order,
     unit_of,
@@ -24,7 +27,7 @@ from leaderboard.analysis.aggregate import (
 from leaderboard.analysis.effects import t_critical
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.analysis.stats import CI_TEXT
-from leaderboard.analysis.verdicts import shown_pvalue
+from leaderboard.analysis.verdicts import family_size, shown_pvalue
 from leaderboard.submissions.sample_checks import DENSITY_RATIO, IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
 from leaderboard.web import charts
@@ -54,6 +57,7 @@ from leaderboard.web.rank_pages import (
     band_rule,
     baseline_effect,
     effect_method,
+    equivalence_mark,
     family_rule,
     group_key,
     rank_rule,
@@ -301,6 +305,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         mark = ""
         if comparison is not None and model_id != comparison.model_id and comparison.pvalue[i] < alpha:
             mark = "better" if comparison.diff[i] > 0 else "worse"
+        effect = baseline_effect(dataset, model_id, alpha, board.settings.tests.correction)
+        mark = mark or equivalence_mark(effect, board.settings.margin(dataset.info.main_metric))
         ranked = result.verified
         rows.append(DatasetRow(
             model_id=model_id, href=f"{root}models/{slugify(model_id)}.html",
@@ -319,7 +325,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id)), samples_checked(result)),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(metric in result.verified_metrics for metric in others),
-            effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
+            effect=effect, model_type=result.model.type,
             coverage=partial_coverage(result),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
@@ -374,7 +380,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         types=tuple(t for t in MODEL_TYPES if any(r.model.type == t for r in dataset.results)),
         headline=(f"{', '.join(dataset.info.headline_metrics)} ({dataset.info.headline_source})"
                   if dataset.info.headline_metrics else ""),
-        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root, alpha)),
+        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root, alpha, board.settings)),
     )
 
 
@@ -384,19 +390,20 @@ def partial_coverage(result) -> str:
     return f"{covered:,} of {judged:,} queries" if covered is not None and covered < judged else ""
 
 
-def pair_data(dataset: DatasetBoard, root: str, alpha: float) -> dict:
+def pair_data(dataset: DatasetBoard, root: str, alpha: float, settings: SiteSettings) -> dict:
     """What pairs.js needs to show any two models' p-value and effect on this dataset: the models in the order of
     the p-value rows, the data files holding their per-query values and p-values, and the dataset's constants."""
     return {"dataset": dataset.info.id, "metric": dataset.info.main_metric, "root": root,
             "models": list(dataset.model_ids), "slugs": [slugify(model_id) for model_id in dataset.model_ids],
-            **_effect_constants(dataset, alpha)}
+            **_effect_constants(dataset, alpha, settings)}
 
 
-def _effect_constants(dataset: DatasetBoard, alpha: float) -> dict:
+def _effect_constants(dataset: DatasetBoard, alpha: float, settings: SiteSettings) -> dict:
     """What pairs.js needs for a pair's effect: the t quantile of the interval, the meaningful difference, and alpha
     (a difference is meaningful only where the corrected p is below it)."""
     return {"t975": round(t_critical(len(dataset.query_ids)), 6), "meaningful": round(dataset.separability.threshold, 6),
-            "alpha": alpha}
+            "alpha": alpha, "pairs": family_size(len(dataset.model_ids), settings.tests.correction),
+            "margin": settings.margin(dataset.info.main_metric)}
 
 
 # --- model --------------------------------------------------------------------------------------------
@@ -417,6 +424,9 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         mark = ""
         if i is not None and comparison is not None and not is_base and comparison.pvalue[i] < alpha:
             mark = "better" if comparison.diff[i] > 0 else "worse"
+        effect = baseline_effect(dataset, model.info.id, alpha, board.settings.tests.correction)
+        if dataset is not None:
+            mark = mark or equivalence_mark(effect, board.settings.margin(dataset.info.main_metric))
         rows.append(ModelDatasetRow(
             dataset_id=dataset_id, name=dataset.info.name if dataset else dataset_id,
             href=f"{root}datasets/{dataset.slug}.html" if dataset else None,
@@ -437,7 +447,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=baseline_effect(dataset, model.info.id, alpha),
+            effect=effect,
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(
@@ -600,7 +610,11 @@ def groups_data(board: Leaderboard) -> dict:
     """For compare.js: each group's datasets and their weights in the group mean, its units (datasets of one parent
     pooled as one) and the models ranked on it, in the order of the per-model files' group p-values."""
     return {g.name: {"datasets": list(g.dataset_ids), "weights": list(g.weights),
-                     "units": [unit_of(d) for d in g.dataset_ids], "models": list(g.ranked_ids)}
+                     "units": [unit_of(d) for d in g.dataset_ids], "models": list(g.ranked_ids),
+                     "pairs": family_size(len(g.ranked_ids), board.settings.tests.correction),
+                     # the prediction's tau bound (analysis/meta.py): 20% quantiles of chi^2 with 0 .. units df
+                     "chi20": [0.0] + [float(scipy_stats.chi2.ppf(meta.UPPER_TAU_QUANTILE, df))
+                                       for df in range(1, g.units + 1)]}
             for g in board.groups}
 
 
@@ -621,6 +635,6 @@ def datasets_data(board: Leaderboard) -> dict:
     return {
         d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
                     "models": list(d.model_ids), "unit": unit_of(d.info.id),
-                    **_effect_constants(d, board.settings.tests.alpha)}
+                    **_effect_constants(d, board.settings.tests.alpha, board.settings)}
         for d in board.datasets
     }

@@ -10,7 +10,7 @@ from evaluator.result import slugify
 from leaderboard.analysis import effects
 from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
-from leaderboard.analysis.verdicts import shown_pvalue, verdict_interval
+from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval
 from leaderboard.web.contexts import (
     Effect,
     Page,
@@ -57,7 +57,7 @@ def guarantee(board: Leaderboard) -> str:
             f"guarantee, so they are not {level} sets; Holm's correction (the default) gives one.")
 
 
-def baseline_effect(dataset: DatasetBoard | None, model_id: str, alpha: float) -> Effect | None:
+def baseline_effect(dataset: DatasetBoard | None, model_id: str, alpha: float, correction: str = "holm") -> Effect | None:
     """Effect of the model against the dataset's baseline (None for the baseline itself, or without one); meaningful
     only where the corrected test also calls the difference significant."""
     if dataset is None or dataset.baseline is None or model_id not in dataset.position \
@@ -68,8 +68,9 @@ def baseline_effect(dataset: DatasetBoard | None, model_id: str, alpha: float) -
     significant = bool(dataset.baseline.pvalue[row] < alpha)
     n = dataset.scores.shape[1]
     # the interval the corrected verdict rests on (verdicts.py), from the p-value the page shows
+    pairs = family_size(len(dataset.model_ids), correction)
     low, high = verdict_interval(diff, float(pair.sd[row]) / np.sqrt(n), n - 1,
-                                 shown_pvalue(dataset.baseline.pvalue[row], alpha), alpha) if n > 1 else (diff, diff)
+                                 shown_pvalue(dataset.baseline.pvalue[row], alpha), alpha, pairs) if n > 1 else (diff, diff)
     return Effect(diff=diff, ci=(float(low), float(high)), dz=float(pair.dz[row]),
                   meaningful=significant and abs(diff) >= dataset.separability.threshold)
 
@@ -97,6 +98,14 @@ def separability_method(board: Leaderboard) -> str:
             "in the ranking) "
             f"whose corrected p-value is below {tests.alpha:g}; meaningful: pairs whose means differ by at least "
             f"{effects.MEANINGFUL_SHARE:.0%} of the dataset's median score. See the method page.")
+
+
+def equivalence_mark(effect: Effect | None, margin: float) -> str:
+    """"equivalent" where the pair is not significantly different and its interval (Bonferroni's simultaneous one,
+    verdicts.py) lies within the margin; else ""."""
+    if effect is None or not (-margin < effect.ci[0] and effect.ci[1] < margin):
+        return ""
+    return "equivalent" if effect.ci[0] <= 0 <= effect.ci[1] else ""
 
 
 def family_rule(board: Leaderboard) -> str:

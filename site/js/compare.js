@@ -86,9 +86,12 @@
     return element;
   }
 
-  function verdictWord(p, m, alpha) {
+  /* better / worse where the corrected test rejects; equivalent where the interval (then Bonferroni's
+     simultaneous one) lies within the margin; undetermined otherwise (leaderboard/analysis/verdicts.py). */
+  function verdictWord(p, m, alpha, interval, margin) {
     if (p === undefined || p === null) { return "–"; }
-    return p < alpha ? (m > 0 ? "better" : "worse") : "not significant";
+    if (p < alpha) { return m > 0 ? "better" : "worse"; }
+    return interval[0] > -margin && interval[1] < margin ? "equivalent" : "undetermined";
   }
 
   /* Per dataset: the paired difference with the interval its corrected verdict rests on (pairs.verdictInterval)
@@ -101,8 +104,11 @@
     var caption = table.createCaption();
     caption.textContent = nameB + " − " + nameA + " (main metric ×100): on every shared dataset the paired mean " +
       "difference, the interval its corrected verdict rests on (it excludes 0 exactly when the corrected p is below " +
-      "α) and the corrected p-value of the pair on that dataset; then each group mean, with the board's corrected " +
-      "test of the group means (the one behind its rank ranges). Each dataset below opens to its per-query scatter.";
+      "α; for pairs not found different it is Bonferroni's simultaneous interval) and the corrected p-value of the " +
+      "pair on that dataset; then each group mean, with the board's corrected test of the group means (the one " +
+      "behind its rank ranges). Verdict: better or worse where the corrected test rejects; equivalent where the " +
+      "interval lies within the equivalence margin (±" + (100 * ((shared[0] || {}).info || {}).margin).toFixed(2) +
+      " ×100); undetermined otherwise. Each dataset below opens to its per-query scatter.";
     var head = table.createTHead().insertRow();
     ["Dataset or group", "Δ", "Interval of the verdict", "Corrected p", "Verdict for " + nameB,
       "Queries won / tied / lost"].forEach(function (text) {
@@ -115,7 +121,7 @@
     shared.forEach(function (item) {
       var pair = pairs.differences(item.a.values, item.b.values), m = pair.mean, n = pair.n;
       var p = item.a.p[item.info.models.indexOf(nameB)];
-      var interval = pairs.verdictInterval(m, n > 1 ? pair.sd / Math.sqrt(n) : 0, n - 1, p, item.info.alpha);
+      var interval = pairs.verdictInterval(m, n > 1 ? pair.sd / Math.sqrt(n) : 0, n - 1, p, item.info.alpha, item.info.pairs);
       var won = pair.d.filter(function (x) { return x > 1e-9; }).length, lost = pair.d.filter(function (x) { return x < -1e-9; }).length;
       var row = body.insertRow();
       row.dataset.dataset = item.id;
@@ -123,9 +129,10 @@
       cell(row, (100 * m).toFixed(2));
       cell(row, pairs.range(interval));
       cell(row, pairs.formatP(p, item.info.alpha));
-      cell(row, verdictWord(p, m, item.info.alpha));
+      cell(row, verdictWord(p, m, item.info.alpha, interval, item.info.margin));
       cell(row, won + " / " + (n - won - lost) + " / " + lost);
-      byId[item.id] = { mean: m, variance: n > 1 ? pair.sd * pair.sd / n : 0, n: n, alpha: item.info.alpha };
+      byId[item.id] = { mean: m, variance: n > 1 ? pair.sd * pair.sd / n : 0, n: n, alpha: item.info.alpha,
+        margin: item.info.margin };
     });
     var foot = table.createTFoot();
     Object.keys(groups).forEach(function (name) {
@@ -141,13 +148,14 @@
       var df = dfTerms > 0 ? variance * variance / dfTerms : 1;
       var ranks = group.models, p;
       if (dataA.groups && dataA.groups[name] && ranks.indexOf(nameB) >= 0) { p = dataA.groups[name][ranks.indexOf(nameB)]; }
-      var row = foot.insertRow();
+      var row = foot.insertRow(), interval = pairs.verdictInterval(total, Math.sqrt(variance), df, p, alpha, group.pairs);
       row.dataset.group = name;
       cell(row, name + ": group mean (" + group.datasets.length + " dataset" + (group.datasets.length === 1 ? "" : "s") + ")", true);
       cell(row, (100 * total).toFixed(2));
-      cell(row, p === undefined ? "–" : pairs.range(pairs.verdictInterval(total, Math.sqrt(variance), df, p, alpha)));
+      cell(row, p === undefined ? "–" : pairs.range(interval));
       cell(row, p === undefined ? "not ranked" : pairs.formatP(p, alpha));
-      cell(row, p === undefined ? "– (both need verified results on every dataset of the group)" : verdictWord(p, total, alpha));
+      cell(row, p === undefined ? "– (both need verified results on every dataset of the group)" :
+        verdictWord(p, total, alpha, interval, byId[group.datasets[0]].margin));
       cell(row, "–");
     });
     return wrapped(table, "compare-summary-caption");
@@ -185,7 +193,7 @@
       var v = order.map(function (u) {
         return units[u].reduce(function (s, id) { return s + byId[id].variance; }, 0) / (units[u].length * units[u].length);
       });
-      rows.push({ name: name, units: order, y: y, v: v, fit: pairs.pool(y, v) });
+      rows.push({ name: name, units: order, y: y, v: v, fit: pairs.pool(y, v, group.chi20) });
     });
     if (!rows.length) { return section; }
     var table = document.createElement("table");

@@ -83,21 +83,24 @@
     return (low + high) / 2;
   }
 
-  /* The interval a corrected verdict rests on (leaderboard/analysis/verdicts.py): the t-interval at the level the
-     correction tested the pair at, alpha × uncorrected p / corrected p; it excludes 0 exactly when p < alpha. */
-  function verdictInterval(m, se, df, p, alpha) {
+  /* The interval a corrected verdict rests on (leaderboard/analysis/verdicts.py): where the correction rejects, the
+     t-interval at the level it tested the pair at, alpha × uncorrected p / corrected p; elsewhere Bonferroni's
+     simultaneous interval (alpha / pairs). It excludes 0 exactly when p < alpha. */
+  function verdictInterval(m, se, df, p, alpha, pairs) {
     if (!(se > 0)) { return [m, m]; }
     var raw = Math.min(1, 2 * tUpper(Math.abs(m) / se, Math.max(df, 1)));
     var level = p > 0 ? alpha * raw / p : alpha;
+    if (!(p < alpha)) { level = Math.min(level, alpha / Math.max(pairs || 1, 1)); }  /* Bonferroni's simultaneous */
     level = Math.min(1, Math.max(level, 1e-300));
     var half = tQuantileUpper(level / 2, Math.max(df, 1)) * se;
     return [m - half, m + half];
   }
 
   /* Random-effects pooling of differences y with variances v (leaderboard/analysis/meta.py): Paule–Mandel tau²,
-     Hartung–Knapp interval of the mean (t, k − 1), prediction interval for a new dataset (t, k − 2) and the
-     probability that the difference there is above 0. */
-  function pool(y, v) {
+     Hartung–Knapp interval of the mean (t, k − 1), prediction interval for a new dataset (t, k − 2, with tau at its
+     80% upper bound) and the probability that the difference there is above 0. chiQuantiles[df]: the 20% quantile
+     of chi² with df degrees of freedom. */
+  function pool(y, v, chiQuantiles) {
     var k = y.length;
     if (k === 1) { return { k: 1, mean: y[0], ci: null, tau: 0, prediction: null, pBeats: null }; }
     var floor = Math.max(Math.max.apply(null, v), 1e-300) * 1e-12;
@@ -108,22 +111,24 @@
       var q = w.reduce(function (s, x, i) { return s + x * (y[i] - mu) * (y[i] - mu); }, 0);
       return { mu: mu, q: q, sw: sw };
     }
-    var tau2 = 0;
-    if (weighted(0).q > k - 1) {
+    function solve(target) {  /* tau² where Q equals the target (0 if Q is below it already) */
+      if (weighted(0).q <= target) { return 0; }
       var low = 0, high = Math.max(y.reduce(function (s, x) { return s + x * x; }, 0), floor);
-      while (weighted(high).q > k - 1) { high *= 2; }
+      while (weighted(high).q > target) { high *= 2; }
       for (var i = 0; i < 200 && high - low > 1e-14 * high; i += 1) {
         var middle = (low + high) / 2;
-        if (weighted(middle).q > k - 1) { low = middle; } else { high = middle; }
+        if (weighted(middle).q > target) { low = middle; } else { high = middle; }
       }
-      tau2 = (low + high) / 2;
+      return (low + high) / 2;
     }
+    var tau2 = solve(k - 1);
     var fit = weighted(tau2), plain = 1 / fit.sw, hk = fit.q / (k - 1) * plain;
     var half = tQuantileUpper(0.025, k - 1) * Math.sqrt(hk);
     var result = { k: k, mean: fit.mu, ci: [fit.mu - half, fit.mu + half], tau: Math.sqrt(tau2), prediction: null,
       pBeats: null };
     if (k >= 3) {
-      var scale = Math.sqrt(tau2 + Math.max(plain, hk)), spread = tQuantileUpper(0.025, k - 2) * scale;
+      /* tau at its 80% upper Q-profile bound (Q = the 20% quantile of chi² with k − 1 df, from the data file) */
+      var scale = Math.sqrt(solve(chiQuantiles[k - 1]) + Math.max(plain, hk)), spread = tQuantileUpper(0.025, k - 2) * scale;
       result.prediction = [fit.mu - spread, fit.mu + spread];
       result.pBeats = scale > 0 ? tCdf(fit.mu / scale, k - 2) : (fit.mu > 0 ? 1 : 0);
     }
@@ -146,7 +151,7 @@
      rests on and d_z = mean / SD of the per-query differences, as on the dataset pages. */
   function effectText(aValues, bValues, info, nameB, nameA, p) {
     var pair = differences(aValues, bValues), m = pair.mean, sd = pair.sd, n = pair.n;
-    var interval = verdictInterval(m, n > 1 ? sd / Math.sqrt(n) : 0, n - 1, p, info.alpha);
+    var interval = verdictInterval(m, n > 1 ? sd / Math.sqrt(n) : 0, n - 1, p, info.alpha, info.pairs);
     var text = "Effect " + nameB + " − " + nameA + ": Δ " + (100 * m).toFixed(2) + " " + range(interval);
     if (sd > 0) { text += ", d_z " + (m / sd).toFixed(2); }
     text += " (the interval of the corrected verdict: it excludes 0 exactly when the corrected p is below α)";

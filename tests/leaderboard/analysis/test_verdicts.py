@@ -9,7 +9,7 @@ from statsmodels.stats.multitest import multipletests
 
 from leaderboard.analysis import meta, stats
 from leaderboard.analysis.effects import spread
-from leaderboard.analysis.verdicts import pvalue_text, shown_pvalue, t_pvalue, verdict_interval
+from leaderboard.analysis.verdicts import pvalue_text, shown_pvalue, t_pvalue, verdict_interval, verdict_words
 
 ALPHA = 0.05
 
@@ -50,7 +50,7 @@ def test_the_verdict_interval_is_bonferronis_at_holms_first_step_and_the_t_inter
     first, second = np.triu_indices(6, k=1)
     se = sd[first, second] / np.sqrt(n)
     raw = t_pvalue(diff[first, second], se, n - 1)
-    assert np.allclose(raw, [scipy_stats.ttest_rel(scores[i], scores[j]).pvalue for i, j in zip(first, second)])
+    assert np.allclose(raw, [scipy_stats.ttest_rel(scores[i], scores[j]).pvalue for i, j in zip(first, second, strict=False)])
     holm = multipletests(raw, method="holm")[1]
     k = int(np.argmin(raw))  # Holm's first step: the level is alpha / pairs
     low, high = verdict_interval(diff[first, second][k], se[k], n - 1, holm[k], ALPHA)
@@ -81,12 +81,29 @@ def test_pooling_equals_statsmodels_paule_mandel_with_hartung_knapp():
         assert np.allclose(pooled.ci, oracle.conf_int(alpha=0.05, use_t=True)[3], rtol=1e-6)
         if k >= 3:  # the prediction interval, from its formula (Higgins, Thompson & Spiegelhalter 2009)
             variance = max(1 / np.sum(1 / (v + oracle.tau2)), oracle.var_hksj_re)
-            half = scipy_stats.t.ppf(0.975, k - 2) * np.sqrt(oracle.tau2 + variance)
+            # tau at its 80% upper Q-profile bound: the generalised Q at that tau^2 is chi^2_{k-1}'s 20% quantile
+            upper = _q_profile_bound(y, v, scipy_stats.chi2.ppf(0.2, k - 1))
+            half = scipy_stats.t.ppf(0.975, k - 2) * np.sqrt(upper + variance)
             assert np.allclose(pooled.prediction, (oracle.mean_effect_re - half, oracle.mean_effect_re + half))
-            assert np.isclose(pooled.p_beats, scipy_stats.t.cdf(oracle.mean_effect_re / np.sqrt(oracle.tau2 + variance),
+            assert np.isclose(pooled.p_beats, scipy_stats.t.cdf(oracle.mean_effect_re / np.sqrt(upper + variance),
                                                                  k - 2))
         else:
             assert pooled.prediction is None and pooled.p_beats is None
+
+
+def _q_profile_bound(y, v, target):
+    """tau^2 where Q(tau^2) = target, by bisection on the formula (0 where Q(0) is below it)."""
+    def q(t2):
+        w = 1 / (v + t2)
+        mu = np.sum(w * y) / np.sum(w)
+        return np.sum(w * (y - mu) ** 2)
+    if q(0.0) <= target:
+        return 0.0
+    low, high = 0.0, 1.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if q(middle) > target else (low, middle)
+    return (low + high) / 2
 
 
 def test_pooling_one_dataset_and_homogeneous_datasets():
@@ -100,3 +117,22 @@ def test_datasets_of_one_parent_are_one_unit():
     y, v = meta.unit_differences([0.1, 0.2, 0.3, 0.5], [1.0, 1.0, 2.0, 4.0],
                                  ["beir/a", "beir/cqa", "beir/cqa", "beir/b"])
     assert np.allclose(y, [0.1, 0.25, 0.5]) and np.allclose(v, [1.0, 0.75, 4.0])
+
+
+def test_pairs_not_found_different_get_bonferronis_simultaneous_interval_and_equivalence_reads_it():
+    rng = np.random.default_rng(5)
+    scores = _board(rng, models=6, queries=30)
+    n = scores.shape[1]
+    corrected = stats.pairwise_pvalues(scores, "t", "holm")
+    diff, sd = spread(scores)
+    low, high = verdict_interval(diff, sd / np.sqrt(n), n - 1, corrected, ALPHA, 15)
+    kept = (corrected >= ALPHA) & ~np.eye(6, dtype=bool)
+    assert kept.any()
+    half = scipy_stats.t.isf(ALPHA / 15 / 2, n - 1) * sd / np.sqrt(n)
+    assert np.allclose((high - low)[kept], 2 * half[kept])
+    assert np.all((low[kept] <= 0) & (high[kept] >= 0))
+    words = verdict_words(diff, low, high, corrected, ALPHA, margin=0.5)  # a wide margin: all kept are equivalent
+    assert set(words[kept]) == {"equivalent"}
+    words = verdict_words(diff, low, high, corrected, ALPHA, margin=1e-6)
+    assert set(words[kept]) == {"undetermined"}
+    assert set(words[(corrected < ALPHA) & (diff > 0)]) <= {"better"}

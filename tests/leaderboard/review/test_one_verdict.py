@@ -25,7 +25,7 @@ from tests.conftest import SHARED
 RESULTS = Path(__file__).resolve().parents[3] / "results"
 NEW = "bm25-k1-1.5-b-0.75"
 DATASETS = ("beir/scifact", "classic/cacm", "classic/cisi", "classic/cranfield")
-CELL = re.compile(r"([▲▼=]) ([+-]\d\.\d{4}) \[([+-]\d\.\d{4}), ([+-]\d\.\d{4})\] vs (\S+) \(p = ([^)]+)\)")
+CELL = re.compile(r"([▲▼≈?]) ([+-]\d\.\d{4}) \[([+-]\d\.\d{4}), ([+-]\d\.\d{4})\] vs (\S+) \(p = ([^)]+)\)")
 
 
 def _judgments() -> Judgments:
@@ -72,8 +72,8 @@ def test_the_summary_and_the_api_give_each_pair_the_boards_numbers(board):
         row = report.to_dataframe().set_index("run").loc[NEW]
         assert pvalue_text(float(shown_pvalue(row["p_corrected"], 0.05)), 0.05) == p_text
         assert (f"{row['diff']:+.4f}", f"{row['diff_low']:+.4f}", f"{row['diff_high']:+.4f}") == (diff, low, high)
-        assert mark == ("=" if not row["significant"] else "▲" if row["diff"] > 0 else "▼")
-        assert (float(low) > 0 or float(high) < 0) == (mark != "=")  # the interval tells the verdict's story
+        assert mark == {"better": "▲", "worse": "▼", "equivalent": "≈", "undetermined": "?"}[row["verdict"]]
+        assert (float(low) > 0 or float(high) < 0) == (mark in "▲▼")  # the interval tells the verdict's story
         assert "pairs of the" in report.family and "every pair of a dataset's models" in report.family
     assert "Change to other models' verdicts" in summary and "p-values move on" in summary
 
@@ -97,10 +97,10 @@ def test_the_compare_page_agrees_with_the_summary_and_the_api(board, page):
     try:
         page.goto(f"http://127.0.0.1:{server.server_address[1]}/compare.html?a=bm25&b={NEW}")
         expect(page.locator("#compare-pooled")).to_be_visible()
-        for dataset, (mark, diff, low, high, _, p_text) in _summary_cells(summary).items():
+        for dataset, (mark, _diff, low, high, _, p_text) in _summary_cells(summary).items():
             cells = page.locator(f'#compare-summary tr[data-dataset="{dataset}"] td').all_text_contents()
             assert cells[2] == p_text
-            assert cells[3] == {"=": "not significant", "▲": "better", "▼": "worse"}[mark]
+            assert cells[3] == {"?": "undetermined", "▲": "better", "▼": "worse", "≈": "equivalent"}[mark]
             shown = [float(x) for x in re.findall(r"-?\d+\.\d+", cells[1])]
             # per-query values travel rounded to 4 decimals: the interval within a rounding step ×100
             assert shown == pytest.approx([100 * float(low), 100 * float(high)], abs=0.011)
@@ -126,7 +126,7 @@ def test_the_compare_page_agrees_with_the_summary_and_the_api(board, page):
                               baseline="bm25").pooled_dataframe().iloc[0]
         assert api["pooled"] == pytest.approx(fit.mean) and api["prediction_low"] == pytest.approx(fit.prediction[0])
         group = page.locator('#compare-summary tr[data-group="All datasets"] td').all_text_contents()
-        assert group[2] != "not ranked" and group[3] in ("better", "worse", "not significant")
+        assert group[2] != "not ranked" and group[3] in ("better", "worse", "equivalent", "undetermined")
         assert np.isfinite(float(group[0]))
     finally:
         server.shutdown()
