@@ -278,12 +278,20 @@ def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
                 "table cannot say which is best.")
     tied = [model_id for model_id, score in ranked if score.rank_interval[0] == 1]  # the top group, as ★
     names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
+    contenders = [model_id for model_id, _ in ranked if model_id in group.best_set]
+    could = (f"Who could be #1 at 95%: {_listed(contenders)} ({len(contenders)} of {len(ranked)} ranked models: the "
+             "confidence set for the best, every other model being significantly worse than some model in a one-sided "
+             f"test at α / {max(len(ranked) - 1, 1)}). ")
     if len(tied) == 1:
-        return (f"Best on {where}: {tied[0]}, the only ranked model that no other is significantly better than "
-                f"(rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
-    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked model is "
-            f"significantly better, so each rank range starts at 1): {names}. The rank range beside each mean says "
-            "how sure its place is.")
+        return (f"{could}Best on {where}: {tied[0]}, the only ranked model that no other is significantly better "
+                f"than (rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
+    return (f"{could}Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked "
+            f"model is significantly better, so each rank range starts at 1): {names}. The rank range beside each "
+            "mean says how sure its place is.")
+
+
+def _listed(model_ids: list[str]) -> str:
+    return ", ".join(model_ids[:5]) + (f" and {len(model_ids) - 5} more" if len(model_ids) > 5 else "")
 
 
 # --- dataset ------------------------------------------------------------------------------------------
