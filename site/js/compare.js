@@ -181,6 +181,7 @@
       byId[item.id] = { mean: pair.mean, variance: pair.n > 1 ? pair.sd * pair.sd / pair.n : 0 };
     });
     var section = document.createElement("div"), rows = [];
+    section.className = "compare-pooled";
     Object.keys(groups).forEach(function (name) {
       var group = groups[name], units = {}, order = [];
       group.datasets.forEach(function (id, k) {
@@ -226,9 +227,15 @@
       cell(row, fit.pBeats === null ? "–" : (100 * fit.pBeats).toFixed(0) + "%");
     });
     section.appendChild(wrapped(table, "compare-pooled-caption"));
+    var note = document.createElement("p");
+    note.className = "note";
+    note.textContent = "Forest plots: each dataset's difference with its own 95% interval (secondary: not corrected " +
+      "for the number of pairs; the verdicts above rest on the corrected ones), the pooled difference with its " +
+      "Hartung–Knapp interval and the 95% prediction interval for a new dataset of the group.";
+    section.appendChild(note);
     rows.forEach(function (item, index) {
       var details = document.createElement("details");
-      details.className = "compare-block";
+      details.className = "compare-forest";
       details.open = index === rows.length - 1;
       var summary = document.createElement("summary");
       summary.textContent = "Forest plot: " + item.name;
@@ -262,7 +269,7 @@
       hovertemplate: "%{y}<br>Δ %{x:.2f}<extra></extra>"
     }], {
       height: 120 + 28 * labels.length, margin: { l: 200, r: 20, t: 20, b: 50 },
-      xaxis: { title: { text: plain(nameB + " − " + nameA + " (×100; per dataset: 95% interval, uncorrected)") },
+      xaxis: { title: { text: plain(nameB + " − " + nameA + " ×100") },
         zeroline: true, zerolinecolor: "#8c959f", gridcolor: "#eaeef2" },
       yaxis: { autorange: "reversed", automargin: true },
       font: { family: "system-ui, sans-serif", size: 12, color: "#1f2328" }
