@@ -38,6 +38,7 @@ from leaderboard.analysis.predictions import (
 from leaderboard.analysis.ranks import (
     GroupBootstrap,
     best_set,
+    difference_pvalues,
     group_difference_pvalues,
     group_differences,
     rank_ranges,
@@ -498,9 +499,8 @@ class _GroupAccumulator:
         best = np.zeros(len(complete), dtype=bool)
         if ranked.any():
             chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
-            parts = self._differences(boards, chosen)
-            pvalues = stats.corrected_matrix(group_difference_pvalues(*parts), self.tests.correction)
-            total, variance, df = group_differences(*parts)
+            total, variance, df = group_differences(*self._differences(boards, chosen))
+            pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
             best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
             intervals[ranked] = rank_ranges(means[ranked], pvalues, self.tests.alpha)
             bands[ranked] = tie_bands(means[ranked], pvalues, self.tests.alpha)

@@ -105,7 +105,11 @@ def group_differences(dataset_diffs, dataset_variances, queries, weights) -> tup
 
 def group_difference_pvalues(dataset_diffs, dataset_variances, queries, weights) -> np.ndarray:
     """(models, models) two-sided p-values of the differences of group means, uncorrected (group_differences)."""
-    total, variance, df = group_differences(dataset_diffs, dataset_variances, queries, weights)
+    return difference_pvalues(*group_differences(dataset_diffs, dataset_variances, queries, weights))
+
+
+def difference_pvalues(total: np.ndarray, variance: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """Two-sided t-test p-values of differences with these variances and degrees of freedom (group_differences)."""
     p = np.ones_like(total)
     varying = variance > 0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -133,6 +137,8 @@ def best_set(means, diff, se, df, alpha: float) -> np.ndarray:
     se = np.asarray(se, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, -diff / np.where(se > 0, se, 1.0), np.where(diff < 0, np.inf, -np.inf))
+    np.fill_diagonal(t, -np.inf)
+    if np.ndim(df) == 0:  # one df: the smallest p of a row is that of its largest t
+        return stats.t.sf(t.max(axis=1), max(float(df), 1.0)) >= alpha / (m - 1)
     p = stats.t.sf(t, np.maximum(df, 1))  # one-sided: j better than i
-    np.fill_diagonal(p, 1.0)
     return p.min(axis=1) >= alpha / (m - 1)
