@@ -315,7 +315,8 @@ def test_ci_verifies_split_results_from_the_project_store_only():
 
 def test_rounds_workflow_runs_only_base_branch_tooling_on_pull_request_data():
     workflow = _load("rounds.yml")
-    assert workflow["on"] == {"pull_request": {"paths": ["rounds/**"]}}
+    # a required check: it runs for every pull request (a path filter would leave it pending)
+    assert workflow["on"] == {"pull_request": None}
     assert workflow["permissions"] == {"contents": "read"}
     steps = workflow["jobs"]["check"]["steps"]
     tooling, pr = steps[0]["with"], steps[1]["with"]
@@ -323,7 +324,12 @@ def test_rounds_workflow_runs_only_base_branch_tooling_on_pull_request_data():
     assert pr["path"] == "pr" and pr["fetch-depth"] == 0  # merge times need the history
     assert all(step["with"].get("persist-credentials") is False for step in steps if "checkout" in step.get("uses", ""))
     commands = [step["run"] for step in steps if "run" in step]
-    assert any('"$IRBOARD" round check' in command and "--pending" in command for command in commands)
+    # the pull request's changes against its base, as its author: owner-only changes are checked
+    assert any('"$IRBOARD" round check' in command and '--base "$BASE_SHA" --author "$AUTHOR"' in command
+               for command in commands)
+    env = workflow["jobs"]["check"]["env"]
+    assert env["AUTHOR"] == "${{ github.event.pull_request.user.login }}"
+    assert env["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
     # nothing from the pull request is installed or run
     assert not any("pr/" in command or "pip install" in command for command in commands)
 
@@ -463,7 +469,7 @@ def test_contributing_states_the_branch_protection_the_workflows_rely_on():
     """The required checks named there are jobs that exist, by the names GitHub gives them (workflow / job)."""
     text = (ROOT / "CONTRIBUTING.md").read_text()
     section = text[text.index("## How the checks stay out of a pull request's hands"):]
-    for workflow, job in (("ci", "test"), ("results", "check"), ("tooling-gate", "verdict")):
+    for workflow, job in (("ci", "test"), ("results", "check"), ("rounds", "check"), ("tooling-gate", "verdict")):
         assert f"`{workflow} / {job}`" in section
         assert job in _load(f"{workflow}.yml")["jobs"]
     # the approval job is skipped for results-only pull requests: it must not be the required check

@@ -18,17 +18,31 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evaluator.errors import IrboardError
+from evaluator.errors import IrboardError, one_line
 from evaluator.metrics import parse_measures
 from evaluator.result import check_id
 
 PHASES = ("open", "frozen", "revealed", "judged", "published")
+EXTENSIBLE = ("revealed", "judged", "published")  # the phases a documented extension may move later
 ROUND_FILE = "round.yml"
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
+# a GitHub account name: letters, digits and single hyphens, at most 39 characters (bots end in "[bot]")
+LOGIN_PATTERN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+JUDGMENT_SOURCES = {
+    "pool": "the pool of the revealed runs, judged after the reveals closed",
+    "new-queries": "queries written after the freeze, judged on the pool of the revealed runs",
+}
+
+
+def check_login(value: str, what: str = "owner") -> str:
+    if not isinstance(value, str) or not LOGIN_PATTERN.fullmatch(value):
+        raise ValueError(f"{what} {value!r} is not a GitHub account name (letters, digits and '-', at most 39)")
+    return value
 
 
 class RoundError(IrboardError):
@@ -76,6 +90,44 @@ class RoundSpec(_Strict):
     pool_depth: int = Field(ge=1, le=1000)
     metrics: list[str] = Field(min_length=1, max_length=20)
     seed: int = Field(ge=0, lt=2**63)  # shuffles the assessment file; published with the round
+    # where the judgments come from: made after the freeze, so that nobody could tune to them (docs/rounds.md)
+    judgments: Literal["pool", "new-queries"] = "pool"
+    # the GitHub accounts whose pull requests may add the pool, the judgments and the scores
+    maintainers: list[str] = Field(default_factory=list, max_length=50)
+    # anti-probing rules: each participant (the GitHub account that opened the commitment's pull request) may
+    # commit this many runs; groups count as one participant for leave-one-group-out and the pool share cap
+    runs_per_participant: int = Field(3, ge=1, le=100)
+    groups: dict[str, list[str]] = Field(default_factory=dict, max_length=200)
+    pool_share_cap: float = Field(1.0, gt=0, le=1)  # the largest share of the pool one participant's runs alone add
+
+    @field_validator("maintainers")
+    @classmethod
+    def _maintainers(cls, value: list[str]) -> list[str]:
+        return [check_login(login, "maintainers:") for login in value]
+
+    @field_validator("groups")
+    @classmethod
+    def _groups(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        seen: dict[str, str] = {}
+        for group, logins in value.items():
+            if not NAME_PATTERN.fullmatch(group):
+                raise ValueError(f"group name {group!r} must be lower case letters, digits and '._-'")
+            for login in logins:
+                check_login(login, f"groups.{group}:")
+                if login.lower() in seen:
+                    raise ValueError(f"{login} is in groups {seen[login.lower()]} and {group}; one group each")
+                seen[login.lower()] = group
+        return value
+
+    def participant(self, owner: str) -> str:
+        """The participant an account counts as: its group, else the account itself (lower case)."""
+        for group, logins in self.groups.items():
+            if owner.lower() in {login.lower() for login in logins}:
+                return f"group {group}"
+        return owner.lower()
+
+    def is_maintainer(self, login: str) -> bool:
+        return login.lower() in {name.lower() for name in self.maintainers}
 
     @field_validator("name")
     @classmethod
@@ -134,11 +186,25 @@ def read_round(folder: Path | str) -> Round:
     folder = Path(folder)
     path = folder / ROUND_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.is_symlink():
+            raise OSError("a symbolic link")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise RoundError(f"{path}: not found; a round folder needs a {ROUND_FILE} (docs/rounds.md)") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise RoundError(f"{path}: cannot be read ({error}); save it as UTF-8 text") from None
+    except OSError as error:
+        raise RoundError(f"{path}: cannot be read ({one_line(str(error))}); save it as UTF-8 text") from None
+    return Round(folder, parse_round(data, folder))
+
+
+def parse_round(data: bytes, folder: Path) -> RoundSpec:
+    """The declaration in `data` (one version of `<folder>/round.yml`)."""
+    path = folder / ROUND_FILE
+    if len(data) > 64_000:
+        raise RoundError(f"{path}: is over 64 KB; a round declaration is a few lines")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RoundError(f"{path}: is not UTF-8; save it as UTF-8 text") from None
     if len(text) > 64_000:
         raise RoundError(f"{path}: is over 64 KB; a round declaration is a few lines")
     try:
@@ -157,4 +223,25 @@ def read_round(folder: Path | str) -> Round:
         raise RoundError(f"{path}: metrics: {error}") from None
     if spec.name != folder.name:
         raise RoundError(f"{path}: name {spec.name!r} differs from its folder {folder.name!r}; make them equal")
-    return Round(folder, spec)
+    return spec
+
+
+def extension_problem(before: RoundSpec, after: RoundSpec, entered: datetime) -> str | None:
+    """Why `after`, a version of round.yml entering at `entered` once the round is open, is not the one permitted
+    change: an extension that moves later phases later, each before it has begun (never the open or freeze
+    instants, never earlier, nothing else)."""
+    changed = sorted(key for key, value in after.model_dump(exclude={"phases"}).items()
+                     if before.model_dump(exclude={"phases"})[key] != value)
+    if changed:
+        return f"changes {', '.join(changed)}; once the round is open only its later phases may move later"
+    for phase in PHASES:
+        old, new = getattr(before.phases, phase), getattr(after.phases, phase)
+        if old == new:
+            continue
+        if phase not in EXTENSIBLE:
+            return f"moves phases.{phase}; the open and freeze instants never move once the round is open"
+        if new < old:
+            return f"moves phases.{phase} earlier ({old.isoformat()} to {new.isoformat()}); an extension only delays"
+        if old <= entered:
+            return f"moves phases.{phase}, which had begun at {old.isoformat()} when the change entered"
+    return None

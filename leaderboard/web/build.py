@@ -61,6 +61,7 @@ class BuildReport:
     pages: int = 0
     files: int = 0
     warnings: list[str] = field(default_factory=list)
+    round_notes: list[str] = field(default_factory=list)  # sealed rounds' problems: on their pages, never fatal
 
 
 def _settings(settings: SiteSettings | TestSettings | None) -> SiteSettings:
@@ -109,7 +110,11 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     # judgments that could not be had leave results unverified
     warnings += [f"{error}; its results are shown unverified" for error in (is_verified.errors if is_verified else [])]
     board = build_leaderboard(loaded.results, settings, lookup, warnings, workers)
-    rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings)
+    # a round's problems are its participants' files: shown on its page, never a reason to stop the site
+    round_notes: list[str] = []
+    rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings, round_notes)
+    for note in round_notes:
+        logger.warning("%s", one_line(note))
     if strict and warnings:
         raise BuildError(warnings, "warnings (--strict)")
     for warning in warnings:
@@ -120,7 +125,8 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
         files.write_to(staging)
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
-                       datasets=len(board.datasets), pages=page_count, files=files.count + 1, warnings=warnings)
+                       datasets=len(board.datasets), pages=page_count, files=files.count + 1, warnings=warnings,
+                       round_notes=round_notes)
 
 
 def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: int = 1,
