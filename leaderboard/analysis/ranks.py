@@ -126,19 +126,25 @@ def best_set(means, diff, se, df, alpha: float) -> np.ndarray:
     comparisons with i; Hsu's multiple comparisons with the best in its simplest form). Only one hypothesis "i is
     the best" is true (that of the true best), so the set holds the true best with probability at least 1 - alpha,
     at near-ties too; it needs one one-sided test at alpha / (models - 1) where the top group's two-sided Holm
-    correction starts at alpha / (models (models - 1) / 2), so it is never larger and often smaller.
+    correction starts at alpha / (models (models - 1) / 2), so it is usually smaller (not always a subset).
 
     diff[i, j] = mean_i - mean_j, se[i, j] its standard error, df its degrees of freedom (scalar or matrix)."""
     means = np.asarray(means, dtype=np.float64)
     m = means.size
     if m < 2:
         return np.ones(m, dtype=bool)
-    diff = np.asarray(diff, dtype=np.float64)
-    se = np.asarray(se, dtype=np.float64)
+    level = alpha / (m - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, -diff / np.where(se > 0, se, 1.0), np.where(diff < 0, np.inf, -np.inf))
+        t = np.negative(diff, dtype=np.float64) / np.asarray(se, dtype=np.float64)  # j better than i; se 0: +-inf
+    t[np.isnan(t)] = -np.inf  # no difference, no variance: never better
     np.fill_diagonal(t, -np.inf)
+    best_other = t.argmax(axis=1)
+    rows = np.arange(m)
     if np.ndim(df) == 0:  # one df: the smallest p of a row is that of its largest t
-        return stats.t.sf(t.max(axis=1), max(float(df), 1.0)) >= alpha / (m - 1)
-    p = stats.t.sf(t, np.maximum(df, 1))  # one-sided: j better than i
-    return p.min(axis=1) >= alpha / (m - 1)
+        return stats.t.sf(t[rows, best_other], max(float(df), 1.0)) >= level
+    df = np.maximum(np.asarray(df, dtype=np.float64), 1.0)
+    # most rows are decided by their largest t; the others (a few near the top) by every comparison
+    keep = stats.t.sf(t[rows, best_other], df[rows, best_other]) >= level
+    for i in np.flatnonzero(keep):
+        keep[i] = stats.t.sf(t[i], df[i]).min() >= level
+    return keep
