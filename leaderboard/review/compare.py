@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluator.errors import IrboardError
+from evaluator.result import read_result
 from leaderboard.analysis.aggregate import DatasetBoard, Leaderboard, SiteSettings, build_leaderboard
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
 from leaderboard.analysis.verdicts import (
@@ -29,7 +30,7 @@ from leaderboard.analysis.verdicts import (
     verdict_interval,
     verdict_words,
 )
-from leaderboard.submissions.catalog import DEFAULT_BASELINE, dataset_info
+from leaderboard.submissions.catalog import DEFAULT_BASELINE, dataset_info, main_metric
 from leaderboard.submissions.load import load_results
 from leaderboard.submissions.verify import Judgments
 
@@ -71,13 +72,21 @@ def _board(results, settings: SiteSettings) -> Leaderboard:
     return build_leaderboard(results, settings, dataset_info, warnings=[])
 
 
+class BoardProblems(Exception):
+    """The results folder holds files the board cannot take (load_results' problems): no board to report from."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__(problems[0])
+        self.problems = problems
+
+
 def boards_before_and_after(new_files: list[Path], results_root: Path, settings: SiteSettings,
                             judgments: Judgments | None) -> tuple[Leaderboard, Leaderboard, set[str]]:
     """(the board without the new files, the board with every file, the new files' paths as loaded)."""
     loaded = load_results(results_root, keep_metrics=lambda d: [dataset_info(d).main_metric],
                           is_verified=judgments)
     if loaded.problems:
-        raise IrboardError(f"{loaded.problems[0]} (run `irboard validate --results {results_root}` first)")
+        raise BoardProblems(loaded.problems)
     new = {str(Path(path).resolve()) for path in new_files}
     ours = {result.path for result in loaded.results if str(Path(result.path).resolve()) in new}
     missing = new - {str(Path(path).resolve()) for path in ours}
@@ -137,8 +146,11 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
     settings = SiteSettings(baseline=baseline)
     tests = settings.tests
     alpha = tests.alpha
-    before, after, ours = boards_before_and_after(new_files, results_root, settings, judgments) if new_files \
-        else (None, None, set())
+    try:
+        before, after, ours = boards_before_and_after(new_files, results_root, settings, judgments) if new_files \
+            else (None, None, set())
+    except BoardProblems as error:
+        return _without_board(new_files, error.problems)
     lines = ["## irboard: the submitted results as the board will show them after the merge", "",
              f"{PAIRED_TESTS[tests.method].text} on per-query values, {CORRECTIONS[tests.correction][1]} of the "
              f"dataset (the family the board corrects over, with every model on it after the merge), α = {alpha:g}: "
@@ -158,9 +170,9 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
     for result in sorted((r for r in after_results(after) if r.path in ours), key=lambda r: r.path):
         dataset = datasets.get(result.dataset_id)
         metric = dataset_info(result.dataset_id).main_metric
-        if dataset is None or result.model.id not in dataset.position:
-            lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset_id)} | {metric} | — "
-                         "| — | — | — |")
+        if dataset is None or result.model.id not in dataset.position:  # e.g. a split file without the main metric
+            lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset_id)} | {metric} | "
+                         f"{_score(result.metrics.get(metric))} | — | — | — |")
             continue
         touched.append(result.dataset_id)
         row = dataset.position[result.model.id]
@@ -194,6 +206,27 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         lines += [f"  - {change}" for change in changes[:LISTED_CHANGES]]
         if len(changes) > LISTED_CHANGES:
             lines.append(f"  - … and {len(changes) - LISTED_CHANGES} more")
+    return "\n".join(lines) + "\n"
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _without_board(new_files: list[Path], problems: list[str]) -> str:
+    """The table when the folder holds files the board cannot take: each new file's stored score, no test, and the
+    problems (validate names each with its fix)."""
+    lines = ["## irboard: the submitted results (no board: the results folder has problems)", "",
+             "The board after the merge cannot be built from these files, so no test is reported; "
+             "`irboard validate` names each problem with its fix.", "",
+             "| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline |",
+             "|---|---|---|---|---|---|---|"]
+    for path in sorted(new_files):
+        result = read_result(path)
+        metric = main_metric(result.dataset.id, result.metrics)
+        lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset.id)} | {metric} | "
+                     f"{_score(result.metrics.get(metric))} | — | — | — |")
+    lines += ["", "Problems:", ""] + [f"- {markdown_cell(problem)}" for problem in problems]
     return "\n".join(lines) + "\n"
 
 
