@@ -1,8 +1,9 @@
 """`irboard.compare`: several runs against the same judgments, with the site's statistics (the same functions
 the leaderboard's dataset pages use, not a second implementation): per metric, each run's mean and 95% score
 interval, its rank range and tie band from the corrected pairwise tests, and against the baseline the paired
-difference with the interval its corrected verdict rests on (analysis/verdicts.py), d_z and the corrected p-value.
-The family of the correction is every pair of the runs given (the site's is every pair of a dataset's models).
+difference with the interval its corrected verdict rests on (analysis/verdicts.py), d_z, the corrected p-value and
+the verdict (better, worse, equivalent within the margin, undetermined). The family of the correction is every
+pair of the runs given (the site's is every pair of a dataset's models).
 
 Over several datasets (qrels a mapping of dataset names to judgments, each run a mapping of the same names to
 runs), each dataset is compared as above and `Report.pooled` holds, per metric and run against the baseline, the
@@ -12,37 +13,25 @@ numbers the compare page shows for a group of these datasets."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from evaluator.errors import IrboardError
-from evaluator.metrics import evaluate as evaluate_ranked
-from irboard.inputs import MetricsLike, QrelsLike, RunLike, to_measures, to_qrels, to_ranked
-from leaderboard.analysis import meta, stats
-from leaderboard.analysis.aggregate import unit_of
-from leaderboard.analysis.effects import pair_effects
-from leaderboard.analysis.ranks import rank_ranges, tie_bands
-from leaderboard.analysis.verdicts import (
-    DEFAULT_MARGIN,
-    family_size,
-    shown_pvalue,
-    verdict_interval,
-    verdict_words,
-)
-from leaderboard.web.render import format_pvalue
+from evaluator.errors import InputFormatError
+from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_relevance_level, check_text
 
 POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "tau", "prediction_low",
                   "prediction_high", "p_beats")
-COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "diff", "diff_low",
-           "diff_high", "d_z", "p_corrected", "significant", "verdict")
+COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "diff",
+           "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict")
+DEFAULT_MARGIN = 0.01  # = leaderboard.analysis.verdicts.DEFAULT_MARGIN (tested), kept here for a light import
 
 
 @dataclass(frozen=True)
 class Report:
-    """One row per metric and run; `to_dataframe()`, `to_markdown()`, `to_latex()` render the same rows."""
+    """One row per metric and run; `to_dataframe()` and `to_markdown()` render the rows, `to_latex()` and a notebook
+    (`_repr_html_`) a table of runs × metrics."""
 
     rows: list[dict[str, Any]]
     baseline: str
@@ -60,6 +49,8 @@ class Report:
     @property
     def family(self) -> str:
         """The pairs the correction runs over, in words."""
+        from leaderboard.analysis import stats
+
         runs = len({row["run"] for row in self.rows})
         return (f"{stats.CORRECTIONS[self.correction][1].split(' over ')[0]} over the {runs * (runs - 1) // 2} pairs "
                 f"of the {runs} runs given, per metric and dataset; the leaderboard corrects over every pair of a "
@@ -76,6 +67,8 @@ class Report:
         return pd.DataFrame(self.pooled, columns=list(POOLED_COLUMNS))
 
     def _cells(self) -> list[list[str]]:
+        from leaderboard.web.render import format_pvalue
+
         def cell(key: str, value: Any) -> str:
             if value is None:
                 return ""
@@ -90,6 +83,8 @@ class Report:
         return [[cell(key, row[key]) for key in self.columns] for row in self.rows]
 
     def describe(self) -> str:
+        from leaderboard.analysis import stats
+
         return (f"{self.queries} judged queries; {stats.PAIRED_TESTS[self.test].text}, {self.family}, "
                 f"α = {self.alpha:g}; differences against {self.baseline} with the interval each corrected verdict "
                 "rests on (it excludes 0 exactly when the corrected p is below α); rank ranges and bands from the "
@@ -100,26 +95,18 @@ class Report:
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |" for cells in self._cells()]
         return "\n".join(lines) + f"\n\n{self.describe()}\n"
 
-    def to_latex(self) -> str:
-        def escape(text: str) -> str:
-            for old, new in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                             ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"),
-                             ("^", r"\textasciicircum{}")):
-                text = text.replace(old, new) if old != "\\" else text.replace(old, "\0")
-            return text.replace("\0", r"\textbackslash{}")
+    def to_latex(self, digits: int = 3) -> str:
+        """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks and a
+        caption naming the test and the correction (irboard/report_tables.py)."""
+        from irboard import report_tables
 
-        head = " & ".join(escape(c) for c in self.columns) + r" \\"
-        body = "\n".join(" & ".join(escape(c) for c in cells) + r" \\" for cells in self._cells())
-        return (f"\\begin{{tabular}}{{ll{'r' * (len(self.columns) - 2)}}}\n\\hline\n{head}\n\\hline\n{body}\n"
-                f"\\hline\n\\end{{tabular}}\n% {escape(self.describe())}\n")
+        return report_tables.to_latex(self, digits)
 
+    def _repr_html_(self) -> str:
+        """The same table in a notebook, each mean with its 95% interval."""
+        from irboard import report_tables
 
-def _by_dataset(qrels: Any) -> bool:
-    """Is `qrels` a mapping of dataset names to judgments (rather than one dataset's {query: {doc: relevance}})?"""
-    if not isinstance(qrels, Mapping) or not qrels:
-        return False
-    return not all(isinstance(docs, Mapping) and all(isinstance(grade, (int, np.integer)) for grade in docs.values())
-                   for docs in qrels.values())
+        return report_tables.to_html(self)
 
 
 def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike = "nDCG@10", *,
@@ -127,30 +114,42 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
             relevance_level: int = 1, ignore_identical_ids: bool = False, margin: float = DEFAULT_MARGIN) -> Report:
     """Compare `runs` ({name: run}, each in any form `irboard.evaluate` takes) on the judged queries of `qrels`.
     `baseline`: the run every other is compared with (default: the first); `test`: "t", "randomization" or
-    "wilcoxon"; `margin`: the equivalence margin in metric units (the site's default, 0.01 = one point ×100:
-    "verdict" is better, worse, equivalent or undetermined as on the site); `correction`: "holm" (the site's default: rank ranges and bands then hold together with
-    probability 1 - alpha), "bh" or "none", over every pair of the runs given (Report.family says so).
+    "wilcoxon"; `correction`: "holm" (the site's default: rank ranges and bands then hold together with
+    probability 1 - alpha), "bh" or "none", over every pair of the runs given (Report.family says so); `margin`:
+    the equivalence margin in metric units (the site's default, 0.01 = one point ×100).
     Several datasets: `qrels` = {dataset: judgments} and each run = {dataset: run} over the same names; the rows
     then name their dataset and Report.pooled holds the pooling across them (module docstring)."""
-    if len(runs) < 2:
-        raise IrboardError(f"compare: give at least two runs, got {len(runs)}")
-    settings = stats.TestSettings(method=test, alpha=alpha, correction=correction)  # checks the names
+    from irboard.inputs import to_judgments, to_measures
+    from leaderboard.analysis import stats
+
+    if not isinstance(runs, Mapping) or len(runs) < 2:
+        given = f"{len(runs)} run(s)" if isinstance(runs, Mapping) else f"a {type(runs).__name__}"
+        raise InputFormatError(f"compare: runs must be a dict {{name: run}} of at least two runs, got {given}")
     names = list(runs)
-    baseline = names[0] if baseline is None else baseline
+    odd = next((name for name in names if not isinstance(name, str) or not name), None)
+    if odd is not None:
+        raise InputFormatError(f"compare: run name {odd!r} is not a non-empty string; name the runs with strings")
+    baseline = names[0] if baseline is None else check_text(baseline, "baseline")
     if baseline not in runs:
-        raise IrboardError(f"compare: baseline {baseline!r} is not one of the runs {names}")
+        raise InputFormatError(f"compare: baseline {baseline!r} is not one of the runs {names}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1 or math.isnan(alpha):
+        raise InputFormatError(f"compare: alpha={alpha!r}: expected a number in (0, 1), e.g. 0.05")
+    settings = stats.TestSettings(method=check_text(test, "test"), alpha=float(alpha),
+                                  correction=check_text(correction, "correction"))  # checks the names
+    relevance_level = check_relevance_level(relevance_level)
+    ignore_identical_ids = check_flag(ignore_identical_ids, "ignore_identical_ids")
     measures = to_measures(metrics)
     if not _by_dataset(qrels):
-        rows, queries = _compare_one(None, runs, to_qrels(qrels), measures, names, baseline, settings, relevance_level,
-                                     ignore_identical_ids, margin)
+        rows, queries = _compare_one(None, runs, to_judgments(qrels), measures, names, baseline, settings,
+                                     relevance_level, ignore_identical_ids, margin)
         return Report(rows, baseline, settings.method, settings.correction, alpha, queries)
     rows, queries, per_dataset = [], 0, {}
     for dataset, judgments in qrels.items():
         missing = [name for name in names if not isinstance(runs[name], Mapping) or dataset not in runs[name]]
         if missing:
-            raise IrboardError(f"compare: run {missing[0]!r} has no run for dataset {dataset!r}; over several "
-                               "datasets each run is {dataset: run} with every dataset of qrels")
-        part, count = _compare_one(dataset, {name: runs[name][dataset] for name in names}, to_qrels(judgments),
+            raise InputFormatError(f"compare: run {missing[0]!r} has no run for dataset {dataset!r}; over several "
+                                   "datasets each run is {dataset: run} with every dataset of qrels")
+        part, count = _compare_one(dataset, {name: runs[name][dataset] for name in names}, to_judgments(judgments),
                                    measures, names, baseline, settings, relevance_level, ignore_identical_ids, margin)
         rows += part
         queries += count
@@ -159,9 +158,20 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
                   _pooled(per_dataset, measures, names, baseline))
 
 
+def _by_dataset(qrels: Any) -> bool:
+    """Is `qrels` a mapping of dataset names to judgments (rather than one dataset's {query: {doc: relevance}})?"""
+    if not isinstance(qrels, Mapping) or not qrels:
+        return False
+    return not all(isinstance(docs, Mapping) and all(isinstance(grade, int) or hasattr(grade, "dtype")
+                                                     for grade in docs.values()) for docs in qrels.values())
+
+
 def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], baseline: str) -> list[dict]:
     """Random-effects pooling of each run's per-dataset differences from the baseline, datasets of one parent as
     one unit (as the site's groups)."""
+    from leaderboard.analysis import meta
+    from leaderboard.analysis.aggregate import unit_of
+
     out = []
     datasets = list(per_dataset)
     units = [unit_of(dataset) for dataset in datasets]
@@ -185,11 +195,25 @@ def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], base
 
 
 def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, measures, names: list[str],
-                 baseline: str, settings: stats.TestSettings, relevance_level: int,
-                 ignore_identical_ids: bool, margin: float) -> tuple[list[dict], int]:
+                 baseline: str, settings, relevance_level: int, ignore_identical_ids: bool,
+                 margin: float) -> tuple[list[dict], int]:
+    import numpy as np
+
+    from evaluator.metrics import evaluate as evaluate_ranked
+    from irboard.inputs import to_ranked
+    from leaderboard.analysis import stats
+    from leaderboard.analysis.effects import pair_effects
+    from leaderboard.analysis.ranks import rank_ranges, tie_bands
+    from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
+
     alpha = settings.alpha
-    per_run = [evaluate_ranked(to_ranked(runs[name], judgments, ignore_identical_ids), judgments, measures,
-                               relevance_level) for name in names]
+    per_run = []
+    for name in names:
+        try:
+            ranked = to_ranked(runs[name], judgments, ignore_identical_ids)
+        except InputFormatError as error:
+            raise InputFormatError(f"compare: run {name!r}: {error}") from None
+        per_run.append(evaluate_ranked(ranked, judgments.qrels, measures, relevance_level))
     b = names.index(baseline)
     rows = []
     for measure in measures:
@@ -209,9 +233,9 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
         for i, name in enumerate(names):
             against = i != b
             rows.append({
-                "dataset": dataset, "metric": metric, "run": name, "mean": float(means[i]), "ci_low": float(ci[i, 0]),
-                "ci_high": float(ci[i, 1]), "rank_best": int(ranges[i, 0]), "rank_worst": int(ranges[i, 1]),
-                "band": int(bands[i]),
+                "dataset": dataset, "metric": metric, "run": name, "mean": float(means[i]),
+                "ci_low": float(ci[i, 0]), "ci_high": float(ci[i, 1]), "rank_best": int(ranges[i, 0]),
+                "rank_worst": int(ranges[i, 1]), "band": int(bands[i]),
                 "diff": float(effects.diff[i, b]) if against else None,
                 "diff_low": float(low[i]) if against else None,
                 "diff_high": float(high[i]) if against else None,
@@ -224,4 +248,4 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
     if dataset is None:
         for row in rows:
             row.pop("_variance")
-    return rows, len(judgments.query_ids)
+    return rows, len(judgments.qrels.query_ids)

@@ -380,10 +380,11 @@ def forecasts(result, sizes, ks, mode: Mode = "per_query", tail: Tail = "hybrid"
               growths: Sequence[str] = GROWTHS, known: Mapping[str, float] | None = None) -> dict[str, Forecast]:
     """Recall@k over sizes x ks for each growth scenario, from one fit of the result's score samples.
 
-    ``result``: anything `samples_of` accepts. Queries without relevant documents are left out (their recall
-    is undefined); per_query mode drops queries whose samples cannot support a tail, counting them. ``known``:
-    query id -> relevant documents at the target, in place of the growth scenario's count (benchmarks/scale.py,
-    whose sub-corpora come from a collection whose counts are known)."""
+    ``result``: anything `samples_of` accepts. Queries without judged relevant documents are left out (their
+    recall is undefined); relevant documents the samples call absent from the corpus are misses
+    (`absent_as_misses`); per_query mode drops queries whose samples cannot support a tail, counting them.
+    ``known``: query id -> relevant documents at the target, in place of the growth scenario's count
+    (benchmarks/scale.py, whose sub-corpora come from a collection whose counts are known)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     _check_tail(tail)
@@ -414,9 +415,29 @@ def forecasts(result, sizes, ks, mode: Mode = "per_query", tail: Tail = "hybrid"
     for growth in growths:
         values = query_recall(model, sizes_array, ks, growth,
                               None if known is None else [known[qid] for qid in model.query_ids])
-        out[growth] = Forecast(growth=growth, recall=values.mean(axis=0), queries=len(model.query_ids),
+        values = absent_as_misses(samples, model.query_ids, values)
+        out[growth] = Forecast(growth=growth, recall=values.mean(axis=0), queries=values.shape[0],
                                dropped=dict(model.dropped), per_query=values, **common)
     return out
+
+
+def absent_as_misses(samples: ScoreSamples, kept: Sequence[str], values: np.ndarray) -> np.ndarray:
+    """Per-query recall (kept queries, sizes, ks) with the judged relevant documents the samples call absent from
+    the corpus (`absent_relevant`) counted as misses at every size, as trec_eval counts them in the measured R@k:
+    each kept query's recall scaled by n_relevant / (n_relevant + absent), and a query whose every relevant
+    document is called absent added with recall 0, never dropped. So a claimed absence, checked or not, can only
+    lower a prediction (an unchecked claim that a missed document is absent bought recall before)."""
+    flat = samples.flat_scores()
+    if flat is not None and flat.absent is None:
+        return values
+    absent = {q: samples.queries[q].absent for q in samples.queries}
+    if not any(absent.values()):
+        return values
+    kept_relevant = np.array([samples.queries[q].n_relevant for q in kept], dtype=np.float64)
+    kept_absent = np.array([absent[q] for q in kept], dtype=np.float64)
+    scaled = values * (kept_relevant / (kept_relevant + kept_absent))[:, None, None]
+    only_absent = sum(1 for q, a in absent.items() if a and not samples.queries[q].n_relevant)
+    return np.concatenate((scaled, np.zeros((only_absent, *values.shape[1:]))))
 
 
 def forecast(result, sizes, ks, growth: str = "fixed-relevant", mode: Mode = "per_query",
@@ -436,4 +457,8 @@ def _pooled(samples: ScoreSamples, n_relevant: np.ndarray, sizes: np.ndarray, gr
     relevant, nonrelevant = target_counts(float(n_relevant.mean()), samples.num_docs, sizes, growth, mean_known)
     rows = [plugin_recall_matrix(*fit, float(r), n, common["ks"])[0] for r, n in zip(relevant, nonrelevant,
                                                                                         strict=True)]
-    return Forecast(growth=growth, recall=np.array(rows), queries=len(used), dropped={}, fit=fit, **common)
+    # claimed-absent relevant documents are misses (see absent_as_misses): the mean share of each query's present
+    judged = [q for q in samples.queries.values() if q.n_relevant + q.absent > 0]
+    present = float(np.mean([q.n_relevant / (q.n_relevant + q.absent) for q in judged]))
+    return Forecast(growth=growth, recall=np.array(rows) * present, queries=len(judged), dropped={}, fit=fit,
+                    **common)

@@ -35,6 +35,12 @@ def run(args: argparse.Namespace) -> int:
         raise IrboardError(f"{len(report.problems)} problem(s) found; fix each line above")
     for path, reason in sorted(report.unfetched.items()):
         print(f"{path}: not verified: its full file cannot be fetched ({reason})")
+    for path, reason in sorted(report.absences_unchecked.items()):
+        print(f"{path}: absent_ids not checked against the corpus ({reason}); predictions count those documents as "
+              "misses")
+    for path, metrics in sorted(report.claimed.items()):
+        print(f"{path}: not verified: {', '.join(metrics)} rest on claimed ranks (re-scored from the judged documents' "
+              "ranks below the stored depth, which no score samples check; evaluate with --model to store them)")
     for path, metrics in sorted(report.partly_verified.items()):
         print(f"{path}: not verified: the stored ranking does not determine {', '.join(metrics)} (store a deeper run "
               "or drop them)")

@@ -66,7 +66,8 @@ def read_loaded(path: Path, keep_metrics: KeepMetrics | None = None, is_verified
     loaded = to_loaded(str(path), result, result.query_ids, per_query,
                        verification is not None and verification.complete,
                        verification.verified if verification is not None else frozenset(),
-                       result.run is not None or decoding.stores_run or result.full is not None)
+                       result.run is not None or decoding.stores_run or result.full is not None,
+                       verification.claimed if verification is not None else frozenset())
     if predictor is None:
         return loaded
     prediction = decoding.prediction

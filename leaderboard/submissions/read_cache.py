@@ -75,7 +75,7 @@ class ReadCache(ContentCache):
             "query_ids": list(loaded.query_ids),
             "per_query": {name: values.tolist() for name, values in loaded.per_query.items()},
             "has_run": loaded.has_run, "verified": loaded.verified, "verified_metrics": sorted(loaded.verified_metrics),
-            "provenance": provenance,
+            "claimed_metrics": sorted(loaded.claimed_metrics), "provenance": provenance,
             "prediction": None if loaded.prediction is None else predictor.encode(loaded.prediction)})
 
     def _result(self, entry: dict, path: str, predictor: Forecaster) -> LoadedResult:
@@ -97,4 +97,5 @@ class ReadCache(ContentCache):
             qrels_sha256=entry["qrels_sha256"], settings=tuple(tuple(item) for item in entry["settings"]),
             metrics=entry["metrics"], query_ids=query_ids, per_query=per_query,
             has_run=entry["has_run"], verified=entry["verified"], verified_metrics=frozenset(entry["verified_metrics"]),
-            provenance=Provenance(**provenance), prediction=prediction)
+            claimed_metrics=frozenset(entry["claimed_metrics"]), provenance=Provenance(**provenance),
+            prediction=prediction)

@@ -139,9 +139,10 @@ def claims_absences(result: ResultFile) -> bool:
     return samples is not None and bool(_absent(samples, result.query_ids).any())
 
 
-def absent_in_corpus(result: ResultFile, corpus: Corpus) -> list[str]:
+def absent_in_corpus(result: ResultFile, corpus: Corpus, which: str = "the corpus of --data-dir") -> list[str]:
     """The claims of `absent_ids` that a corpus contradicts: one problem for the first query whose named
-    document the corpus holds. Every named id is looked up in one pass over the corpus's ids (`Corpus.find`)."""
+    document the corpus holds (`which`: the corpus, as the problem names it). Every named id is looked up in one
+    pass over the corpus's ids (`Corpus.find`)."""
     samples = result.score_samples
     if samples is None:
         return []
@@ -151,7 +152,7 @@ def absent_in_corpus(result: ResultFile, corpus: Corpus) -> list[str]:
         sample = samples.queries[query_id]
         if sample.absent and (present := next((d for d in sample.absent_ids if d in held), None)) is not None:
             return [f"score_samples of query {query_id!r}: absent_ids names {present!r} as missing from the corpus, "
-                    "but the corpus of --data-dir holds it; regenerate the result with `irboard evaluate`"]
+                    f"but {which} holds it; regenerate the result with `irboard evaluate`"]
     return []
 
 

@@ -15,7 +15,7 @@ from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNam
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.parallel import forked_map
-from leaderboard.submissions.sample_checks import absent_in_corpus, claims_absences
+from leaderboard.submissions.sample_checks import claims_absences
 from leaderboard.submissions.verify import Judgments
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,8 @@ class ValidationReport:
     verified: set[Path] = field(default_factory=set)
     partly_verified: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics not re-scorable
     unfetched: dict[Path, str] = field(default_factory=dict)  # split result -> why its full file cannot be had
+    absences_unchecked: dict[Path, str] = field(default_factory=dict)  # path -> why no corpus checked its absent_ids
+    claimed: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics resting on claimed ranks
 
     def add(self, path: Path, message: str) -> None:
         self.problems.append(f"{path}: {message}")
@@ -165,6 +167,8 @@ class _FileOutcome:
     verified: bool = False
     partly_verified: tuple[str, ...] | None = None
     unfetched: str | None = None
+    absences_unchecked: str | None = None  # why no corpus checked the file's absent_ids (None: checked, or none)
+    claimed: tuple[str, ...] | None = None  # metrics re-scored from ranks below the depth that no sample checks
     judgment_errors: list[str] = field(default_factory=list)  # judgments that could not be had while checking it
 
 
@@ -205,6 +209,10 @@ def validate_paths(
             report.partly_verified[path] = outcome.partly_verified
         if outcome.unfetched is not None:
             report.unfetched[path] = outcome.unfetched
+        if outcome.absences_unchecked is not None:
+            report.absences_unchecked[path] = outcome.absences_unchecked
+        if outcome.claimed is not None:
+            report.claimed[path] = outcome.claimed
         report.valid.append(path)
     report.problems.extend(judgments.errors)
     return report
@@ -264,10 +272,15 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
                 report.add(path, problem)
             outcome.verified = verification.complete
             if not verification.complete and not verification.problems:
-                outcome.partly_verified = verification.unverified
+                outcome.partly_verified = verification.unverified or None
+                outcome.claimed = tuple(sorted(verification.claimed)) or None
     if not report.problems and claims_absences(whole):
-        for problem in _absences_against_corpus(whole, judgments):
+        from leaderboard.submissions.absences import check_absences
+
+        absences = check_absences(whole, judgments.data_dirs, judgments.data_root)
+        for problem in absences.problems:
             report.add(path, problem)
+        outcome.absences_unchecked = absences.unchecked
     outcome.problems = report.problems
     # a file that claims absences is checked again each time: only a corpus at hand can check those claims
     if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id) \
@@ -294,25 +307,6 @@ def _query_set(judgments: Judgments) -> QuerySet:
     from leaderboard.submissions.load import registered_query_set
 
     return registered_query_set(functools.lru_cache(maxsize=None)(dataset_info), judgments)
-
-
-def _absences_against_corpus(result: ResultFile, judgments: Judgments) -> list[str]:
-    """The claims of a result's `absent_ids` that the corpus of its `--data-dir` (or data root) folder contradicts;
-    nothing to say without a corpus there (the other checks of the claims need none: sample_checks)."""
-    from evaluator.datasets.layout import find_file, read_corpus
-    from evaluator.errors import IrboardError
-
-    folders = [judgments.data_dirs[result.dataset.id]] if result.dataset.id in judgments.data_dirs else []
-    if judgments.data_root is not None:
-        folders.append(judgments.data_root / result.dataset.id)
-    found = next((path for folder in folders if (path := find_file(folder, "corpus.jsonl")) is not None), None)
-    if found is None:
-        return []
-    try:
-        corpus = read_corpus(found)
-    except IrboardError as error:
-        return [f"cannot check absent_ids against {found}: {one_line(str(error))}"]
-    return absent_in_corpus(result, corpus)
 
 
 def _checked_cache() -> ContentCache:
@@ -359,5 +353,6 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
         return False
     if verification is not None:
         outcome.verified = verification.complete
-        outcome.partly_verified = None if verification.complete else verification.unverified
+        outcome.partly_verified = None if verification.complete else verification.unverified or None
+        outcome.claimed = tuple(sorted(verification.claimed)) or None
     return True

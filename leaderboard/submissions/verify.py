@@ -10,7 +10,9 @@
   a problem that rejects the result.
 - Metrics that are not determined are *unverified*: kept, shown as such per value, never counted verified.
 - A result is verified when every reported metric was re-scored and matched, and its score samples agree
-  with its ranking (see `score_sample_problems`).
+  with its ranking (see `score_sample_problems`) and with its claims below the stored depth
+  (`deep_checks.deep_claim_problems`). Metrics that read below the depth of a file whose samples cannot check
+  those claims (no samples) are re-scored but *rest on claimed ranks* (`Verification.claimed`), never verified.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationErr
 from evaluator.metrics import Measure, Qrels, evaluate, parse_measure
 from evaluator.result import ResultFile
 from leaderboard.submissions.cache import ContentCache
+from leaderboard.submissions.deep_checks import deep_claim_problems, deep_claims_checked, deep_metric_names
 from leaderboard.submissions.labels import entry_labels, per_qrels, ranked_from_result
 from leaderboard.submissions.sample_checks import cut_problems, score_sample_problems
 
@@ -40,11 +43,13 @@ class Verification:
     verified: frozenset[str]  # metrics re-scored and matching
     unverified: tuple[str, ...]  # metrics the stored ranking does not determine (or no ranking at all)
     problems: tuple[str, ...]  # differences and inconsistencies: the result is rejected
+    # metrics re-scored and matching, but from ranks below the stored depth that no score sample checks
+    claimed: frozenset[str] = frozenset()
 
     @property
     def complete(self) -> bool:
-        """Every reported metric re-scored and matching, nothing inconsistent."""
-        return not self.problems and not self.unverified
+        """Every reported metric re-scored and matching, nothing inconsistent, nothing resting on claimed ranks."""
+        return not self.problems and not self.unverified and not self.claimed
 
 
 def whole_rankings(result: ResultFile) -> np.ndarray:
@@ -95,9 +100,13 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
                     f"ranking gives {rescored[i]:.6f} ({wrong.size} queries differ); regenerate the result with "
                     "`irboard evaluate`")
     if result.score_samples is not None and result.run is not None:
-        problems += score_sample_problems(result, qrels, labels) or cut_problems(result, qrels, labels)
-    verified = frozenset() if problems else frozenset(str(m) for m in measures)
-    return Verification(verified, tuple(others), tuple(problems))
+        problems += score_sample_problems(result, qrels, labels) or cut_problems(result, qrels, labels) \
+            or deep_claim_problems(result, qrels, labels)
+    rescored = {str(m) for m in measures}
+    claimed = frozenset() if problems or deep_claims_checked(result) else \
+        frozenset(deep_metric_names(result, rescored))
+    verified = frozenset() if problems else frozenset(rescored - claimed)
+    return Verification(verified, tuple(others), tuple(problems), claimed)
 
 
 def coverage_problems(result: ResultFile) -> list[str]:
@@ -136,17 +145,18 @@ class VerifiedCache(ContentCache):
         entry = super().get(self._fields(file_sha256, qrels_sha256))
         if entry is None:
             return None
-        verified, unverified = entry.get("verified"), entry.get("unverified")
-        if not isinstance(verified, list) or not isinstance(unverified, list) or not all(
-                isinstance(name, str) for name in [*verified, *unverified]) \
-                or sorted([*verified, *unverified]) != sorted(metrics):
+        verified, unverified, claimed = entry.get("verified"), entry.get("unverified"), entry.get("claimed", [])
+        if not isinstance(verified, list) or not isinstance(unverified, list) or not isinstance(claimed, list) \
+                or not all(isinstance(name, str) for name in [*verified, *unverified, *claimed]) \
+                or sorted([*verified, *unverified, *claimed]) != sorted(metrics):
             return None
-        return Verification(frozenset(verified), tuple(unverified), ())
+        return Verification(frozenset(verified), tuple(unverified), (), frozenset(claimed))
 
     def put(self, file_sha256: str, qrels_sha256: str, outcome: Verification) -> None:
         if not outcome.problems:
             super().put(self._fields(file_sha256, qrels_sha256),
-                        {"verified": sorted(outcome.verified), "unverified": list(outcome.unverified)})
+                        {"verified": sorted(outcome.verified), "unverified": list(outcome.unverified),
+                         "claimed": sorted(outcome.claimed)})
 
 
 def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root: Path | None) -> Qrels | None:

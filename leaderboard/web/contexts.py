@@ -4,7 +4,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaderboard.submissions.loaded import ModelInfo
+from leaderboard.submissions.loaded import LoadedResult, ModelInfo
+
+
+class _ClaimedRanks:
+    """A value's check when it was re-scored from ranks claimed below the stored depth that no score sample checks
+    (`LoadedResult.claimed_metrics`): false wherever a check is read as verified or not (downloads list the value as
+    unverified); the pages give it its own mark (`render.score_cells`)."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "CLAIMED_RANKS"
+
+
+CLAIMED_RANKS = _ClaimedRanks()
+
+
+def value_check(result: LoadedResult, metric: str) -> bool | _ClaimedRanks:
+    """True: `metric` re-scored from the stored ranking; CLAIMED_RANKS: from ranks no sample checks; else False."""
+    if metric in result.verified_metrics:
+        return True
+    return CLAIMED_RANKS if metric in result.claimed_metrics else False
 
 
 @dataclass(frozen=True)
@@ -38,6 +62,7 @@ class Column:
     title: str
     href: str
     metric: str
+    language: str = ""  # set only in a multilingual group (its datasets have more than one language)
 
 
 @dataclass(frozen=True)
@@ -82,6 +107,8 @@ class PredictionColumn:
     label: str  # says that it is a model-based prediction
     detail: str  # what the mean is taken over
     href: str  # the method's explanation and measured error
+    error: float | None = None  # the method's measured mean |error| at this k and growth (None: not measured)
+    short: str = ""  # the header's own words, with the error beside them (the label names the download column)
 
 
 @dataclass(frozen=True)
@@ -98,6 +125,8 @@ class HomeRow:
     groups: tuple[GroupCell, ...]
     cells: tuple[DatasetCell, ...]
     prediction: PredictedMean | None = None  # None when the site has no predictions
+    tier: str = "self-reported"  # the trust tier of the model's least trusted result (submissions.loaded.TIERS)
+    parameters_measured: bool = False  # read from the model by irboard in CI; else claimed by the result files
 
 
 @dataclass(frozen=True)
@@ -127,6 +156,7 @@ class HomeContext:
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
     answer: str = ""  # which models are best on that column, and how sure
+    languages: tuple[str, ...] = ()  # the languages of the multilingual groups' datasets, for the language filter
 
 
 @dataclass(frozen=True)
@@ -196,6 +226,8 @@ class RanksContext:
     tables: tuple[RankTable, ...]
     methods: tuple[str, ...]
     verified: int = 0  # models verified on every dataset they have results for
+    figures: tuple[Figure, ...] = ()  # size against score (rank_pages.size_figure)
+    unplaced: tuple[str, ...] = ()  # models with a mean left out of it: their result files state no parameter count
 
 
 @dataclass(frozen=True)
@@ -220,10 +252,11 @@ class DatasetRow:
     is_baseline: bool
     prediction: PredictedValue | None = None
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
-    values_verified: tuple[bool, ...] = ()  # the same, per value of `values`
+    values_verified: tuple[bool | _ClaimedRanks, ...] = ()  # the same, per value of `values` (`value_check`)
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
+    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
 @dataclass(frozen=True)
@@ -307,6 +340,7 @@ class ModelDatasetRow:
     prediction: PredictedValue | None = None  # None: no score samples
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     effect: Effect | None = None  # against the baseline
+    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
 @dataclass(frozen=True)
@@ -332,6 +366,7 @@ class EfficiencyRow:
     peak_rss_bytes: int | None
     index_bytes: int | None
     hardware: str
+    measured_queries_per_s: float | None = None  # CI's search rate while reproducing the result (None: not reproduced)
 
 
 @dataclass(frozen=True)
@@ -341,6 +376,7 @@ class ReproduceRow:
     irboard_version: str
     created_at: str
     settings: str
+    artifact: str = ""  # the declared artifact CI runs again (model.artifact); "" when none
 
 
 @dataclass(frozen=True)
@@ -356,6 +392,7 @@ class ScaleRow:
     at_own_size: float  # the prediction at num_docs
     values: tuple[float, ...]  # at ScaleSection.sizes
     checked: bool = True  # the score samples were checked against a stored ranking (else shown * like a metric)
+    error: float | None = None  # the method's measured mean |error| at this k and growth (None: not measured)
 
 
 @dataclass(frozen=True)
@@ -386,14 +423,17 @@ class ModelContext:
     metrics: tuple[str, ...]
     metric_scales: tuple[float, ...]
     metric_rows: tuple[tuple[str, tuple[float | None, ...]], ...]
-    metric_checks: tuple[tuple[bool, ...], ...]  # per metric row and value: re-scored from the stored ranking
+    metric_checks: tuple[tuple[bool | _ClaimedRanks, ...], ...]  # per metric row and value: `value_check`
     efficiency: tuple[EfficiencyRow, ...]
     reproduce: tuple[ReproduceRow, ...]
     tests: str
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
     scale: ScaleSection | None = None  # None: no result of the model has score samples
+    tier: str = "self-reported"  # of the model's least trusted result
+    costs_measured: bool = False  # parameters and dimension read from the model by irboard in CI (else claimed)
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
+    runs: tuple[Download, ...] = ()  # the stored ranking of each result with one, as a TREC run (run_files.py)
 
 
 @dataclass(frozen=True)
@@ -486,6 +526,7 @@ class ParetoCost:
     value: float | None  # None: the result files do not state it
     text: str
     front: bool
+    claimed: bool = False  # stated by the result files, not measured by irboard (pareto_pages.MEASURED)
 
 
 @dataclass(frozen=True)
@@ -509,6 +550,7 @@ class ParetoView:
     figure: Figure | None
     front: tuple[str, ...]
     missing: tuple[str, ...]
+    claimed: tuple[str, ...] = ()  # plotted models whose cost the result files claim (irboard did not measure it)
 
 
 @dataclass(frozen=True)
@@ -524,6 +566,7 @@ class ParetoChoice:
     rows: tuple[ParetoRow, ...]  # the models tied for best, best mean first
     views: tuple[ParetoView, ...]
     summary: str  # how many are tied for best, of how many ranked; or why there are none (the empty state)
+    default_cost: str = "parameters"  # the cost shown first: the first of latency, parameters, dim placing every model
 
 
 @dataclass(frozen=True)
@@ -533,6 +576,7 @@ class ParetoContext:
     page: Page
     choice: ParetoChoice | None  # None: the board has no dataset
     links: tuple[tuple[str, str, str, str], ...]  # (key, name, kind, href) of every choice, for the picker
-    costs: tuple[tuple[str, str], ...]  # (key, label)
+    costs: tuple[tuple[str, str], ...]  # (key, label): the table's columns
     rule: str
     methods: tuple[str, ...]
+    cost_views: tuple[tuple[str, str], ...] = ()  # (key, label) of every view: each cost, and it measured only

@@ -12,8 +12,10 @@ from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, 
 from leaderboard.analysis.stability import SPLITS, group_stability
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
 from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval
+from leaderboard.web import charts
 from leaderboard.web.contexts import (
     Effect,
+    Figure,
     Page,
     RankRow,
     RanksContext,
@@ -21,6 +23,7 @@ from leaderboard.web.contexts import (
     SeparabilityRow,
     StatisticsMethod,
 )
+from leaderboard.web.render import json_text
 
 RANKS_PAGE = "ranks.html"
 METHOD_ANCHOR = "method.html#statistics"
@@ -191,11 +194,36 @@ def rank_method(board: Leaderboard) -> str:
             f"t-test). {rank_rule(board)}")
 
 
+def size_figure(board: Leaderboard) -> tuple[Figure | None, tuple[str, ...]]:
+    """Every model with a mean on the overall group (the home page's order) against its parameter count, and the
+    models left out for want of a count; a lexical model without one has 0 learned parameters."""
+    group = next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
+    if group is None:
+        return None, ()
+    info = {model.info.id: model.info for model in board.models}
+    shown, unplaced = [], []
+    for model_id, score in sorted(group.scores.items(), key=lambda item: -item[1].mean):
+        count = info[model_id].parameters
+        count = 0 if count is None and info[model_id].type == "lexical" else count
+        (unplaced if count is None or score.ci is None else shown).append((model_id, count, score))
+    if not any(count for _, count, _ in shown):
+        return None, tuple(model_id for model_id, _, _ in unplaced)
+    chart = charts.size_score_chart([m for m, _, _ in shown], [c for _, c, _ in shown],
+                                    [info[m].type for m, _, _ in shown], [100 * s.mean for *_, s in shown],
+                                    [100 * s.ci[0] for *_, s in shown], [100 * s.ci[1] for *_, s in shown], group.name)
+    title = (f"Size against score: the {group.name} mean ({len(group.dataset_ids)} datasets) ×100 of every model "
+             "with one, with its 95% confidence interval, against its parameter count (log scale), one colour per "
+             "model type; lexical models (no learned parameters) are dashed lines at their mean")
+    return Figure("fig-size", title, json_text(chart)), tuple(model_id for model_id, _, _ in unplaced)
+
+
 def build_ranks(board: Leaderboard) -> RanksContext:
+    figure, unplaced = size_figure(board)
     return RanksContext(page=Page(RANKS_PAGE, "Ranks with uncertainty", "", "ranks"), tables=rank_tables(board),
                         methods=(rank_method(board), band_rule(board), top_rule(board),
                                  f"See the method page ({METHOD_ANCHOR}) for the reasons."),
-                        verified=sum(model.verified == "all" for model in board.models))
+                        verified=sum(model.verified == "all" for model in board.models),
+                        figures=(figure,) if figure else (), unplaced=unplaced)
 
 
 def statistics_method(board: Leaderboard) -> StatisticsMethod:

@@ -25,7 +25,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from leaderboard.analysis.verdicts import pvalue_text
+from leaderboard.web.contexts import CLAIMED_RANKS
 from leaderboard.web.provenance import BuildStamp
+
+CLAIMED_MARK = Markup('<span class="unv" title="rests on claimed ranks: re-scored from ranks below the stored depth '
+                      'that no score samples check">†</span><span class="sr"> (rests on claimed ranks)</span>')
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # leaderboard/
 
@@ -53,11 +57,17 @@ def format_score(value, scale: float = 100.0, digits: int = 2) -> str:
 
 
 def score_cells(values, scales, checks, mark: Markup, end: str = "") -> Markup:
-    """A row of score cells, `<td class="num">` with format_score and, after a value shown but not checked, `mark`;
-    `end` after each cell: one filter call per row of a wide table instead of a template loop (at 1,000 models the
-    site has about two million such cells)."""
+    """A row of score cells, `<td class="num">` with format_score and, after a value shown but not checked, `mark`
+    (CLAIMED_MARK after one resting on claimed ranks, `contexts.CLAIMED_RANKS`); `end` after each cell: one filter
+    call per row of a wide table instead of a template loop (at 1,000 models the site has about two million such
+    cells)."""
+    def after(value, checked) -> str:
+        if value is None or checked:
+            return ""
+        return CLAIMED_MARK if checked is CLAIMED_RANKS else mark
+
     return Markup("".join(
-        f'<td class="num">{escape(format_score(value, scale))}{mark if value is not None and not checked else ""}'
+        f'<td class="num">{escape(format_score(value, scale))}{after(value, checked)}'
         f"</td>{end}" for value, scale, checked in zip(values, scales, checks, strict=True)))
 
 
@@ -66,12 +76,15 @@ def scale_rows(rows, unchecked_mark: Markup | str = "") -> Markup:
     filter call instead of a template loop, which took most of a model page's rendering (180 rows at 30 datasets).
     Each predicted value of a row whose score samples were not checked ends in `unchecked_mark` (markup)."""
     def predicted(value, row) -> str:
-        return f'<td class="num">{escape(format_score(value))}{"" if row.checked else unchecked_mark}</td>'
+        return f'<td class="num pred">{escape(format_score(value))}{"" if row.checked else unchecked_mark}</td>'
+
+    def error(row) -> str:
+        return f'<td class="num pred">{"" if row.error is None else "±"}{escape(format_score(row.error))}</td>'
 
     return Markup("".join(
         f'<tr>\n<th scope="row">{escape(row.dataset_id)}</th>\n<td class="num">R@{escape(row.k)}</td>\n'
         f'<td>{escape(row.growth)}</td>\n<td class="num">{escape(format_count(row.num_docs))}</td>\n'
-        f'<td class="num">{escape(format_score(row.measured))}</td>\n'
+        f'<td class="num">{escape(format_score(row.measured))}</td>\n{error(row)}\n'
         f'{predicted(row.at_own_size, row)}\n'
         + "".join(predicted(value, row) for value in row.values) + "</tr>\n"
         for row in rows))

@@ -185,3 +185,10 @@ def test_evaluate_model_equals_the_command(tmp_path):
     assert result.per_query.to_dict("list") == {m: written.per_query[m].tolist() for m in written.per_query}
     with pytest.raises(irboard.errors.IrboardError, match="engine"):
         irboard.evaluate_model("bm25", "beir/scifact", data_dir=SCIFACT, engine="spark")
+
+
+def test_the_default_margin_is_the_sites():
+    from irboard.comparison import DEFAULT_MARGIN
+    from leaderboard.analysis import verdicts
+
+    assert DEFAULT_MARGIN == verdicts.DEFAULT_MARGIN
