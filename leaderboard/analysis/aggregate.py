@@ -37,7 +37,7 @@ from leaderboard.analysis.predictions import (
 )
 from leaderboard.analysis.ranks import GroupBootstrap, group_difference_pvalues, rank_ranges, tie_bands
 from leaderboard.submissions.catalog import DEFAULT_BASELINE, DatasetInfo, dataset_info
-from leaderboard.submissions.loaded import LoadedResult, ModelInfo
+from leaderboard.submissions.loaded import LoadedResult, ModelInfo, weakest
 from leaderboard.submissions.parallel import forked_map
 
 logger = logging.getLogger(__name__)
@@ -174,6 +174,18 @@ class ModelBoard:
     results: dict[str, LoadedResult]  # dataset id -> result
     zero_shot: dict[str, bool]
     verified: str  # "all", "some" or "none"
+
+    @property
+    def tier(self) -> str:
+        """The trust tier of the model's least trusted result."""
+        return weakest(result.tier for result in self.results.values())
+
+    @property
+    def costs_measured(self) -> bool:
+        """The parameter count and dimension shown were measured by irboard: CI reproduced a result of the model and
+        read them from the model it loaded (else they are what the result files claim)."""
+        return any(r.measured is not None and (r.measured["parameters"], r.measured["dim"])
+                   == (self.info.parameters, self.info.dim) for r in self.results.values())
 
     @property
     def zero_shot_all(self) -> bool:

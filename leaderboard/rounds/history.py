@@ -14,13 +14,14 @@ from pathlib import Path
 from evaluator.errors import one_line
 from leaderboard.rounds.spec import ROUND_FILE, RoundError
 
-COMMITMENTS = "commitments"
+COMMITMENTS, JUDGMENTS = "commitments", "judgments"
 MAX_SMALL_FILE = 64_000
 
 
 def tracked(path: str) -> bool:
-    """Is every version of this file (relative to the round folder) kept: the rules and the commitments."""
-    return path == ROUND_FILE or path.startswith(f"{COMMITMENTS}/")
+    """Is every version of this file (relative to the round folder) kept: the rules, the commitments and the
+    judgments (whose first entry decides whether a late judging window may still be reopened)."""
+    return path == ROUND_FILE or path.startswith((f"{COMMITMENTS}/", f"{JUDGMENTS}/"))
 
 
 @dataclass
@@ -31,6 +32,9 @@ class History:
 
     times: dict[str, datetime]
     versions: dict[str, list[tuple[datetime, bytes | None]]] = field(default_factory=dict)
+    # commits on main dated before the commit before them: GitHub's merges only move forward, so one was pushed
+    # or fast-forwarded with a date of its own choosing, and the times of its files cannot be trusted
+    backwards: list[str] = field(default_factory=list)
 
 
 def tree_history(folder: Path, times: Mapping[str, datetime]) -> History:
@@ -63,10 +67,16 @@ def git_history(folder: Path, rev: str = "HEAD") -> History:
         raise RoundError(f"{folder}: cannot read its git history ({one_line(str(detail))}); run inside a full "
                          "clone (fetch-depth: 0 in a workflow)") from None
     changes: list[tuple[datetime, str, str, str]] = []  # instant, commit, status, path relative to the folder
+    backwards, previous = [], None
     for block in out.split("\x01")[1:]:
         head, _, rest = block.partition("\n")
         commit, iso = head.strip("\0 ").split(" ", 1)
         instant = datetime.fromisoformat(iso.strip()).astimezone(timezone.utc)
+        if previous is not None and instant < previous:
+            backwards.append(f"{folder}: commit {commit[:12]} on main is dated {instant.isoformat()}, before the "
+                             f"commit before it ({previous.isoformat()}): the times of its files cannot be trusted; "
+                             "every change to a round enters main by a merge GitHub makes (docs/rounds.md)")
+        previous = instant if previous is None else max(previous, instant)
         fields = [f for f in rest.strip("\n\0").split("\0") if f]
         for status, name in zip(fields[::2], fields[1::2], strict=False):
             if name.startswith(relative + "/"):
@@ -76,7 +86,8 @@ def git_history(folder: Path, rev: str = "HEAD") -> History:
         times[path] = instant  # oldest first: the last change stays
     blobs = _blobs(folder, relative, [(commit, path) for _, commit, status, path in changes
                                       if tracked(path) and status != "D"])
-    history = History({path: instant for path, instant in times.items() if (folder / path).exists()})
+    history = History({path: instant for path, instant in times.items() if (folder / path).exists()},
+                      backwards=backwards)
     for instant, commit, status, path in changes:
         if tracked(path):
             history.versions.setdefault(path, []).append((instant, None if status == "D" else blobs[(commit, path)]))

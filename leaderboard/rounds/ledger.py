@@ -34,13 +34,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, slugify
 from evaluator.trec import read_run
-from leaderboard.rounds.history import COMMITMENTS, MAX_SMALL_FILE, History, tree_history
+from leaderboard.rounds.history import COMMITMENTS, JUDGMENTS, MAX_SMALL_FILE, History, tree_history
 from leaderboard.rounds.spec import (
     ROUND_FILE,
     Round,
@@ -48,6 +47,7 @@ from leaderboard.rounds.spec import (
     RoundSpec,
     check_login,
     extension_problem,
+    load_yaml,
     parse_round,
 )
 
@@ -55,12 +55,14 @@ MAX_RUN_BYTES = 64 * 2**20  # a run at depth 1,000 over a few thousand queries; 
 _HEX = re.compile(r"[0-9a-f]{64}")
 _SALT = re.compile(r"[0-9a-f]{32,128}")
 _REVISION = re.compile(r"[A-Za-z0-9._-]{1,100}")
-# an entry's name: a model slug, then @revision; never a path (no '/', never starting with '.')
-ENTRY_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,199}(?:@[A-Za-z0-9._-]{1,100})?")
-BINDING_TAG = "irboard sealed-round commitment v2"
+# an entry's name: its owner's account (lower case), '~', the model's slug, then @revision; never a path (no '/',
+# never starting with '.'). The owner in the name binds the entry to its account: no one can take the name of
+# another's entry first (committing under another organisation's model id makes one's own entry, never theirs).
+ENTRY_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,38}~[a-z0-9][a-z0-9._-]{0,199}(?:@[A-Za-z0-9._-]{1,100})?")
+BINDING_TAG = "irboard sealed-round commitment v3"
 
 # the folder's parts and the phase in which each may enter the repository
-REVEALS, JUDGMENTS = "reveals", "judgments"
+REVEALS = "reveals"
 POOL_FILE, SCORES_FILE = "pool.tsv", "scores.json"
 QRELS_FILE, PROVENANCE_FILE = "qrels.txt", "provenance.yml"
 ALLOWED_IN = {COMMITMENTS: "open", REVEALS: "frozen", POOL_FILE: "revealed", JUDGMENTS: "revealed",
@@ -82,7 +84,9 @@ class CommitmentFile(_Strict):
     @field_validator("owner")
     @classmethod
     def _owner(cls, value: str) -> str:
-        return check_login(value)
+        if check_login(value).endswith("[bot]"):
+            raise ValueError(f"owner {value!r} is a bot account; a participant is a person's account")
+        return value
 
     @field_validator("sha256")
     @classmethod
@@ -112,9 +116,9 @@ class Provenance(_Strict):
     judge: Judge | None = None  # required when assessors is "model"
 
 
-def entry_name(model: ModelBlock) -> str:
-    """The file stem of a model revision's commitment and reveal."""
-    slug = slugify(model.id)
+def entry_name(model: ModelBlock, owner: str) -> str:
+    """The file stem of the commitment and reveal of a model revision by `owner`: `<owner>~<slug>@<revision>`."""
+    slug = f"{owner.lower()}~{slugify(model.id)}"
     if not model.revision:
         return slug
     if not _REVISION.fullmatch(model.revision):
@@ -125,14 +129,15 @@ def entry_name(model: ModelBlock) -> str:
 def check_entry(name: str) -> str:
     """`name` if it can name an entry's files (never a path), else a RoundError."""
     if not isinstance(name, str) or not ENTRY_PATTERN.fullmatch(name):
-        raise RoundError(f"entry {name!r} is not an entry name (a model slug, then @revision: lower case letters, "
+        raise RoundError(f"entry {name!r} is not an entry name (owner~model-slug@revision: lower case letters, "
                          "digits and '._-'); give the commitment file's name without .json")
     return name
 
 
 def commitment_binding(round_name: str, model: ModelBlock, owner: str) -> bytes:
     """What a commitment's hash binds besides the run: the round, the entry, the model revision and its owner."""
-    return "\n".join([BINDING_TAG, round_name, entry_name(model), model.id, model.revision, owner.lower(), ""]).encode()
+    return "\n".join([BINDING_TAG, round_name, entry_name(model, owner), model.id, model.revision, owner.lower(),
+                      ""]).encode()
 
 
 def commitment_hash(run: bytes, salt_hex: str, binding: bytes) -> str:
@@ -214,29 +219,46 @@ def _read_small(path: Path, limit: int = MAX_SMALL_FILE) -> bytes:
     return path.read_bytes()
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, refused when a key is given twice (json keeps the last silently, so a reviewer reading the
+    first "owner" would see another owner than the one that counts)."""
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(f"the key {key!r} is given twice")
+        found[key] = value
+    return found
+
+
 def parse_commitment(data: bytes, path: Path) -> CommitmentFile:
     if len(data) > MAX_SMALL_FILE:
         raise RoundError(f"{path}: is {len(data):,} bytes, over the {MAX_SMALL_FILE:,} allowed")
     try:
-        parsed = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        raise RoundError(f"{path}: is not valid JSON; write it with `irboard round commit`") from None
+        parsed = json.loads(data, object_pairs_hook=_unique_keys)
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:  # RecursionError: '[[[[…' nested too deep
+        detail = f" ({error})" if isinstance(error, _DuplicateKey) else ""
+        raise RoundError(f"{path}: is not valid JSON{detail}; write it with `irboard round commit`") from None
     try:
         commitment = CommitmentFile.model_validate(parsed)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the file"
         raise RoundError(f"{path}: {where}: {first['msg']}") from None
-    if entry_name(commitment.model) != path.stem:
-        raise RoundError(f"{path}: is named for another model; name it {entry_name(commitment.model)}.json")
+    expected = entry_name(commitment.model, commitment.owner)
+    if expected != path.stem:
+        raise RoundError(f"{path}: is named for another model or owner; name it {expected}.json")
     return commitment
 
 
 def read_provenance(path: Path) -> Provenance:
     try:
-        data = yaml.safe_load(_read_small(path).decode("utf-8"))
+        data = load_yaml(_read_small(path).decode("utf-8"), path)
         provenance = Provenance.model_validate(data)
-    except (yaml.YAMLError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         raise RoundError(f"{path}: is not valid UTF-8 YAML") from None
     except ValidationError as error:
         first = error.errors()[0]
@@ -259,6 +281,14 @@ def in_phase(spec: RoundSpec, part: str, instant: datetime) -> str | None:
     return None
 
 
+def _first_judgments(history: History) -> datetime | None:
+    """When a judgments file first entered main (None: never)."""
+    firsts = [versions[0][0] for relative, versions in history.versions.items()
+              if relative.startswith(f"{JUDGMENTS}/") and versions]
+    firsts += [instant for relative, instant in history.times.items() if relative.startswith(f"{JUDGMENTS}/")]
+    return min(firsts, default=None)
+
+
 def _rules(folder: Path, history: History, problems: list[str]) -> list[tuple[datetime, RoundSpec]]:
     """Every accepted version of round.yml, oldest first. Before the round opens anything goes; once it is open,
     a version that is not a permitted extension is a problem and the round keeps its rules."""
@@ -277,7 +307,7 @@ def _rules(folder: Path, history: History, problems: list[str]) -> list[tuple[da
                 continue
             raise
         if accepted and entered >= accepted[-1][1].phases.open:
-            why = extension_problem(accepted[-1][1], spec, entered)
+            why = extension_problem(accepted[-1][1], spec, entered, _first_judgments(history))
             if why:
                 problems.append(f"{path}: changed at {entered.isoformat()}, after the round opened: {why}; the "
                                 "change is ignored")
@@ -299,8 +329,9 @@ def read_ledger(folder: Path, history: History | Mapping[str, datetime], now: da
         history = tree_history(folder, history)
     # a file that is not a plain file of the folder (a link) is listed as a problem and never read
     history = History({relative: instant for relative, instant in history.times.items()
-                       if relative == ROUND_FILE or plain_file(folder, relative) is not None}, history.versions)
-    problems: list[str] = []
+                       if relative == ROUND_FILE or plain_file(folder, relative) is not None}, history.versions,
+                      history.backwards)
+    problems: list[str] = list(history.backwards)
     rules = _rules(folder, history, problems)
     spec = rules[-1][1]
     ledger = Ledger(Round(folder, spec), now, spec.phase_at(now), problems=problems, rules=rules)
@@ -317,10 +348,14 @@ def read_ledger(folder: Path, history: History | Mapping[str, datetime], now: da
         if entry.status == "committed":
             _reveal(ledger, entry, history.times)
     _copied_hashes(ledger)
-    accepted = {entry.name for entry in ledger.entries if entry.status not in ("refused", "tampered")}
-    for path in _reveal_files(folder):
-        if path.stem not in accepted:
+    accepted = {entry.name: entry for entry in ledger.entries if entry.status not in ("refused", "tampered")}
+    for path in _reveal_files(folder):  # each without its suffix: path.name is the entry (which may hold dots)
+        entry = accepted.get(path.name)
+        if entry is None:
             ledger.problems.append(f"{path}: reveals no accepted commitment; only committed runs can be revealed")
+        elif entry.status == "withdrawn" and entry.changed_at is not None:
+            ledger.problems.append(f"{path}: reveals a commitment its owner deleted at {entry.changed_at.isoformat()}; "
+                                   "a withdrawn entry is never pooled")
     _judgments(ledger, history.times)
     return ledger
 
@@ -351,7 +386,7 @@ def _commitments(ledger: Ledger, history: History) -> None:
         spec = ledger.spec_at(committed_at)
         late = in_phase(spec, COMMITMENTS, committed_at)
         model = entry.commitment.model
-        key = (model.id.lower(), model.revision)
+        key = (entry.owner.lower(), model.id.lower(), model.revision)
         participant = spec.participant(entry.owner)
         if late:
             entry.status, entry.reason = "refused", late
@@ -473,24 +508,28 @@ def _judgments(ledger: Ledger, times: Mapping[str, datetime]) -> None:
 
 def _reveal_files(folder: Path) -> list[Path]:
     reveals = folder / REVEALS
-    return sorted({p.with_suffix("") for p in reveals.iterdir()}) if reveals.is_dir() else []
+    if reveals.is_symlink() or not reveals.is_dir():  # a link to a folder of the machine is never listed
+        return []
+    return sorted({p.with_suffix("") for p in reveals.iterdir()})
+
+
+def known_file(relative: str) -> bool:
+    """Is `relative` (to the round folder) the name of a file a round holds (docs/rounds.md)?"""
+    part, _, rest = relative.partition("/")
+    stem = rest.rsplit(".", 1)[0]
+    return bool(relative in (ROUND_FILE, POOL_FILE, SCORES_FILE)
+                or (part == COMMITMENTS and "/" not in rest and rest.endswith(".json") and ENTRY_PATTERN.fullmatch(stem))
+                or (part == REVEALS and "/" not in rest and rest.endswith((".run", ".salt"))
+                    and ENTRY_PATTERN.fullmatch(stem))
+                or (part == JUDGMENTS and rest in (QRELS_FILE, PROVENANCE_FILE)))
 
 
 def _unknown_files(folder: Path) -> list[Path]:
-    known = {ROUND_FILE, POOL_FILE, SCORES_FILE}
     unknown = []
     for path in folder.rglob("*"):
         if path.is_dir() and not path.is_symlink():
             continue
-        relative = path.relative_to(folder).as_posix()
-        part, _, rest = relative.partition("/")
-        stem = rest.rsplit(".", 1)[0]
-        ok = (relative in known
-              or (part == COMMITMENTS and "/" not in rest and rest.endswith(".json") and ENTRY_PATTERN.fullmatch(stem))
-              or (part == REVEALS and "/" not in rest and rest.endswith((".run", ".salt"))
-                  and ENTRY_PATTERN.fullmatch(stem))
-              or (part == JUDGMENTS and rest in (QRELS_FILE, PROVENANCE_FILE)))
-        if not ok or path.is_symlink():
+        if not known_file(path.relative_to(folder).as_posix()) or path.is_symlink():
             unknown.append(path)
     return unknown
 
@@ -503,6 +542,8 @@ def change_problems(ledger: Ledger, history: History, changes: Mapping[str, str]
     commitment or reveal that is on main never changes; each file must be allowed in the phase it would enter
     now. Merge time decides again in the end (`read_ledger`)."""
     folder, spec = ledger.round.folder, ledger.round.spec
+    before = [rules for entered, rules in ledger.rules if entered < now]  # the rules before this pull request
+    base_spec = before[-1] if before else spec
     owners = {entry.name: entry.owner for entry in ledger.entries if entry.commitment is not None}
     problems = []
     for relative, change in sorted(changes.items()):
@@ -510,12 +551,22 @@ def change_problems(ledger: Ledger, history: History, changes: Mapping[str, str]
         part = relative.split("/", 1)[0]
         stem = Path(relative).stem
         on_main = relative in history.versions or relative in history.times
+        if change != "D" and (not known_file(relative) or path.is_symlink()):
+            # the ledger lists it too, but from the tree, where the pull request's files are already there
+            problems.append(f"{path}: not part of a round; see docs/rounds.md for the files a round holds")
+            continue
         if relative == ROUND_FILE:
-            continue  # the ledger judges every version of the rules (an extension, or a problem)
+            # the ledger judges every version of the rules (an extension, or a problem); on a round that is on
+            # main only its maintainers may propose one: a participant extending the reveals would reveal late
+            if history.versions.get(ROUND_FILE) and not base_spec.is_maintainer(author):
+                problems.append(f"{path}: only the round's maintainers ({', '.join(base_spec.maintainers) or 'none'}) "
+                                f"change its rules; {author} is not one")
+            continue
         if part in (COMMITMENTS, REVEALS):
             if change == "A" and part == COMMITMENTS:
                 try:
-                    owner = parse_commitment(path.read_bytes(), path).owner if path.is_file() else ""
+                    plain = plain_file(folder, relative)  # never through a link out of the folder
+                    owner = parse_commitment(read_limited(plain, MAX_SMALL_FILE) or b"", path).owner if plain else ""
                 except (RoundError, OSError):
                     continue  # the ledger reports the file
             else:

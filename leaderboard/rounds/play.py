@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, write_atomic
-from leaderboard.rounds.history import History, git_history, tree_history
+from leaderboard.rounds.history import History, git_history, tracked, tree_history
 from leaderboard.rounds.ledger import (
     COMMITMENTS,
     MAX_RUN_BYTES,
@@ -48,7 +48,10 @@ def commit_run(folder: Path | str, run: Path | str, model: ModelBlock, owner: st
         check_login(owner, "--owner")
     except ValueError as error:
         raise RoundError(str(error)) from None
-    path = _inside(round_.folder, COMMITMENTS, f"{check_entry(entry_name(model))}.json")
+    if owner.endswith("[bot]"):
+        raise RoundError(f"--owner {owner}: is a bot account; commit as the person's account that opens the pull "
+                         "request")
+    path = _inside(round_.folder, COMMITMENTS, f"{check_entry(entry_name(model, owner))}.json")
     if path.exists():
         raise RoundError(f"{path}: exists; one commitment per model revision (give the model a new revision)")
     salt = secrets.token_hex(32)
@@ -167,7 +170,8 @@ def round_status(folder: Path | str, now: datetime, times: Mapping[str, datetime
     folder = Path(folder)
     history = tree_history(folder, times) if times is not None else git_history(folder, base or "HEAD")
     changes = pull_request_changes(folder, base) if base is not None else {}
-    base_history = History(dict(history.times), {k: list(v) for k, v in history.versions.items()})
+    base_history = History(dict(history.times), {k: list(v) for k, v in history.versions.items()},
+                           list(history.backwards))
     for relative in pending:
         changes.setdefault(relative, "A")
     for relative, change in changes.items():
@@ -175,7 +179,7 @@ def round_status(folder: Path | str, now: datetime, times: Mapping[str, datetime
         history.times.pop(relative, None)
         if change != "D":
             history.times[relative] = now
-        if relative == "round.yml" or relative.startswith(f"{COMMITMENTS}/"):
+        if tracked(relative):
             data = path.read_bytes() if change != "D" and path.is_file() and not path.is_symlink() else None
             if data is not None or relative in history.versions:
                 history.versions.setdefault(relative, []).append((now, data))

@@ -175,6 +175,39 @@ class Round:
         return self.spec.name
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping: PyYAML keeps the last silently, so a reviewer
+    reading the first `open:` of a long file would see other rules than the ones that count."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                if key_node.value in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"the key {key_node.value!r} is given twice",
+                                                            key_node.start_mark)
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(text: str, path: Path) -> object:
+    """The YAML document `text` (the file `path`), or one RoundError naming the line: invalid YAML, a key given
+    twice, an impossible date (a leap second, 30 February) or nesting too deep to read."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark else ""
+        problem = getattr(error, "problem", None)
+        detail = f" ({one_line(problem)})" if problem else ""
+        raise RoundError(f"{path}{line}: is not valid YAML{detail}; check the indentation and quoting") from None
+    except ValueError as error:  # a timestamp that is no instant, e.g. second 60 or day 30 of February
+        raise RoundError(f"{path}: holds an impossible date or time ({one_line(str(error))}); write instants "
+                         "as 2027-01-15T00:00:00Z") from None
+    except RecursionError:
+        raise RoundError(f"{path}: is nested too deeply to read; a round file is a few flat fields") from None
+
+
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "the file"
@@ -207,12 +240,7 @@ def parse_round(data: bytes, folder: Path) -> RoundSpec:
         raise RoundError(f"{path}: is not UTF-8; save it as UTF-8 text") from None
     if len(text) > 64_000:
         raise RoundError(f"{path}: is over 64 KB; a round declaration is a few lines")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark else ""
-        raise RoundError(f"{path}{line}: is not valid YAML; check the indentation and quoting") from None
+    data = load_yaml(text, path)
     if not isinstance(data, dict):
         raise RoundError(f"{path}: must be a mapping of fields (name, dataset, phases, pool_depth, metrics, seed)")
     try:
@@ -226,10 +254,14 @@ def parse_round(data: bytes, folder: Path) -> RoundSpec:
     return spec
 
 
-def extension_problem(before: RoundSpec, after: RoundSpec, entered: datetime) -> str | None:
+def extension_problem(before: RoundSpec, after: RoundSpec, entered: datetime,
+                      judgments_since: datetime | None = None) -> str | None:
     """Why `after`, a version of round.yml entering at `entered` once the round is open, is not the one permitted
     change: an extension that moves later phases later, each before it has begun (never the open or freeze
-    instants, never earlier, nothing else)."""
+    instants, never earlier, nothing else). One exception, for late judgments: the judging window may be
+    reopened (phases.judged moved later once it has begun) before the board is published, when no judgments
+    entered before the extension (`judgments_since`: when the first did), so that none can be judged again once
+    scores could be seen."""
     changed = sorted(key for key, value in after.model_dump(exclude={"phases"}).items()
                      if before.model_dump(exclude={"phases"})[key] != value)
     if changed:
@@ -242,6 +274,8 @@ def extension_problem(before: RoundSpec, after: RoundSpec, entered: datetime) ->
             return f"moves phases.{phase}; the open and freeze instants never move once the round is open"
         if new < old:
             return f"moves phases.{phase} earlier ({old.isoformat()} to {new.isoformat()}); an extension only delays"
-        if old <= entered:
+        late_judgments = (phase == "judged" and entered < before.phases.published
+                          and (judgments_since is None or judgments_since >= entered))
+        if old <= entered and not late_judgments:
             return f"moves phases.{phase}, which had begun at {old.isoformat()} when the change entered"
     return None

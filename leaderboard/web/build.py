@@ -23,10 +23,10 @@ from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results, read_cache, registered_query_set
 from leaderboard.submissions.parallel import forked_map
+from leaderboard.submissions.reproductions import mark_reproduced
 from leaderboard.submissions.stages import Verifier
 from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages
 from leaderboard.web.provenance import BuildStamp
-from leaderboard.web.run_files import run_path, trec_run_gz
 from leaderboard.web.render import (
     MARKER,
     STATIC_DIR,
@@ -36,6 +36,7 @@ from leaderboard.web.render import (
     staged_folder,
     write_site_file,
 )
+from leaderboard.web.run_files import run_path, trec_run_gz
 
 logger = logging.getLogger(__name__)
 
@@ -90,13 +91,16 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
                settings: SiteSettings | TestSettings | None = None,
                is_verified: Verifier | None = None,
                lookup: Callable = dataset_info, workers: int = 1, stamp: BuildStamp | None = None,
-               rounds_dir: Path | str | None = None, now: datetime | None = None) -> BuildReport:
+               rounds_dir: Path | str | None = None, now: datetime | None = None,
+               reproductions_dir: Path | str | None = None) -> BuildReport:
     """Build the static site from `results_dir` into `out_dir`; raise BuildError listing every problem.
 
     `settings` chooses the tests and the baseline; `is_verified` (the read step's verify stage, e.g.
     submissions.verify.Judgments) marks results whose run re-scores to the same metrics (none is verified without it); `lookup(dataset_id)` gives a DatasetInfo; `stamp`: the
     repository, commit and date every page's footer names (provenance.build_stamp; none: left out). Sealed rounds
-    are read from `rounds_dir` (when it exists), their phases judged at `now` (default: the current time)."""
+    are read from `rounds_dir` (when it exists), their phases judged at `now` (default: the current time); the
+    reproduction ledger from `reproductions_dir` (submissions.reproductions: a record naming a file's bytes makes
+    that result reproduced)."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     settings = _settings(settings)
     lookup = functools.lru_cache(maxsize=None)(lookup)
@@ -107,6 +111,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
                           workers=workers, predictor=predictor, reads=read_cache(),
                           query_set=registered_query_set(lookup, is_verified))
     problems = loaded.problems + _check_output(results_dir, out_dir)
+    loaded.results = mark_reproduced(loaded.results, reproductions_dir, problems)
     if problems:
         raise BuildError(problems)
     warnings = list(loaded.warnings)

@@ -125,6 +125,8 @@ class HomeRow:
     groups: tuple[GroupCell, ...]
     cells: tuple[DatasetCell, ...]
     prediction: PredictedMean | None = None  # None when the site has no predictions
+    tier: str = "self-reported"  # the trust tier of the model's least trusted result (submissions.loaded.TIERS)
+    parameters_measured: bool = False  # read from the model by irboard in CI; else claimed by the result files
 
 
 @dataclass(frozen=True)
@@ -253,6 +255,7 @@ class DatasetRow:
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
+    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
 @dataclass(frozen=True)
@@ -336,6 +339,7 @@ class ModelDatasetRow:
     prediction: PredictedValue | None = None  # None: no score samples
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     effect: Effect | None = None  # against the baseline
+    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
 @dataclass(frozen=True)
@@ -361,6 +365,7 @@ class EfficiencyRow:
     peak_rss_bytes: int | None
     index_bytes: int | None
     hardware: str
+    measured_queries_per_s: float | None = None  # CI's search rate while reproducing the result (None: not reproduced)
 
 
 @dataclass(frozen=True)
@@ -370,6 +375,7 @@ class ReproduceRow:
     irboard_version: str
     created_at: str
     settings: str
+    artifact: str = ""  # the declared artifact CI runs again (model.artifact); "" when none
 
 
 @dataclass(frozen=True)
@@ -423,6 +429,8 @@ class ModelContext:
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
     scale: ScaleSection | None = None  # None: no result of the model has score samples
+    tier: str = "self-reported"  # of the model's least trusted result
+    costs_measured: bool = False  # parameters and dimension read from the model by irboard in CI (else claimed)
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
     runs: tuple[Download, ...] = ()  # the stored ranking of each result with one, as a TREC run (run_files.py)
 
@@ -515,6 +523,7 @@ class ParetoCost:
     value: float | None  # None: the result files do not state it
     text: str
     front: bool
+    claimed: bool = False  # stated by the result files, not measured by irboard (pareto_pages.MEASURED)
 
 
 @dataclass(frozen=True)
@@ -538,6 +547,7 @@ class ParetoView:
     figure: Figure | None
     front: tuple[str, ...]
     missing: tuple[str, ...]
+    claimed: tuple[str, ...] = ()  # plotted models whose cost the result files claim (irboard did not measure it)
 
 
 @dataclass(frozen=True)
@@ -563,6 +573,7 @@ class ParetoContext:
     page: Page
     choice: ParetoChoice | None  # None: the board has no dataset
     links: tuple[tuple[str, str, str, str], ...]  # (key, name, kind, href) of every choice, for the picker
-    costs: tuple[tuple[str, str], ...]  # (key, label)
+    costs: tuple[tuple[str, str], ...]  # (key, label): the table's columns
     rule: str
     methods: tuple[str, ...]
+    cost_views: tuple[tuple[str, str], ...] = ()  # (key, label) of every view: each cost, and it measured only

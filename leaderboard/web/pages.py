@@ -24,6 +24,7 @@ from leaderboard.analysis.aggregate import (
 from leaderboard.analysis.effects import t_critical
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.analysis.stats import CI_TEXT
+from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE
 from leaderboard.submissions.sample_checks import DENSITY_RATIO, IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
 from leaderboard.web import charts
@@ -62,8 +63,8 @@ from leaderboard.web.rank_pages import (
     statistics_method,
     top_rule,
 )
-from leaderboard.web.run_files import run_path
 from leaderboard.web.render import json_rounded, json_text, public_note
+from leaderboard.web.run_files import run_path
 from leaderboard.web.scale_pages import (
     crossing_section,
     dataset_prediction_column,
@@ -151,11 +152,12 @@ def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
         group for group in board.groups if group.name == ALL_GROUP]
 
 
-VERIFIED_RULE = ("Verified: a value is verified when it was re-scored from the ranking stored in the result file "
-                 "against the official judgments and matched; a result is verified when every metric it reports was. "
-                 "Only verified results are ranked; unverified ones are listed apart below them, without rank or "
-                 "place in a top group, and each value that was not re-scored is marked *. The method page gives "
-                 "the rule.")
+VERIFIED_RULE = ("Trust: a value is re-scored when it was recomputed from the ranking stored in the result file "
+                 "against the official judgments and matched; a result is re-scored when every metric it reports was, "
+                 "reproduced when CI also ran its declared artifact again and obtained the same ranking, and "
+                 "self-reported otherwise. Only re-scored results (reproduced ones included) are ranked; the others "
+                 "are listed apart below them, without rank or place in a top group, and each value that was not "
+                 "re-scored is marked *. The method page gives the rule.")
 
 
 def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
@@ -167,7 +169,7 @@ def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
     ordered = sorted(board.models, key=lambda m: (
         m.verified != "all", m.info.id not in overall.scores,
         -overall.scores[m.info.id].mean if m.info.id in overall.scores else 0.0, m.info.id))
-    text = (f"Default order: verified models first, then the others apart; in each, models with a result on all "
+    text = (f"Default order: re-scored models first, then the others apart; in each, models with a result on all "
             f"{len(overall.dataset_ids)} datasets by their {overall.name} mean (best first), then the rest by id. "
             "Sorting by a column keeps the two apart.")
     return ordered, text
@@ -217,7 +219,8 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
                             parameters=model.info.parameters, license=model.info.license,
                             open_weights=model.info.open_weights, zero_shot=model.zero_shot_all,
                             verified=model.verified, is_baseline=model_id == board.baseline_id,
-                            groups=tuple(group_cells), cells=cells, prediction=predicted.get(model_id)))
+                            groups=tuple(group_cells), cells=cells, prediction=predicted.get(model_id),
+                            tier=model.tier, parameters_measured=model.costs_measured))
     methods = [
         "Each dataset column shows the dataset's main metric (named in its header), the mean over all of its "
         "queries, ×100. – : no result.",
@@ -225,12 +228,12 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         *(f"{g.name}: {group_method(g)}" for g in groups),
         f"95% confidence intervals [low, high] of group means: {group_ci_text(board)} Dataset pages give each "
         "dataset's interval.",
-        "Mean rank (rank view): each model's rank on every dataset of the group among the verified models that "
+        "Mean rank (rank view): each model's rank on every dataset of the group among the re-scored models that "
         "cover the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
-        f"Bold scores: the model is in the dataset's top group (★ on its page): verified there, and no verified model "
+        f"Bold scores: the model is in the dataset's top group (★ on its page): re-scored there, and no re-scored model "
         f"is significantly better on that dataset ({describe_tests(board)})",
         VERIFIED_RULE,
-        f"Rank ranges and tie bands of every group mean (among the verified models): the ranks page ({RANKS_PAGE}). "
+        f"Rank ranges and tie bands of every group mean (among the re-scored models): the ranks page ({RANKS_PAGE}). "
         f"{rank_rule(board)} {band_rule(board)}",
         "† the model's training data includes this dataset (model.training_datasets), so it is not zero-shot "
         "there; the zero-shot filter keeps models that are zero-shot on every dataset.",
@@ -276,7 +279,7 @@ def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
     ranked = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None), key=lambda i: -i[1].mean)
     where = f"{group.name} ({len(group.dataset_ids)} dataset{'s' if len(group.dataset_ids) != 1 else ''})"
     if not ranked:
-        return (f"No model is ranked on {where}: none has a verified result on every one of its datasets, so the "
+        return (f"No model is ranked on {where}: none has a re-scored result on every one of its datasets, so the "
                 "table cannot say which is best.")
     tied = [model_id for model_id, score in ranked if score.rank_interval[0] == 1]  # the top group, as ★
     names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
@@ -326,7 +329,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(value_check(result, metric) for metric in others),
             effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
-            coverage=partial_coverage(result),
+            coverage=partial_coverage(result), tier=result.tier,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -355,7 +358,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         f"95% CI: {dataset_ci_text(board)}",
         f"Significance: {describe_tests(board)} The tests compare per-query {metric} of every pair of the "
         f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs.",
-        f"Among the verified results only. {rank_rule(board)}",
+        f"Among the re-scored results only. {rank_rule(board)}",
         top_rule(board),
         VERIFIED_RULE,
         (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
@@ -443,7 +446,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=baseline_effect(dataset, model.info.id, alpha),
+            effect=baseline_effect(dataset, model.info.id, alpha), tier=result.tier,
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(
@@ -465,10 +468,11 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
     metric_rows = tuple((d, tuple(r.metrics.get(name) for name in metrics)) for d, r in model.results.items())
     metric_checks = tuple(tuple(value_check(r, name) for name in metrics) for r in model.results.values())
     efficiency = tuple(EfficiencyRow(d, r.provenance.timings, r.provenance.peak_rss_bytes, r.provenance.index_bytes,
-                                     r.provenance.hardware) for d, r in model.results.items())
+                                     r.provenance.hardware, r.measured["queries_per_s"] if r.measured else None)
+                       for d, r in model.results.items())
     reproduce = tuple(
         ReproduceRow(d, r.provenance.command, r.provenance.irboard_version, r.provenance.created_at,
-                     ", ".join(f"{key}={value}" for key, value in r.settings))
+                     ", ".join(f"{key}={value}" for key, value in r.settings), r.provenance.artifact)
         for d, r in model.results.items()
     )
     shown = [row for row in rows if row.mean is not None]
@@ -479,7 +483,9 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
         model.info.id, board.baseline_id)
     return ModelContext(
         page=Page(f"models/{model.slug}.html", model.info.id, root, "models"),
-        model=model.info, group_means=GROUP_MEANS, verified=model.verified, zero_shot=model.zero_shot_all,
+        model=model.info, group_means=GROUP_MEANS, verified=model.verified, tier=model.tier,
+        costs_measured=model.costs_measured,
+        zero_shot=model.zero_shot_all,
         is_baseline=model.info.id == board.baseline_id, baseline_id=board.baseline_id, rows=tuple(rows),
         groups=groups, metrics=metrics, metric_scales=tuple(metric_scale(m) for m in metrics), metric_rows=metric_rows,
         metric_checks=metric_checks, efficiency=efficiency, reproduce=reproduce,
@@ -506,7 +512,7 @@ def build_method(board: Leaderboard, evidence: Evidence) -> MethodContext:
     """The method page: what "verified" means, and how recall at scale is predicted with its measured error
     (leaderboard/analysis/scale_evidence.json)."""
     context = method_context(board, evidence)
-    return replace(context, page=replace(context.page, title="Method: verification and recall at scale"),
+    return replace(context, page=replace(context.page, title="Method: trust and recall at scale"),
                    verification=verification_method(), statistics=statistics_method(board))
 
 
@@ -523,8 +529,8 @@ def verification_method() -> tuple[str, ...]:
         f"Every determined metric is re-scored for every query and must match the submitted value within "
         f"{TOLERANCE:g}; any difference rejects the whole file, so it never reaches the site.",
         "Metrics the stored ranking does not determine (R@1000 or AP beside a ranking stored to depth 100, "
-        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not verified, "
-        "and the result is not verified.",
+        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not re-scored, "
+        "and the result is not re-scored.",
         "Score samples (used for the recall-at-scale prediction) are checked against the stored ranking and the "
         "judgments: each query's sample must hold the score of every judged relevant document (or its file names "
         "those the corpus lacks, allowed only where the dataset's judgments are known to name missing documents, "
@@ -556,7 +562,7 @@ def verification_method() -> tuple[str, ...]:
         "+23%). So a result that passes every check may still have moved its prediction by up to about a fifth "
         "(+23% at most in these measurements); the prediction is a model-based estimate with that caveat. Where the "
         "samples cannot be checked (no stored ranking, or no judgments to check them against), the result is not "
-        "verified and its prediction is marked * like an unverified metric, on every page and download that shows "
+        "re-scored and its prediction is marked * like a metric not re-scored, on every page and download that shows "
         "it.",
         "Below its stored depth a file keeps only the ranks and scores of its judged documents and each "
         "ranking's length (run.below); the deep metrics (AP, R@1000, nDCG@1000, Judged@1000, ...) are re-scored "
@@ -568,7 +574,7 @@ def verification_method() -> tuple[str, ...]:
         "settings.top_k holds every document scoring above the corpus's lowest score, which the sample counts; no "
         "ranking is longer than top_k. Each test is bounded so that an honest file is refused with probability at "
         f"most {IMPLAUSIBLE:g}. Measured with benchmarks/deep_attacks.py on fresh depth-1,000 BM25 runs on "
-        "SciFact, CACM, CISI and Cranfield (every honest one verified): claiming every relevant document the run "
+        "SciFact, CACM, CISI and Cranfield (every honest one re-scored): claiming every relevant document the run "
         "never retrieved at ranks 101 and beyond (CACM: R@1000 0.887 → 1.000, AP 0.327 → 0.331, nDCG@1000 "
         "0.604 → 0.637) is refused in all four whatever scores it is given, and so is shortening the rankings "
         "(Judged@1000 up to ×10). What can still move: a document may be claimed higher than it lies by up to "
@@ -581,7 +587,7 @@ def verification_method() -> tuple[str, ...]:
         "passed): the deep metrics are as trustworthy as the samples' relevant scores below the stored ranking, "
         "which only running the model again checks. A file without "
         "score samples (a run evaluated from a file) has nothing to check these claims against: its deep metrics "
-        "are re-scored, but marked † (rests on claimed ranks), and the result is not verified.",
+        "are re-scored, but marked † (rests on claimed ranks), and the result is not counted as re-scored.",
         "Absence claims (score_samples.absent_ids: judged relevant documents the corpus lacks, allowed where the "
         "dataset's judgments are known to name such documents) are looked up in the corpus wherever one is at "
         "hand: irboard validate, in the results workflow too, fetches the corpus of such a registered dataset "
@@ -589,10 +595,34 @@ def verification_method() -> tuple[str, ...]:
         "checked. Checked or not, the recall-at-scale prediction counts every claimed-absent document as a miss "
         "at every size, as trec_eval's R@k does, and a query whose relevant documents are all claimed absent as "
         "recall 0: a claim can only lower a prediction.",
-        "A result is verified when every metric it reports was re-scored and matched and its score samples "
-        "agree with its ranking and its claims below the stored depth. Only verified results are ranked (rank ranges, top groups, mean ranks); "
-        "unverified ones are listed apart, after them, in every table and download.",
+        "A result is re-scored when every metric it reports was re-scored and matched and its score samples "
+        "agree with its ranking and its claims below the stored depth. Only re-scored results are ranked (rank "
+        "ranges, top groups, mean ranks); the others are listed apart, after them, in every table and download.",
+        *TRUST_LADDER,
     )
+
+
+TRUST_LADDER = (
+    "The trust ladder, shown beside every result and chosen with the Trust filter: self-reported (nothing "
+    "re-scored: the values are as the submitter's file states them), re-scored (every metric recomputed from the "
+    "stored ranking against the official judgments, as above: the numbers follow from the ranking, which says "
+    "nothing of where the ranking came from) and reproduced (re-scored, and CI ran the model again from the "
+    "artifact the result declares, model.artifact: irboard's BM25 with its settings, or a hub, packaged or shared "
+    "model pinned to the revision of its weights, on the dataset, and obtained the stored ranking: the same "
+    f"documents in the same order at the stored depth, the same judged documents at the same ranks below it, every "
+    f"score within {RELATIVE_TOLERANCE:g} relative, and the same parameter count and dimension). A model stands "
+    "where its least trusted result stands.",
+    "Reproduction runs in CI after every merge that changes results, for corpora of at most 100,000 documents, "
+    "and on a maintainer's request for the rest (.github/workflows/reproduce.yml, run with main's code, never a pull "
+    "request's). Its records (reproductions/) name the exact bytes of each result: a pull request cannot add one "
+    "without a maintainer's approval, a record never lapses because other files change, and a result changed by "
+    "one byte is re-scored only until it is reproduced again (docs/reproduction.md).",
+    "Costs are measured only when irboard measured them: the parameter count and dimension it read from the model "
+    "it loaded, and the search rate it timed, while reproducing the result in CI. Everything else (the model block "
+    "of a result file, flags such as --parameters, timings recorded on a submitter's machine) is claimed, and "
+    "marked claimed wherever it is shown: the model pages, the home table, the tied-for-best pages (whose "
+    "'measured by irboard only' views leave claimed costs out) and the downloads.",
+)
 
 
 # --- compare and submit -------------------------------------------------------------------------------

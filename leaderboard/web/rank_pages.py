@@ -10,8 +10,8 @@ from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, 
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
 from leaderboard.web import charts
 from leaderboard.web.contexts import (
-    Figure,
     Effect,
+    Figure,
     Page,
     RankRow,
     RanksContext,

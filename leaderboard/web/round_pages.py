@@ -11,6 +11,7 @@ import numpy as np
 
 from evaluator.errors import IrboardError, one_line
 from leaderboard.analysis import ranks, stats
+from leaderboard.rounds.ledger import known_file
 from leaderboard.rounds.play import RoundStatus, round_status
 from leaderboard.rounds.score import Board, RunScore
 from leaderboard.rounds.spec import JUDGMENT_SOURCES, PHASES
@@ -159,8 +160,11 @@ def build_round(status: RoundStatus) -> RoundContext:
         pool_queries=len({q for q, _ in pool.contributors}) if pool else None,
         judges=judges, board=board, board_metrics=status.board.metrics if board else [],
         tests=stats.TestSettings().describe(), problems=[one_line(problem) for problem in status.problems],
+        # only the round's own plain files: the page offers a shell command naming one, and a stray file named
+        # `$(…)` must never be what a reader pastes
         files=sorted(p.relative_to(ledger.round.folder.parent.parent).as_posix()
-                     for p in ledger.round.folder.rglob("*") if p.is_file() and not p.is_symlink()),
+                     for p in ledger.round.folder.rglob("*") if p.is_file() and not p.is_symlink()
+                     and known_file(p.relative_to(ledger.round.folder).as_posix())),
         judgment_source=JUDGMENT_SOURCES[spec.judgments], public_judgments=_public_judgments(spec.dataset),
         runs_per_participant=spec.runs_per_participant, groups=dict(spec.groups), pool_share_cap=spec.pool_share_cap,
         maintainers=list(spec.maintainers),
@@ -182,7 +186,9 @@ def round_contexts(rounds_dir: Path | str | None, now: datetime, warnings: list[
     notes = notes if notes is not None else []
     if rounds_dir is None or not Path(rounds_dir).is_dir():
         return contexts
-    for folder in sorted(path.parent for path in Path(rounds_dir).glob("*/round.yml")):
+    # every folder, not only those with a round.yml now: a round whose declaration was deleted keeps its page (its
+    # rules are read from history); a link in place of a folder is never followed
+    for folder in sorted(path for path in Path(rounds_dir).iterdir() if path.is_dir() and not path.is_symlink()):
         try:
             status = round_status(folder, now)
             context = build_round(status)

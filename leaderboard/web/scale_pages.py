@@ -59,7 +59,7 @@ def short_count(size: float) -> str:
 
 COLUMN_LABEL = f"Predicted R@{COLUMN_K} @{short_count(COLUMN_SIZE)} docs (model-based)"
 # what a * on a prediction means (the title of its mark, and the words beside a chart that has no marks)
-UNCHECKED_WORDS = "not verified: its score samples were not checked against a stored ranking"
+UNCHECKED_WORDS = "not checked: its score samples were not checked against a stored ranking"
 
 
 def method_words(board: Leaderboard) -> str:

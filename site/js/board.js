@@ -9,10 +9,20 @@
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   }
 
-  var UNVERIFIED = "<span class=\"unv\" title=\"not verified: not re-scored from a stored ranking\">*</span>" +
-    "<span class=\"sr\"> (not verified)</span>";
-  var UNCHECKED = "<span class=\"unv\" title=\"not verified: its score samples were not checked against a stored " +
-    "ranking\">*</span><span class=\"sr\"> (not verified)</span>";  /* a prediction: templates/_macros.html */
+  var UNVERIFIED = "<span class=\"unv\" title=\"not re-scored from a stored ranking\">*</span>" +
+    "<span class=\"sr\"> (not re-scored)</span>";
+  var UNCHECKED = "<span class=\"unv\" title=\"not checked: its score samples were not checked against a stored " +
+    "ranking\">*</span><span class=\"sr\"> (not checked)</span>";  /* a prediction: templates/_macros.html */
+
+  /* templates/_macros.html, cost_source(): who measured a model's parameter count */
+  var MEASURED = " <small class=\"measured\" title=\"read from the model by irboard in CI while reproducing\">measured</small>";
+  var CLAIMED = " <small class=\"claimed\" title=\"claimed by the result files, not measured by irboard\">claimed</small>";
+
+  var TIER_TITLES = {  /* templates/_macros.html, tier() */
+    "self-reported": "self-reported: nothing re-scored, values as submitted",
+    "re-scored": "re-scored: every metric recomputed from the stored ranking against the official judgments",
+    "reproduced": "reproduced: re-scored, and CI obtained the same ranking by running the declared artifact again"
+  };
 
   /* One row of data/board.js as the HTML that templates/_board.html writes, plus the dataset cells (the layout
      of a row: leaderboard/web/board_data.py). */
@@ -21,10 +31,12 @@
     var html = ["<tr data-id=\"", escape(row[0].toLowerCase()), "\" data-type=\"", escape(row[2]),
       "\" data-params=\"", params, "\" data-license=\"", escape(row[5]), "\" data-open=\"",
       flags.indexOf("o") !== -1 ? 1 : 0, "\" data-zs=\"", flags.indexOf("z") !== -1 ? 1 : 0, "\" data-ver=\"",
-      flags.indexOf("v") !== -1 ? 1 : 0, "\"><th scope=\"row\"><a href=\"", escape(row[1]), "\">", escape(row[0]),
-      "</a>", flags.indexOf("b") !== -1 ? " <span class=\"tag\">baseline</span>" : "",
-      flags.indexOf("v") !== -1 ? " <span class=\"tag ok\">verified</span>" : " <span class=\"tag no\">not verified</span>",
-      "</th><td>", escape(row[2]), "</td><td data-v=\"", params, "\">", escape(row[4]), "</td>"];
+      flags.indexOf("v") !== -1 ? 1 : 0, "\" data-tier=\"", escape(row[10]), "\"><th scope=\"row\"><a href=\"",
+      escape(row[1]), "\">", escape(row[0]), "</a>", flags.indexOf("b") !== -1 ? " <span class=\"tag\">baseline</span>" : "",
+      " <span class=\"tag tier-", escape(row[10]), "\" title=\"", escape(TIER_TITLES[row[10]]), "\">", escape(row[10]),
+      "</span>",
+      "</th><td>", escape(row[2]), "</td><td data-v=\"", params, "\">", escape(row[4]),
+      row[3] === null ? "" : flags.indexOf("m") !== -1 ? MEASURED : CLAIMED, "</td>"];
     row[7].forEach(function (cell) {
       if (typeof cell === "string") {  /* partial coverage */
         html.push("<td class=\"s part\" data-v=\"\">", escape(cell), "</td><td class=\"r part\" data-v=\"\">", escape(cell),
@@ -156,7 +168,7 @@
     return {
       props: { id: row[0].toLowerCase(), type: row[2], params: row[3] === null ? "" : String(row[3]), license: row[5],
                open: flags.indexOf("o") !== -1 ? "1" : "0", zs: flags.indexOf("z") !== -1 ? "1" : "0",
-               ver: flags.indexOf("v") !== -1 ? "1" : "0" },
+               ver: flags.indexOf("v") !== -1 ? "1" : "0", tier: row[10] },
       ranked: flags.indexOf("v") !== -1,
       id: row[0],
       verdict: function (index) { return verdict(row, index); },

@@ -11,7 +11,8 @@
   "use strict";
   document.documentElement.classList.add("js");
   var CHECKS = ["open", "zeroshot", "verified"];
-  var TEXTS = ["q", "type", "maxparams", "license", "view"];
+  var TEXTS = ["q", "type", "maxparams", "license", "view", "trust"];
+  var TIERS = ["self-reported", "re-scored", "reproduced"];  /* the trust ladder, lowest first */
   var DEFAULTS = { view: "score", page: "1" };
 
   function list(items) { return Array.prototype.slice.call(items); }
@@ -184,6 +185,7 @@
       if (state.open && data.open !== "1") { return false; }
       if (state.zeroshot && data.zs !== "1") { return false; }
       if (state.verified && data.ver !== "1") { return false; }
+      if (state.trust && TIERS.indexOf(data.tier) < TIERS.indexOf(state.trust)) { return false; }
       return true;
     }
 

@@ -129,10 +129,10 @@ def test_a_front_run_hash_is_worthless_and_never_refuses_the_original(repo):
     victim's later commitment still counts, and the copier cannot reveal the victim's run under its own name."""
     repo.pull_request("victim", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
     victim = json.loads(subprocess.run(["git", "-C", str(repo.root), "show", "victim:rounds/scifact-blind/"
-                                        "commitments/ann__bm25@v1.json"], capture_output=True, check=True).stdout)
+                                        "commitments/ann~ann__bm25@v1.json"], capture_output=True, check=True).stdout)
 
     def copy():
-        path = repo.folder / "commitments" / "eve__bm25@v1.json"
+        path = repo.folder / "commitments" / "eve~eve__bm25@v1.json"
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps({**victim, "model": {"id": "eve/bm25", "type": "other", "revision": "v1"},
                                     "owner": "eve"}))
@@ -143,30 +143,30 @@ def test_a_front_run_hash_is_worthless_and_never_refuses_the_original(repo):
     assert repo.check("victim", OPEN + 3 * DAY).problems == []  # the copy merged first blocks nothing
     repo.merge("victim", OPEN + 3 * DAY)
     entries = _entries(repo.status(OPEN + 4 * DAY))
-    assert entries["ann__bm25@v1"].status == "committed" and "the same hash as eve__bm25@v1" in \
-        entries["ann__bm25@v1"].reason
+    assert entries["ann~ann__bm25@v1"].status == "committed" and "the same hash as eve~eve__bm25@v1" in \
+        entries["ann~ann__bm25@v1"].reason
     # after the freeze the victim reveals; the copier re-publishes the victim's run and salt under its own entry
-    repo.pull_request("ann-reveal", "ann", repo.reveal("ann__bm25@v1", "bm25", "ann-ann/bm25.salt"), FROZEN + DAY)
+    repo.pull_request("ann-reveal", "ann", repo.reveal("ann~ann__bm25@v1", "bm25", "ann-ann/bm25.salt"), FROZEN + DAY)
     repo.merge("ann-reveal", FROZEN + DAY)
 
     def steal():
         for suffix in ("run", "salt"):
-            (repo.folder / "reveals" / f"eve__bm25@v1.{suffix}").write_bytes(
-                (repo.folder / "reveals" / f"ann__bm25@v1.{suffix}").read_bytes())
+            (repo.folder / "reveals" / f"eve~eve__bm25@v1.{suffix}").write_bytes(
+                (repo.folder / "reveals" / f"ann~ann__bm25@v1.{suffix}").read_bytes())
 
     repo.pull_request("eve-reveal", "eve", steal, FROZEN + 2 * DAY)
     repo.merge("eve-reveal", FROZEN + 2 * DAY)
     status = repo.status(REVEALED + DAY)
     entries = _entries(status)
-    assert entries["ann__bm25@v1"].status == "revealed"
-    assert entries["eve__bm25@v1"].status == "refused" and "a copy of the hash of ann__bm25@v1" in \
-        entries["eve__bm25@v1"].reason
-    assert [entry.name for entry in status.ledger.revealed()] == ["ann__bm25@v1"]
+    assert entries["ann~ann__bm25@v1"].status == "revealed"
+    assert entries["eve~eve__bm25@v1"].status == "refused" and "a copy of the hash of ann~ann__bm25@v1" in \
+        entries["eve~eve__bm25@v1"].reason
+    assert [entry.name for entry in status.ledger.revealed()] == ["ann~ann__bm25@v1"]
     # the copy's own reveal cannot open it: the hash binds ann's entry and account
     from leaderboard.rounds.ledger import commitment_binding, commitment_hash
 
-    salt = (repo.folder / "reveals" / "ann__bm25@v1.salt").read_text().strip()
-    run = (repo.folder / "reveals" / "ann__bm25@v1.run").read_bytes()
+    salt = (repo.folder / "reveals" / "ann~ann__bm25@v1.salt").read_text().strip()
+    run = (repo.folder / "reveals" / "ann~ann__bm25@v1.run").read_bytes()
     eve = ModelBlock(id="eve/bm25", type="other", revision="v1")
     assert commitment_hash(run, salt, commitment_binding("scifact-blind", eve, "eve")) != victim["sha256"]
 
@@ -176,7 +176,7 @@ def test_another_participants_commitment_cannot_be_rewritten(repo):
     with its original, and the attacker's run is never scored under the victim's name."""
     repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
     repo.merge("ann", OPEN + DAY)
-    original = (repo.folder / "commitments" / "ann__bm25@v1.json").read_text()
+    original = (repo.folder / "commitments" / "ann~ann__bm25@v1.json").read_text()
     # eve commits her own run for ann's entry: the commitment says owner ann, the hash is eve's
     from leaderboard.rounds.ledger import commitment_binding, commitment_hash
 
@@ -187,26 +187,26 @@ def test_another_participants_commitment_cannot_be_rewritten(repo):
     def rewrite():
         data = json.loads(original)
         data["sha256"] = commitment_hash(run, salt, commitment_binding("scifact-blind", model, "ann"))
-        (repo.folder / "commitments" / "ann__bm25@v1.json").write_text(json.dumps(data))
+        (repo.folder / "commitments" / "ann~ann__bm25@v1.json").write_text(json.dumps(data))
 
     repo.pull_request("eve", "eve", rewrite, OPEN + 2 * DAY)
     problems = repo.check("eve", OPEN + 2 * DAY).problems
-    assert any("ann__bm25@v1.json: is the entry of ann, but the pull request is by eve" in p for p in problems)
+    assert any("ann~ann__bm25@v1.json: is the entry of ann, but the pull request is by eve" in p for p in problems)
     repo.merge("eve", OPEN + 2 * DAY)  # a maintainer merges it anyway
 
     def reveal():
         (repo.folder / "reveals").mkdir()
-        (repo.folder / "reveals" / "ann__bm25@v1.run").write_bytes(run)
-        (repo.folder / "reveals" / "ann__bm25@v1.salt").write_text(salt + "\n")
+        (repo.folder / "reveals" / "ann~ann__bm25@v1.run").write_bytes(run)
+        (repo.folder / "reveals" / "ann~ann__bm25@v1.salt").write_text(salt + "\n")
 
     repo.pull_request("eve-reveal", "eve", reveal, FROZEN + DAY)
     assert any("is the entry of ann" in p for p in repo.check("eve-reveal", FROZEN + DAY).problems)
     repo.merge("eve-reveal", FROZEN + DAY)
     status = repo.status(REVEALED + DAY)
-    entry = _entries(status)["ann__bm25@v1"]
+    entry = _entries(status)["ann~ann__bm25@v1"]
     assert entry.status == "tampered" and entry.commitment.sha256 == json.loads(original)["sha256"]
     assert status.ledger.revealed() == [] and status.pool is None
-    assert any("ann__bm25@v1.json: changed at" in p and "never changes" in p for p in status.problems)
+    assert any("ann~ann__bm25@v1.json: changed at" in p and "never changes" in p for p in status.problems)
 
 
 def test_postponing_the_round_is_refused_and_an_extension_only_delays(repo):
@@ -222,7 +222,7 @@ def test_postponing_the_round_is_refused_and_an_extension_only_delays(repo):
     assert any("moves phases.open" in p for p in repo.check("postpone", OPEN + 2 * DAY).problems)
     repo.merge("postpone", OPEN + 2 * DAY)
     status = repo.status(OPEN + 3 * DAY)
-    assert _entries(status)["ann__bm25@v1"].status == "committed"
+    assert _entries(status)["ann~ann__bm25@v1"].status == "committed"
     assert status.ledger.round.spec.phases.open == OPEN
     assert any("round.yml: changed at" in p and "the change is ignored" in p for p in status.problems)
     assert status.ledger.phase == "open"
@@ -249,7 +249,7 @@ def test_an_extension_never_changes_the_status_of_a_file_that_entered_before_it(
     them; judgments merged after the extension, inside its window, count."""
     repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
     repo.merge("ann", OPEN + DAY)
-    repo.pull_request("reveal", "ann", repo.reveal("ann__bm25@v1", "bm25", "ann-ann/bm25.salt"), FROZEN + DAY)
+    repo.pull_request("reveal", "ann", repo.reveal("ann~ann__bm25@v1", "bm25", "ann-ann/bm25.salt"), FROZEN + DAY)
     repo.merge("reveal", FROZEN + DAY)
     extended = RULES.replace(PUBLISHED.isoformat(), (PUBLISHED + 5 * DAY).isoformat())
     repo.pull_request("extend", "maint", lambda: (repo.folder / "round.yml").write_text(extended), JUDGED + DAY)
@@ -267,41 +267,41 @@ def test_a_deleted_or_changed_commitment_never_vanishes(repo):
     repo.merge("ann", OPEN + DAY)
     repo.pull_request("bo", "bo", repo.commit("splade-tiny", "bo/splade", "bo"), OPEN + DAY)
     repo.merge("bo", OPEN + 2 * DAY)
-    original = json.loads((repo.folder / "commitments" / "ann__bm25@v1.json").read_text())
-    repo.pull_request("delete", "ann", lambda: (repo.folder / "commitments" / "ann__bm25@v1.json").unlink(),
+    original = json.loads((repo.folder / "commitments" / "ann~ann__bm25@v1.json").read_text())
+    repo.pull_request("delete", "ann", lambda: (repo.folder / "commitments" / "ann~ann__bm25@v1.json").unlink(),
                       FROZEN + DAY)
     assert repo.check("delete", FROZEN + DAY).problems == []  # withdrawing one's own entry is allowed
     repo.merge("delete", FROZEN + DAY)
 
     def change():
-        path = repo.folder / "commitments" / "bo__splade@v1.json"
+        path = repo.folder / "commitments" / "bo~bo__splade@v1.json"
         path.write_text(path.read_text().replace('"other"', '"dense"'))
 
     repo.pull_request("change", "bo", change, FROZEN + DAY)
-    assert any("bo__splade@v1.json: is on main already" in p for p in repo.check("change", FROZEN + DAY).problems)
+    assert any("bo~bo__splade@v1.json: is on main already" in p for p in repo.check("change", FROZEN + DAY).problems)
     repo.merge("change", FROZEN + 2 * DAY)
     # once the reveals are closed the pool is made of them: nothing of an entry may be deleted any more
-    repo.pull_request("late-delete", "bo", lambda: (repo.folder / "commitments" / "bo__splade@v1.json").unlink(),
+    repo.pull_request("late-delete", "bo", lambda: (repo.folder / "commitments" / "bo~bo__splade@v1.json").unlink(),
                       REVEALED + DAY)
-    assert any("bo__splade@v1.json: deleted once the reveals closed" in p
+    assert any("bo~bo__splade@v1.json: deleted once the reveals closed" in p
                for p in repo.check("late-delete", REVEALED + DAY).problems)
     entries = _entries(repo.status(REVEALED + DAY))
-    assert entries["ann__bm25@v1"].status == "withdrawn" and "deleted at" in entries["ann__bm25@v1"].reason
-    assert entries["ann__bm25@v1"].commitment.sha256 == original["sha256"]
-    assert entries["ann__bm25@v1"].committed_at == OPEN + DAY
-    assert entries["bo__splade@v1"].status == "tampered" and entries["bo__splade@v1"].commitment.model.type == "other"
+    assert entries["ann~ann__bm25@v1"].status == "withdrawn" and "deleted at" in entries["ann~ann__bm25@v1"].reason
+    assert entries["ann~ann__bm25@v1"].commitment.sha256 == original["sha256"]
+    assert entries["ann~ann__bm25@v1"].committed_at == OPEN + DAY
+    assert entries["bo~bo__splade@v1"].status == "tampered" and entries["bo~bo__splade@v1"].commitment.model.type == "other"
     from leaderboard.web.round_pages import build_round
 
     rows = {row.name: row for row in build_round(repo.status(REVEALED + DAY)).entries}
-    assert (rows["ann__bm25@v1"].model_id, rows["ann__bm25@v1"].owner, rows["ann__bm25@v1"].status) == \
+    assert (rows["ann~ann__bm25@v1"].model_id, rows["ann~ann__bm25@v1"].owner, rows["ann~ann__bm25@v1"].status) == \
         ("ann/bm25", "ann", "withdrawn")
-    assert rows["bo__splade@v1"].status == "tampered"
+    assert rows["bo~bo__splade@v1"].status == "tampered"
 
 
 def test_the_pool_judgments_and_scores_are_the_maintainers(repo):
     repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
     repo.merge("ann", OPEN + DAY)
-    repo.pull_request("reveal", "ann", repo.reveal("ann__bm25@v1", "bm25", "ann-ann/bm25.salt"), FROZEN + DAY)
+    repo.pull_request("reveal", "ann", repo.reveal("ann~ann__bm25@v1", "bm25", "ann-ann/bm25.salt"), FROZEN + DAY)
     repo.merge("reveal", FROZEN + DAY)
     repo.pull_request("ann-pool", "ann", lambda: write_pool(repo.folder, REVEALED + DAY), REVEALED + DAY)
     problems = repo.check("ann-pool", REVEALED + DAY).problems
@@ -313,7 +313,7 @@ def test_the_pool_judgments_and_scores_are_the_maintainers(repo):
 def test_reveal_entry_names_cannot_leave_the_round(repo, tmp_path):
     """`irboard round reveal --entry ../…` writes nothing outside reveals/, and says why in one line."""
     repo.commit("bm25", "ann/bm25", "ann")()
-    for entry in ("../../../outside", "../commitments/ann__bm25@v1", "/tmp/x", "ann__bm25@v1/../../x", ".hidden"):
+    for entry in ("../../../outside", "../commitments/ann~ann__bm25@v1", "/tmp/x", "ann~ann__bm25@v1/../../x", ".hidden"):
         done = subprocess.run([sys.executable, "-m", "leaderboard.cli", "round", "reveal", str(repo.folder),
                                "--entry", entry, "--run", str(repo.run("bm25")), "--salt",
                                str(repo.private / "ann-ann/bm25.salt")], capture_output=True, text=True)
@@ -339,7 +339,7 @@ def _bad_round(repo: Repo) -> None:
         repo.merge(f"{owner}-c", OPEN + DAY)
     for owner, run in runs.items():
         repo.pull_request(f"{owner}-r", owner, lambda run=run, owner=owner: reveal_run(
-            repo.folder, f"{owner}__model@v1", run, repo.private / f"{owner}.salt"), FROZEN + DAY)
+            repo.folder, f"{owner}~{owner}__model@v1", run, repo.private / f"{owner}.salt"), FROZEN + DAY)
         repo.merge(f"{owner}-r", FROZEN + DAY)
 
 
@@ -347,12 +347,12 @@ def test_an_unreadable_or_off_query_reveal_is_a_problem_left_out_of_the_pool(rep
     _bad_round(repo)
     status = repo.status(REVEALED + DAY)
     entries = _entries(status)
-    assert entries["cy__model@v1"].status == "invalid" and "appears a second time" in entries["cy__model@v1"].reason
-    assert entries["di__model@v1"].status == "invalid" and "2,000 queries that are not the round's" in \
-        entries["di__model@v1"].reason
-    assert any("cy__model@v1.run: cannot be read as a TREC run" in p and "left out of the pool" in p
+    assert entries["cy~cy__model@v1"].status == "invalid" and "appears a second time" in entries["cy~cy__model@v1"].reason
+    assert entries["di~di__model@v1"].status == "invalid" and "2,000 queries that are not the round's" in \
+        entries["di~di__model@v1"].reason
+    assert any("cy~cy__model@v1.run: cannot be read as a TREC run" in p and "left out of the pool" in p
                for p in status.problems)
-    assert {entry.name for entry in status.ledger.revealed()} == {"ann__model@v1", "bo__model@v1"}
+    assert {entry.name for entry in status.ledger.revealed()} == {"ann~ann__model@v1", "bo~bo__model@v1"}
     pooled = {q for q, _ in status.pool.contributors}
     queries = set(read_qrels(SCIFACT / "qrels" / "test.tsv").query_ids)
     assert pooled <= queries and not any(q.startswith("q") and q[1:].isdigit() and q not in queries for q in pooled)
@@ -367,8 +367,8 @@ def test_an_oversized_reveal_is_refused_unread(repo, monkeypatch):
     _bad_round(repo)
     monkeypatch.setattr(ledger, "MAX_RUN_BYTES", repo.run("bm25").stat().st_size + 10)
     entries = _entries(repo.status(REVEALED + DAY))
-    assert entries["di__model@v1"].status == "mismatch" and "over the" in entries["di__model@v1"].reason
-    assert entries["ann__model@v1"].status == "revealed"
+    assert entries["di~di__model@v1"].status == "mismatch" and "over the" in entries["di~di__model@v1"].reason
+    assert entries["ann~ann__model@v1"].status == "revealed"
 
 
 def test_the_strict_build_succeeds_whatever_a_round_contains(repo, tmp_path):
@@ -390,11 +390,11 @@ def test_the_strict_build_succeeds_whatever_a_round_contains(repo, tmp_path):
     report = build_site(ROOT / "results", tmp_path / "site", strict=True, rounds_dir=repo.folder.parent,
                         now=PUBLISHED + DAY)
     page = (tmp_path / "site" / "rounds" / "scifact-blind.html").read_text()
-    assert "cy__model@v1.run: cannot be read as a TREC run" in page and "not valid YAML" in page
+    assert "cy~cy__model@v1.run: cannot be read as a TREC run" in page and "not valid YAML" in page
     assert "notes &lt;script&gt;.txt: not part of a round" in page and "<script>.txt" not in page
     assert "link.run" in page and "passwd" not in page.replace("link.run", "")
     assert "scores.json: differs from the scores" in page
-    assert any("cy__model@v1" in note for note in report.round_notes) and report.pages > 2
+    assert any("cy~cy__model@v1" in note for note in report.round_notes) and report.pages > 2
 
 
 def test_runs_per_participant_groups_and_the_pool_share_cap(tmp_path):
@@ -417,20 +417,20 @@ def test_runs_per_participant_groups_and_the_pool_share_cap(tmp_path):
             repo.folder, run, model, owner, repo.private / f"{owner}-{model.id.replace('/', '_')}.salt"), OPEN + DAY)
         repo.merge(f"c{i}", OPEN + DAY + i * timedelta(hours=1))
     entries = _entries(repo.status(OPEN + 2 * DAY))
-    assert entries["eve__third@v1"].status == "refused" and "eve already has 2" in entries["eve__third@v1"].reason
+    assert entries["eve~eve__third@v1"].status == "refused" and "eve already has 2" in entries["eve~eve__third@v1"].reason
     # ann and bo are one participant: lab
-    assert entries["ann__second@v1"].status == "refused" and "group lab already has 2" in \
-        entries["ann__second@v1"].reason
+    assert entries["ann~ann__second@v1"].status == "refused" and "group lab already has 2" in \
+        entries["ann~ann__second@v1"].reason
     for i, (owner, name, run) in enumerate(plan[:5]):
-        entry = f"{owner}__{name}@v1"
+        entry = f"{owner}~{owner}__{name}@v1"
         repo.pull_request(f"r{i}", owner, lambda run=run, entry=entry, owner=owner, name=name: reveal_run(
             repo.folder, entry, run, repo.private / f"{owner}-{owner}_{name}.salt"), FROZEN + DAY)
         repo.merge(f"r{i}", FROZEN + DAY)
     status = repo.status(REVEALED + DAY)
     pool = status.pool
-    eve = ["eve__noise@v1", "eve__other@v1"]
+    eve = ["eve~eve__noise@v1", "eve~eve__other@v1"]
     assert pool.depths[eve[0]] == pool.depths[eve[1]] < 10
-    assert {pool.depths[name] for name in ("ann__bm25@v1", "bo__splade@v1", "cy__minilm@v1")} == {10}
+    assert {pool.depths[name] for name in ("ann~ann__bm25@v1", "bo~bo__splade@v1", "cy~cy__minilm@v1")} == {10}
     eve_only = pool.unique_to(eve)
     assert 0 < len(eve_only) <= 0.4 * len(pool.contributors)
     # the cut is the smallest: one rank deeper would pass the cap
@@ -441,15 +441,15 @@ def test_runs_per_participant_groups_and_the_pool_share_cap(tmp_path):
               for q, docs in top_documents(read_run(noise[name]), pool.depths[eve[0]] + 1).items() for d in docs}
     assert len(deeper - others) > 0.4 * len(deeper | others)
     # leave-one-group-out: ann's and bo's documents found by no one outside the lab are one group's
-    lab = pool.unique_to(["ann__bm25@v1", "bo__splade@v1"])
-    assert lab > pool.unique_to(["ann__bm25@v1"]) | pool.unique_to(["bo__splade@v1"])
+    lab = pool.unique_to(["ann~ann__bm25@v1", "bo~bo__splade@v1"])
+    assert lab > pool.unique_to(["ann~ann__bm25@v1"]) | pool.unique_to(["bo~bo__splade@v1"])
     _judge(repo, REVEALED + DAY)
     scores = {row.entry: row for row in repo.status(JUDGED + DAY).board.runs}
     relevant = {(q, d) for q, docs in read_qrels(repo.folder / "judgments" / "qrels.txt").to_dict().items()
                 for d, label in docs.items() if label >= 1}
-    assert scores["ann__bm25@v1"].unique == scores["bo__splade@v1"].unique == len(lab)
-    assert scores["ann__bm25@v1"].unique_relevant == len(lab & relevant)
-    assert scores["ann__bm25@v1"].participant == "group lab" and scores["cy__minilm@v1"].participant == "cy"
+    assert scores["ann~ann__bm25@v1"].unique == scores["bo~bo__splade@v1"].unique == len(lab)
+    assert scores["ann~ann__bm25@v1"].unique_relevant == len(lab & relevant)
+    assert scores["ann~ann__bm25@v1"].participant == "group lab" and scores["cy~cy__minilm@v1"].participant == "cy"
 
 
 @pytest.mark.slow
@@ -469,7 +469,7 @@ def test_the_round_page_states_blindness_rules_statistics_and_a_pinned_attestati
     for owner, result in results.items():
         repo.pull_request(f"{owner}-c", owner, repo.commit(result, f"{owner}/model", owner), OPEN + DAY)
         repo.merge(f"{owner}-c", OPEN + DAY)
-        repo.pull_request(f"{owner}-r", owner, repo.reveal(f"{owner}__model@v1", result, f"{owner}-{owner}/model.salt"),
+        repo.pull_request(f"{owner}-r", owner, repo.reveal(f"{owner}~{owner}__model@v1", result, f"{owner}-{owner}/model.salt"),
                           FROZEN + DAY)
         repo.merge(f"{owner}-r", FROZEN + DAY)
     _judge(repo, REVEALED + DAY)
@@ -484,7 +484,7 @@ def test_the_round_page_states_blindness_rules_statistics_and_a_pinned_attestati
     for owner, result in results.items():
         run = {q: {d: float(s) for d, s in docs.items()} for q, docs in read_run(repo.run(result)).items()}
         found = evaluator.evaluate(run)
-        per_query[f"{owner}__model@v1"] = np.array([found.get(q, {}).get("ndcg_cut_10", 0.0) for q in sorted(qrels)])
+        per_query[f"{owner}~{owner}__model@v1"] = np.array([found.get(q, {}).get("ndcg_cut_10", 0.0) for q in sorted(qrels)])
     best = max(per_query, key=lambda name: per_query[name].mean())
     assert rows[0].score.entry == best and rows[0].p_vs_best is None and rows[0].band == 1
     names = sorted(per_query)
@@ -505,7 +505,7 @@ def test_the_round_page_states_blindness_rules_statistics_and_a_pinned_attestati
     page = (tmp_path / "site" / "rounds" / "scifact-blind.html").read_text()
     assert "Not blind: a rehearsal only" in page and "beir/scifact were public before this round" in page
     assert "At most 3 commitments per participant" in page and "No participant groups" in page
-    assert ("gh attestation verify rounds/scifact-blind/commitments/ann__model@v1.json --repo irboard/irboard "
+    assert ("gh attestation verify rounds/scifact-blind/commitments/ann~ann__model@v1.json --repo irboard/irboard "
             "--signer-workflow irboard/irboard/.github/workflows/deploy.yml --source-ref refs/heads/main") in page
     assert "<th scope=\"col\">Band</th>" in page and "p vs best" in page and "95% interval" in page
     index = (tmp_path / "site" / "rounds" / "index.html").read_text()
@@ -520,15 +520,15 @@ def test_the_workflows_check_command_refuses_a_change_to_anothers_entry(repo):
     """`irboard round check --base --author`, as rounds.yml runs it on GitHub's test merge."""
     repo.pull_request("ann", "ann", repo.commit("bm25", "ann/bm25", "ann"), OPEN + DAY)
     repo.merge("ann", OPEN + DAY)
-    repo.pull_request("eve", "eve", lambda: (repo.folder / "commitments" / "ann__bm25@v1.json").write_text(
-        (repo.folder / "commitments" / "ann__bm25@v1.json").read_text().replace('"ann"', '"eve"')), OPEN + 2 * DAY)
+    repo.pull_request("eve", "eve", lambda: (repo.folder / "commitments" / "ann~ann__bm25@v1.json").write_text(
+        (repo.folder / "commitments" / "ann~ann__bm25@v1.json").read_text().replace('"ann"', '"eve"')), OPEN + 2 * DAY)
     base = repo.git("rev-parse", "main").strip()
     repo.git("checkout", "-q", "--detach", "main")
     repo.git("merge", "-q", "--no-ff", "-m", "test merge", "eve", at=OPEN + 2 * DAY)
     now = (OPEN + 2 * DAY).isoformat()
     done = _irboard("round", "check", "rounds/scifact-blind", "--base", base, "--author", "eve", "--now", now,
                     cwd=repo.root)
-    assert done.returncode == 1 and "ann__bm25@v1.json: is the entry of ann, but the pull request is by eve" in \
+    assert done.returncode == 1 and "ann~ann__bm25@v1.json: is the entry of ann, but the pull request is by eve" in \
         done.stderr and "Traceback" not in done.stderr
     alone = _irboard("round", "check", "rounds/scifact-blind", "--base", base, "--now", now, cwd=repo.root)
     assert alone.returncode == 1 and "--base and --author go together" in alone.stderr
@@ -549,7 +549,7 @@ def test_commit_refuses_bad_input_in_one_line(repo, args, message):
 def test_reveal_refuses_a_bad_salt_in_one_line(repo):
     repo.commit("bm25", "ann/bm25", "ann")()
     (repo.private / "bad.salt").write_bytes(b"\xff\xfe not hex")
-    done = _irboard("round", "reveal", str(repo.folder), "--entry", "ann__bm25@v1", "--run", str(repo.run("bm25")),
+    done = _irboard("round", "reveal", str(repo.folder), "--entry", "ann~ann__bm25@v1", "--run", str(repo.run("bm25")),
                     "--salt", str(repo.private / "bad.salt"))
     assert done.returncode == 1 and "must hold the 32 to 128 lower-case hex digits" in done.stderr
     assert "Traceback" not in done.stderr

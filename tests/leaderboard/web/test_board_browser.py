@@ -282,7 +282,7 @@ def test_the_script_builds_the_rows_the_page_writes(browser: Browser, built_site
         for (css, text), cell in zip(shown, row.cells, strict=True):
             value = "–" if cell.value is None else f"{100 * cell.value:.2f}"
             unverified = cell.value is not None and not cell.verified
-            assert text == value + ("†" if cell.trained else "") + ("* (not verified)" if unverified else "")
+            assert text == value + ("†" if cell.trained else "") + ("* (not re-scored)" if unverified else "")
             assert (css == "top") == cell.best
             marks += cell.trained + unverified + cell.best
     assert marks > 3 and problems == []
