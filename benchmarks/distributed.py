@@ -47,11 +47,12 @@ def run(model: str, engine: str, workers: int | None, out: Path, cache: Path) ->
     return time.perf_counter() - start
 
 
-def measured(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
-    """Run `command`; (wall s, CPU s, peak RSS GiB) of that process alone."""
+def measured(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float, float]:
+    """Run `command` in `cwd`; (wall s, CPU s, peak RSS GiB) of that process alone. `python -m` puts `cwd` first on
+    sys.path (before the editable install of this checkout), and Ray adds the driver's folder to its workers'."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as log:  # a file, not a pipe: a chatty child cannot fill it and block
-        child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        child = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=log)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         if child.returncode != 0:
@@ -152,7 +153,7 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
                     wall, _, peak = measured(command[:-1] + [str(out), "--engine", "ray", "--address",
                                                              cluster.address, "--workers", "2", "--cache-dir",
                                                              f"file://{work}/shared-{label}"],
-                                             {**env, "PYTHONPATH": str(code)})
+                                             {**env, "PYTHONPATH": str(code)}, cwd=code)
                     sampler.stop.set()
                     sampler.join()
                     result = json.loads(out.read_text())

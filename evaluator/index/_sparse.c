@@ -384,8 +384,15 @@ fail:
     return NULL;
 }
 
-/* Lowest index i in [lo, hi) with a[i] >= x (hi when none). */
+/* Lowest index i in [lo, hi) with a[i] >= x (hi when none), galloping up from lo first: the targets come in
+   ascending order, so each search starts where the last one ended and stays near it (few cache misses). */
 static int64_t lower_bound(const int32_t *a, int64_t lo, int64_t hi, int32_t x) {
+    int64_t step = 1;
+    while (lo + step < hi && a[lo + step] < x) {
+        lo += step;
+        step *= 2;
+    }
+    if (lo + step < hi) hi = lo + step + 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
         if (a[mid] < x) lo = mid + 1;
@@ -440,16 +447,18 @@ static PyObject *score_columns(PyObject *self, PyObject *args) {
             float weight = q_weights[j];
             int64_t p0 = p_indptr[q_terms[j]], p1 = p_indptr[q_terms[j] + 1];
             if (p1 - p0 < w1 - w0) {
+                int64_t at = w0;
                 for (int64_t p = p0; p < p1; p++) {
-                    int64_t at = lower_bound(wanted, w0, w1, p_docs[p]);
+                    at = lower_bound(wanted, at, w1, p_docs[p]);
                     if (at < w1 && wanted[at] == p_docs[p]) {
                         float product = weight * p_weights[p];
                         out[at] += product;
                     }
                 }
             } else {
+                int64_t at = p0;
                 for (int64_t i = w0; i < w1; i++) {
-                    int64_t at = lower_bound(p_docs, p0, p1, wanted[i]);
+                    at = lower_bound(p_docs, at, p1, wanted[i]);
                     if (at < p1 && p_docs[at] == wanted[i]) {
                         float product = weight * p_weights[at];
                         out[i] += product;

@@ -192,7 +192,8 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
             else:
                 files.add_written(path)
         count += part_pages
-    files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board))))
+    files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board)))
+              + _data_script("groups", None, json_text(pages.groups_data(board))))
     for template, context in (("compare.html", pages.build_compare(board)),
                               ("method.html", pages.build_method(board, evidence)),
                               ("ranks.html", rank_pages.build_ranks(board)), ("submit.html", pages.build_submit(board)),

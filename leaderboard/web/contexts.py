@@ -217,6 +217,7 @@ class RankTable:
     rows: tuple[RankRow, ...]
     bands: int
     complete: int = 0  # models with a result on every dataset of the group (ranked or not)
+    stability: str = ""  # who could be #1, and how stable #1 is (rank_pages.stability_text)
 
 
 @dataclass(frozen=True)
@@ -470,6 +471,8 @@ class StatisticsMethod:
     meaningful_share: float
     power: float
     thresholds: tuple[SeparabilityRow, ...]
+    family: str = ""  # how corrected p-values depend on the models on the board (rank_pages.family_rule)
+    predictive: tuple[str, ...] = ()  # prediction intervals, equivalence, the best set (rank_pages.predictive_method)
 
 
 @dataclass(frozen=True)

@@ -8,16 +8,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from evaluator.metrics import parse_measure
 from evaluator.metrics.depth import is_determined, ranked_to
 from evaluator.result import SCHEMA_VERSION, slugify
+from leaderboard.analysis import meta
 from leaderboard.analysis.aggregate import (
     ALL_GROUP,
     DatasetBoard,
     GroupBoard,
     Leaderboard,
     ModelBoard,
+    SiteSettings,
     bootstrapped_groups,
     metric_order,
     unit_of,
@@ -25,6 +28,7 @@ from leaderboard.analysis.aggregate import (
 from leaderboard.analysis.effects import t_critical
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.analysis.stats import CI_TEXT
+from leaderboard.analysis.verdicts import family_size, shown_pvalue
 from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE
 from leaderboard.submissions.sample_checks import DENSITY_RATIO, IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
@@ -56,6 +60,8 @@ from leaderboard.web.rank_pages import (
     band_rule,
     baseline_effect,
     effect_method,
+    equivalence_mark,
+    family_rule,
     group_key,
     rank_rule,
     rank_tables,
@@ -285,12 +291,20 @@ def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
                 "table cannot say which is best.")
     tied = [model_id for model_id, score in ranked if score.rank_interval[0] == 1]  # the top group, as ★
     names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
+    contenders = [model_id for model_id, _ in ranked if model_id in group.best_set]
+    could = (f"Who could be #1 at 95%: {_listed(contenders)} ({len(contenders)} of {len(ranked)} ranked models: the "
+             "confidence set for the best, every other model being significantly worse than some model in a one-sided "
+             f"test at α / {max(len(ranked) - 1, 1)}). ")
     if len(tied) == 1:
-        return (f"Best on {where}: {tied[0]}, the only ranked model that no other is significantly better than "
-                f"(rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
-    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked model is "
-            f"significantly better, so each rank range starts at 1): {names}. The rank range beside each mean says "
-            "how sure its place is.")
+        return (f"{could}Best on {where}: {tied[0]}, the only ranked model that no other is significantly better "
+                f"than (rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
+    return (f"{could}Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked "
+            f"model is significantly better, so each rank range starts at 1): {names}. The rank range beside each "
+            "mean says how sure its place is.")
+
+
+def _listed(model_ids: list[str]) -> str:
+    return ", ".join(model_ids[:5]) + (f" and {len(model_ids) - 5} more" if len(model_ids) > 5 else "")
 
 
 # --- dataset ------------------------------------------------------------------------------------------
@@ -312,6 +326,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         mark = ""
         if comparison is not None and model_id != comparison.model_id and comparison.pvalue[i] < alpha:
             mark = "better" if comparison.diff[i] > 0 else "worse"
+        effect = baseline_effect(dataset, model_id, alpha, board.settings.tests.correction)
+        mark = mark or equivalence_mark(effect, board.settings.margin(dataset.info.main_metric))
         ranked = result.verified
         rows.append(DatasetRow(
             model_id=model_id, href=f"{root}models/{slugify(model_id)}.html",
@@ -331,7 +347,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(value_check(result, metric) for metric in others),
             value_notes=shallow_notes(others, result),
-            effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
+            effect=effect, model_type=result.model.type,
             coverage=partial_coverage(result), tier=result.tier,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
@@ -360,7 +376,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         "the other metric columns are the means stored in each result file.",
         f"95% CI: {dataset_ci_text(board)}",
         f"Significance: {describe_tests(board)} The tests compare per-query {metric} of every pair of the "
-        f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs.",
+        f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs. "
+        f"{family_rule(board)}",
         f"Among the re-scored results only. {rank_rule(board)}",
         top_rule(board),
         VERIFIED_RULE,
@@ -386,7 +403,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         types=tuple(t for t in MODEL_TYPES if any(r.model.type == t for r in dataset.results)),
         headline=(f"{', '.join(dataset.info.headline_metrics)} ({dataset.info.headline_source})"
                   if dataset.info.headline_metrics else ""),
-        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root, alpha)),
+        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root, alpha, board.settings)),
     )
 
 
@@ -396,19 +413,20 @@ def partial_coverage(result) -> str:
     return f"{covered:,} of {judged:,} queries" if covered is not None and covered < judged else ""
 
 
-def pair_data(dataset: DatasetBoard, root: str, alpha: float) -> dict:
+def pair_data(dataset: DatasetBoard, root: str, alpha: float, settings: SiteSettings) -> dict:
     """What pairs.js needs to show any two models' p-value and effect on this dataset: the models in the order of
     the p-value rows, the data files holding their per-query values and p-values, and the dataset's constants."""
     return {"dataset": dataset.info.id, "metric": dataset.info.main_metric, "root": root,
             "models": list(dataset.model_ids), "slugs": [slugify(model_id) for model_id in dataset.model_ids],
-            **_effect_constants(dataset, alpha)}
+            **_effect_constants(dataset, alpha, settings)}
 
 
-def _effect_constants(dataset: DatasetBoard, alpha: float) -> dict:
+def _effect_constants(dataset: DatasetBoard, alpha: float, settings: SiteSettings) -> dict:
     """What pairs.js needs for a pair's effect: the t quantile of the interval, the meaningful difference, and alpha
     (a difference is meaningful only where the corrected p is below it)."""
     return {"t975": round(t_critical(len(dataset.query_ids)), 6), "meaningful": round(dataset.separability.threshold, 6),
-            "alpha": alpha}
+            "alpha": alpha, "pairs": family_size(len(dataset.model_ids), settings.tests.correction),
+            "margin": settings.margin(dataset.info.main_metric)}
 
 
 # --- model --------------------------------------------------------------------------------------------
@@ -429,6 +447,9 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
         mark = ""
         if i is not None and comparison is not None and not is_base and comparison.pvalue[i] < alpha:
             mark = "better" if comparison.diff[i] > 0 else "worse"
+        effect = baseline_effect(dataset, model.info.id, alpha, board.settings.tests.correction)
+        if dataset is not None:
+            mark = mark or equivalence_mark(effect, board.settings.margin(dataset.info.main_metric))
         rows.append(ModelDatasetRow(
             dataset_id=dataset_id, name=dataset.info.name if dataset else dataset_id,
             href=f"{root}datasets/{dataset.slug}.html" if dataset else None,
@@ -449,7 +470,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=baseline_effect(dataset, model.info.id, alpha), tier=result.tier,
+            effect=effect, tier=result.tier,
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(
@@ -660,28 +681,54 @@ def build_submit(board: Leaderboard) -> SubmitContext:
 
 def compare_data(board: Leaderboard, model: ModelBoard) -> str:
     """Per-query main-metric values and corrected p-values against every model, per dataset, for compare.js, as
-    script-safe JSON text (values to 4 decimals; the p-values are most of the site's bytes, hence json_rounded)."""
+    script-safe JSON text (values to 4 decimals; p-values as the pages show them, verdicts.shown_pvalue; they are
+    most of the site's bytes, hence json_rounded)."""
     parts = []
     for dataset in sorted(board.datasets, key=lambda d: d.info.id):
         i = dataset.position.get(model.info.id)
         if i is not None:
-            pvalues = _rounded_off_alpha(dataset.pvalues[i], board.settings.tests.alpha)
-            parts.append(f'{json_text(dataset.info.id)}:{{"p":{json_rounded(pvalues, 4)},'
+            pvalues = shown_pvalue(dataset.pvalues[i], board.settings.tests.alpha)
+            parts.append(f'{json_text(dataset.info.id)}:{{"p":{_pvalue_list(pvalues)},'
                          f'"values":{json_rounded(dataset.scores[i], 4)}}}')
+    groups = []  # the corrected p-values of the model's group means against every ranked model (groups_data's order)
+    for group in board.groups:
+        if group.pvalues is not None and model.info.id in group.ranked_ids:
+            row = group.pvalues[group.ranked_ids.index(model.info.id)]
+            groups.append(f"{json_text(group.name)}:{_pvalue_list(shown_pvalue(row, board.settings.tests.alpha))}")
+    if groups:
+        parts.append('"groups":{' + ",".join(groups) + "}")
     return "{" + ",".join(parts) + "}"
 
 
-def _rounded_off_alpha(pvalues: np.ndarray, alpha: float) -> np.ndarray:
-    """p-values on the 4-decimal grid, rounded away from alpha: down below it, up from it, so that the rounded value
-    is below alpha exactly when the p-value is (pairs.js prints them without crossing alpha)."""
-    scaled = pvalues * 10_000
-    return np.where(pvalues < alpha, np.floor(scaled), np.ceil(scaled)) / 10_000
+def groups_data(board: Leaderboard) -> dict:
+    """For compare.js: each group's datasets and their weights in the group mean, its units (datasets of one parent
+    pooled as one) and the models ranked on it, in the order of the per-model files' group p-values."""
+    return {g.name: {"datasets": list(g.dataset_ids), "weights": list(g.weights),
+                     "units": [unit_of(d) for d in g.dataset_ids], "models": list(g.ranked_ids),
+                     "pairs": family_size(len(g.ranked_ids), board.settings.tests.correction),
+                     # the prediction's tau bound (analysis/meta.py): 20% quantiles of chi^2 with 0 .. units df
+                     "chi20": [0.0] + [float(scipy_stats.chi2.ppf(meta.UPPER_TAU_QUANTILE, df))
+                                       for df in range(1, g.units + 1)]}
+            for g in board.groups}
+
+
+def _pvalue_list(pvalues: np.ndarray) -> str:
+    """JSON list of shown p-values: the 4-decimal grid, with the few below 1e-4 in their three digits (pairs.js
+    computes the interval of a verdict from them, as the pages do)."""
+    text = json_rounded(pvalues, 4)
+    small = np.flatnonzero((pvalues > 0) & (pvalues < 1e-4))
+    if not small.size:
+        return text
+    items = text[1:-1].split(",")
+    for k in small.tolist():
+        items[k] = repr(float(pvalues[k]))
+    return "[" + ",".join(items) + "]"
 
 
 def datasets_data(board: Leaderboard) -> dict:
     return {
         d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
                     "models": list(d.model_ids), "unit": unit_of(d.info.id),
-                    **_effect_constants(d, board.settings.tests.alpha)}
+                    **_effect_constants(d, board.settings.tests.alpha, board.settings)}
         for d in board.datasets
     }

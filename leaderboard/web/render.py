@@ -24,6 +24,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from leaderboard.analysis.verdicts import pvalue_text
 from leaderboard.web.contexts import CLAIMED_RANKS
 from leaderboard.web.provenance import BuildStamp
 
@@ -106,17 +107,8 @@ def format_signed(value, scale: float = 100.0, digits: int = 2) -> str:
 
 
 def format_pvalue(value, alpha: float = 0.05) -> str:
-    """Three decimals, or as many more as keep the printed value off alpha and on the same side of it as the p-value
-    (0.0498 and 0.0502, never 0.050 at alpha = 0.05)."""
-    if _missing(value):
-        return MISSING
-    if value < 0.001:
-        return "< 0.001"
-    for digits in range(3, 10):
-        text = f"{value:.{digits}f}"
-        if float(text) != alpha and (float(text) < alpha) == (value < alpha):
-            return text
-    return repr(float(value))
+    """verdicts.pvalue_text, "–" for a missing value."""
+    return MISSING if _missing(value) else pvalue_text(value, alpha)
 
 
 # Integers this large cannot become floats (10**400 / 1e12 overflows); shown as a plain exponent instead.

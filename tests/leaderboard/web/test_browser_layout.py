@@ -259,7 +259,9 @@ def test_compare_checks_its_address_refuses_self_compare_and_summarises_every_da
     expect(page.locator("#compare-summary")).to_be_visible()
     datasets = page.locator("#compare-summary tbody tr").count()
     assert datasets >= 2
-    expect(page.locator("#compare-summary tfoot th")).to_contain_text(f"Mean over the {datasets} shared datasets")
+    # each group both models cover, with the board's corrected test of the group means, then the pooled prediction
+    expect(page.locator("#compare-summary tfoot th").first).to_contain_text("group mean")
+    expect(page.locator("#compare-pooled tbody tr").first).to_be_visible()
     expect(page.locator("details.compare-block")).to_have_count(datasets)
     expect(page.locator("details.compare-block[open] .js-plotly-plot")).to_have_count(1)  # one drawn, the rest on demand
     page.locator("details.compare-block summary").nth(1).click()

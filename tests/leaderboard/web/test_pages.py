@@ -9,8 +9,9 @@ import pytest
 from markupsafe import Markup
 
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
+from leaderboard.analysis.verdicts import shown_pvalue
 from leaderboard.submissions.load import load_results
-from leaderboard.web.pages import _rounded_off_alpha, build_dataset, build_home, build_model
+from leaderboard.web.pages import build_dataset, build_home, build_model
 from leaderboard.web.render import (
     format_ci,
     format_parameters,
@@ -83,7 +84,7 @@ def test_p_values_are_never_printed_on_alpha_or_across_it():
         assert (float(text) < 0.05) == (p < 0.05) and (float(text) != 0.05 or p == 0.05)
     # the data files' four decimals are rounded away from alpha, so the compare page keeps the side too
     p = np.array([0.04996, 0.05001, 0.0123456, 0.9])
-    np.testing.assert_allclose(_rounded_off_alpha(p, 0.05), [0.0499, 0.0501, 0.0123, 0.9])
+    np.testing.assert_allclose(shown_pvalue(p, 0.05), [0.0499, 0.0501, 0.0123, 0.9])
 
 
 def test_json_text_cannot_close_a_script_element():
