@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import platform
@@ -19,13 +20,16 @@ import numpy as np
 
 from evaluator import __version__
 from evaluator.below import Below
+from evaluator.errors import IrboardError
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate
+from evaluator.metrics.depth import deeper, ranked_to, undetermined, why
 from evaluator.result import ResultFile, Run, build_result
 from evaluator.score_samples import ScoreSamples
 
 # Rankings are stored whole to this depth (when retrieved): what a pooled re-judgment reads. Below it a result keeps
 # each ranking's length and its judged entries (`Run.below`), which re-score every measure at any cutoff.
 MIN_RUN_DEPTH = 100
+log = logging.getLogger(__name__)
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
                       "huggingface-hub", "pydantic", "faiss-cpu", "PyStemmer", "ray")
 
@@ -137,6 +141,15 @@ def assemble_result(
     if values is None:
         values = evaluate(ranked, qrels, measures, meta.relevance_level)
     per_query = {name: np.asarray(array, dtype=np.float64) for name, array in values.items()}
+    shallow = undetermined(per_query, meta.top_k, meta.num_docs)
+    if shallow and len(shallow) == len(per_query):
+        raise IrboardError(f"evaluate: no metric asked for is determined by this run: {why(shallow, meta.top_k)}; "
+                           f"{deeper(shallow)}, or ask for shallower metrics with --metrics")
+    if shallow:  # a value that reads like R@1000 but is R@100 is never written (docs/result-format.md, "Depth")
+        log.warning("left out %s: %s; the board shows them as '%s'; %s", ", ".join(shallow),
+                    why(shallow, meta.top_k), ranked_to(meta.top_k), deeper(shallow))
+        per_query = {name: array for name, array in per_query.items() if name not in shallow}
+        measures = [m for m in measures if str(m) not in shallow]
     header = {
         "model": meta.model,
         "dataset": {

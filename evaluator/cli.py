@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import shlex
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below
 from evaluator.errors import IrboardError, OutputExistsError
+from evaluator.metadata import missing_note
 from evaluator.metrics import DEFAULT_MEASURES, evaluate, parse_measures
 from evaluator.progress import set_quiet, step
 from evaluator.result import MODEL_TYPES, check_id, result_path, slugify, write_result
@@ -40,19 +43,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-full-coverage", action="store_true",
                         help="refuse a run that lacks some judged queries (they would score 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
-    meta = parser.add_argument_group("result metadata for --run")
+    meta = parser.add_argument_group("result metadata (for --run; with --model they replace what the model states)")
     meta.add_argument("--model-id", help="model id, e.g. org/model-name")
     meta.add_argument("--dataset-id", help="dataset id, e.g. beir/scifact")
-    meta.add_argument("--model-type", default="other", choices=MODEL_TYPES)
-    meta.add_argument("--model-revision", default="")
-    meta.add_argument("--model-url", default="")
-    meta.add_argument("--license", default="")
-    meta.add_argument("--parameters", type=int)
+    meta.add_argument("--model-type", choices=MODEL_TYPES, help="default for --run: other")
+    meta.add_argument("--model-revision")
+    meta.add_argument("--model-url")
+    meta.add_argument("--license")
+    meta.add_argument("--parameters", type=parameter_count,
+                      help="the model's parameter count: 110000000, 110M, 1.5B or 22.7M (as the site prints it)")
     meta.add_argument("--dim", type=int)
-    meta.add_argument("--closed-weights", action="store_true", help="the model's weights are not public")
-    meta.add_argument("--training-datasets", default="", help="comma-separated datasets the model was trained on")
+    weights = meta.add_mutually_exclusive_group()
+    weights.add_argument("--open-weights", dest="open_weights", action="store_const", const=True,
+                         help="the model's weights are public (default: not stated)")
+    weights.add_argument("--closed-weights", dest="open_weights", action="store_const", const=False,
+                         help="the model's weights are not public")
+    meta.add_argument("--training-datasets", help="comma-separated datasets the model was trained on, or 'none' "
+                      "(default: not stated, and the model is not shown as zero-shot)")
+    meta.add_argument("--reference", action="append", default=[], metavar="METRIC=VALUE,URL",
+                      help="a figure the model's authors published for this dataset, as printed, with where: e.g. "
+                      "nDCG@10=0.665,https://arxiv.org/abs/… (repeatable); the model page shows it beside the "
+                      "measured value and flags a difference beyond rounding")
+    meta.add_argument("--declare", action="store_true",
+                      help="declare --dataset-id as a collection of your own from --qrels: writes "
+                      "datasets/<dataset_slug>.json (its queries' and judgments' sha256, main metric, group), which "
+                      "validate and build then hold its results to (docs/datasets.md, \"Your own collection\")")
     rules = parser.add_argument_group("evaluation settings for --run with an unregistered --dataset-id "
                                       "(a registered dataset's own come from the registry; `irboard datasets`)")
+    parser.add_argument("--depth", type=int, help="--run: the depth the run was cut at, when its toolkit returned "
+                        "fewer documents for every query (default: its longest ranking); a metric cut deeper than "
+                        "the depth is left out (docs/result-format.md, \"Depth\")")
     rules.add_argument("--split", help="the split the qrels belong to (default test)")
     rules.add_argument("--relevance-level", type=int, help="lowest grade that counts as relevant (default 1)")
     rules.add_argument("--ignore-identical-ids", action=argparse.BooleanOptionalAction,
@@ -69,11 +89,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        "with s3:// or gs:// datasets stay in $IRBOARD_CACHE")
 
 
+_SCALES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+
+
+def parameter_count(text: str) -> int:
+    """A parameter count as written by people and printed by the site: 110000000, 110_000_000, 110M, 1.5B, 22.7M."""
+    match = re.fullmatch(r"\s*([0-9][0-9,_]*(?:\.[0-9]+)?)\s*([kKmMbBgGtT]?)\s*", text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a parameter count; write e.g. 110000000, 110M or 1.5B")
+    number = Decimal(match[1].replace(",", "").replace("_", "")) * _SCALES[match[2].lower()]
+    if number != number.to_integral_value() or not 0 <= number <= 10**14:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of parameters up to 100T; write e.g. "
+                                         "110M or 1.5B")
+    return int(number)
+
+
 def run(args: argparse.Namespace) -> int:
     set_quiet(args.quiet)
     measures = parse_measures(args.metrics) if args.metrics else default_measures(args.dataset_id or args.dataset)
     if args.out is not None and args.out.exists() and not args.force:
         raise OutputExistsError(f"{args.out}: already exists; pass --force to overwrite it")
+    if args.model_id:  # before any work, for --model as for --run
+        try:
+            check_id(args.model_id, "--model-id")
+        except ValueError as error:
+            raise IrboardError(str(error)) from None
+    references = [parse_reference(text) for text in args.reference]  # before any work
     if args.run or args.qrels:
         result = _evaluate_run_file(args, measures)
     elif args.model or args.dataset:
@@ -81,12 +122,16 @@ def run(args: argparse.Namespace) -> int:
             raise IrboardError("evaluate: --model and --dataset go together; give both")
         from evaluator.pipeline import evaluate_model
 
+        if args.dataset_id:
+            raise IrboardError("evaluate --model: --dataset names the dataset; leave out --dataset-id")
         result = evaluate_model(args.model, args.dataset, measures, data_dir=args.data_dir, cache_dir=args.cache_dir,
                                 batch_size=args.batch_size, top_k=args.top_k, engine=args.engine,
                                 address=args.address, workers=args.workers, shards=args.shards,
-                                command=getattr(args, "command_line", ""))
+                                command=getattr(args, "command_line", ""), model_fields=declared_fields(args))
     else:
         raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
+    if references:
+        result = with_references(result, references)
     report_coverage(result, args.require_full_coverage, args.quiet)
     out = args.out or result_path(result.model.id, result.dataset.id, args.results_dir)
     write_result(result, out, force=args.force)
@@ -94,20 +139,45 @@ def run(args: argparse.Namespace) -> int:
         print(f"irboard: wrote {out} ({headline(result)})")
     if args.out is not None:
         say_where_it_belongs(result, args.out)
+    note = missing_note(result.model)
+    if note:
+        log.warning("%s", note)
+    if args.dataset and args.dataset.startswith("local:"):  # no registry knows the folder: name it to both
+        folder = shlex.quote(args.dataset)
+        log.warning("%s is a folder of your own: check and build it with `irboard validate --data-dir %s` and "
+                    "`irboard build --data-dir %s` (or declare it: docs/datasets.md, \"Your own collection\")",
+                    result.dataset.id, folder, folder)
     return 0
 
 
 def registered_spec(dataset_id: str | None):
-    """The registry's spec of `dataset_id`, or None (no id, a local: folder, or an id the registry lacks)."""
-    from evaluator.datasets.spec import LOCAL_PREFIX, registry
+    """The spec of a registered or declared `dataset_id` (evaluator.datasets.declared), or None (no id, a local:
+    folder, or an id neither registers nor declares)."""
+    from evaluator.datasets import get_spec
+    from evaluator.datasets.spec import LOCAL_PREFIX
     from evaluator.errors import UnknownNameError
 
     if not dataset_id or dataset_id.startswith(LOCAL_PREFIX):
         return None
     try:
-        return registry().get(dataset_id)
+        return get_spec(dataset_id)
     except UnknownNameError:
         return None
+
+
+def known_spec(dataset_id: str):
+    """The spec of a registered or declared id; for any other, the one-line error with "did you mean" and the way
+    to put a collection of one's own on the board (a file `validate` would refuse is never written)."""
+    from evaluator.datasets import get_spec
+    from evaluator.datasets.declared import declaration_path
+    from evaluator.errors import UnknownNameError
+
+    try:
+        return get_spec(dataset_id)
+    except UnknownNameError as error:
+        raise UnknownNameError(
+            f"evaluate --run: {error}. For a collection of your own, add --declare (it writes "
+            f"{declaration_path(dataset_id)} from --qrels; docs/datasets.md, \"Your own collection\")") from None
 
 
 def default_measures(dataset_id: str | None) -> list:
@@ -167,6 +237,7 @@ def say_where_it_belongs(result, out: Path) -> None:
 
 
 def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
+    from evaluator.datasets.declared import check_declared_judgments
     from evaluator.datasets.official import SOURCE, fetch_official, official_judgments
     from evaluator.index.cache import local_cache_dir
     from evaluator.run_formats import read_run_file
@@ -182,6 +253,9 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
             check_id(value, flag)
         except ValueError as error:
             raise IrboardError(str(error)) from None
+    if args.declare:
+        declare_from_qrels(args)
+    spec = known_spec(args.dataset_id)
     split, ignore_identical_ids, relevance_level = run_settings(args)
     official = official_judgments(args.dataset_id)
     if args.qrels is None and official is None:
@@ -194,6 +268,7 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     if official is not None and not is_official:
         log.warning("%s: not the official judgments of %s (%s); the result will not verify",
                     qrels_path, args.dataset_id, official.qrels.name)
+    check_declared_judgments(spec.id, qrels, qrels_path)
     size_mb = args.run.stat().st_size / 1e6 if args.run.exists() else 0
     # keep each ranking to MIN_RUN_DEPTH, and below it what deeper measures need re-scoring from (Run.below)
     cutoffs = [m.cutoff for m in measures]
@@ -206,14 +281,14 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     ranked, top = reading.ranking.ranked, reading.ranking.top
     meta = RunMetadata(
         model={
-            "id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,
-            "license": args.license, "parameters": args.parameters, "dim": args.dim,
-            "open_weights": not args.closed_weights,
-            "training_datasets": [d.strip() for d in args.training_datasets.split(",") if d.strip()],
+            "id": args.model_id, "type": args.model_type or "other", "revision": args.model_revision or "",
+            "url": args.model_url or "", "license": args.license or "", "parameters": args.parameters, "dim": args.dim,
+            "open_weights": args.open_weights,
+            "training_datasets": training_list(args.training_datasets),
         },
         dataset_id=args.dataset_id,
         split=split,
-        top_k=max(int(ranked.lengths.max(initial=0)), 1),
+        top_k=run_depth(args.depth, int(ranked.lengths.max(initial=0)), args.run),
         ignore_identical_ids=ignore_identical_ids,
         relevance_level=relevance_level,
         timings=timings,
@@ -225,6 +300,85 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
         values = evaluate(ranked, qrels, measures, relevance_level)
     return assemble_result(ranked, qrels, measures, top, meta, values=values)  # meta.timings is timings
+
+
+def parse_reference(text: str):
+    """--reference METRIC=VALUE,URL as a result's Reference; IrboardError naming the flag and the fix."""
+    from pydantic import ValidationError
+
+    from evaluator.result import Reference
+
+    metric, _, rest = text.partition("=")
+    value, _, url = rest.partition(",")
+    try:
+        return Reference(metric=metric.strip(), value=value.strip(), url=url.strip())
+    except ValidationError as error:
+        first = error.errors()[0]
+        field, detail = ".".join(map(str, first["loc"])), first["msg"].removeprefix("Value error, ")
+        if field in ("value", "url"):
+            detail = {"value": "the value must be a number in [0, 1] with at most 6 decimals",
+                      "url": "the url must be an http:// or https:// address"}[field]
+        raise IrboardError(f"--reference {text!r}: {field}: {detail}; write METRIC=VALUE,URL with the value as published in "
+                           "[0, 1], e.g. nDCG@10=0.665,https://arxiv.org/abs/2104.08663") from None
+
+
+def with_references(result, references):
+    """`result` citing `references`; each must name a metric the result reports."""
+    from dataclasses import replace
+
+    for reference in references:
+        if reference.metric not in result.metrics:
+            raise IrboardError(f"--reference {reference.metric}: the result does not report {reference.metric}; "
+                               "add it with --metrics, or cite a metric it reports")
+    return replace(result, header=result.header.model_copy(update={"references": references}))
+
+
+def declared_fields(args: argparse.Namespace) -> dict:
+    """The model-block fields the metadata flags give (those given only): for --model, they replace the model's own."""
+    given = {"id": args.model_id, "type": args.model_type, "revision": args.model_revision, "url": args.model_url,
+             "license": args.license, "parameters": args.parameters, "dim": args.dim,
+             "open_weights": args.open_weights, "training_datasets": training_list(args.training_datasets)}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def training_list(text: str | None) -> list[str] | None:
+    """--training-datasets: None when not given (not stated), [] for 'none', else the names."""
+    if text is None:
+        return None
+    names = [d.strip() for d in text.split(",") if d.strip()]
+    return [] if [n.lower() for n in names] == ["none"] else names
+
+
+def run_depth(declared: int | None, longest: int, source) -> int:
+    """The depth a run file was cut at: --depth when given (never less than its longest ranking), else that."""
+    if declared is None:
+        return max(longest, 1)
+    if not 1 <= declared <= 10**6 or declared < longest:
+        raise IrboardError(f"evaluate --depth {declared}: {source} ranks {longest:,} documents for some query; "
+                           "give the depth its toolkit was asked for (at least that, at most 1,000,000)")
+    return declared
+
+
+def declare_from_qrels(args: argparse.Namespace) -> None:
+    """--declare: write the declaration of --dataset-id from --qrels (never for a registered id)."""
+    from evaluator.datasets.declared import write_declaration
+    from evaluator.datasets.spec import registry
+    from evaluator.errors import UnknownNameError
+    from evaluator.trec import read_qrels
+
+    if args.qrels is None:
+        raise IrboardError("evaluate --declare: pass --qrels with the collection's judgments")
+    try:
+        registry().get(args.dataset_id)
+    except UnknownNameError:
+        pass
+    else:
+        raise IrboardError(f"evaluate --declare: {args.dataset_id} is a registered dataset; leave out --declare")
+    path = write_declaration(args.dataset_id, read_qrels(args.qrels), split=args.split or "test",
+                             relevance_level=1 if args.relevance_level is None else args.relevance_level,
+                             ignore_identical_ids=bool(args.ignore_identical_ids))
+    log.warning("declared %s in %s: commit it with the result (set its name, group and main_metric there)",
+                args.dataset_id, path)
 
 
 def run_settings(args: argparse.Namespace) -> tuple[str, bool, int]:

@@ -55,3 +55,24 @@ def closest_names(name: str, choices: Iterable[str], n: int = 1, cutoff: float =
 def did_you_mean(suggestions: Sequence[str]) -> str:
     """The hint that ends an unknown-name message: " Did you mean 'x'?" ('x' or 'y' for two), "" for none."""
     return f" Did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+
+
+# The optional extras (pyproject.toml) and the top-level modules each brings.
+EXTRA_OF_MODULE = {"torch": "models", "transformers": "models", "sentence_transformers": "models",
+                   "Stemmer": "models", "tokenizers": "models", "safetensors": "models",
+                   "huggingface_hub": "datasets", "faiss": "faiss", "pandas": "dataframes", "ray": "ray"}
+
+
+class MissingExtraError(IrboardError):
+    """An optional dependency is not installed: one line naming the extra that brings it."""
+
+
+def missing_extra(error: ImportError) -> MissingExtraError | None:
+    """The one-line error for an import of a module an extra brings (None for any other module: a bug)."""
+    top = (getattr(error, "name", None) or "").split(".")[0]
+    extra = EXTRA_OF_MODULE.get(top)
+    if extra is None:
+        return None
+    return MissingExtraError(f"this needs the Python module {top!r}, which the '{extra}' extra installs: "
+                             f"pip install 'irboard[{extra}]' (from a clone: pip install -e '.[{extra}]')")
+

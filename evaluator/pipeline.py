@@ -138,13 +138,17 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
 def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str | Path | None = None,
                    cache_dir: str | Path | None = None, batch_size: int | None = None, top_k: int = 1000,
                    engine: str = "local", address: str | None = None, workers: int | None = None,
-                   shards: int | None = None, command: str = "", reuse_encodings: bool = True):
+                   shards: int | None = None, command: str = "", reuse_encodings: bool = True,
+                   model_fields: dict | None = None):
     """Run `model_spec` (bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>) over `dataset_id` and
     return the result (every measure, the stored ranking, score samples). `engine` "ray" spreads encoding and
     search over a Ray cluster (`address`, `workers`, `shards`); `cache_dir` is a folder or a pyarrow.fs URI for
     encodings and shard checkpoints; `command` is recorded in the provenance; `reuse_encodings` False encodes the
-    corpus afresh even when the cache holds its encoding (a reproduction must run the model itself)."""
+    corpus afresh even when the cache holds its encoding (a reproduction must run the model itself);
+    `model_fields`: model-block fields declared by the caller (id, licence, training data, ...), replacing what the
+    model states of itself."""
     from evaluator.datasets import load_dataset
+    from evaluator.datasets.declared import check_declared_judgments
     from evaluator.index.cache import is_uri, local_cache_dir, open_location
     from evaluator.models import load_model
 
@@ -165,6 +169,7 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
         else:
             model = load_model(model_spec, **overrides)
     qrels = Qrels.from_dict(dataset.qrels)
+    check_declared_judgments(spec.id, qrels, data_dir or spec.source)
     query_ids = list(dataset.queries)
     docs = corpus.view()  # a sequence that reads the slices asked for: the corpus is never a list
     top_k = min(top_k, len(docs))
@@ -201,8 +206,10 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     meta = RunMetadata(
         model={"id": info.id, "type": info.type, "revision": info.revision, "parameters": info.parameters,
                "dim": info.dim, "license": info.license, "open_weights": info.open_weights,
-               "training_datasets": list(info.training_datasets), "url": info.url,
-               "artifact": declare_artifact(model_spec, info.revision, info.settings.get("dtype", "")).model_dump()},
+               "training_datasets": None if info.training_datasets is None else list(info.training_datasets),
+               "url": info.url,
+               "artifact": declare_artifact(model_spec, info.revision, info.settings.get("dtype", "")).model_dump(),
+               **(model_fields or {})},
         dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
         ignore_identical_ids=spec.ignore_identical_ids, relevance_level=spec.relevance_level, timings=timings,
         command=command, dataset_revision=spec.revision or spec.md5 or "",

@@ -141,8 +141,8 @@ class ModelBlock(_Strict):
     parameters: int | None = Field(None, ge=0, le=10**14)
     dim: int | None = Field(None, ge=1, le=10**7)
     license: str = Field("", max_length=100)
-    open_weights: bool = True
-    training_datasets: list[str] = Field(default_factory=list, max_length=500)
+    open_weights: bool | None = None  # None (or absent): not stated
+    training_datasets: list[str] | None = Field(None, max_length=500)  # None: not stated; []: trained on none
     url: str = Field("", max_length=500)
     artifact: Artifact | None = None  # what `irboard reproduce` runs again (evaluator/artifact.py)
 
@@ -160,8 +160,8 @@ class ModelBlock(_Strict):
 
     @field_validator("training_datasets")
     @classmethod
-    def _training(cls, value: list[str]) -> list[str]:
-        for item in value:
+    def _training(cls, value: list[str] | None) -> list[str] | None:
+        for item in value or ():
             if len(item) > 200:
                 raise ValueError("model.training_datasets entries must be at most 200 characters")
         return value
@@ -232,6 +232,23 @@ class Provenance(_Strict):
         return value
 
 
+class Reference(_Strict):
+    """A figure the model's authors published for this dataset (paper, model card, a reproduction page), as printed
+    there: `value` keeps its decimals, which say how far a measured value may differ by rounding alone."""
+
+    metric: str = Field(max_length=50)
+    value: str = Field(pattern=r"^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$")  # in [0, 1], as printed
+    url: str = Field(max_length=500, pattern=r"^https?://[^\s\"'<>`\\]+$")
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, value: str) -> str:
+        measure = parse_measure(value)
+        if str(measure) != value:
+            raise ValueError(f"references: {value!r} is not the canonical spelling; write {str(measure)!r}")
+        return value
+
+
 class Header(_Strict):
     """The readable part of a result: everything but the binary columns."""
 
@@ -241,6 +258,7 @@ class Header(_Strict):
     settings: Settings
     metrics: dict[str, float] = Field(max_length=200)
     provenance: Provenance
+    references: list[Reference] = Field(default_factory=list, max_length=20)  # optional; absent when empty
 
 
 class FullAddress(_Strict):
@@ -284,6 +302,7 @@ class Document(_Strict):
     settings: dict
     metrics: dict
     provenance: dict
+    references: list | None = None
     per_query: PerQueryColumns
     run: RunColumns | None = None
     score_samples: dict | None = None
@@ -375,6 +394,10 @@ class ResultFile:
     @property
     def provenance(self) -> Provenance:
         return self.header.provenance
+
+    @property
+    def references(self) -> list[Reference]:
+        return self.header.references
 
     @property
     def path_parts(self) -> tuple[str, str]:
@@ -513,6 +536,8 @@ def _describe_error(error: ValidationError, prefix: str = "") -> str:
 
 def _header(data: Mapping[str, Any], source: str) -> Header:
     blocks = {key: data.get(key) for key in ("model", "dataset", "settings", "metrics", "provenance")}
+    if data.get("references") is not None:
+        blocks["references"] = data["references"]
     try:
         return Header.model_validate({"schema_version": SCHEMA_VERSION, **blocks})
     except ValidationError as error:
@@ -540,7 +565,7 @@ def build_result(
 
 
 _EXPANDED_KEYS = {"schema_version", "model", "dataset", "settings", "metrics", "per_query", "run", "provenance",
-                  "score_samples", "full"}
+                  "score_samples", "full", "references"}
 
 
 def parse_result(data: object, source: str = "<result>") -> ResultFile:
@@ -730,6 +755,8 @@ def _readable(header: Header) -> dict[str, Any]:
     data = header.model_dump(mode="json")
     if data["model"]["artifact"] is None:
         del data["model"]["artifact"]
+    if not data["references"]:
+        del data["references"]  # files without references stay byte for byte as before
     return data
 
 

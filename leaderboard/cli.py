@@ -11,7 +11,7 @@ import shlex
 import sys
 
 from evaluator import __version__
-from evaluator.errors import IrboardError, one_line
+from evaluator.errors import IrboardError, missing_extra, one_line
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -89,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     except IrboardError as error:
         # A BuildError lists its problems one per line (each already one line); anything else is one line.
         print(f"error: {error if hasattr(error, 'problems') else one_line(str(error))}", file=sys.stderr)
+        return 1
+    except ImportError as error:  # an optional extra not installed: name it (any other module is a bug)
+        extra = missing_extra(error)
+        if extra is None:
+            raise
+        print(f"error: {extra}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

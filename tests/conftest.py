@@ -50,6 +50,8 @@ def offline_judgments(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("IRBOARD_MIRROR", str(OFFICIAL))
         patch.setenv("IRBOARD_CACHE", str(tmp_path_factory.mktemp("irboard-cache")))
+        # declarations of one's own collections (`evaluate --declare`) are written here, never into the repository
+        patch.setenv("IRBOARD_DATASETS", str(tmp_path_factory.mktemp("irboard-datasets")))
         yield
 
 

@@ -191,10 +191,21 @@ def test_results_workflow_commands_on_fixtures(tmp_path, pr_checkout, scifact_li
     assert compare.returncode == 0, compare.stderr
     markdown = (tmp_path / "comparison.md").read_text()
     assert "| org/new-model | beir/scifact | nDCG@10 |" in markdown and "vs bm25" in markdown
-    build = subprocess.run([irboard, "build", "--strict", "--results", "results", "--out", str(tmp_path / "_site")],
-                           cwd=repo, capture_output=True, text=True)
+    build_step = _step("results.yml", "Build the site (the preview of the board after the merge)")["run"]
+    assert build_step.endswith("--highlight") and "xargs -0 -a ../comparison/changed.nul" in build_step
+    build = subprocess.run([irboard, "build", "--strict", "--results", "results", "--out", str(tmp_path / "_site"),
+                            "--highlight", *changed], cwd=repo, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     assert (tmp_path / "_site" / "index.html").is_file()
+    # the preview marks the new model's rows on every table, and says so on every page
+    assert 'tr[data-id="org/new-model"] > *' in (tmp_path / "_site" / "css" / "highlight.css").read_text()
+    for page in ("index.html", "datasets/beir__scifact.html"):
+        text = (tmp_path / "_site" / page).read_text()
+        assert "css/highlight.css" in text and "the rows of <code>org/new-model</code> are highlighted" in text
+    assert 'data-id="org/new-model"' in (tmp_path / "_site" / "datasets" / "beir__scifact.html").read_text()
+    (preview,) = [step for step in _load("results.yml")["jobs"]["check"]["steps"]
+                  if step.get("with", {}).get("name") == "site-preview"]
+    assert preview["with"]["path"] == "_site"
 
 
 def _step(workflow: str, name: str) -> dict:
@@ -582,6 +593,38 @@ def test_an_organisation_claim_needs_a_model_url_in_its_space(model_id, url, mat
     from leaderboard.review.identity import organisation_claim
 
     assert (organisation_claim(model_id, url) is None) == matched
+
+
+def test_the_comment_links_the_preview_by_githubs_artifact_id_only(tmp_path):
+    (tmp_path / "prs-from-github.json").write_text("[]")
+    step = _step("results-comment.yml", "Find the preview of the board after the merge")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text('#!/bin/bash\ncat artifacts-from-github.json\n')
+    (bin_dir / "gh").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "GITHUB_OUTPUT": str(tmp_path / "out"), "REPO": "o/r",
+           "RUN_ID": "99"}
+    for artifacts, found in [([{"name": "counts", "id": 5}, {"name": "site-preview", "id": 123}], "id=123\n"),
+                             ([{"name": "site-preview", "id": "1; rm -rf /"}], ""), ([], "")]:
+        (tmp_path / "artifacts-from-github.json").write_text(json.dumps({"artifacts": artifacts}))
+        (tmp_path / "out").write_text("")
+        done = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path, env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "out").read_text() == found
+    comment = _step("results-comment.yml", "Comment on the pull request")
+    assert comment["env"]["PREVIEW"] == "${{ steps.preview.outputs.id }}"
+    for preview, shown in [("123", True), ("x](https://evil)", False), ("", False)]:
+        folder = tmp_path / f"c{len(preview)}"
+        folder.mkdir()
+        (folder / "counts").mkdir()
+        (folder / "counts" / "counts.json").write_text(json.dumps(COUNTS))
+        done = _run_step(comment, folder, {"NUMBER": "12", "REPO": "o/r", "RUN_ID": "99",
+                                           "SERVER": "https://github.com", "PREVIEW": preview})
+        assert done.returncode == 0, done.stderr
+        body = (folder / "body.md").read_text()
+        assert ("[site-preview](https://github.com/o/r/actions/runs/99/artifacts/123)" in body) == shown
+        assert "evil" not in body
 
 
 REPRODUCE = "reproduce.yml"

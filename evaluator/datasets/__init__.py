@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from evaluator.datasets import beir, classic, local, miracl, mmarco
+from evaluator.datasets import beir, classic, declared, local, miracl, mmarco
 from evaluator.datasets.dataset import Corpus, Dataset, spec_for_split
 from evaluator.datasets.spec import LOCAL_PREFIX, DatasetSpec, all_specs, query_ids_sha256, registry
+from evaluator.errors import UnknownNameError
 
 __all__ = [
     "Corpus",
@@ -41,10 +42,17 @@ _LOADERS: dict[str, Callable[..., Dataset]] = {
 
 
 def get_spec(dataset_id: str) -> DatasetSpec:
-    """The spec of a registered id, or one built for ``local:<dir>``."""
+    """The spec of a registered id, of a declared one (`declared`: a file in datasets/, or a local folder named in
+    this process), or one built for ``local:<dir>``."""
     if dataset_id.startswith(LOCAL_PREFIX):
         return local.local_spec(dataset_id)
-    return registry().get(dataset_id)
+    try:
+        return registry().get(dataset_id)
+    except UnknownNameError:
+        found = declared.find_declared(dataset_id)
+        if found is None:
+            raise
+        return found.spec
 
 
 def load_dataset(

@@ -56,4 +56,7 @@ def load(
     spec: DatasetSpec, data_dir: str | Path | None = None, cache_dir: str | Path | None = None
 ) -> Dataset:
     del cache_dir  # local folders are read in place
-    return read_beir_folder(Path(data_dir) if data_dir is not None else Path(spec.source), spec)
+    folder = Path(data_dir) if data_dir is not None else Path(spec.source)
+    if not folder.is_dir():  # a declared dataset names its data by sha256 only
+        raise DatasetLoadError(f"{spec.id}: declared in {spec.source}; pass --data-dir with its BEIR-layout folder")
+    return read_beir_folder(folder, spec)

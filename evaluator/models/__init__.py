@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from evaluator.errors import UnknownNameError, closest_names, did_you_mean
+from evaluator.errors import UnknownNameError, closest_names, did_you_mean, missing_extra
 
 # kind -> "module:factory"; factories take (argument, options dict) and import heavy libraries lazily.
 _ADAPTERS = {
@@ -44,4 +44,7 @@ def load_model(spec: str, **overrides: str):
     kind, argument, options = parse_model_spec(spec)
     options.update({k: v for k, v in overrides.items() if v is not None})
     module_name, _, factory = _ADAPTERS[kind].partition(":")
-    return getattr(importlib.import_module(module_name), factory)(argument, options)
+    try:
+        return getattr(importlib.import_module(module_name), factory)(argument, options)
+    except ImportError as error:  # torch, PyStemmer, ...: the extra that brings them, in one line
+        raise (missing_extra(error) or error) from None

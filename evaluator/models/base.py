@@ -23,8 +23,8 @@ class ModelInfo:
     parameters: int | None = None
     dim: int | None = None
     license: str = ""
-    open_weights: bool = True
-    training_datasets: tuple[str, ...] = ()
+    open_weights: bool | None = None  # None: not stated (never a default that reads as a fact)
+    training_datasets: tuple[str, ...] | None = None  # None: not stated; (): trained on none
     url: str = ""
     settings: dict = field(default_factory=dict)  # adapter options, recorded in provenance and cache keys
 

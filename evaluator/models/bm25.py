@@ -90,6 +90,7 @@ class BM25Model:
         self.info = ModelInfo(
             id=_model_id(k1, b, stemmer, stopwords, norms),
             type="lexical",
+            open_weights=True, training_datasets=(),  # no weights to hide, nothing trained
             settings={
                 "k1": k1,
                 "b": b,

@@ -55,7 +55,7 @@ DTYPES = ("auto", "float32", "float16", "bfloat16")
 class KnownModel:
     prompts: str = "none"
     license: str = ""
-    training_datasets: tuple[str, ...] = ()
+    training_datasets: tuple[str, ...] | None = None  # None: not stated on its card
 
 
 _MINILM_DATA = (  # the training table of the all-MiniLM-L6-v2 model card
@@ -115,6 +115,7 @@ class DenseEncoder:
             dim=_embedding_dimension(self.model),
             license=known.license or _card_license(folder),
             training_datasets=known.training_datasets,
+            open_weights=True if hub_id else None,  # loaded from the public hub; a folder may be private
             url=f"https://huggingface.co/{hub_id}" if hub_id else "",
             settings={"query_prompt": self.query_prompt, "passage_prompt": self.passage_prompt,
                       "max_length": self.model.max_seq_length, "dtype": self.dtype,

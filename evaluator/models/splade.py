@@ -105,6 +105,7 @@ class SpladeModel:
             dim=vocab_size,
             license=license,
             url="" if local_dir else f"https://huggingface.co/{name_or_path}",
+            open_weights=None if local_dir else True,  # loaded from the public hub; a folder may be private
             settings={
                 "query_max_length": query_max_length,
                 "doc_max_length": doc_max_length,

@@ -93,7 +93,10 @@ def training_aliases(info: DatasetInfo) -> frozenset[str]:
     return frozenset(_normalise(name) for name in names if name)
 
 
-def is_zero_shot(model: ModelInfo, info: DatasetInfo) -> bool:
+def is_zero_shot(model: ModelInfo, info: DatasetInfo) -> bool | None:
+    """Whether the model's declared training data leaves the dataset out; None when it declares none (not stated)."""
+    if model.training_datasets is None:
+        return None
     trained = {_normalise(name) for name in model.training_datasets}
     return not (trained & training_aliases(info))
 
@@ -193,8 +196,14 @@ class ModelBoard:
     info: ModelInfo
     slug: str
     results: dict[str, LoadedResult]  # dataset id -> result
-    zero_shot: dict[str, bool]
+    zero_shot: dict[str, bool | None]  # None: training data not stated
     verified: str  # "all", "some" or "none"
+
+    @property
+    def zero_shot_all(self) -> bool | None:
+        """False when trained on some dataset of the board, None when that is not stated, else True."""
+        values = self.zero_shot.values()
+        return False if False in values else None if None in values else True
 
     @property
     def tier(self) -> str:
@@ -207,10 +216,6 @@ class ModelBoard:
         read them from the model it loaded (else they are what the result files claim)."""
         return any(r.measured is not None and (r.measured["parameters"], r.measured["dim"])
                    == (self.info.parameters, self.info.dim) for r in self.results.values())
-
-    @property
-    def zero_shot_all(self) -> bool:
-        return all(self.zero_shot.values())
 
 
 @dataclass(frozen=True, eq=False)
@@ -385,7 +390,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         pvalues=pvalues,
         best=best,
         rank_range=rank_range,
-        zero_shot=np.array([is_zero_shot(result.model, info) for result in ranked]),
+        zero_shot=np.array([is_zero_shot(result.model, info) for result in ranked], dtype=object),
         box=box_stats(scores),
         baseline=comparison,
         left_out=left_out,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the reproduction ledger (docs/reproduction.md): results it names are 'reproduced'")
     parser.add_argument("--now", help="the instant to show round phases at, ISO 8601 with a zone (default: the "
                         "checked-out commit's time, so that a commit always builds the same site)")
+    parser.add_argument("--highlight", nargs="*", type=Path, default=[], metavar="RESULT",
+                        help="a pull request's preview: mark the rows of the models of these result files (and say so "
+                        "on every page)")
     parser.add_argument("--data-dir", action="append", default=[],
                         help="local datasets (as for validate) to re-score stored rankings: those are 'verified'")
 
@@ -34,14 +38,31 @@ def run(args: argparse.Namespace) -> int:
     # one process per core reads, decodes and verifies the files, computes each dataset's statistics and renders the
     # pages (BLAS stays at one thread in each: see leaderboard.cli.main)
     workers = min(cores(), 4)
+    stamp = build_stamp(args.results)
+    if args.highlight:
+        stamp = replace(stamp, highlight=highlighted_models(args.highlight))
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root),
-                        workers=workers, stamp=build_stamp(args.results), rounds_dir=args.rounds, reproductions_dir=args.reproductions,
+                        workers=workers, stamp=stamp, rounds_dir=args.rounds, reproductions_dir=args.reproductions,
                         now=instant(args.now) if args.now else commit_time(args.results) or datetime.now(timezone.utc))
     for warning in report.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
     print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
           f"({report.models} models, {report.datasets} datasets)")
     return 0
+
+
+def highlighted_models(paths: list[Path]) -> tuple[str, ...]:
+    """The model ids of the result files given to --highlight (files that do not read are named by validate)."""
+    from evaluator.errors import IrboardError
+    from evaluator.result import read_result
+
+    ids = set()
+    for path in paths:
+        try:
+            ids.add(read_result(path, with_run=False, with_samples=False).model.id)
+        except IrboardError:
+            continue
+    return tuple(sorted(ids))
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,10 +9,18 @@ from evaluator.errors import IrboardError
 
 
 def parse_data_dirs(values: list[str]) -> tuple[dict[str, Path], Path | None]:
-    """`--data-dir ID=DIR` names one dataset's folder; a bare `--data-dir DIR` is a root holding `<dataset id>/`."""
+    """`--data-dir ID=DIR` names one dataset's folder; `--data-dir local:DIR` a folder of one's own, whose results
+    (id `local/<folder slug>`, as `evaluate --dataset local:DIR` writes them) are checked against it; a bare
+    `--data-dir DIR` is a root holding `<dataset id>/`."""
+    from evaluator.datasets.declared import declare_local
+    from evaluator.datasets.spec import LOCAL_PREFIX
+
     explicit, root = {}, None
     for value in values:
-        if "=" in str(value):
+        if str(value).startswith(LOCAL_PREFIX):
+            folder = str(value).removeprefix(LOCAL_PREFIX)
+            explicit[declare_local(folder)] = Path(folder)
+        elif "=" in str(value):
             dataset_id, _, folder = str(value).partition("=")
             explicit[dataset_id] = Path(folder)
         else:

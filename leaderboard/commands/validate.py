@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         print(one_line(problem), file=sys.stderr)
     if report.problems:
         raise IrboardError(f"{len(report.problems)} problem(s) found; fix each line above")
+    for path, note in sorted(report.notes.items()):  # advice, not a problem: beside the log, not in the summary
+        print(f"irboard: {path}: {note}", file=sys.stderr)
     for path, reason in sorted(report.unfetched.items()):
         print(f"{path}: not verified: its full file cannot be fetched ({reason})")
     for path, reason in sorted(report.absences_unchecked.items()):

@@ -24,6 +24,7 @@ class DatasetInfo:
     headline_metrics: tuple[str, ...] = ()  # what the dataset is published with, main metric first
     headline_source: str = ""  # where (paper or leaderboard)
     query_ids_sha256: str | None = None  # the registered query set (evaluator.datasets.query_ids_sha256), if any
+    known: bool = True  # registered or declared (False: an id no one defined, which the build refuses)
 
 
 def dataset_info(dataset_id: str) -> DatasetInfo:
@@ -33,7 +34,7 @@ def dataset_info(dataset_id: str) -> DatasetInfo:
     try:
         spec = get_spec(dataset_id)
     except (LookupError, ValueError, IrboardError):
-        return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
+        return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC, known=False)
     return DatasetInfo(
         id=dataset_id, name=spec.name or dataset_id, group=spec.group or "Other", language=spec.language,
         main_metric=spec.main_metric or DEFAULT_MAIN_METRIC, headline_metrics=tuple(spec.headline_metrics),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evaluator.errors import IrboardError, ResultValidationError
+from evaluator.metrics.depth import remedy, undetermined
 from evaluator.result import read_result, result_path, slugify
 from leaderboard.submissions.catalog import DatasetInfo
 from leaderboard.submissions.loaded import LoadedResult, ModelInfo, to_loaded
@@ -237,14 +238,28 @@ def _check_datasets(report: LoadReport, query_set: Callable[[str], str | None] |
                     f"evaluate on every query of {dataset_id!r}'s qrels"
                 )
                 continue
-            if item.settings != example.settings:
+            differ = _rules(item) != _rules(example)
+            if differ:  # the depth is not among them: each metric is compared where the depth determines it
                 report.warnings.append(
-                    f"{item.path}: settings {dict(item.settings)} differ from {example.path} "
-                    f"({dict(example.settings)}); scores on {dataset_id!r} may not be comparable"
+                    f"{item.path}: settings {_rules(item)} differ from {example.path} ({_rules(example)}); scores on "
+                    f"{dataset_id!r} are not comparable: re-run `irboard evaluate` with the dataset's settings "
+                    "(`irboard validate` names them)"
                 )
+            shallow = undetermined(item.metrics, int(dict(item.settings)["top_k"]), item.num_docs)
+            if shallow:  # never shown as if it were a deeper result's value
+                report.warnings.append(f"{item.path}: {remedy(shallow, int(dict(item.settings)['top_k']))}; "
+                                       "the board leaves them out")
+                item = replace(item, metrics={k: v for k, v in item.metrics.items() if k not in shallow},
+                               per_query={k: v for k, v in item.per_query.items() if k not in shallow})
             # Equal query ids become one shared tuple, so memory holds one per dataset.
             kept.append(replace(item, query_ids=example.query_ids))
     report.results = sorted(kept, key=lambda r: r.path)
+
+
+def _rules(result: LoadedResult) -> dict[str, object]:
+    """The settings that define what a score means on a dataset (relevance level, identical ids); the ranking depth
+    is not one of them (`evaluator.metrics.depth`)."""
+    return {key: value for key, value in result.settings if key != "top_k"}
 
 
 def _check_models(report: LoadReport) -> None:

@@ -32,8 +32,8 @@ class ModelInfo:
     parameters: int | None
     dim: int | None
     license: str
-    open_weights: bool
-    training_datasets: tuple[str, ...]
+    open_weights: bool | None  # None: not stated
+    training_datasets: tuple[str, ...] | None  # None: not stated
     url: str
 
 
@@ -77,6 +77,7 @@ class LoadedResult:
     reproduced: bool = False
     # the costs irboard measured while reproducing it ({"parameters", "dim", "queries_per_s"}); None when not reproduced
     measured: dict | None = None
+    references: tuple[tuple[str, str, str], ...] = ()  # (metric, value as published, url): the authors' figures
 
     @property
     def tier(self) -> str:
@@ -94,7 +95,8 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
         model=ModelInfo(
             id=model.id, type=model.type, revision=model.revision, parameters=model.parameters, dim=model.dim,
             license=model.license, open_weights=model.open_weights,
-            training_datasets=tuple(model.training_datasets), url=model.url,
+            training_datasets=None if model.training_datasets is None else tuple(model.training_datasets),
+            url=model.url,
         ),
         dataset_id=dataset.id,
         split=dataset.split,
@@ -116,6 +118,7 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
             artifact=_artifact_text(model.artifact),
         ),
         score_samples=result.score_samples,
+        references=tuple((r.metric, r.value, r.url) for r in result.references),
     )
 
 

@@ -76,10 +76,12 @@ class ReadCache(ContentCache):
             "per_query": {name: values.tolist() for name, values in loaded.per_query.items()},
             "has_run": loaded.has_run, "verified": loaded.verified, "verified_metrics": sorted(loaded.verified_metrics),
             "claimed_metrics": sorted(loaded.claimed_metrics), "provenance": provenance,
+            "references": [list(item) for item in loaded.references],
             "prediction": None if loaded.prediction is None else predictor.encode(loaded.prediction)})
 
     def _result(self, entry: dict, path: str, predictor: Forecaster) -> LoadedResult:
-        model = {**entry["model"], "training_datasets": tuple(entry["model"]["training_datasets"])}
+        model = {**entry["model"], "training_datasets": None if entry["model"]["training_datasets"] is None
+                 else tuple(entry["model"]["training_datasets"])}
         provenance = {**entry["provenance"], "timings": tuple(tuple(item) for item in entry["provenance"]["timings"])}
         prediction = None
         if entry["prediction"] is not None:
@@ -98,4 +100,4 @@ class ReadCache(ContentCache):
             metrics=entry["metrics"], query_ids=query_ids, per_query=per_query,
             has_run=entry["has_run"], verified=entry["verified"], verified_metrics=frozenset(entry["verified_metrics"]),
             claimed_metrics=frozenset(entry["claimed_metrics"]), provenance=Provenance(**provenance),
-            prediction=prediction)
+            prediction=prediction, references=tuple((str(m), str(v), str(u)) for m, v, u in entry["references"]))

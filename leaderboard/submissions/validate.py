@@ -11,7 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluator.datasets.declared import find_declared, unknown_remedy
 from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNameError, one_line
+from evaluator.metadata import missing_note
+from evaluator.metrics.depth import remedy, undetermined
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.parallel import forked_map
@@ -32,6 +35,7 @@ class ValidationReport:
     verified: set[Path] = field(default_factory=set)
     partly_verified: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics not re-scorable
     unfetched: dict[Path, str] = field(default_factory=dict)  # split result -> why its full file cannot be had
+    notes: dict[Path, str] = field(default_factory=dict)  # path -> what its model block leaves unstated (no problem)
     absences_unchecked: dict[Path, str] = field(default_factory=dict)  # path -> why no corpus checked its absent_ids
     claimed: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics resting on claimed ranks
 
@@ -58,7 +62,7 @@ def _text_fields(result: ResultFile) -> list[tuple[str, str]]:
               ("provenance.command", provenance.command), ("provenance.hardware", provenance.hardware),
               ("provenance.irboard_version", provenance.irboard_version),
               ("provenance.created_at", provenance.created_at)]
-    fields += [(f"model.training_datasets[{i}]", t) for i, t in enumerate(model.training_datasets)]
+    fields += [(f"model.training_datasets[{i}]", t) for i, t in enumerate(model.training_datasets or ())]
     return fields
 
 
@@ -78,12 +82,24 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport, query
 
         spec = get_spec(result.dataset.id)
     except UnknownNameError as error:
-        report.add(path, f"dataset.id: {error}")
+        report.add(path, f"dataset.id: {error}; {unknown_remedy(result.dataset.id)}")
         return
+    declared = find_declared(spec.id)
+    if declared is not None and declared.qrels_sha256 is not None \
+            and result.dataset.qrels_sha256 != declared.qrels_sha256:
+        report.add(path, f"dataset.qrels_sha256 is not the judgments {declared.source} declares for {spec.id}; "
+                         "re-run `irboard evaluate` with its judgments")
     if result.dataset.split != spec.split:
         report.add(path, f"dataset.split is {result.dataset.split!r}; {spec.id} is scored on {spec.split!r}")
     for problem in settings_problems(result, spec):
         report.add(path, problem)
+    for reference in result.references:
+        if reference.metric not in result.metrics:
+            report.add(path, f"references: {reference.metric} is cited but not reported; add it to the result "
+                             "(`irboard evaluate --metrics`) or leave the reference out")
+    shallow = undetermined(result.metrics, result.settings.top_k, result.dataset.num_docs or spec.num_docs)
+    if shallow:
+        report.add(path, f"metrics: {remedy(shallow, result.settings.top_k)}")
     queries = result.query_ids
     registered = known_query_ids_sha256(spec.id)
     known = query_set(spec.id) if query_set is not None else registered
@@ -170,6 +186,8 @@ class _FileOutcome:
     absences_unchecked: str | None = None  # why no corpus checked the file's absent_ids (None: checked, or none)
     claimed: tuple[str, ...] | None = None  # metrics re-scored from ranks below the depth that no sample checks
     judgment_errors: list[str] = field(default_factory=list)  # judgments that could not be had while checking it
+    note: str = ""  # what the model block leaves unstated, and the flags that state it
+    model: str = ""  # the model block as sorted JSON: a model's files must agree (the build warns otherwise)
 
 
 def validate_paths(
@@ -188,6 +206,7 @@ def validate_paths(
     judgments = Judgments(data_dirs, data_root, any_full_url=any_full_url)  # official ones fetched once per dataset (per worker) when needed
     checked = _checked_cache() if judgments.cache is not None else None
     seen: dict[tuple[str, str], Path] = {}
+    models: dict[str, list[tuple[Path, str]]] = {}  # model id -> (file, model block) of each file read
     files = result_files(paths, results_root)
     query_set = _query_set(judgments)
     outcomes = forked_map(lambda path: _check_file(path, judgments, base, checked, query_set), files, workers,
@@ -198,6 +217,8 @@ def validate_paths(
             report.problems.extend(outcome.problems)
             continue
         model_id, dataset_id = outcome.ids
+        if outcome.model:
+            models.setdefault(model_id, []).append((path, outcome.model))
         key = (slugify(model_id), slugify(dataset_id))
         report.problems.extend(outcome.problems)
         if key in seen:
@@ -209,13 +230,33 @@ def validate_paths(
             report.partly_verified[path] = outcome.partly_verified
         if outcome.unfetched is not None:
             report.unfetched[path] = outcome.unfetched
+        if outcome.note:
+            report.notes[path] = outcome.note
         if outcome.absences_unchecked is not None:
             report.absences_unchecked[path] = outcome.absences_unchecked
         if outcome.claimed is not None:
             report.claimed[path] = outcome.claimed
         report.valid.append(path)
     report.problems.extend(judgments.errors)
+    report.problems.extend(_model_disagreements(models))
     return report
+
+
+def _model_disagreements(models: dict[str, list[tuple[Path, str]]]) -> list[str]:
+    """A model's files must state the same model block: the build shows one and warns (--strict refuses)."""
+    import json
+
+    problems = []
+    for model_id, files in sorted(models.items()):
+        first_path, first = files[0]
+        for path, block in files[1:]:
+            if block != first:
+                ours, theirs = json.loads(block), json.loads(first)
+                fields = [name for name in ours if ours.get(name) != theirs.get(name)]
+                problems.append(f"{path}: model fields {', '.join(fields)} of {model_id!r} differ from {first_path}; "
+                                "state the same model metadata in every file of the model (the build refuses with "
+                                "--strict)")
+    return problems
 
 
 def _check_file(path: Path, judgments: Judgments, base: str | None, checked: ContentCache | None,
@@ -259,6 +300,8 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         except DatasetLoadError as error:
             outcome.unfetched = one_line(str(error))
     outcome.ids = (result.model.id, result.dataset.id)
+    outcome.note = missing_note(result.model) or ""
+    outcome.model = result.model.model_dump_json()
     check_result(path, whole, report, query_set)
     if base:
         check_against_base(path, result, base, report)
@@ -288,7 +331,8 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         checked.put(_checked_fields(digest, path), {
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
             "metrics": sorted(result.metrics), "has_run": result.run is not None,
-            "spec": _spec_digest(result.dataset.id), "queries": query_set(result.dataset.id) or ""})
+            "spec": _spec_digest(result.dataset.id), "queries": query_set(result.dataset.id) or "",
+            "note": outcome.note, "model": outcome.model})
 
 
 # --- files checked clean before ----------------------------------------------------------------------------------
@@ -349,6 +393,8 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
             if verification is None:
                 return False
         outcome.ids = (str(entry["model_id"]), dataset_id)
+        outcome.note = str(entry["note"])
+        outcome.model = str(entry["model"])
     except (KeyError, TypeError, ValueError, UnknownNameError):
         return False
     if verification is not None:

@@ -87,6 +87,32 @@ def _check_output(results_dir: Path, out_dir: Path) -> list[str]:
     return []
 
 
+def highlight_css(model_ids) -> str:
+    """Rules marking the rows of `model_ids` in every table (rows carry data-id, the id in lower case; ids hold only
+    [A-Za-z0-9._/-], which need no escape inside a quoted attribute selector)."""
+    rows = ",\n".join(f'tr[data-id="{model_id.lower()}"] > *' for model_id in model_ids)
+    return (f"{rows} {{\n  background: #fff3bf;\n  color: #1a1a1a;\n}}\n"
+            ".preview {\n  background: #fff3bf;\n  color: #1a1a1a;\n  padding: 0.5em 1em;\n}\n")
+
+
+def unknown_datasets(results, lookup: Callable) -> list[str]:
+    """A result on an id that neither the registry nor a declaration defines is refused, not shown as a dataset of
+    its own (a typo such as beir/scifcat would otherwise add one)."""
+    from evaluator.datasets import get_spec
+    from evaluator.datasets.declared import unknown_remedy
+
+    problems = []
+    for result in results:
+        if lookup(result.dataset_id).known:
+            continue
+        try:
+            get_spec(result.dataset_id)
+            continue  # defined after all (the lookup could not say)
+        except IrboardError as error:
+            problems.append(f"{result.path}: dataset.id: {one_line(str(error))}; {unknown_remedy(result.dataset_id)}")
+    return problems
+
+
 def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = False,
                settings: SiteSettings | TestSettings | None = None,
                is_verified: Verifier | None = None,
@@ -110,7 +136,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified,
                           workers=workers, predictor=predictor, reads=read_cache(),
                           query_set=registered_query_set(lookup, is_verified))
-    problems = loaded.problems + _check_output(results_dir, out_dir)
+    problems = loaded.problems + unknown_datasets(loaded.results, lookup) + _check_output(results_dir, out_dir)
     loaded.results = mark_reproduced(loaded.results, reproductions_dir, problems)
     if problems:
         raise BuildError(problems)
@@ -125,8 +151,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
         logger.warning("%s", one_line(note))
     if strict and warnings:
         raise BuildError(warnings, "warning", " (--strict)")
-    for warning in warnings:
-        logger.warning("%s", one_line(warning))
+    # the warnings go back in the report, and the command prints each once (logging them too printed them twice)
     with staged_folder(out_dir) as staging:
         files, page_count = render_site(board, workers=workers, folder=staging, stamp=stamp)
         page_count += round_pages.add_round_pages(files, rounds, stamp or BuildStamp())
@@ -155,6 +180,8 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     home = pages.build_home(board, evidence)
     files.add(home.page.path, env.get_template("home.html").render(ctx=home))
     files.add("data/board.js", board_data.board_script(env, home))
+    if stamp is not None and stamp.highlight:
+        files.add("css/highlight.css", highlight_css(stamp.highlight))
     for path, text in downloads.home_downloads(home).items():
         files.add(path, text)
     count = 1

@@ -118,8 +118,8 @@ class HomeRow:
     type: str
     parameters: int | None
     license: str
-    open_weights: bool
-    zero_shot: bool
+    open_weights: bool | None  # None: not stated
+    zero_shot: bool | None  # None: training data not stated
     verified: str  # "all" (ranked), "some" or "none" (listed apart, unranked)
     is_baseline: bool
     groups: tuple[GroupCell, ...]
@@ -247,7 +247,7 @@ class DatasetRow:
     losses: int | None
     pvalue: float | None
     mark: str  # "better", "worse" or "" (significance against the baseline)
-    zero_shot: bool
+    zero_shot: bool | None  # None: training data not stated
     verified: bool
     is_baseline: bool
     prediction: PredictedValue | None = None
@@ -256,6 +256,7 @@ class DatasetRow:
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
+    value_notes: tuple[str, ...] = ()  # per value of `values`: "–, ranked to 100" where the depth leaves it out
     tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
@@ -335,7 +336,7 @@ class ModelDatasetRow:
     losses: int | None
     pvalue: float | None
     mark: str
-    zero_shot: bool
+    zero_shot: bool | None  # None: training data not stated
     verified: bool
     prediction: PredictedValue | None = None  # None: no score samples
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
@@ -415,7 +416,7 @@ class ModelContext:
     model: ModelInfo
     group_means: str
     verified: str
-    zero_shot: bool
+    zero_shot: bool | None  # None: training data not stated
     is_baseline: bool
     baseline_id: str | None
     rows: tuple[ModelDatasetRow, ...]
@@ -424,6 +425,7 @@ class ModelContext:
     metric_scales: tuple[float, ...]
     metric_rows: tuple[tuple[str, tuple[float | None, ...]], ...]
     metric_checks: tuple[tuple[bool | _ClaimedRanks, ...], ...]  # per metric row and value: `value_check`
+    metric_notes: tuple[tuple[str, ...], ...]  # per row and metric: why a value is left out ("–, ranked to 100")
     efficiency: tuple[EfficiencyRow, ...]
     reproduce: tuple[ReproduceRow, ...]
     tests: str
@@ -433,6 +435,7 @@ class ModelContext:
     tier: str = "self-reported"  # of the model's least trusted result
     costs_measured: bool = False  # parameters and dimension read from the model by irboard in CI (else claimed)
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
+    references: tuple = ()  # web.references.ReferenceRow: the authors' published figures beside the measured ones
     runs: tuple[Download, ...] = ()  # the stored ranking of each result with one, as a TREC run (run_files.py)
 
 

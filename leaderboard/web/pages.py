@@ -11,6 +11,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from evaluator.metrics import parse_measure
+from evaluator.metrics.depth import is_determined, ranked_to
 from evaluator.result import SCHEMA_VERSION, slugify
 from leaderboard.analysis import meta
 from leaderboard.analysis.aggregate import (
@@ -69,6 +70,7 @@ from leaderboard.web.rank_pages import (
     statistics_method,
     top_rule,
 )
+from leaderboard.web.references import reference_rows
 from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.run_files import run_path
 from leaderboard.web.scale_pages import (
@@ -218,7 +220,7 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
                 rank_interval=score.rank_interval if ranked else None, band=score.band if ranked else None))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
-                        d in model.zero_shot and not model.zero_shot[d], checked.get((d, model_id), False))
+                        model.zero_shot.get(d) is False, checked.get((d, model_id), False))
             for d in ordered_ids
         )
         rows.append(HomeRow(model_id=model_id, href=f"models/{model.slug}.html", type=model.info.type,
@@ -339,11 +341,12 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             ties=int(comparison.ties[i]) if comparison else None,
             losses=int(comparison.losses[i]) if comparison else None,
             pvalue=float(comparison.pvalue[i]) if comparison and model_id != comparison.model_id else None,
-            mark=mark, zero_shot=bool(dataset.zero_shot[i]), verified=result.verified,
+            mark=mark, zero_shot=dataset.zero_shot[i], verified=result.verified,
             is_baseline=model_id == board.baseline_id,
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id)), samples_checked(result)),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(value_check(result, metric) for metric in others),
+            value_notes=shallow_notes(others, result),
             effect=effect, model_type=result.model.type,
             coverage=partial_coverage(result), tier=result.tier,
         ))
@@ -488,6 +491,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
     metrics = tuple(sorted({name for r in model.results.values() for name in r.metrics}, key=metric_order))
     metric_rows = tuple((d, tuple(r.metrics.get(name) for name in metrics)) for d, r in model.results.items())
     metric_checks = tuple(tuple(value_check(r, name) for name in metrics) for r in model.results.values())
+    metric_notes = tuple(shallow_notes(metrics, r) for r in model.results.values())
     efficiency = tuple(EfficiencyRow(d, r.provenance.timings, r.provenance.peak_rss_bytes, r.provenance.index_bytes,
                                      r.provenance.hardware, r.measured["queries_per_s"] if r.measured else None)
                        for d, r in model.results.items())
@@ -509,7 +513,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
         zero_shot=model.zero_shot_all,
         is_baseline=model.info.id == board.baseline_id, baseline_id=board.baseline_id, rows=tuple(rows),
         groups=groups, metrics=metrics, metric_scales=tuple(metric_scale(m) for m in metrics), metric_rows=metric_rows,
-        metric_checks=metric_checks, efficiency=efficiency, reproduce=reproduce,
+        metric_checks=metric_checks, metric_notes=metric_notes, efficiency=efficiency, reproduce=reproduce,
         tests=describe_tests(board), alpha=alpha,
         figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
@@ -518,7 +522,16 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
         scale=scale_section(board, model, root, evidence),
         runs=tuple(Download(dataset_id, root + run_path(model.slug, dataset_id))
                    for dataset_id, result in sorted(model.results.items()) if result.has_run),
+        references=reference_rows(model.results),
     )
+
+
+def shallow_notes(metrics: tuple[str, ...], result) -> tuple[str, ...]:
+    """Per metric, what a cell shows where the result's ranking depth does not determine it ("–, ranked to 100");
+    "" elsewhere."""
+    top_k = int(dict(result.settings)["top_k"])
+    return tuple(ranked_to(top_k) if name not in result.metrics and not is_determined(name, top_k, result.num_docs)
+                 else "" for name in metrics)
 
 
 # --- method, compare and submit ----------------------------------------------------------------------

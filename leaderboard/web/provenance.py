@@ -19,6 +19,8 @@ class BuildStamp:
     repository: str | None = None  # a web address of the repository
     commit: str | None = None  # the full commit id
     date: str | None = None  # YYYY-MM-DD, UTC
+    # a pull request's preview (`irboard build --highlight`): the models whose rows every table marks
+    highlight: tuple[str, ...] = ()
 
     @property
     def short_commit(self) -> str | None:

@@ -56,19 +56,21 @@ def format_score(value, scale: float = 100.0, digits: int = 2) -> str:
     return MISSING if _missing(value) else f"{value * scale:.{digits}f}"
 
 
-def score_cells(values, scales, checks, mark: Markup, end: str = "") -> Markup:
+def score_cells(values, scales, checks, mark: Markup, end: str = "", notes=None) -> Markup:
     """A row of score cells, `<td class="num">` with format_score and, after a value shown but not checked, `mark`
     (CLAIMED_MARK after one resting on claimed ranks, `contexts.CLAIMED_RANKS`); `end` after each cell: one filter
     call per row of a wide table instead of a template loop (at 1,000 models the site has about two million such
-    cells)."""
+    cells). `notes`: per cell, the text shown instead of a missing value ("–, ranked to 100"), or ""."""
     def after(value, checked) -> str:
         if value is None or checked:
             return ""
         return CLAIMED_MARK if checked is CLAIMED_RANKS else mark
 
+    notes = notes or ("",) * len(values)
     return Markup("".join(
-        f'<td class="num">{escape(format_score(value, scale))}{after(value, checked)}'
-        f"</td>{end}" for value, scale, checked in zip(values, scales, checks, strict=True)))
+        f'<td class="num">{escape(note if value is None and note else format_score(value, scale))}'
+        f"{after(value, checked)}</td>{end}"
+        for value, scale, checked, note in zip(values, scales, checks, notes, strict=True)))
 
 
 def scale_rows(rows, unchecked_mark: Markup | str = "") -> Markup:

@@ -24,7 +24,8 @@ def _evaluate(tmp_path, run_text, qrels_text, *extra):
     (tmp_path / "qrels.txt").write_text(qrels_text)
     out = tmp_path / "out.json"
     code = main(["evaluate", "--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt"),
-                 "--model-id", "org/model", "--dataset-id", "test/data", "--out", str(out), "--quiet", *extra])
+                 "--model-id", "org/model", "--dataset-id", "test/data", "--out", str(out), "--quiet", "--declare",
+                 "--depth", "1000", *extra])  # these small runs rank all each query retrieves
     return code, out
 
 
@@ -129,7 +130,8 @@ def test_console_script_prints_no_traceback(tmp_path):
     (tmp_path / "qrels.txt").write_text(QRELS)
     done = subprocess.run(
         [sys.executable, "-m", "leaderboard.cli", "evaluate", "--run", str(tmp_path / "run.txt"), "--qrels",
-         str(tmp_path / "qrels.txt"), "--model-id", "m", "--dataset-id", "d", "--out", str(tmp_path / "o.json")],
+         str(tmp_path / "qrels.txt"), "--model-id", "m", "--dataset-id", "d", "--out", str(tmp_path / "o.json"),
+         "--declare"],
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 1
@@ -214,7 +216,7 @@ def test_the_command_starts_numpy_with_one_blas_thread_unless_told(tmp_path, set
         {"OPENBLAS_NUM_THREADS": setting} if setting else {})
     done = subprocess.run([sys.executable, "-c", script, "evaluate", "--run", str(tmp_path / "run.txt"), "--qrels",
                            str(tmp_path / "qrels.txt"), "--model-id", "org/model", "--dataset-id", "test/data",
-                           "--out", str(tmp_path / "out.json"), "--quiet"],
+                           "--out", str(tmp_path / "out.json"), "--quiet", "--declare"],
                           capture_output=True, text=True, timeout=120, env=env, check=True)
     code, *counts = done.stdout.split(maxsplit=1)
     assert code == "0" and json.loads(counts[0]) and set(json.loads(counts[0])) == {threads}
@@ -228,8 +230,8 @@ def _msmarco_run(path, queries: int) -> None:
     for query_id, _, doc_id, _ in (line.split() for line in lines):
         if query_id in judged or len(judged) < queries:
             judged.setdefault(query_id, []).append(doc_id)
-    path.write_text("".join(f"{q} Q0 {d} {i} {100 - i} t\n" for q, docs in judged.items()
-                            for i, d in enumerate(["1", "2", *docs, "3"], 1)))
+    path.write_text("".join(f"{q} Q0 {d} {i} {2000 - i} t\n" for q, docs in judged.items()  # ranked to 1,000
+                            for i, d in enumerate(["1", "2", *docs, *(f"x{k}" for k in range(998 - len(docs)))], 1)))
 
 
 def test_default_metrics_add_the_datasets_headline_metrics(tmp_path, capsys, caplog):
@@ -259,5 +261,6 @@ def test_out_elsewhere_says_where_the_file_belongs(tmp_path, caplog):
     canonical = tmp_path / "results" / "org__model" / "test__data.json"
     canonical.parent.mkdir(parents=True)
     assert main(["evaluate", "--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt"),
-                 "--model-id", "org/model", "--dataset-id", "test/data", "--out", str(canonical), "--quiet"]) == 0
+                 "--model-id", "org/model", "--dataset-id", "test/data", "--out", str(canonical), "--quiet",
+                 "--declare"]) == 0
     assert "not where the board reads it" not in caplog.text

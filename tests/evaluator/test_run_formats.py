@@ -227,7 +227,7 @@ def test_a_file_in_no_run_format_gets_one_line_naming_what_it_looks_like(tmp_pat
 def test_run_format_overrides_the_detection(tmp_path, capsys):
     # query ids, doc ids and whole-number scores: detected as MS MARCO ranks, read as TREC only when told
     (tmp_path / "run.txt").write_text("1 31715818 3\n1 14717500 2\n")
-    code, out = evaluate(tmp_path, tmp_path / "run.txt")
+    code, out = evaluate(tmp_path, tmp_path / "run.txt", "--depth", "1000")  # two documents: as if asked for 1,000
     assert code == 0 and read_result(out).provenance.run_format.startswith("msmarco")
     code, out = evaluate(tmp_path, tmp_path / "run.txt", "--run-format", "trec", out="trec.json")
     err = capsys.readouterr().err

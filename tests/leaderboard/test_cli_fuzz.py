@@ -163,7 +163,7 @@ def test_evaluate_run_survives_any_run_file(tmp_path_factory, run, qrels, metric
     (folder / "qrels.txt").write_text(qrels, encoding="utf-8", errors="surrogatepass")
     out = folder / "out.json"
     argv = ["evaluate", "--run", folder / "run.txt", "--qrels", folder / "qrels.txt", f"--model-id={model_id}",
-            "--dataset-id=test/data", "--out", out, "--quiet"]
+            "--dataset-id=test/data", "--out", out, "--quiet", "--declare"]
     code, lines = run_cli(*argv, *([f"--metrics={metrics}"] if metrics is not None else []))
     assert code in (0, 1) and not any("Traceback" in line for line in lines), lines
     assert all(line.startswith(("error: ", "irboard: ")) for line in lines), lines

@@ -60,7 +60,9 @@ def test_the_wheel_evaluates_and_builds_the_site(installed, tmp_path):
     (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d1 1 2.0 t\nq2 Q0 d2 2 1.0 t\n")
     for model_id in ("bm25", "org/second"):  # bm25 is the default baseline
         _run(installed / "irboard", "evaluate", "--run", "run.txt", "--qrels", "qrels.txt", "--quiet",
-             "--model-id", model_id, "--dataset-id", "test/tiny", "--results-dir", "results", cwd=tmp_path)
+             "--model-id", model_id, "--dataset-id", "test/tiny", "--results-dir", "results", "--declare",
+             "--depth", "1000",  # the run ranks the whole (two-document) collection
+             cwd=tmp_path)
     _run(installed / "irboard", "build", "--strict", "--results", "results", "--out", "_site", cwd=tmp_path)
     site = tmp_path / "_site"
     assert "org/second" in (site / "index.html").read_text()

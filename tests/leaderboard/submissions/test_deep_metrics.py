@@ -71,7 +71,8 @@ def deep_result(request, tmp_path_factory):
     out = folder / "result.json"
     flag = "--ignore-identical-ids" if request.param else "--no-ignore-identical-ids"
     assert main(["evaluate", "--run", str(folder / "run.txt"), "--qrels", str(folder / "qrels.txt"), "--model-id",
-                 "org/deep", "--dataset-id", "test/deep", "--metrics", DEEP, flag, "--out", str(out), "--quiet"]) == 0
+                 "org/deep", "--dataset-id", "test/deep", "--metrics", DEEP, flag, "--out", str(out), "--quiet",
+                 "--declare"]) == 0
     if request.param:
         run = {q: {d: s for d, s in ranking.items() if d != q} for q, ranking in run.items()}
     return out, run, qrels, read_qrels(folder / "qrels.txt")
