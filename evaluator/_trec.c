@@ -25,6 +25,8 @@ enum { TREC, MSMARCO }; /* run layouts: `qid Q0 docid rank score tag [more]`, or
 
 enum { WORD, SPACE, NEWLINE };
 static unsigned char char_class[256]; /* set at import: the ASCII whitespace that bytes.split() uses */
+static unsigned char tab_class[256];  /* a tab-separated file's: only tabs (and a line's '\r') separate fields, so
+                                         an id may hold spaces */
 
 typedef struct { const char *p; uint32_t n, hash; } Bytes; /* a field of the file, or a str's UTF-8 */
 typedef struct { uint32_t hash, index; } Slot;             /* open addressing; index 0: empty, else i + 1 */
@@ -84,16 +86,16 @@ static void table_insert(Slot *slots, uint32_t mask, uint32_t hash, Py_ssize_t i
     slots[i] = (Slot){hash, (uint32_t)(index + 1)};
 }
 
-/* Split the line at *pos into fields (the first `max` stored, all counted); *pos moves past its '\n'.
- * *high tells whether the line has a non-ASCII byte. */
-static int split_line(const char **pos, Bytes *fields, int max, int *high) {
+/* Split the line at *pos into fields (the first `max` stored, all counted) at the bytes `classes` calls SPACE;
+ * *pos moves past its '\n'. *high tells whether the line has a non-ASCII byte. */
+static int split_line(const unsigned char *classes, const char **pos, Bytes *fields, int max, int *high) {
     const unsigned char *p = (const unsigned char *)*pos, *start;
     unsigned char any = 0;
     int count = 0;
     for (;;) {
-        while (char_class[*p] == SPACE) p++;
+        while (classes[*p] == SPACE) p++;
         if (*p == '\n') break;
-        for (start = p; char_class[*p] == WORD; p++) any |= *p;
+        for (start = p; classes[*p] == WORD; p++) any |= *p;
         if (count < max) fields[count] = (Bytes){(const char *)start, (uint32_t)(p - start), 0};
         count++;
     }
@@ -130,7 +132,8 @@ static PyObject *line_error(Py_ssize_t line, PyObject *message) {
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* Parse a field that must be a finite decimal ([+-] digits [. digits] [e [+-] digits]); 0 or -1.
+/* Parse a field that must be a finite decimal ([+-] digits [. digits] [e [+-] digits]); 0, -1, or -2 for a value
+ * float32 cannot hold (trec_eval orders by float32 scores: every such score would be an infinity, all tied).
  * Correctly rounded like strtod: Clinger's fast path when the digits fit in 53 bits and the power of
  * ten is exact (|e| <= 22), otherwise Python's own correctly rounded conversion. */
 static int parse_score(const char *p, uint32_t n, double *out) {
@@ -171,7 +174,8 @@ static int parse_score(const char *p, uint32_t n, double *out) {
         PyMem_Free(copy);
         if (PyErr_Occurred()) return -1;
     }
-    return isfinite(*out) ? 0 : -1;
+    if (!isfinite(*out)) return -1;
+    return isinf((float)*out) ? -2 : 0; /* IEEE conversion: out of float32's range gives an infinity */
 }
 
 static int parse_label(const Bytes *field, long *out) { /* an integer of at most 9 digits; 0 or -1 */
@@ -187,26 +191,29 @@ static int parse_label(const Bytes *field, long *out) { /* an integer of at most
     return 0;
 }
 
-/* parse_qrels(buffer, columns, skip_header, min_label, max_label) -> {query_id: {doc_id: label}}.
- * columns: 4 for TREC (qid iter docid rel), 3 for BEIR's TSV (qid docid score). */
+/* parse_qrels(buffer, columns, skip_header, min_label, max_label, tabs) -> {query_id: {doc_id: label}}.
+ * columns: 4 for TREC (qid iter docid rel), 3 for BEIR's TSV (qid docid score); tabs: split on tabs only. */
 static PyObject *parse_qrels(PyObject *self, PyObject *args) {
     Py_buffer view;
-    int columns, skip_header, high, count;
+    int columns, skip_header, high, count, tabs;
     long min_label, max_label, label;
-    if (!PyArg_ParseTuple(args, "y*iill", &view, &columns, &skip_header, &min_label, &max_label)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*iillp", &view, &columns, &skip_header, &min_label, &max_label, &tabs))
+        return NULL;
+    const unsigned char *classes = tabs ? tab_class : char_class;
     const char *pos = view.buf, *end = pos + view.len;
     Py_ssize_t line = skip_header ? 1 : 0;
     PyObject *qrels = PyDict_New(), *judged = NULL, *message = NULL;
     Bytes fields[4], last_query = {NULL, 0, 0};
-    if (skip_header) split_line(&pos, fields, 4, &high);
+    if (skip_header) split_line(classes, &pos, fields, 4, &high);
     while (qrels && !message && pos < end) {
         line++;
-        if (!(count = split_line(&pos, fields, 4, &high))) continue;
+        if (!(count = split_line(classes, &pos, fields, 4, &high))) continue;
         const Bytes *query = &fields[0], *doc = &fields[columns - 2], *relevance = &fields[columns - 1];
         if (count != columns) {
-            message = PyUnicode_FromFormat("expected %s, found %d; fix or remove the line",
+            message = PyUnicode_FromFormat("expected %s, found %d%s; fix or remove the line",
                                            columns == 4 ? "4 columns 'query_id 0 doc_id relevance'"
-                                                        : "3 columns 'query-id corpus-id score'", count);
+                                                        : "3 columns 'query-id corpus-id score'", count,
+                                           tabs ? " (the file is tab-separated, as its first line is)" : "");
         } else if (parse_label(relevance, &label) < 0) {
             message = format_fields("relevance %R is not an integer; labels are whole numbers such as 0, 1, 2",
                                     relevance, NULL);
@@ -244,6 +251,7 @@ typedef struct {
     int ignore_identical, interleaved; /* interleaved: some query's lines are not together in the file */
     int judged_below;                  /* also keep the judged entries below the tops */
     int layout;                        /* TREC or MSMARCO: which columns hold the query, document and score */
+    const unsigned char *classes;      /* char_class, or tab_class for a tab-separated file */
     Py_ssize_t extra_lines, first_extra; /* TREC lines with more than 6 columns (ignored, as trec_eval does) */
     Bytes *unjudged;                     /* the distinct run query ids without judgments (skipped) */
     Slot *unjudged_slots;
@@ -269,6 +277,7 @@ typedef struct {
     char **blocks;        /* copies of those ids, packed close together (looking them up in the file is slow) */
     Py_ssize_t n_blocks, blocks_size, block_used;
     const char *repeated; /* the earliest doc id found a second time in its query */
+    const char *repeated_rank; /* MS MARCO: the doc id of the earliest line repeating a rank of its query */
 } Ranking;
 
 static void free_blocks(Ranking *r) {
@@ -286,7 +295,7 @@ static void ranking_reset(Ranking *r) {
     r->n_records = r->n_labels = r->n_tops = r->n_top_table = r->n_below = r->extra_lines = r->first_extra = 0;
     if (r->unjudged_slots) memset(r->unjudged_slots, 0, ((size_t)r->unjudged_mask + 1) * sizeof(Slot));
     r->n_unjudged = 0;
-    r->first_query.p = r->repeated = NULL;
+    r->first_query.p = r->repeated = r->repeated_rank = NULL;
 }
 
 static void ranking_free(Ranking *r) {
@@ -433,6 +442,21 @@ static int compare_keys(const void *a, const void *b) { /* byte order, which is 
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
+/* MS MARCO scores are -rank: a tie is a rank given twice in the query, which trec_eval's order would break by
+ * doc id, silently. Among the lines of each tie group (adjacent once sorted), the second in file order repeats
+ * a rank; keep the earliest such line of the file. */
+static void note_repeated_rank(Ranking *r, const Record *rec, Py_ssize_t n) {
+    for (Py_ssize_t first = 0, i; first < n; first = i) {
+        const char *earliest = rec[first].doc, *second = NULL;
+        for (i = first + 1; i < n && rec[i].score == rec[first].score; i++) {
+            const char *p = rec[i].doc;
+            if (p < earliest) second = earliest, earliest = p;
+            else if (!second || p < second) second = p;
+        }
+        if (second && (!r->repeated_rank || second < r->repeated_rank)) r->repeated_rank = second;
+    }
+}
+
 /* All lines of query q are read: check for a repeated doc id, sort them, then look up the labels of the
  * ranks kept (only those: a depth-1,000 run scored at cutoffs up to 100 needs a tenth) and make the top list. */
 static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
@@ -456,6 +480,7 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
         r->dup_slots[s] = (Slot){doc.hash, (uint32_t)(i + 1)};
     }
     sort_query(rec, n);
+    if (r->layout == MSMARCO) note_repeated_rank(r, rec, n);
     if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + labelled, sizeof(int32_t)) < 0 ||
         reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0)
         return -1;
@@ -518,24 +543,32 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
     double score = 0;
     for (*line = 1; pos < end; (*line)++) {
         const char *line_start = pos;
-        if (!(n_fields = split_line(&pos, f, 6, &high))) continue;
+        if (!(n_fields = split_line(r->classes, &pos, f, 6, &high))) continue;
         int bad_count = msmarco ? n_fields != 3 : n_fields < 6;
         int bad_text = !bad_count && high && !is_utf8(line_start, pos - line_start);
-        int bad_score = !bad_count && !bad_text &&
-                        (msmarco ? parse_label(&f[2], &rank) < 0 || rank < 1 : parse_score(f[4].p, f[4].n, &score) < 0);
+        /* ranks up to 2^24: their scores -rank stay distinct as float32, the precision trec_eval orders by */
+        int bad_score = bad_count || bad_text ? 0
+                        : msmarco ? (parse_label(&f[2], &rank) < 0 || rank < 1 || rank > (1L << 24) ? -1 : 0)
+                                  : parse_score(f[4].p, f[4].n, &score);
         if (bad_count || bad_text || bad_score) {
+            const char *separated = r->classes == tab_class ? " (the file is tab-separated, as its first line is)" : "";
             if (bad_count)
                 *message = msmarco ? PyUnicode_FromFormat("expected 3 columns 'query_id doc_id rank' (MS MARCO run), "
-                                                          "found %d; fix or remove the line", n_fields)
+                                                          "found %d%s; fix or remove the line", n_fields, separated)
                                    : PyUnicode_FromFormat("expected 6 columns 'query_id Q0 doc_id rank score tag', "
-                                                          "found %d; fix or remove the line", n_fields);
+                                                          "found %d%s; fix or remove the line", n_fields, separated);
             else if (bad_text)
                 *message = PyUnicode_FromString("is not valid UTF-8; save the file as UTF-8");
+            else if (msmarco)
+                *message = format_fields("rank %R is not a whole number from 1 to 16777216; an MS MARCO run line is "
+                                         "'query_id doc_id rank'", &f[2], NULL);
+            else if (bad_score == -2)
+                *message = format_fields("score %R is beyond float32's range (about 3.4e38), where trec_eval "
+                                         "compares scores: it would tie as infinity; rescale the run's scores",
+                                         &f[4], NULL);
             else
-                *message = msmarco ? format_fields("rank %R is not a whole number from 1; an MS MARCO run line is "
-                                                   "'query_id doc_id rank'", &f[2], NULL)
-                                   : format_fields("score %R is not a finite decimal number; write scores such as "
-                                                   "12.5 or -3.2e-4", &f[4], NULL);
+                *message = format_fields("score %R is not a finite decimal number; write scores such as "
+                                         "12.5 or -3.2e-4", &f[4], NULL);
             return -1;
         }
         if (n_fields > wanted && !r->extra_lines++) r->first_extra = *line;
@@ -554,7 +587,8 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
         if (row != current) {
             if (r->seen[row] && !r->interleaved) return 1;
             if (current >= 0 && !r->interleaved) {
-                if (finish_query(r, current, r->records, r->n_records) < 0 || r->repeated) return -1;
+                if (finish_query(r, current, r->records, r->n_records) < 0 || r->repeated || r->repeated_rank)
+                    return -1;
                 r->n_records = 0;
             }
             r->seen[row] = 1;
@@ -632,7 +666,7 @@ static int below_columns(Ranking *r, PyObject **counts, PyObject **ranks, PyObje
     return 0;
 }
 
-/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth, judged_below, layout)
+/* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth, judged_below, layout, tabs)
  *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth,
  *       doc_ids, top_lengths, top_docs, top_scores, below_counts, below_ranks, below_judged, below_scores,
  *       extra_lines, first_extra_line, unjudged_queries)
@@ -643,7 +677,8 @@ static int below_columns(Ranking *r, PyObject **counts, PyObject **ranks, PyObje
  * With judged_below, the four after them list every judged entry ranked below the top keep_top, in the same way:
  * below_counts per query (int64), and per entry its 1-based rank (int64), its index among all judgments in the
  * order of `judgments` (int64) and its score (float64); without it they are empty.
- * layout: 0 for TREC lines (6 columns or more), 1 for MS MARCO's `qid docid rank` (score = -rank). The last three
+ * layout: 0 for TREC lines (6 columns or more), 1 for MS MARCO's `qid docid rank` (score = -rank; a rank given
+ * twice in a query is an error); tabs: fields are split on tabs only (a tab-separated file). The last three
  * results: how many TREC lines have more than 6 columns, the first of them, and the number of distinct run query
  * ids without judgments. */
 static PyObject *rank_run(PyObject *self, PyObject *args) {
@@ -653,9 +688,11 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     PyObject *below_counts = NULL, *below_ranks = NULL, *below_judged = NULL, *below_scores = NULL;
     Py_ssize_t line = 0, depth = 1, n;
     Ranking r = {0};
-    if (!PyArg_ParseTuple(args, "y*O!O!pnnpi", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
-                          &r.ignore_identical, &r.keep_top, &r.label_depth, &r.judged_below, &r.layout))
+    int tabs;
+    if (!PyArg_ParseTuple(args, "y*O!O!pnnpip", &view, &PyList_Type, &query_ids, &PyList_Type, &judgments,
+                          &r.ignore_identical, &r.keep_top, &r.label_depth, &r.judged_below, &r.layout, &tabs))
         return NULL;
+    r.classes = tabs ? tab_class : char_class;
     const char *buffer = view.buf, *end = buffer + view.len;
     n = r.n_queries = PyList_GET_SIZE(query_ids);
     r.label_depth = r.label_depth == 0 ? 1 : r.label_depth; /* the matrix has at least one column */
@@ -677,12 +714,22 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
         r.interleaved = 1;
         status = parse_run(&r, buffer, end, &line, &message);
     }
-    if (r.repeated) {
+    if (r.repeated && (!r.repeated_rank || r.repeated < r.repeated_rank)) {
         Bytes doc = {r.repeated, 0, 0};
-        while (char_class[(unsigned char)r.repeated[doc.n]] == WORD) doc.n++;
+        while (r.classes[(unsigned char)r.repeated[doc.n]] == WORD) doc.n++;
         for (line = 1; (buffer = memchr(buffer, '\n', (size_t)(r.repeated - buffer))) != NULL; buffer++) line++;
         message = format_fields("document %R appears a second time for its query; a run ranks each document "
                                 "once per query", &doc, NULL);
+    } else if (r.repeated_rank) {
+        const char *start = r.repeated_rank;
+        Bytes f[3];
+        int high;
+        while (start > buffer && start[-1] != '\n') start--;
+        for (line = 1; (buffer = memchr(buffer, '\n', (size_t)(start - buffer))) != NULL; buffer++) line++;
+        split_line(r.classes, &start, f, 3, &high);
+        message = format_fields("rank %R appears a second time for query %R; an MS MARCO run gives each of a "
+                                "query's documents its own rank (1, 2, 3, ...): fix the ranks, or write a TREC run "
+                                "with scores", &f[2], &f[0]);
     }
     if (status < 0 || message) goto done;
     line = 0;
@@ -846,5 +893,8 @@ PyMODINIT_FUNC PyInit__trec(void) {
     for (int c = 0; c < 256; c++) char_class[c] = WORD;
     char_class[' '] = char_class['\t'] = char_class['\r'] = char_class['\v'] = char_class['\f'] = SPACE;
     char_class['\n'] = NEWLINE;
+    for (int c = 0; c < 256; c++) tab_class[c] = WORD;
+    tab_class['\t'] = tab_class['\r'] = SPACE;
+    tab_class['\n'] = NEWLINE;
     return PyModule_Create(&module);
 }

@@ -140,7 +140,7 @@ def report_coverage(result, required: bool, quiet: bool) -> None:
         unjudged = (f"; {coverage.unjudged_run_queries:,} run queries have no judgments (ignored)"
                     if coverage.unjudged_run_queries else "")
         print(f"irboard: the run covers {covered:,} of {judged:,} judged queries{unjudged}; ranking depth min "
-              f"{coverage.depth_min:,}, median {coverage.depth_median:g}, max {coverage.depth_max:,}", file=sys.stderr)
+              f"{coverage.depth_min:,}, median {coverage.depth_median:,g}, max {coverage.depth_max:,}", file=sys.stderr)
     if covered == judged:
         return
     missing = judged - covered

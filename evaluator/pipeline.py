@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from evaluator.artifact import declare_artifact
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below, stored_depth
 from evaluator.below import Below
 from evaluator.errors import IrboardError
@@ -137,11 +138,12 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
 def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str | Path | None = None,
                    cache_dir: str | Path | None = None, batch_size: int | None = None, top_k: int = 1000,
                    engine: str = "local", address: str | None = None, workers: int | None = None,
-                   shards: int | None = None, command: str = ""):
+                   shards: int | None = None, command: str = "", reuse_encodings: bool = True):
     """Run `model_spec` (bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>) over `dataset_id` and
     return the result (every measure, the stored ranking, score samples). `engine` "ray" spreads encoding and
     search over a Ray cluster (`address`, `workers`, `shards`); `cache_dir` is a folder or a pyarrow.fs URI for
-    encodings and shard checkpoints; `command` is recorded in the provenance."""
+    encodings and shard checkpoints; `command` is recorded in the provenance; `reuse_encodings` False encodes the
+    corpus afresh even when the cache holds its encoding (a reproduction must run the model itself)."""
     from evaluator.datasets import load_dataset
     from evaluator.index.cache import is_uri, local_cache_dir, open_location
     from evaluator.models import load_model
@@ -156,7 +158,12 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     spec, corpus = dataset.spec, dataset.corpus
     with step(f"loading model {model_spec}", timings, "load_model_s"):
         overrides = model_overrides(model_spec, spec, batch_size)
-        model = load_model(model_spec, **overrides)
+        if engine == "ray":  # a neural model loads on a worker, never in the driver
+            from evaluator.engines.ray_engine import load_model_info  # Ray is an optional extra
+
+            model = load_model_info(model_spec, overrides, address)
+        else:
+            model = load_model(model_spec, **overrides)
     qrels = Qrels.from_dict(dataset.qrels)
     query_ids = list(dataset.queries)
     docs = corpus.view()  # a sequence that reads the slices asked for: the corpus is never a list
@@ -172,7 +179,7 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     else:
         from evaluator.datasets.corpus import corpus_root
 
-        cache = corpus_cache(model, spec, docs, cache_dir)
+        cache = corpus_cache(model, spec, docs, cache_dir) if reuse_encodings else None
         # BM25 spills to the cache's corpora folder: a corpus.arrow opened in place may lie in a read-only folder
         scores, positions, index, queries = retrieve(model, docs, query_texts, k, timings, cache,
                                                      spill_dir=corpus_root())
@@ -194,7 +201,8 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     meta = RunMetadata(
         model={"id": info.id, "type": info.type, "revision": info.revision, "parameters": info.parameters,
                "dim": info.dim, "license": info.license, "open_weights": info.open_weights,
-               "training_datasets": list(info.training_datasets), "url": info.url},
+               "training_datasets": list(info.training_datasets), "url": info.url,
+               "artifact": declare_artifact(model_spec, info.revision, info.settings.get("dtype", "")).model_dump()},
         dataset_id=spec.id, split=spec.split, num_docs=len(docs), top_k=top_k,
         ignore_identical_ids=spec.ignore_identical_ids, relevance_level=spec.relevance_level, timings=timings,
         command=command, dataset_revision=spec.revision or spec.md5 or "",

@@ -29,6 +29,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluator import below as below_part
+from evaluator.artifact import Artifact
 from evaluator.below import Below, BelowColumns
 from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings
 from evaluator.errors import OutputExistsError, ResultValidationError
@@ -143,6 +144,7 @@ class ModelBlock(_Strict):
     open_weights: bool = True
     training_datasets: list[str] = Field(default_factory=list, max_length=500)
     url: str = Field("", max_length=500)
+    artifact: Artifact | None = None  # what `irboard reproduce` runs again (evaluator/artifact.py)
 
     @field_validator("id")
     @classmethod
@@ -722,9 +724,18 @@ def read_result(path: Path | str, with_run: bool | Callable[[Header], bool] = Tr
 # ---------------------------------------------------------------------------------------------- writing
 
 
+def _readable(header: Header) -> dict[str, Any]:
+    """The readable part as JSON values; a result without a declared artifact has no `model.artifact` key, so
+    files written before it existed keep their bytes."""
+    data = header.model_dump(mode="json")
+    if data["model"]["artifact"] is None:
+        del data["model"]["artifact"]
+    return data
+
+
 def dump_result(result: ResultFile) -> str:
     """Deterministic version-3 text: readable blocks with sorted keys and rounded means, then the columns."""
-    header = result.header.model_dump(mode="json")
+    header = _readable(result.header)
     header["metrics"] = {name: round(value, FLOAT_DECIMALS) for name, value in header["metrics"].items()}
     names = sorted(result.per_query)
     matrix = np.concatenate([result.per_query[name] for name in names])
@@ -751,7 +762,7 @@ def expand_result(result: ResultFile) -> dict[str, Any]:
     """The expanded form (everything as plain JSON, as versions 1 and 2 stored it) with the current schema
     version: for reading a result by eye, and for tests that edit one field. `parse_result` reads it back;
     score_samples stay a ScoreSamples object (None when absent)."""
-    data = result.header.model_dump(mode="json")
+    data = _readable(result.header)
     data["per_query"] = {name: result.values(name) for name in sorted(result.per_query)}
     if result.run is not None:
         data["run"] = {"depth": result.run.depth,

@@ -3,26 +3,28 @@
 `read_run_file` reads any of them and ranks it against the qrels with the fast parser of `trec.py`:
 
 - compression, by the file's first bytes (not its name): gzip (Anserini and Pyserini ship runs as `.gz`),
-  bzip2 and xz are decompressed in memory; a plain file is memory-mapped;
+  bzip2 and xz are inflated in a stream within a size and a ratio cap (`inflate.py`); a plain file is
+  memory-mapped; a UTF-8 byte-order mark is removed, and said;
 - `trec`: `query_id Q0 doc_id rank score tag`; columns after the sixth are ignored, as trec_eval ignores them
   (its reader takes the first six fields of a line), and said once;
 - `msmarco`: MS MARCO's official `query_id<TAB>doc_id<TAB>rank` (what msmarco_eval.py reads: ranks from 1,
-  no score). Each entry is scored -rank, so that the ranks give the order, and the result says so;
+  no score). Each entry is scored -rank, so that the ranks give the order, and the result says so; a rank
+  given twice in a query is an error (trec_eval's order would break the tie by doc id, silently);
 - `json`: `{query_id: {doc_id: score}}`, the dictionary BEIR's `EvaluateRetrieval.retrieve`, MTEB and ranx
-  (`Run.save(..., kind="json")`) produce, saved as one JSON object.
+  (`Run.save(..., kind="json")`) produce, saved as one JSON object; a key given twice, at any level, is an
+  error (a JSON reader would keep the last silently).
 
-The format is detected from the first line (`--run-format` overrides it). A file in none of them is one
-error line naming the format it looks like and the fix.
+A file whose first line has three or more tab-separated fields is split on tabs only, so ids may hold spaces (`trec.py`). Scores must be
+finite and within float32's range, the precision trec_eval orders by. The format is detected from the first
+line (`--run-format` overrides it). A file in none of them is one error line naming the format it looks like
+and the fix.
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
+import json
 import math
 import re
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,17 +33,11 @@ from pathlib import Path
 import orjson
 
 from evaluator.errors import InputFormatError
-from evaluator.metrics.ranking import Qrels
+from evaluator.metrics.ranking import FLOAT32_PROBLEM, Qrels, float32_overflows
 from evaluator.result import text_id_problem
-from evaluator.trec import RunRanking, file_bytes, rank_run_text
+from evaluator.trec import BOM_NOTE, RunRanking, first_line, input_bytes, rank_run_text, split_fields
 
 RUN_FORMATS = ("trec", "msmarco", "json")
-# first bytes -> (name, decompress)
-_COMPRESSIONS = {
-    b"\x1f\x8b": ("gzip", gzip.decompress),
-    b"BZh": ("bzip2", bz2.decompress),
-    b"\xfd7zXZ\x00": ("xz", lzma.decompress),
-}
 # first bytes of files that are not runs in any readable form -> what they are and the fix
 _OTHER_CONTAINERS = {
     b"\x28\xb5\x2f\xfd": "a zstd-compressed file; decompress it (zstd -d FILE) and pass the result",
@@ -60,10 +56,13 @@ class RunReading:
     run_format: str  # one of RUN_FORMATS
     compression: str  # "", "gzip", "bzip2" or "xz"
     notes: tuple[str, ...]  # what reading changed or ignored, said once each
+    had_bom: bool = False  # a UTF-8 byte-order mark was removed
 
     def description(self) -> str:
         """How the file was read, for the result's provenance."""
         parts = [self.run_format + (f" ({self.compression})" if self.compression else "")]
+        if self.had_bom:
+            parts.append("UTF-8 byte-order mark removed")
         if self.run_format == "msmarco":
             parts.append(MSMARCO_SCORES)
         if self.ranking.extra_column_lines:
@@ -81,7 +80,7 @@ def read_run_file(
     judged_below: bool = False,
 ) -> RunReading:
     """Read the run at `path` in any supported format (`run_format` None: detected) and rank it."""
-    with _run_content(path) as (content, compression):
+    with _run_content(path) as (content, compression, had_bom):
         shown = f"{path} ({compression}-compressed)" if compression else str(path)
         chosen = run_format or detect_format(content, shown)
         if chosen == "json":
@@ -89,18 +88,18 @@ def read_run_file(
         layout = "msmarco" if chosen == "msmarco" else "trec"
         ranking = rank_run_text(content, shown, qrels, ignore_identical_ids, keep_top, label_depth, judged_below,
                                 layout)
-    notes = []
+    notes = [f"{shown}: {BOM_NOTE}"] if had_bom else []
     if ranking.extra_column_lines:
         notes.append(f"{shown}: {ranking.extra_column_lines:,} lines have columns after the sixth (the first is "
                      f"line {ranking.first_extra_column_line}); they are ignored, as trec_eval ignores them")
     if chosen == "msmarco":
         notes.append(f"{shown}: read as an MS MARCO run; {MSMARCO_SCORES}")
-    return RunReading(ranking, chosen, compression, tuple(notes))
+    return RunReading(ranking, chosen, compression, tuple(notes), had_bom)
 
 
 @contextmanager
-def _run_content(path: Path) -> Iterator[tuple[bytes, str]]:
-    """The run's bytes (decompressed when its first bytes say so, ending with a newline) and the compression."""
+def _run_content(path: Path) -> Iterator[tuple[bytes, str, bool]]:
+    """(content, compression, had_bom) of the run (see `trec.input_bytes`); containers of other kinds refused."""
     try:
         with open(path, "rb") as stream:
             head = stream.read(8)
@@ -109,25 +108,8 @@ def _run_content(path: Path) -> Iterator[tuple[bytes, str]]:
     for magic, what in _OTHER_CONTAINERS.items():
         if head.startswith(magic):
             raise InputFormatError(f"{path}: is {what}")
-    for magic, (name, decompress) in _COMPRESSIONS.items():
-        if head.startswith(magic):
-            try:
-                content = decompress(path.read_bytes())
-            except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as error:
-                raise InputFormatError(f"{path}: is a damaged {name} file ({error}); download or write it again"
-                                       ) from None
-            if not content.strip():
-                raise InputFormatError(f"{path}: is empty once decompressed ({name}); expected run lines")
-            yield (content if content.endswith(b"\n") else content + b"\n"), name
-            return
-    with file_bytes(path) as content:
-        yield content, ""
-
-
-def _first_line(content: bytes) -> bytes:
-    start = len(content) - len(content.lstrip())
-    end = content.find(b"\n", start)
-    return content[start: end if end >= 0 else len(content)]
+    with input_bytes(path) as read:
+        yield read
 
 
 def _is_number(field: bytes) -> bool:
@@ -139,13 +121,13 @@ def _is_number(field: bytes) -> bool:
 
 def detect_format(content: bytes, path: str) -> str:
     """The run format of `content` from its first line, or an InputFormatError naming what it looks like."""
-    line = _first_line(content[:65536])
+    line = first_line(content)
     if line.startswith(b"["):
         raise InputFormatError(f"{path}: looks like a JSON list; a JSON run is one object {{query_id: {{doc_id: "
                                "score}}}}: save it with json.dump(results, file), or write TREC lines")
     if line.startswith(b"{"):
         return "json"
-    fields = line.split()
+    fields = split_fields(line)
     try:
         line.decode("utf-8")
     except UnicodeDecodeError:
@@ -180,15 +162,16 @@ def _looks_like(fields: list[bytes]) -> str:
 def _is_json_lines(content: bytes) -> bool:
     """Whether the first line is a JSON object of its own (a JSON-lines file)."""
     try:
-        return isinstance(orjson.loads(_first_line(bytes(content[:1 << 20]))), dict)
+        return isinstance(orjson.loads(first_line(content, 1 << 20)), dict)
     except orjson.JSONDecodeError:
         return False
 
 
 def json_run_as_trec(content: bytes, path: str) -> bytes:
     """A JSON run dictionary {query_id: {doc_id: score}} as TREC lines (every id and score checked)."""
+    content = bytes(content)
     try:
-        run = orjson.loads(bytes(content))
+        run = orjson.loads(content)
     except orjson.JSONDecodeError as error:
         if _is_json_lines(content):
             raise InputFormatError(f"{path}: looks like JSON lines (an object per line); a JSON run is one object "
@@ -211,11 +194,55 @@ def json_run_as_trec(content: bytes, path: str) -> bytes:
         lines.append("".join(f"{query_id} Q0 {doc_id} 0 {score!r} json\n" for doc_id, score in ranking.items()))
     if not any(lines):
         raise InputFormatError(f"{path}: the JSON run holds no documents; expected {{query_id: {{doc_id: score}}}}")
+    if not _surely_unrepeated(content, run):
+        _refuse_repeated_keys(content, path)
     return "".join(lines).encode("utf-8")
 
 
+def _surely_unrepeated(content: bytes, run: dict) -> bool:
+    """Whether the text gives no key twice, proved by counting: once the run is checked (every value an object
+    or a number), each string of the text is a key, and without a backslash every quote delimits one; so the
+    text has count('"') / 2 keys, and no key was dropped when the objects hold as many."""
+    return b"\\" not in content and content.count(b'"') == 2 * (len(run) + sum(map(len, run.values())))
+
+
+class _Keyed(dict):
+    repeated: str | None = None  # the first key given twice in this object
+    inner: tuple[str, str] | None = None  # (key, its object's repeated key)
+
+
+def _refuse_repeated_keys(content: bytes, path: str) -> None:
+    """Read the JSON again, keeping every key, and raise naming the first key given twice (at any level)."""
+    below = []  # whether an object read so far repeats a key (the objects inside are read first)
+
+    def keyed(pairs: list[tuple[str, object]]) -> _Keyed:
+        found = _Keyed(pairs)
+        if len(found) != len(pairs):
+            seen: set[str] = set()
+            found.repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        for key, value in pairs if below and found.repeated is None else ():
+            if isinstance(value, _Keyed) and (value.repeated is not None or value.inner is not None):
+                found.inner = (key, value.repeated if value.repeated is not None else value.inner[0])
+                break
+        if found.repeated is not None:
+            below.append(found)
+        return found
+
+    try:
+        top = json.loads(content.decode("utf-8"), object_pairs_hook=keyed)
+    except (ValueError, RecursionError):  # not for orjson, which read it: nothing more to find
+        return
+    if isinstance(top, _Keyed) and top.repeated is not None:
+        raise InputFormatError(f"{path}: query id {top.repeated[:80]!r} is a key twice (a JSON reader keeps only "
+                               "its last ranking, silently); give each query once")
+    if isinstance(top, _Keyed) and top.inner is not None:
+        query_id, doc_id = top.inner
+        raise InputFormatError(f"{path}: query {query_id[:80]!r}: document {doc_id[:80]!r} is a key twice (a JSON "
+                               "reader keeps only its last score, silently); give each document once per query")
+
+
 def _is_score(score: object) -> bool:
-    return type(score) in (int, float) and abs(score) <= 1e300 and math.isfinite(score)
+    return type(score) in (int, float) and not float32_overflows(score)  # NaN fails too
 
 
 def _entry_problem(path: str, query_id: str, ranking: dict) -> None:
@@ -225,5 +252,7 @@ def _entry_problem(path: str, query_id: str, ranking: dict) -> None:
             raise InputFormatError(f"{path}: query {query_id!r}: document id {doc_id[:80]!r} "
                                    f"{text_id_problem(doc_id)}; ids hold no whitespace")
         if not _is_score(score):
-            raise InputFormatError(f"{path}: query {query_id!r}, document {doc_id!r}: score {score!r} is not a "
-                                   "finite number")
+            shown = repr(score)[:60]
+            problem = FLOAT32_PROBLEM if type(score) is int or (type(score) is float and math.isfinite(score)) \
+                else "is not a finite number"
+            raise InputFormatError(f"{path}: query {query_id!r}, document {doc_id!r}: score {shown} {problem}")

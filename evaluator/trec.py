@@ -5,14 +5,17 @@ Formats:
   columns after the sixth (as trec_eval does). MS MARCO's `query_id doc_id rank` is read too (run_formats.py).
 - qrels: TREC `query_id 0 doc_id relevance`, or BEIR's TSV `query-id corpus-id score` with that header.
 
-Every malformed line is an `InputFormatError` naming the file and the line. Fields are split on ASCII
-whitespace and ids are compared as UTF-8 bytes, so a doc id may hold any non-space character.
+Every malformed line is an `InputFormatError` naming the file and the line. The separator is chosen per file,
+never guessed per line: a file whose first line has three or more tab-separated fields is split on tabs only
+(so an id may hold spaces), any other on ASCII whitespace. Ids are compared as UTF-8 bytes. A UTF-8 byte-order mark is removed (and said);
+a gzip, bzip2 or xz file is inflated first, within the caps of `inflate.py`.
 The large-file work (parsing, joining with the qrels, tie-aware sorting) is done by the `_trec` C
 extension on a memory-mapped file; `read_run` is the plain Python reader for small files.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import mmap
 import re
@@ -26,7 +29,15 @@ import numpy as np
 from evaluator import _trec
 from evaluator.below import Below
 from evaluator.errors import InputFormatError
-from evaluator.metrics.ranking import MAX_LABEL, MIN_LABEL, Qrels, RankedRun
+from evaluator.inflate import compression_of, inflate
+from evaluator.metrics.ranking import (
+    FLOAT32_PROBLEM,
+    MAX_LABEL,
+    MIN_LABEL,
+    Qrels,
+    RankedRun,
+    float32_overflows,
+)
 from evaluator.result import Run, write_atomic
 
 BEIR_HEADER = (b"query-id", b"corpus-id", b"score")
@@ -34,6 +45,9 @@ _LAYOUTS = {"trec": 0, "msmarco": 1}  # the C parser's run layouts
 RUN_COLUMNS = "expected 6 columns 'query_id Q0 doc_id rank score tag', found {}; fix or remove the line"
 # The score grammar both readers accept (Python's float() alone would also take 'nan', 'inf' and '1_0').
 _SCORE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which Windows editors put first
+BOM_NOTE = "starts with a UTF-8 byte-order mark (BOM); it was removed"
+log = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -63,6 +77,57 @@ def file_bytes(path: Path | str) -> Iterator[bytes | mmap.mmap]:
         ) from error
 
 
+def first_line(content: bytes | bytearray | mmap.mmap, limit: int = 65536) -> bytes:
+    """The first line holding more than whitespace (searched in the first `limit` bytes), without leading
+    whitespace."""
+    head = bytes(content[:limit])
+    start = len(head) - len(head.lstrip())
+    end = head.find(b"\n", start)
+    return head[start: end if end >= 0 else len(head)]
+
+
+def tab_separated(content: bytes | bytearray | mmap.mmap) -> bool:
+    """Whether the file is split on tabs only (decided once, for the whole file): its first line has at least
+    three tab-separated fields, as every run and qrels line has."""
+    return _tabbed(first_line(content))
+
+
+def _tabbed(line: bytes) -> bool:
+    return sum(1 for field in line.split(b"\t") if field.strip()) >= 3
+
+
+def split_fields(line: bytes, tabs: bool | None = None) -> list[bytes]:
+    """A line's fields as the parser splits them: on tabs (and a '\r') when `tabs` (default: as a first line,
+    `tab_separated`), else on ASCII whitespace."""
+    if tabs is None:
+        tabs = _tabbed(line)
+    return [f for f in line.replace(b"\r", b"\t").split(b"\t") if f] if tabs else line.split()
+
+
+@contextmanager
+def input_bytes(path: Path | str) -> Iterator[tuple[bytes | bytearray | mmap.mmap, str, bool]]:
+    """(content, compression, had_bom): the file's bytes, inflated when compressed ("gzip", "bzip2", "xz"; else
+    "") and memory-mapped when not, without a leading BOM, ending with a newline; an empty file is an error."""
+    try:
+        with open(path, "rb") as stream:
+            compression = compression_of(stream.read(8))
+    except OSError as error:
+        raise InputFormatError(f"{path}: cannot be read ({error.strerror or error}); check the path") from None
+    if compression:
+        content = inflate(path, compression)
+        if not content or content.isspace():
+            raise InputFormatError(f"{path}: is empty once decompressed ({compression}); expected lines of text")
+        had_bom = content.startswith(BOM)
+        del content[:3 if had_bom else 0]  # in place: no second copy of the content
+        if not content.endswith(b"\n"):
+            content += b"\n"
+        yield content, compression, had_bom
+        return
+    with file_bytes(path) as content:
+        had_bom = content[:3] == BOM
+        yield (content[3:] if had_bom else content), "", had_bom  # a copy, only for the rare file with a BOM
+
+
 def _line_error(path: Path | str, error: ValueError) -> Exception:
     """The C parser's ValueError(line, message) as an InputFormatError naming the file (line 0: whole file)."""
     if len(error.args) != 2 or not isinstance(error.args[0], int):
@@ -73,17 +138,20 @@ def _line_error(path: Path | str, error: ValueError) -> Exception:
 
 
 def read_qrels(path: Path | str) -> Qrels:
-    """Read TREC qrels (`qid 0 docid rel`) or a BEIR qrels TSV (detected by its header line)."""
-    with file_bytes(path) as content:
+    """Read TREC qrels (`qid 0 docid rel`) or a BEIR qrels TSV (detected by its header line), compressed or not."""
+    with input_bytes(path) as (content, _, had_bom):
         end_of_first_line = content.find(b"\n")
         beir = (
             tuple(content[: end_of_first_line if end_of_first_line >= 0 else len(content)].split())
             == BEIR_HEADER
         )
         try:
-            judged = _trec.parse_qrels(content, 3 if beir else 4, beir, MIN_LABEL, MAX_LABEL)
+            judged = _trec.parse_qrels(content, 3 if beir else 4, beir, MIN_LABEL, MAX_LABEL,
+                                       tab_separated(content))
         except ValueError as error:
             raise _line_error(path, error) from None
+    if had_bom:
+        log.warning("%s: %s", path, BOM_NOTE)
     if not judged:
         raise InputFormatError(f"{path}: has no judgments; expected 'query_id 0 doc_id relevance' lines")
     query_ids = sorted(judged, key=lambda query_id: query_id.encode("utf-8"))
@@ -109,7 +177,7 @@ def rank_trec_run(
     (`Run.below`), from which every measure can be re-scored. Columns after the sixth are ignored, as trec_eval
     ignores them; `rank_run_text` also says how many lines had them.
     """
-    with file_bytes(path) as content:
+    with input_bytes(path) as (content, _, _):
         ranking = rank_run_text(content, path, qrels, ignore_identical_ids, keep_top, label_depth, judged_below)
     return ranking.ranked, ranking.top
 
@@ -136,7 +204,8 @@ def rank_run_text(
     layout: str = "trec",
 ) -> RunRanking:
     """`rank_trec_run` on run text already in memory (ending with a newline); errors name `path`.
-    `layout` "msmarco" reads MS MARCO's `query_id doc_id rank` lines, each scored -rank."""
+    `layout` "msmarco" reads MS MARCO's `query_id doc_id rank` lines, each scored -rank (a rank given twice in a
+    query is an error). A tab-separated file (`tab_separated`) is split on tabs only."""
     if keep_top is not None and keep_top < 0:
         raise ValueError(f"keep_top must be None or >= 0, got {keep_top}")
     if label_depth is not None and label_depth < 1:
@@ -152,6 +221,7 @@ def rank_run_text(
                 -1 if label_depth is None else label_depth,
                 judged_below and keep_top is not None,
                 _LAYOUTS[layout],
+                tab_separated(content),
             )
     except ValueError as error:
         raise _line_error(path, error) from None
@@ -171,23 +241,29 @@ def rank_run_text(
 
 
 def _parse_score(text: bytes, where: str) -> float:
-    """A finite decimal score, or an InputFormatError naming `where` (file and line)."""
+    """A finite decimal score within float32's range, or an InputFormatError naming `where` (file and line)."""
     value = float(text) if _SCORE.fullmatch(text) else math.nan
+    shown = text[:60].decode("utf-8", "replace")
     if not math.isfinite(value):
-        shown = text[:60].decode("utf-8", "replace")
         raise InputFormatError(
             f"{where}: score {shown!r} is not a finite decimal number; write scores such as 12.5 or -3.2e-4"
         )
+    if float32_overflows(value):
+        raise InputFormatError(f"{where}: score {shown!r} {FLOAT32_PROBLEM}")
     return value
+
 
 
 def read_run(path: Path | str) -> dict[str, dict[str, float]]:
     """Read a whole TREC run as {query_id: {doc_id: score}} (the general reader, for small files)."""
     run: dict[str, dict[str, float]] = {}
-    with file_bytes(path) as content:
+    with input_bytes(path) as (content, _, had_bom):
+        tabs = tab_separated(content)
         lines = bytes(content).split(b"\n")
+    if had_bom:
+        log.warning("%s: %s", path, BOM_NOTE)
     for number, line in enumerate(lines, 1):
-        fields = line.split()
+        fields = split_fields(line, tabs)
         if not fields:
             continue
         where = f"{path} line {number}"

@@ -1,45 +1,74 @@
 """`irboard.compare`: several runs against the same judgments, with the site's statistics (the same functions
 the leaderboard's dataset pages use, not a second implementation): per metric, each run's mean and 95% score
 interval, its rank range and tie band from the corrected pairwise tests, and against the baseline the paired
-difference with its (uncorrected) 95% t-interval, d_z and the corrected p-value."""
+difference with the interval its corrected verdict rests on (analysis/verdicts.py), d_z, the corrected p-value and
+the verdict (better, worse, equivalent within the margin, undetermined). The family of the correction is every
+pair of the runs given (the site's is every pair of a dataset's models).
+
+Over several datasets (qrels a mapping of dataset names to judgments, each run a mapping of the same names to
+runs), each dataset is compared as above and `Report.pooled` holds, per metric and run against the baseline, the
+random-effects pooling of the per-dataset differences (analysis/meta.py): the pooled difference with its
+Hartung-Knapp interval, tau, the prediction interval for a new dataset and P(the run beats the baseline there), the
+numbers the compare page shows for a group of these datasets."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from evaluator.errors import InputFormatError
+from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_relevance_level, check_text
 
-from evaluator.errors import IrboardError
-from evaluator.metrics import evaluate as evaluate_ranked
-from irboard.inputs import MetricsLike, QrelsLike, RunLike, to_measures, to_qrels, to_ranked
-from leaderboard.analysis import stats
-from leaderboard.analysis.effects import pair_effects
-from leaderboard.analysis.ranks import rank_ranges, tie_bands
-from leaderboard.web.render import format_pvalue
-
-COLUMNS = ("metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "diff", "diff_low",
-           "diff_high", "d_z", "p_corrected", "significant")
+POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "tau", "prediction_low",
+                  "prediction_high", "p_beats")
+COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "diff",
+           "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict")
+DEFAULT_MARGIN = 0.01  # = leaderboard.analysis.verdicts.DEFAULT_MARGIN (tested), kept here for a light import
 
 
 @dataclass(frozen=True)
 class Report:
-    """One row per metric and run; `to_dataframe()`, `to_markdown()`, `to_latex()` render the same rows."""
+    """One row per metric and run; `to_dataframe()` and `to_markdown()` render the rows, `to_latex()` and a notebook
+    (`_repr_html_`) a table of runs × metrics."""
 
     rows: list[dict[str, Any]]
     baseline: str
     test: str
     correction: str
     alpha: float
-    queries: int
+    queries: int  # judged queries (summed over the datasets)
+    pooled: list[dict[str, Any]] = field(default_factory=list)  # over several datasets: POOLED_COLUMNS
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """COLUMNS; without "dataset" for one dataset."""
+        return COLUMNS if any(row.get("dataset") for row in self.rows) else COLUMNS[1:]
+
+    @property
+    def family(self) -> str:
+        """The pairs the correction runs over, in words."""
+        from leaderboard.analysis import stats
+
+        runs = len({row["run"] for row in self.rows})
+        return (f"{stats.CORRECTIONS[self.correction][1].split(' over ')[0]} over the {runs * (runs - 1) // 2} pairs "
+                f"of the {runs} runs given, per metric and dataset; the leaderboard corrects over every pair of a "
+                "dataset's models, so its p-values equal these only for the same set of models")
 
     def to_dataframe(self) -> Any:
         import pandas as pd
 
-        return pd.DataFrame(self.rows, columns=list(COLUMNS))
+        return pd.DataFrame(self.rows, columns=list(self.columns))
+
+    def pooled_dataframe(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.pooled, columns=list(POOLED_COLUMNS))
 
     def _cells(self) -> list[list[str]]:
+        from leaderboard.web.render import format_pvalue
+
         def cell(key: str, value: Any) -> str:
             if value is None:
                 return ""
@@ -51,72 +80,172 @@ class Report:
                 return format_pvalue(value, self.alpha)
             return f"{value:.4f}" if isinstance(value, float) else str(value)
 
-        return [[cell(key, row[key]) for key in COLUMNS] for row in self.rows]
+        return [[cell(key, row[key]) for key in self.columns] for row in self.rows]
 
     def describe(self) -> str:
-        return (f"{self.queries} judged queries; {stats.PAIRED_TESTS[self.test].text}, "
-                f"{stats.CORRECTIONS[self.correction][1]}, α = {self.alpha:g}; differences against {self.baseline} "
-                "with their uncorrected 95% t-interval; rank ranges and bands from the corrected tests")
+        from leaderboard.analysis import stats
+
+        return (f"{self.queries} judged queries; {stats.PAIRED_TESTS[self.test].text}, {self.family}, "
+                f"α = {self.alpha:g}; differences against {self.baseline} with the interval each corrected verdict "
+                "rests on (it excludes 0 exactly when the corrected p is below α); rank ranges and bands from the "
+                "corrected tests")
 
     def to_markdown(self) -> str:
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        lines = ["| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |" for cells in self._cells()]
         return "\n".join(lines) + f"\n\n{self.describe()}\n"
 
-    def to_latex(self) -> str:
-        def escape(text: str) -> str:
-            for old, new in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                             ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"),
-                             ("^", r"\textasciicircum{}")):
-                text = text.replace(old, new) if old != "\\" else text.replace(old, "\0")
-            return text.replace("\0", r"\textbackslash{}")
+    def to_latex(self, digits: int = 3) -> str:
+        """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks and a
+        caption naming the test and the correction (irboard/report_tables.py)."""
+        from irboard import report_tables
 
-        head = " & ".join(escape(c) for c in COLUMNS) + r" \\"
-        body = "\n".join(" & ".join(escape(c) for c in cells) + r" \\" for cells in self._cells())
-        return (f"\\begin{{tabular}}{{ll{'r' * (len(COLUMNS) - 2)}}}\n\\hline\n{head}\n\\hline\n{body}\n"
-                f"\\hline\n\\end{{tabular}}\n% {escape(self.describe())}\n")
+        return report_tables.to_latex(self, digits)
+
+    def _repr_html_(self) -> str:
+        """The same table in a notebook, each mean with its 95% interval."""
+        from irboard import report_tables
+
+        return report_tables.to_html(self)
 
 
 def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike = "nDCG@10", *,
             baseline: str | None = None, test: str = "t", correction: str = "holm", alpha: float = 0.05,
-            relevance_level: int = 1, ignore_identical_ids: bool = False) -> Report:
+            relevance_level: int = 1, ignore_identical_ids: bool = False, margin: float = DEFAULT_MARGIN) -> Report:
     """Compare `runs` ({name: run}, each in any form `irboard.evaluate` takes) on the judged queries of `qrels`.
     `baseline`: the run every other is compared with (default: the first); `test`: "t", "randomization" or
     "wilcoxon"; `correction`: "holm" (the site's default: rank ranges and bands then hold together with
-    probability 1 - alpha), "bh" or "none"."""
-    if len(runs) < 2:
-        raise IrboardError(f"compare: give at least two runs, got {len(runs)}")
-    settings = stats.TestSettings(method=test, alpha=alpha, correction=correction)  # checks the names
+    probability 1 - alpha), "bh" or "none", over every pair of the runs given (Report.family says so); `margin`:
+    the equivalence margin in metric units (the site's default, 0.01 = one point ×100).
+    Several datasets: `qrels` = {dataset: judgments} and each run = {dataset: run} over the same names; the rows
+    then name their dataset and Report.pooled holds the pooling across them (module docstring)."""
+    from irboard.inputs import to_judgments, to_measures
+    from leaderboard.analysis import stats
+
+    if not isinstance(runs, Mapping) or len(runs) < 2:
+        given = f"{len(runs)} run(s)" if isinstance(runs, Mapping) else f"a {type(runs).__name__}"
+        raise InputFormatError(f"compare: runs must be a dict {{name: run}} of at least two runs, got {given}")
     names = list(runs)
-    baseline = names[0] if baseline is None else baseline
+    odd = next((name for name in names if not isinstance(name, str) or not name), None)
+    if odd is not None:
+        raise InputFormatError(f"compare: run name {odd!r} is not a non-empty string; name the runs with strings")
+    baseline = names[0] if baseline is None else check_text(baseline, "baseline")
     if baseline not in runs:
-        raise IrboardError(f"compare: baseline {baseline!r} is not one of the runs {names}")
-    judgments = to_qrels(qrels)
+        raise InputFormatError(f"compare: baseline {baseline!r} is not one of the runs {names}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1 or math.isnan(alpha):
+        raise InputFormatError(f"compare: alpha={alpha!r}: expected a number in (0, 1), e.g. 0.05")
+    settings = stats.TestSettings(method=check_text(test, "test"), alpha=float(alpha),
+                                  correction=check_text(correction, "correction"))  # checks the names
+    relevance_level = check_relevance_level(relevance_level)
+    ignore_identical_ids = check_flag(ignore_identical_ids, "ignore_identical_ids")
     measures = to_measures(metrics)
-    per_run = [evaluate_ranked(to_ranked(runs[name], judgments, ignore_identical_ids), judgments, measures,
-                               relevance_level) for name in names]
+    if not _by_dataset(qrels):
+        rows, queries = _compare_one(None, runs, to_judgments(qrels), measures, names, baseline, settings,
+                                     relevance_level, ignore_identical_ids, margin)
+        return Report(rows, baseline, settings.method, settings.correction, alpha, queries)
+    rows, queries, per_dataset = [], 0, {}
+    for dataset, judgments in qrels.items():
+        missing = [name for name in names if not isinstance(runs[name], Mapping) or dataset not in runs[name]]
+        if missing:
+            raise InputFormatError(f"compare: run {missing[0]!r} has no run for dataset {dataset!r}; over several "
+                                   "datasets each run is {dataset: run} with every dataset of qrels")
+        part, count = _compare_one(dataset, {name: runs[name][dataset] for name in names}, to_judgments(judgments),
+                                   measures, names, baseline, settings, relevance_level, ignore_identical_ids, margin)
+        rows += part
+        queries += count
+        per_dataset[dataset] = part
+    return Report(rows, baseline, settings.method, settings.correction, alpha, queries,
+                  _pooled(per_dataset, measures, names, baseline))
+
+
+def _by_dataset(qrels: Any) -> bool:
+    """Is `qrels` a mapping of dataset names to judgments (rather than one dataset's {query: {doc: relevance}})?"""
+    if not isinstance(qrels, Mapping) or not qrels:
+        return False
+    return not all(isinstance(docs, Mapping) and all(isinstance(grade, int) or hasattr(grade, "dtype")
+                                                     for grade in docs.values()) for docs in qrels.values())
+
+
+def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], baseline: str) -> list[dict]:
+    """Random-effects pooling of each run's per-dataset differences from the baseline, datasets of one parent as
+    one unit (as the site's groups)."""
+    from leaderboard.analysis import meta
+    from leaderboard.analysis.aggregate import unit_of
+
+    out = []
+    datasets = list(per_dataset)
+    units = [unit_of(dataset) for dataset in datasets]
+    for measure in measures:
+        metric = str(measure)
+        for name in names:
+            if name == baseline:
+                continue
+            found = [next(row for row in per_dataset[d] if row["metric"] == metric and row["run"] == name)
+                     for d in datasets]
+            y, v = meta.unit_differences([row["diff"] for row in found], [row["_variance"] for row in found], units)
+            fit = meta.pool(y, v)
+            out.append({"metric": metric, "run": name, "datasets": fit.datasets, "pooled": fit.mean,
+                        "ci_low": fit.ci[0] if fit.ci else None, "ci_high": fit.ci[1] if fit.ci else None,
+                        "tau": fit.tau, "prediction_low": fit.prediction[0] if fit.prediction else None,
+                        "prediction_high": fit.prediction[1] if fit.prediction else None, "p_beats": fit.p_beats})
+    for rows in per_dataset.values():
+        for row in rows:
+            row.pop("_variance", None)
+    return out
+
+
+def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, measures, names: list[str],
+                 baseline: str, settings, relevance_level: int, ignore_identical_ids: bool,
+                 margin: float) -> tuple[list[dict], int]:
+    import numpy as np
+
+    from evaluator.metrics import evaluate as evaluate_ranked
+    from irboard.inputs import to_ranked
+    from leaderboard.analysis import stats
+    from leaderboard.analysis.effects import pair_effects
+    from leaderboard.analysis.ranks import rank_ranges, tie_bands
+    from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
+
+    alpha = settings.alpha
+    per_run = []
+    for name in names:
+        try:
+            ranked = to_ranked(runs[name], judgments, ignore_identical_ids)
+        except InputFormatError as error:
+            raise InputFormatError(f"compare: run {name!r}: {error}") from None
+        per_run.append(evaluate_ranked(ranked, judgments.qrels, measures, relevance_level))
     b = names.index(baseline)
     rows = []
     for measure in measures:
         metric = str(measure)
         scores = np.stack([values[metric] for values in per_run])
+        n = scores.shape[1]
         means = scores.mean(axis=1)
         ci = stats.score_intervals(scores)
         pvalues = stats.pairwise_pvalues(scores, settings.method, settings.correction, settings.resamples,
                                          settings.seed)
         ranges, bands = rank_ranges(means, pvalues, alpha), tie_bands(means, pvalues, alpha)
         effects = pair_effects(scores)
+        se = effects.sd[:, b] / np.sqrt(n)
+        low, high = verdict_interval(effects.diff[:, b], se, n - 1, shown_pvalue(pvalues[:, b], alpha), alpha,
+                                     family_size(len(names), settings.correction))
+        words = verdict_words(effects.diff[:, b], low, high, pvalues[:, b], alpha, margin)
         for i, name in enumerate(names):
             against = i != b
             rows.append({
-                "metric": metric, "run": name, "mean": float(means[i]), "ci_low": float(ci[i, 0]),
-                "ci_high": float(ci[i, 1]), "rank_best": int(ranges[i, 0]), "rank_worst": int(ranges[i, 1]),
-                "band": int(bands[i]),
+                "dataset": dataset, "metric": metric, "run": name, "mean": float(means[i]),
+                "ci_low": float(ci[i, 0]), "ci_high": float(ci[i, 1]), "rank_best": int(ranges[i, 0]),
+                "rank_worst": int(ranges[i, 1]), "band": int(bands[i]),
                 "diff": float(effects.diff[i, b]) if against else None,
-                "diff_low": float(effects.low[i, b]) if against else None,
-                "diff_high": float(effects.high[i, b]) if against else None,
+                "diff_low": float(low[i]) if against else None,
+                "diff_high": float(high[i]) if against else None,
                 "d_z": float(effects.dz[i, b]) if against else None,
                 "p_corrected": float(pvalues[i, b]) if against else None,
                 "significant": bool(pvalues[i, b] < alpha) if against else None,
+                "verdict": str(words[i]) if against else None,
+                "_variance": float(se[i] ** 2),
             })
-    return Report(rows, baseline, settings.method, settings.correction, alpha, len(judgments.query_ids))
+    if dataset is None:
+        for row in rows:
+            row.pop("_variance")
+    return rows, len(judgments.qrels.query_ids)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.metrics import evaluate as evaluate_ranked
-from irboard.inputs import MetricsLike, QrelsLike, RunLike, mean, to_measures, to_qrels, to_ranked
+from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_relevance_level
 
 
 def evaluate(run: RunLike, qrels: QrelsLike, metrics: MetricsLike = "nDCG@10,R@100", *, per_query: bool = False,
@@ -17,14 +16,20 @@ def evaluate(run: RunLike, qrels: QrelsLike, metrics: MetricsLike = "nDCG@10,R@1
     `run`: a path (any format `irboard evaluate --run` reads: TREC, MS MARCO, a JSON run dictionary, compressed or
     not), {query_id: {doc_id: score}}, a DataFrame with query_id, doc_id, score, or a
     RankedRun. `qrels`: a path (TREC qrels or BEIR TSV), {query_id: {doc_id: relevance}}, a DataFrame with
-    query_id, doc_id, relevance, or a Qrels. `metrics`: "nDCG@10,R@100", Measures, or a list of either."""
-    judgments = to_qrels(qrels)
+    query_id, doc_id, relevance, or a Qrels. `metrics`: "nDCG@10,R@100", Measures, or a list of either.
+    Input that would be misread (see irboard/inputs.py) raises an `irboard.errors` error naming it."""
+    from evaluator.metrics import evaluate as evaluate_ranked
+    from irboard.inputs import mean, to_judgments, to_measures, to_ranked
+
+    per_query = check_flag(per_query, "per_query")
+    relevance_level = check_relevance_level(relevance_level)
+    ignore_identical_ids = check_flag(ignore_identical_ids, "ignore_identical_ids")
+    judgments = to_judgments(qrels)
     measures = to_measures(metrics)
     ranked = to_ranked(run, judgments, ignore_identical_ids)
-    values = evaluate_ranked(ranked, judgments, measures, relevance_level)
+    values = evaluate_ranked(ranked, judgments.qrels, measures, relevance_level)
     if not per_query:
         return {name: mean(array) for name, array in values.items()}
     import pandas as pd
 
-    frame = pd.DataFrame(values, index=pd.Index(judgments.query_ids, name="query_id"))
-    return frame
+    return pd.DataFrame(values, index=pd.Index(judgments.qrels.query_ids, name="query_id"))

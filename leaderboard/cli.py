@@ -16,7 +16,17 @@ from evaluator.errors import IrboardError, one_line
 
 def _parser() -> argparse.ArgumentParser:
     from evaluator import cli as evaluate_cli
-    from leaderboard.commands import build, compare, datasets, migrate, predict, rounds, split, validate
+    from leaderboard.commands import (
+        build,
+        compare,
+        datasets,
+        migrate,
+        predict,
+        reproduce,
+        rounds,
+        split,
+        validate,
+    )
 
     parser = argparse.ArgumentParser(prog="irboard", description="Reproducible IR leaderboard.")
     parser.add_argument("--version", action="version", version=f"irboard {__version__}")
@@ -40,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     command("build", "render the static site from results/", build.add_arguments, build.run)
     command("predict", "predicted Recall@k of a result at another corpus size (JSON)", predict.add_arguments,
             predict.run)
+    command("reproduce", "run results' declared artifacts again and compare the rankings", reproduce.add_arguments,
+            reproduce.run)
     rounds.add_round_commands(commands)
     command("serve", "preview the built site on http://127.0.0.1:PORT", build.add_serve_arguments, build.serve)
     return parser

@@ -26,7 +26,7 @@ def _load(name: str) -> dict:
 
 def test_actionlint_and_schema():
     assert {p.name for p in WORKFLOWS} == {"ci.yml", "results.yml", "results-comment.yml", "deploy.yml",
-                                           "rounds.yml", "tooling-gate.yml"}
+                                           "rounds.yml", "tooling-gate.yml", "reproduce.yml"}
     lint = subprocess.run([str(BIN / "actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     schema = subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
@@ -315,7 +315,8 @@ def test_ci_verifies_split_results_from_the_project_store_only():
 
 def test_rounds_workflow_runs_only_base_branch_tooling_on_pull_request_data():
     workflow = _load("rounds.yml")
-    assert workflow["on"] == {"pull_request": {"paths": ["rounds/**"]}}
+    # a required check: it runs for every pull request (a path filter would leave it pending)
+    assert workflow["on"] == {"pull_request": None}
     assert workflow["permissions"] == {"contents": "read"}
     steps = workflow["jobs"]["check"]["steps"]
     tooling, pr = steps[0]["with"], steps[1]["with"]
@@ -323,7 +324,12 @@ def test_rounds_workflow_runs_only_base_branch_tooling_on_pull_request_data():
     assert pr["path"] == "pr" and pr["fetch-depth"] == 0  # merge times need the history
     assert all(step["with"].get("persist-credentials") is False for step in steps if "checkout" in step.get("uses", ""))
     commands = [step["run"] for step in steps if "run" in step]
-    assert any('"$IRBOARD" round check' in command and "--pending" in command for command in commands)
+    # the pull request's changes against its base, as its author: owner-only changes are checked
+    assert any('"$IRBOARD" round check' in command and '--base "$BASE_SHA" --author "$AUTHOR"' in command
+               for command in commands)
+    env = workflow["jobs"]["check"]["env"]
+    assert env["AUTHOR"] == "${{ github.event.pull_request.user.login }}"
+    assert env["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
     # nothing from the pull request is installed or run
     assert not any("pr/" in command or "pip install" in command for command in commands)
 
@@ -332,14 +338,59 @@ def test_deploy_attests_round_files_with_the_history_it_needs():
     jobs = _load("deploy.yml")["jobs"]
     attest_job = jobs["attest-rounds"]
     assert attest_job["permissions"] == {"contents": "read", "id-token": "write", "attestations": "write"}
-    assert not any("run" in step for step in attest_job["steps"])  # it runs no code of the repository
+    listing = [step["run"] for step in attest_job["steps"] if "run" in step]
+    assert len(listing) == 1 and "irboard" not in listing[0] and ".py" not in listing[0]  # no code of the repository
     attest = next(step for step in attest_job["steps"] if "attest-build-provenance" in step.get("uses", ""))
-    assert attest["with"]["subject-path"] == "rounds/**"
+    assert attest["with"] == {"subject-checksums": "${{ runner.temp }}/round-files.sha256"}
+    assert attest["if"] == "steps.subjects.outputs.any == 'true'" and "hashFiles" not in str(attest_job)
     steps = jobs["build"]["steps"]
     assert steps[0]["with"]["fetch-depth"] == 0
     build = next(step for step in steps if "irboard build" in step.get("run", ""))
     assert "--now" in build["run"]
     assert "schedule" in _load("deploy.yml")["on"]
+
+
+def _attest_listing(workspace: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    step = next(step for step in _load("deploy.yml")["jobs"]["attest-rounds"]["steps"] if "run" in step)
+    (workspace / "tmp").mkdir()
+    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(workspace / "tmp"),
+           "GITHUB_OUTPUT": str(workspace / "tmp" / "output")}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=workspace / "repo", env=env,
+                          capture_output=True, text=True, timeout=60)
+    return done, workspace / "tmp"
+
+
+def test_the_attest_job_lists_only_plain_files_and_never_follows_a_link(tmp_path):
+    """The files a round's attestation covers: plain files with plain names, each with its sha256 (as sha256sum
+    writes them, the subject-checksums format); links (to /dev/zero: a reader that follows it never ends; to a
+    folder of the runner), dot files and names with spaces, newlines or glob characters are left out."""
+    import hashlib
+
+    folder = tmp_path / "repo" / "rounds" / "r1"
+    (folder / "commitments").mkdir(parents=True)
+    (folder / "reveals").mkdir()
+    plain = {"rounds/r1/round.yml": b"name: r1\n", "rounds/r1/commitments/ann~org__m@v1.json": b"{}",
+             "rounds/r1/reveals/ann~org__m@v1.run": b"q Q0 d 1 1 x\n"}
+    for name, data in plain.items():
+        (tmp_path / "repo" / name).write_bytes(data)
+    (folder / "scores.json").symlink_to("/dev/zero")
+    (folder / "judgments").symlink_to("/etc")
+    (folder / ".hidden").write_text("x")
+    (folder / "a b*.run").write_text("x")
+    (folder / "new\nline.run").write_text("x")
+    done, temp = _attest_listing(tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = "".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n" for name, data in sorted(plain.items()))
+    assert (temp / "round-files.sha256").read_text() == expected
+    assert (temp / "output").read_text() == "any=true\n"
+
+
+def test_the_attest_job_attests_nothing_without_rounds(tmp_path):
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "rounds").symlink_to("/etc")  # a link in place of the folder lists nothing either
+    done, temp = _attest_listing(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (temp / "round-files.sha256").read_text() == "" and not (temp / "output").exists()
 
 
 GATE = "tooling-gate.yml"
@@ -405,6 +456,8 @@ def _files(*names: str, renamed_from: str | None = None) -> list[dict]:
     ([_files("results/bm25/beir__scifact.json", "Makefile")], 2, 1),
     ([_files("pyproject.toml", "conftest.py", ".ci/run", "tests/x.py")], 4, 4),
     ([_files("results/schema.json")], 1, 1),  # generated from the schema code: tooling
+    # reproduction records are written by the maintainers' workflow only: a pull request adding one is held
+    ([_files("reproductions/bm25/beir__scifact.json", "results/bm25/beir__scifact.json")], 2, 1),
     ([_files("results/org__m/beir__scifact.json", renamed_from="tests/data/x.json")], 1, 1),  # moved out of tests/
     ([_files("results/a\nb/beir__scifact.json", "results/../Makefile", "results/../x.json")], 3, 2),
     ([_files("results/README.md", "results/m/deep/x.json")], 2, 2),  # not result files: tooling
@@ -463,7 +516,7 @@ def test_contributing_states_the_branch_protection_the_workflows_rely_on():
     """The required checks named there are jobs that exist, by the names GitHub gives them (workflow / job)."""
     text = (ROOT / "CONTRIBUTING.md").read_text()
     section = text[text.index("## How the checks stay out of a pull request's hands"):]
-    for workflow, job in (("ci", "test"), ("results", "check"), ("tooling-gate", "verdict")):
+    for workflow, job in (("ci", "test"), ("results", "check"), ("rounds", "check"), ("tooling-gate", "verdict")):
         assert f"`{workflow} / {job}`" in section
         assert job in _load(f"{workflow}.yml")["jobs"]
     # the approval job is skipped for results-only pull requests: it must not be the required check
@@ -529,3 +582,96 @@ def test_an_organisation_claim_needs_a_model_url_in_its_space(model_id, url, mat
     from leaderboard.review.identity import organisation_claim
 
     assert (organisation_claim(model_id, url) is None) == matched
+
+
+REPRODUCE = "reproduce.yml"
+
+
+def _reproduce_step(job: str, name: str) -> dict:
+    return next(step for step in _load(REPRODUCE)["jobs"][job]["steps"] if step.get("name") == name)
+
+
+def test_the_reproduce_workflow_runs_main_code_and_its_writer_runs_nothing():
+    """Reproduction runs main's irboard on merged results (never a pull request's code) with read rights; the only
+    job that may write runs no irboard, no model and no code from the repository, only git and gh on checked
+    records, and proposes them as a pull request (which the tooling gate holds: reproductions/ is not results/)."""
+    workflow = _load(REPRODUCE)
+    assert workflow["on"]["push"] == {"branches": ["main"], "paths": ["results/**"]}
+    assert set(workflow["on"]) == {"push", "workflow_dispatch"} and workflow["permissions"] == {"contents": "read"}
+    reproduce, record = workflow["jobs"]["reproduce"], workflow["jobs"]["record"]
+    assert "permissions" not in reproduce and record["needs"] == "reproduce"
+    assert record["permissions"] == {"contents": "write", "pull-requests": "write"}
+    for step in reproduce["steps"]:
+        assert "${{" not in step.get("run", "")
+        if "checkout" in step.get("uses", ""):
+            assert step["with"]["persist-credentials"] is False and "ref" not in step["with"]
+    runs = " ".join(step.get("run", "") for step in reproduce["steps"])
+    assert "irboard reproduce --data-dir ../shared/data --ledger records" in runs and "--max-docs" in runs
+    for step in record["steps"]:
+        script = step.get("run", "")
+        assert "${{" not in script and not any(word in script for word in (".venv", "irboard ", "make ", "python",
+                                                                             "pip ", "bash "))
+        assert step.get("uses", "").split("@")[0] in ("", "actions/checkout", "actions/download-artifact")
+    checkout = next(step for step in record["steps"] if "checkout" in step.get("uses", ""))
+    assert checkout["with"] == {"ref": "main"}
+
+
+def _repo_with_results(tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / "repo"
+    (repo / "results" / "bm25").mkdir(parents=True)
+    (repo / "results" / "bm25" / "beir__scifact.json").write_text("{}\n")
+    _git(repo.parent, "init", "-q", str(repo))
+    for args in (("add", "."), ("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "a")):
+        _git(repo, *args)
+    before = _git(repo, "rev-parse", "HEAD").strip()
+    (repo / "results" / "splade-tiny").mkdir()
+    (repo / "results" / "splade-tiny" / "beir__scifact.json").write_text("{}\n")
+    (repo / "Makefile").write_text("x\n")
+    for args in (("add", "."), ("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "b")):
+        _git(repo, *args)
+    return repo, before
+
+
+@pytest.mark.parametrize(("event", "requested", "chosen", "fails"), [
+    ("push", "", ["results/splade-tiny/beir__scifact.json"], False),  # what the merge changed, within the budget
+    ("workflow_dispatch", "results/bm25/beir__scifact.json", ["results/bm25/beir__scifact.json"], False),
+    ("workflow_dispatch", "", ["results/bm25/beir__scifact.json", "results/splade-tiny/beir__scifact.json"], False),
+    ("workflow_dispatch", "results/../Makefile", [], True),
+    ("workflow_dispatch", "Makefile; id", [], True),
+])
+def test_the_reproduce_workflow_chooses_only_result_files(tmp_path, event, requested, chosen, fails):
+    repo, before = _repo_with_results(tmp_path)
+    step = _reproduce_step("reproduce", "Choose the results to reproduce")
+    env = {"EVENT": event, "BEFORE": before, "REQUESTED": requested, "GITHUB_ENV": str(tmp_path / "env"),
+           "MAX_DOCS": "100000"}
+    done = _run_step(step, repo, env)
+    assert (done.returncode != 0) == fails, done.stdout + done.stderr
+    if not fails:
+        assert (repo / "chosen.nul").read_text().split("\0")[:-1] == chosen
+        budget = (tmp_path / "env").read_text() if (tmp_path / "env").exists() else ""
+        assert ("MAX_DOCS=" in budget) == (event == "workflow_dispatch")
+
+
+@pytest.mark.parametrize(("name", "content", "proposed"), [
+    ("bm25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, True),
+    ("bm25/deep/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, False),
+    ("BM25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, False),
+    ("bm25/beir__scifact.json", {"format": "other", "result_sha256": "ab" * 32}, False),
+    ("bm25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "x", "pad": "y" * 5000}, False),
+])
+def test_the_record_job_proposes_only_checked_records(tmp_path, name, content, proposed):
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", str(remote))
+    repo, _ = _repo_with_results(tmp_path)
+    _git(repo, "remote", "add", "origin", str(remote))
+    incoming = repo / "incoming" / name
+    incoming.parent.mkdir(parents=True, exist_ok=True)
+    incoming.write_text(json.dumps(content))
+    done = _run_step(_reproduce_step("record", "Check the records and propose them"), repo,
+                     {"GH_TOKEN": "t", "RUN_ID": "77", "HOME": str(tmp_path)})
+    assert (done.returncode == 0) == proposed, done.stdout + done.stderr
+    log = (repo / "gh.log").read_text() if (repo / "gh.log").exists() else ""
+    assert ("pr create --base main --head reproductions/run-77" in log) == proposed
+    if proposed:
+        shown = _git(repo, "show", "--stat", "--format=%s", "reproductions/run-77")
+        assert "reproductions/bm25/beir__scifact.json" in shown and "Makefile" not in shown

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from evaluator.errors import DatasetLoadError, DownloadMismatchError
+from evaluator.inflate import MAX_RATIO, RATIO_FLOOR
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +160,10 @@ def _extract(archive: Path, staging: Path, url: str) -> Path:
     """Extract into ``staging``; returns the folder holding the contents."""
     try:
         with zipfile.ZipFile(archive) as zf:
+            inflated = sum(info.file_size for info in zf.infolist())  # zipfile stops each member at its size
+            if inflated > RATIO_FLOOR and inflated > MAX_RATIO * archive.stat().st_size:
+                raise DatasetLoadError(f"{url}: the archive would inflate to {inflated:,} bytes, more than "
+                                       f"{MAX_RATIO} times its size (a compression bomb?); refusing it")
             root = staging.resolve()
             for member in zf.namelist():
                 if not (root / member).resolve().is_relative_to(root):

@@ -9,7 +9,6 @@ mMARCO's passages), JSON-lines passages under another id field (MIRACL's ``docid
 from __future__ import annotations
 
 import bisect
-import gzip
 import logging
 import zlib
 from array import array
@@ -21,6 +20,7 @@ from evaluator.datasets.corpus import Corpus, CorpusWriter, corpus_root, source_
 from evaluator.datasets.dataset import Dataset, check_against_spec
 from evaluator.datasets.spec import DatasetSpec
 from evaluator.errors import DatasetLoadError, InputFormatError
+from evaluator.inflate import open_stream
 
 try:  # orjson parses JSON lines several times faster; json is the fallback
     import orjson
@@ -78,7 +78,8 @@ def locate_files(folder: Path, split: str) -> tuple[Path, Path, Path]:
 
 
 def _open_binary(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    """The file's bytes, inflated in a stream when compressed (within `inflate.py`'s ratio cap: a bomb fails fast)."""
+    return open_stream(path)[0]
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -32,6 +32,7 @@ from evaluator.engines.shards import (
     corpus_statistics,
     merge_topk,
     plan_shards,
+    reduce_as_ready,
     remap_columns,
     shard_statistics,
     shard_term_counts,
@@ -84,57 +85,179 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
             phase = "encoded"
         bound = doc_freqs = None
         if not dense:  # corpus-wide largest weight per term (pruning bound) and document frequencies
-            stats = ray.get([_shard_statistics.remote(store, phase, s) for s in range(len(plan))])
-            bound = np.max([m for m, _ in stats], axis=0)
-            doc_freqs = np.sum([df for _, df in stats], axis=0)
+            bound, doc_freqs = _corpus_bounds(store, phase, len(plan))
     timings["encode_docs_per_s"] = len(docs) / max(timings["index_s"], 1e-9)
-    index = ShardedIndex(store, phase, plan, bound, block_size)
     with step(f"encoding and searching {len(query_texts)} queries on {len(plan)} shards", timings, "search_s"):
-        if dense:
-            queries = model.encode_queries(query_texts)
-        elif getattr(model, "idf", False):  # SPLADE's idf option: from the shards' document frequencies
-            queries = model.encode_queries(query_texts, (doc_freqs, len(docs)))
-        else:
-            queries = model.encode_queries(query_texts, sp.csr_matrix((0, len(bound)), dtype=np.float32))
-        scores, positions = index.search(queries, top_k)
+        if lexical:  # BM25's queries need the corpus vocabulary, which the driver holds
+            queries = ray.put(model.encode_queries(query_texts, sp.csr_matrix((0, len(bound)), dtype=np.float32)))
+        else:  # on a worker, where the model is: the driver loads no neural model and never holds the queries
+            idf = (doc_freqs, len(docs)) if getattr(model, "idf", False) else None
+            queries = _encode_queries.options(num_gpus=1 if gpus else 0).remote(
+                model_spec, actor_overrides(model_spec, overrides, gpus), list(query_texts), idf)
+        index = ShardedIndex(store, phase, plan, bound, block_size, queries, len(query_texts))
+        scores, positions = index.search(top_k)
     timings["queries_per_s"] = len(query_texts) / max(timings["search_s"], 1e-9)
-    return scores, positions, index, queries
+    return scores, positions, index, index.queries
+
+
+class RemoteModel:
+    """What the driver knows of a neural model it never loads: its `info` and SPLADE's `idf` option, read on a
+    worker. The workers encode (`_ShardEncoder`, `_encode_queries`)."""
+
+    def __init__(self, info, idf: bool):
+        self.info, self.idf = info, idf
+
+
+def load_model_info(model_spec: str, overrides: dict[str, str], address: str | None):
+    """The model as the Ray driver holds it: BM25 itself (light, and its queries need the corpus vocabulary the
+    driver gathers), a neural model as a `RemoteModel` loaded on a worker (on a GPU when the cluster has
+    them, as the encoding actors run it), so the driver never imports torch."""
+    from evaluator.models import load_model, parse_model_spec
+
+    if parse_model_spec(model_spec)[0] == "bm25":
+        return load_model(model_spec, **overrides)
+    gpus = int(connect(address).get("GPU", 0))
+    import ray
+
+    return ray.get(_model_info.options(num_gpus=1 if gpus else 0).remote(
+        model_spec, actor_overrides(model_spec, overrides, gpus)))
+
+
+def _model_info_of(model_spec, overrides):
+    from evaluator.models import load_model
+
+    model = load_model(model_spec, **overrides)
+    return RemoteModel(model.info, bool(getattr(model, "idf", False)))
+
+
+def _queries_of(model_spec, overrides, texts, idf):
+    """The queries' encodings, made where the model runs; `idf`: (document frequencies, documents) summed over
+    the shards, for SPLADE's idf option."""
+    from evaluator.models import load_model
+
+    model = load_model(model_spec, **overrides)
+    if model.info.type == "dense":
+        return model.encode_queries(texts)
+    return model.encode_queries(texts, idf)
+
+
+class RemoteQueries:
+    """Rows [start, stop) of the encoded queries: an object on the cluster, which the driver never fetches."""
+
+    def __init__(self, ref, start: int, stop: int):
+        self.ref, self.start, self.stop = ref, start, stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __getitem__(self, rows: slice) -> RemoteQueries:
+        start, stop, _ = rows.indices(len(self))
+        return RemoteQueries(self.ref, self.start + start, self.start + max(start, stop))
+
+
+MERGE_WINDOW = 4  # shard results alive at once: running, or finished and waiting to be merged or placed
 
 
 class ShardedIndex:
     """The shards' indexes as one: every query goes to every shard, each in its own Ray task, so no
-    machine ever holds the whole index."""
+    machine ever holds the whole index. The driver stays flat in the number of shards: search results
+    merge pairwise in Ray tasks as they finish (`shards.reduce_as_ready`) and the driver fetches only the
+    final top-k; score samples come back shard by shard and are placed as each arrives. At most
+    `MERGE_WINDOW` shard results are alive at once. `peak_alive` and `peak_held` (shard replies the driver
+    held at once) record what a run reached, for the tests."""
 
-    def __init__(self, store: ShardStore, phase: str, plan: list[tuple[int, int]], bound, block_size: int):
+    def __init__(self, store: ShardStore, phase: str, plan: list[tuple[int, int]], bound, block_size: int,
+                 queries=None, num_queries: int = 0):
         self.store, self.phase, self.plan = store, phase, plan
         self.bound, self.block_size = bound, block_size
+        self.queries = RemoteQueries(queries, 0, num_queries)
         self.nbytes = 0  # known after `search`
+        self.peak_alive = self.peak_held = 0
 
-    def _each_shard(self, task, *args):
+    def _submit(self, task, shard: int, *args):
+        start, stop = self.plan[shard]
+        return task.options(num_cpus=CPUS_PER_ACTOR).remote(self.store, self.phase, shard, start, stop,
+                                                            self.bound, self.block_size, *args)
+
+    def search(self, top_k: int):
         import ray
 
-        refs = [ray.put(a) for a in (self.bound, self.block_size, *args)]
-        return ray.get([task.options(num_cpus=CPUS_PER_ACTOR).remote(self.store, self.phase, s, start, stop, *refs)
-                        for s, (start, stop) in enumerate(self.plan)])
+        rows = self.queries
+        final, peak = reduce_as_ready(
+            lambda shard: self._submit(_search_shard, shard, rows.ref, rows.start, rows.stop, top_k),
+            len(self.plan), lambda a, b: _merge_parts.options(num_cpus=CPUS_PER_ACTOR).remote(a, b, top_k),
+            lambda running: ray.wait(running, num_returns=1), MERGE_WINDOW)
+        self.peak_alive = max(self.peak_alive, peak)
+        scores, positions, self.nbytes = ray.get(final)
+        self.peak_held = max(self.peak_held, 1)
+        return scores, positions
 
-    def search(self, queries, top_k: int):
-        parts = self._each_shard(_search_shard, queries, top_k)
-        self.nbytes = sum(nbytes for _, _, nbytes in parts)
-        return merge_topk([(scores, positions) for scores, positions, _ in parts], top_k)
+    def scores_at(self, queries: RemoteQueries, columns) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """For each query of `queries`, (scores at columns.relevant, scores at columns.nonrelevant, non-finite
+        scores in its row), each shard scoring the columns it holds."""
+        import ray
 
-    def scores_at(self, queries, columns) -> list[tuple[np.ndarray, np.ndarray, int]]:
-        """For each query, (scores at columns.relevant, scores at columns.nonrelevant, non-finite scores in
-        its row), each shard scoring the columns it holds."""
-        wanted = [np.concatenate([c.relevant, c.nonrelevant]) for c in columns]
-        parts = self._each_shard(_sample_shard, queries, wanted)
+        sizes = np.array([len(c.relevant) + len(c.nonrelevant) for c in columns], np.int64)
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        narrow = np.int32 if self.plan[-1][1] < 2**31 else np.int64
+        flat = np.concatenate([np.concatenate([c.relevant, c.nonrelevant]) for c in columns]
+                              or [np.zeros(0, np.int64)]).astype(narrow)
+        wanted = ray.put((flat, offsets))
+        values, nonfinite = np.empty(len(flat), np.float32), np.zeros(len(columns), np.int64)
+
+        def place(reply):
+            shard, shard_values, shard_nonfinite = reply
+            start, stop = self.plan[shard]
+            values[(flat >= start) & (flat < stop)] = shard_values
+            nonfinite[:] += shard_nonfinite
+
+        self._stream(lambda shard: self._submit(_sample_shard, shard, queries.ref, queries.start, queries.stop,
+                                                wanted), place)
         out = []
-        for i, (cols, all_columns) in enumerate(zip(columns, wanted, strict=True)):
-            values, nonfinite = np.empty(len(all_columns), np.float32), 0
-            for (start, stop), (shard_values, shard_nonfinite) in zip(self.plan, parts, strict=True):
-                values[(all_columns >= start) & (all_columns < stop)] = shard_values[i]
-                nonfinite += int(shard_nonfinite[i])
-            out.append((values[:len(cols.relevant)], values[len(cols.relevant):], nonfinite))
+        for i, cols in enumerate(columns):
+            mine = values[offsets[i]:offsets[i + 1]]
+            out.append((mine[:len(cols.relevant)], mine[len(cols.relevant):], int(nonfinite[i])))
         return out
+
+    def _stream(self, submit, place) -> None:
+        """One task a shard, at most MERGE_WINDOW running; each reply is fetched when it is ready, placed, and
+        let go before the next is fetched."""
+        stream_replies(submit, len(self.plan), place, self)
+
+
+def stream_replies(submit, count: int, place, record=None) -> None:
+    """Run `submit(i)` for i < count with at most MERGE_WINDOW tasks running, and `place` each reply as it
+    arrives, one fetched at a time; `record` (when given) keeps the peaks in `peak_alive` and `peak_held`."""
+    import ray
+
+    todo, running = list(range(count - 1, -1, -1)), []
+    while todo or running:
+        while todo and len(running) < MERGE_WINDOW:
+            running.append(submit(todo.pop()))
+        if record is not None:
+            record.peak_alive = max(record.peak_alive, len(running))
+        (ready,), running = ray.wait(running, num_returns=1)
+        reply = ray.get(ready)
+        if record is not None:
+            record.peak_held = max(record.peak_held, 1)  # one reply at a time: the previous one is gone
+        place(reply)
+        del reply, ready
+
+
+def _corpus_bounds(store, phase, num_shards):
+    """The corpus-wide largest weight per term and document frequencies, added up as each shard's arrive."""
+    totals = {}
+
+    def add(reply):
+        largest, doc_freqs = reply
+        if not totals:
+            totals.update(bound=np.array(largest), df=np.array(doc_freqs, np.int64))
+        else:
+            np.maximum(totals["bound"], largest, out=totals["bound"])
+            totals["df"] += doc_freqs
+
+    stream_replies(lambda shard: _shard_statistics.remote(store, phase, shard), num_shards, add)
+    return totals["bound"], totals["df"]
 
 
 def _shard_index(encoded, bound):
@@ -270,24 +393,40 @@ def _statistics_of(store, phase, shard):
     return column_max(matrix), document_frequencies(matrix)
 
 
-def _search_of(store, phase, shard, start, stop, bound, block_size, queries, top_k):
+def _search_of(store, phase, shard, start, stop, bound, block_size, queries, first, last, top_k):
     index = _shard_index(store.read(phase, shard), bound)
+    queries = queries[first:last]
     scores, positions = index.search(queries, top_k, block_size=block_size) if bound is None else \
         index.search(queries, top_k)
     positions = np.where(positions >= 0, positions + start, -1)
     return scores, positions, index.nbytes
 
 
-def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, wanted):
-    """Per query: its score at each wanted column inside [start, stop), and the non-finite scores of its row."""
+def _merge_of(a, b, top_k):
+    """Two (scores, positions, index bytes) parts merged into the exact top-k, their index bytes added."""
+    scores, positions = merge_topk([a[:2], b[:2]], top_k)
+    return scores, positions, a[2] + b[2]
+
+
+def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, first, last, wanted):
+    """(shard, its scores at the wanted columns inside [start, stop), query after query, float32; the non-finite
+    scores of each query's row in the shard). `wanted`: (every query's columns one after the other, offsets)."""
+    flat, offsets = wanted
     index = _shard_index(store.read(phase, shard), bound)
-    local = [columns[(columns >= start) & (columns < stop)] - start for columns in wanted]
-    return index.scores_of(queries, local, block_size) if bound is None else index.scores_of(queries, local)
+    local = [columns[(columns >= start) & (columns < stop)].astype(np.int64) - start
+             for columns in np.split(flat, offsets[1:-1])]
+    queries = queries[first:last]
+    values, nonfinite = index.scores_of(queries, local, block_size) if bound is None else \
+        index.scores_of(queries, local)
+    return shard, np.concatenate(values or [np.zeros(0, np.float32)]).astype(np.float32), nonfinite
 
 
 _shard_statistics = _Lazy(_statistics_of)
 _search_shard = _Lazy(_search_of)
 _sample_shard = _Lazy(_sample_of)
+_merge_parts = _Lazy(_merge_of)
+_model_info = _Lazy(_model_info_of)
+_encode_queries = _Lazy(_queries_of)
 
 
 def _root(cache_dir):

@@ -9,7 +9,8 @@ ascending, the tie order of the local indexes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,21 +57,46 @@ class ShardStore:
         return json.loads(self.files.read_bytes(f"{phase}-{shard:06d}.json"))
 
 
-def merge_topk(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Merge per-shard (scores (q, k_s), global positions (q, k_s), -1 = empty) into the exact top k."""
-    scores = np.concatenate([p[0] for p in parts], axis=1).astype(np.float32)
-    positions = np.concatenate([p[1] for p in parts], axis=1).astype(np.int64)
-    empty = positions < 0
-    scores = np.where(empty, -np.inf, scores).astype(np.float32)
-    sort_positions = np.where(empty, np.iinfo(np.int64).max, positions)
-    order = np.lexsort((sort_positions, -scores.astype(np.float64)))[:, :k]
-    scores, positions = np.take_along_axis(scores, order, 1), np.take_along_axis(positions, order, 1)
-    width = order.shape[1]
-    if width < k:  # fewer candidates than k in all shards together: pad like the sparse index
-        pad = k - width
-        scores = np.hstack([scores, np.full((scores.shape[0], pad), -np.inf, np.float32)])
-        positions = np.hstack([positions, np.full((positions.shape[0], pad), -1, np.int64)])
+def merge_topk(parts: list[tuple[np.ndarray, np.ndarray]], k: int, block: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Merge per-shard (scores (q, k_s), global positions (q, k_s), -1 = empty) into the exact top k,
+    `block` queries at a time so that the scratch arrays stay small at top-1,000."""
+    n_queries = parts[0][0].shape[0]
+    width = min(k, sum(p[0].shape[1] for p in parts))
+    scores = np.full((n_queries, k), -np.inf, np.float32)  # fewer candidates than k: padded like the sparse index
+    positions = np.full((n_queries, k), -1, np.int64)
+    for first in range(0, n_queries, block):
+        rows = slice(first, first + block)
+        block_scores = np.concatenate([p[0][rows] for p in parts], axis=1).astype(np.float32)
+        block_positions = np.concatenate([p[1][rows] for p in parts], axis=1).astype(np.int64)
+        empty = block_positions < 0
+        block_scores[empty] = -np.inf
+        sort_positions = np.where(empty, np.iinfo(np.int64).max, block_positions)
+        order = np.lexsort((sort_positions, -block_scores.astype(np.float64)))[:, :width]
+        scores[rows, :width] = np.take_along_axis(block_scores, order, 1)
+        positions[rows, :width] = np.take_along_axis(block_positions, order, 1)
     return scores, positions
+
+
+def reduce_as_ready(submit: Callable[[int], Any], count: int, merge: Callable[[Any, Any], Any],
+                    wait: Callable[[list], tuple[list, list]], window: int) -> tuple[Any, int]:
+    """Reduce `count` task results into one, merging them pairwise as they finish (a tree of merge tasks
+    whose shape follows the finishing order), with at most `window` results alive at once: tasks running
+    or finished and not yet merged. `submit(i)` starts task i, `merge(a, b)` a merge of two results, and
+    `wait(running)` returns (finished ones, the rest). Returns (the last result, the most alive at once).
+    The merge must be associative and commutative (an exact top-k merge is), so the order does not matter."""
+    if count < 1 or window < 2:
+        raise ValueError(f"reduce_as_ready: needs a task ({count}) and a window of at least 2 ({window})")
+    todo, running, finished, peak = list(range(count - 1, -1, -1)), [], [], 0
+    while todo or running or len(finished) > 1:
+        while todo and len(running) + len(finished) < window:
+            running.append(submit(todo.pop()))
+        peak = max(peak, len(running) + len(finished))
+        if len(finished) >= 2:
+            running.append(merge(finished.pop(), finished.pop()))
+            continue
+        ready, running = wait(running)
+        finished.extend(ready)
+    return finished[0], peak
 
 
 def shard_term_counts(analyzer, docs) -> tuple[sp.csr_matrix, list[str]]:

@@ -384,11 +384,96 @@ fail:
     return NULL;
 }
 
+/* Lowest index i in [lo, hi) with a[i] >= x (hi when none). */
+static int64_t lower_bound(const int32_t *a, int64_t lo, int64_t hi, int32_t x) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* score_columns: for each query, its float32 scores at its wanted columns (ascending and distinct within the
+   query), adding its terms in their CSR order, each product weight * posting weight rounded to float32 and
+   then added in float32: what `SparseIndex.scores_of` computed with numpy, one query term at a time. The
+   shorter of a term's postings and the wanted columns is looked up in the longer by binary search. */
+static PyObject *score_columns(PyObject *self, PyObject *args) {
+    PyObject *objs[9];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &objs[7], &objs[8]))
+        return NULL;
+    static const char *names[] = {"postings_indptr", "postings_docs", "postings_weights", "query_indptr",
+                                  "query_terms",     "query_weights", "wanted",           "wanted_indptr",
+                                  "out"};
+    static const char kinds[] = {'i', 'i', 'f', 'i', 'i', 'f', 'i', 'i', 'f'};
+    static const Py_ssize_t sizes[] = {8, 4, 4, 8, 4, 4, 4, 8, 4};
+    Py_buffer v[9];
+    int got = 0;
+    for (; got < 9; got++)
+        if (get_array(objs[got], &v[got], kinds[got], sizes[got], got == 8, names[got]) < 0) goto fail;
+    const int64_t *p_indptr = v[0].buf, *q_indptr = v[3].buf, *w_indptr = v[7].buf;
+    const int32_t *p_docs = v[1].buf, *q_terms = v[4].buf, *wanted = v[6].buf;
+    const float *p_weights = v[2].buf, *q_weights = v[5].buf;
+    float *out = v[8].buf;
+    int64_t n_terms = v[0].len / 8 - 1, nnz = v[1].len / 4, n_queries = v[3].len / 8 - 1;
+    int64_t n_wanted = v[6].len / 4;
+    int ok = n_terms >= 0 && n_queries >= 0 && v[7].len / 8 == n_queries + 1 && v[2].len / 4 == nnz &&
+             p_indptr[0] == 0 && p_indptr[n_terms] == nnz && v[5].len == v[4].len &&
+             q_indptr[0] == 0 && q_indptr[n_queries] == v[4].len / 4 && w_indptr[0] == 0 &&
+             w_indptr[n_queries] == n_wanted && v[8].len / 4 == n_wanted;
+    for (int64_t q = 0; ok && q < n_queries; q++) {
+        ok = q_indptr[q] <= q_indptr[q + 1] && w_indptr[q] <= w_indptr[q + 1];
+        for (int64_t j = q_indptr[q]; ok && j < q_indptr[q + 1]; j++) ok = q_terms[j] >= 0 && q_terms[j] < n_terms;
+        for (int64_t i = w_indptr[q] + 1; ok && i < w_indptr[q + 1]; i++) ok = wanted[i - 1] < wanted[i];
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "score_columns: inconsistent index, query or column arrays");
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t q = 0; q < n_queries; q++) {
+        int64_t w0 = w_indptr[q], w1 = w_indptr[q + 1];
+        for (int64_t i = w0; i < w1; i++) out[i] = 0.0f;
+        if (w0 == w1) continue;
+        for (int64_t j = q_indptr[q]; j < q_indptr[q + 1]; j++) {
+            float weight = q_weights[j];
+            int64_t p0 = p_indptr[q_terms[j]], p1 = p_indptr[q_terms[j] + 1];
+            if (p1 - p0 < w1 - w0) {
+                for (int64_t p = p0; p < p1; p++) {
+                    int64_t at = lower_bound(wanted, w0, w1, p_docs[p]);
+                    if (at < w1 && wanted[at] == p_docs[p]) {
+                        float product = weight * p_weights[p];
+                        out[at] += product;
+                    }
+                }
+            } else {
+                for (int64_t i = w0; i < w1; i++) {
+                    int64_t at = lower_bound(p_docs, p0, p1, wanted[i]);
+                    if (at < p1 && p_docs[at] == wanted[i]) {
+                        float product = weight * p_weights[at];
+                        out[i] += product;
+                    }
+                }
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    for (int i = 0; i < got; i++) PyBuffer_Release(&v[i]);
+    Py_RETURN_NONE;
+fail:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&v[i]);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS,
      "search(postings_indptr, postings_docs, postings_weights, max_weights, query_indptr, query_terms, "
      "query_weights, n_docs, k, first, last, out_scores, out_docs, gallop_step): top k of queries "
      "first..last-1 into the (queries x k) outputs"},
+    {"score_columns", score_columns, METH_VARARGS,
+     "score_columns(postings_indptr, postings_docs, postings_weights, query_indptr, query_terms, query_weights, "
+     "wanted, wanted_indptr, out): each query's float32 scores at its wanted columns (ascending in each query)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -82,35 +82,32 @@ class SparseIndex:
 
         Each score adds the query's terms in ascending term order, in float32, as the sparse product in
         `score_rows` does; each term's postings are matched with the wanted columns by binary search, the
-        shorter list looked up in the longer. Columns of one query must be distinct. The non-finite count is 0 without scoring the row when the query's weights are
-        finite and their products with the terms' largest weights sum to well below float32's largest value
+        shorter list looked up in the longer (the `_sparse.score_columns` kernel, all queries in one call).
+        Columns of one query must be distinct. The non-finite count is 0 without scoring the row when the query's
+        weights are finite and their products with the terms' largest weights sum to well below float32's largest value
         (weights are non-negative, so no partial sum can overflow); otherwise the row is scored to count.
         """
         queries = self._as_queries(queries)
         finite_index = self._finite_index()
+        wanted = [np.asarray(c, np.int64) for c in columns]
+        orders = [np.argsort(c, kind="stable") for c in wanted]
+        sizes = np.array([len(c) for c in wanted], np.int64)
+        # every query's columns ascending, in the postings' own integer type (no list converted per query)
+        flat = np.concatenate([c[o] for c, o in zip(wanted, orders, strict=True)] or [np.zeros(0, np.int64)])
+        scores = np.empty(len(flat), np.float32)
+        _sparse.score_columns(self._indptr, self.postings.indices.astype(np.int32, copy=False),
+                              self.postings.data.astype(np.float32, copy=False), queries.indptr.astype(np.int64),
+                              queries.indices.astype(np.int32), queries.data.astype(np.float32, copy=False),
+                              flat.astype(np.int32), np.concatenate(([0], np.cumsum(sizes))), scores)
         values, nonfinite = [], np.zeros(queries.shape[0], np.int64)
-        for i, wanted in enumerate(columns):
-            wanted = np.asarray(wanted, np.int64)
+        at = 0
+        for i, order in enumerate(orders):
+            mine = np.empty(len(order), np.float32)
+            mine[order] = scores[at:at + len(order)]
+            at += len(order)
+            values.append(mine)
             lo, hi = queries.indptr[i], queries.indptr[i + 1]
             terms, weights = queries.indices[lo:hi], queries.data[lo:hi]
-            order = np.argsort(wanted, kind="stable")
-            ascending = wanted[order]
-            scores = np.zeros(len(wanted), np.float32)  # in ascending column order until the end
-            for term, weight in zip(terms.tolist(), weights, strict=True):
-                start, stop = self.postings.indptr[term], self.postings.indptr[term + 1]
-                docs = self.postings.indices[start:stop]
-                if not len(docs) or not len(wanted):
-                    continue
-                if len(docs) < len(ascending):  # look the shorter list up in the longer one
-                    at = np.minimum(np.searchsorted(ascending, docs), len(ascending) - 1)
-                    hit = ascending[at] == docs
-                    scores[at[hit]] += weight * self.postings.data[start:stop][hit]
-                else:
-                    at = np.minimum(np.searchsorted(docs, ascending), len(docs) - 1)
-                    hit = docs[at] == ascending
-                    scores[hit] += weight * self.postings.data[start + at[hit]]
-            values.append(np.empty_like(scores))
-            values[-1][order] = scores
             bound = float(np.dot(weights.astype(np.float64), self.max_weights[terms].astype(np.float64)))
             if not (finite_index and np.isfinite(weights).all() and bound < _SAFE_SUM):
                 nonfinite[i] = np.count_nonzero(~np.isfinite(self.score_rows(queries[i])))

@@ -7,7 +7,7 @@ Every qrels query gets a row (an empty ranking when the run lacks it); run queri
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -18,6 +18,15 @@ from evaluator import _trec
 UNJUDGED = -1_000_000  # label of a retrieved document that is not in the qrels
 PAD = -2_000_000  # label of a position past the end of a ranking
 MIN_LABEL, MAX_LABEL = -1000, 1000  # qrels labels outside this range are refused as input errors
+
+FLOAT32_OVERFLOW = 2.0**128 - 2.0**103  # the smallest magnitude float32 rounds to infinity (half an ulp past its max)
+FLOAT32_PROBLEM = ("is beyond float32's range (about 3.4e38), where trec_eval compares scores: it would tie as "
+                   "infinity; rescale the run's scores")
+
+
+def float32_overflows(value: float) -> bool:
+    """Whether a finite score becomes an infinity in float32, the precision trec_eval orders by."""
+    return not abs(value) < FLOAT32_OVERFLOW  # NaN too
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,7 @@ class RankedRun:
 
 def byte_order_keys(doc_ids: np.ndarray) -> np.ndarray:
     """Integer keys that sort like the doc ids' UTF-8 bytes (C strcmp), for tie-breaking."""
-    encoded = np.array([d.encode("utf-8") for d in doc_ids], dtype=object)
+    encoded = np.array([d.encode("utf-8", "surrogatepass") for d in doc_ids], dtype=object)
     order = np.argsort(encoded, kind="stable")
     keys = np.empty(len(doc_ids), dtype=np.int64)
     keys[order] = np.arange(len(doc_ids))
@@ -107,6 +116,13 @@ def rank_arrays(
     """
     score32 = np.asarray(scores, dtype=np.float32)
     order = np.lexsort((-doc_keys, -score32.astype(np.float64), query_index))
+    matrix, lengths = _scatter(order, query_index, labels, n_queries)
+    return matrix, lengths, order
+
+
+def _scatter(order: np.ndarray, query_index: np.ndarray, labels: np.ndarray,
+             n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """The labels in `order` (grouped by query, ranked) as a (queries, depth) matrix, and the lengths."""
     sorted_queries = query_index[order]
     lengths = np.bincount(sorted_queries, minlength=n_queries)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
@@ -114,7 +130,46 @@ def rank_arrays(
     depth = int(lengths.max(initial=0))
     matrix = np.full((n_queries, max(depth, 1)), PAD, dtype=np.int32)
     matrix[sorted_queries, positions] = labels[order]
-    return matrix, lengths, order
+    return matrix, lengths
+
+
+def rank_columns(query_index: np.ndarray, doc_ids: Sequence[str], scores: np.ndarray, labels: np.ndarray,
+                 n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """`rank_arrays` for doc ids as strings, in one sort of 64-bit keys (query, float32 score descending).
+    Within a tie, trec_eval orders by doc id; that order is worked out only for the ties whose labels differ
+    (most tie only unjudged documents, whose order leaves the label matrix as it is). Returns (label matrix,
+    lengths). Scores must be finite."""
+    negated = -np.asarray(scores, dtype=np.float32) + np.float32(0.0)  # + 0: -0.0 and 0.0 tie, as in trec_eval
+    bits = negated.view(np.uint32)
+    ascending = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))  # unsigned order = float order
+    key = (query_index.astype(np.uint64) << np.uint64(32)) | ascending.astype(np.uint64)
+    order = np.argsort(key)
+    ranked_keys = key[order]
+    starts = np.concatenate(([True], ranked_keys[1:] != ranked_keys[:-1])) if len(order) else np.ones(0, bool)
+    if len(order) and not starts.all():  # ties, each contiguous in `order`
+        first = np.flatnonzero(starts)
+        ranked_labels = labels[order]
+        mixed = np.minimum.reduceat(ranked_labels, first) != np.maximum.reduceat(ranked_labels, first)
+        tied = mixed[np.cumsum(starts) - 1]
+    if len(order) and not starts.all() and tied.any():  # those ties by doc id, descending
+        entries = order[tied]
+        names = [doc_ids[i] for i in entries.tolist()]
+        within = np.lexsort((-_text_order(names), ranked_keys[tied]))
+        order[tied] = entries[within]
+    return _scatter(order, query_index, labels, n_queries)
+
+
+def _text_order(names: list[str]) -> np.ndarray:
+    """Integer keys that sort like the strings' UTF-8 bytes: numpy's fixed-width text compares code points,
+    which is the same order, unless a string ends in NUL (dropped by that width) or is long (wasted memory)."""
+    widths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
+    if len(names) and widths.max() <= 64:
+        text = np.array(names, dtype=str)
+        if np.array_equal(np.char.str_len(text), widths):
+            keys = np.empty(len(names), dtype=np.int64)
+            keys[np.argsort(text, kind="stable")] = np.arange(len(names))
+            return keys
+    return byte_order_keys(np.array(names, dtype=object))
 
 
 def rank_run(

@@ -35,9 +35,18 @@ from leaderboard.analysis.predictions import (
     Prediction,
     predict_results,
 )
-from leaderboard.analysis.ranks import GroupBootstrap, group_difference_pvalues, rank_ranges, tie_bands
+from leaderboard.analysis.ranks import (
+    GroupBootstrap,
+    best_set,
+    difference_pvalues,
+    group_difference_pvalues,
+    group_differences,
+    rank_ranges,
+    tie_bands,
+)
+from leaderboard.analysis.verdicts import DEFAULT_MARGIN
 from leaderboard.submissions.catalog import DEFAULT_BASELINE, DatasetInfo, dataset_info
-from leaderboard.submissions.loaded import LoadedResult, ModelInfo
+from leaderboard.submissions.loaded import LoadedResult, ModelInfo, weakest
 from leaderboard.submissions.parallel import forked_map
 
 logger = logging.getLogger(__name__)
@@ -55,6 +64,12 @@ class SiteSettings:
     scale_tail: str = DEFAULT_TAIL  # pooled mode's tail: "hybrid" or "skewnorm"
     scale_growth: str = DEFAULT_GROWTH  # growth scenario of the leaderboard column and crossings
     resample_datasets: bool = False  # group bootstrap: also resample the datasets of a group (ranks.py)
+    # equivalence margin per metric ((metric, margin) pairs, metric units); others get verdicts.DEFAULT_MARGIN
+    margins: tuple[tuple[str, float], ...] = ()
+
+    def margin(self, metric: str) -> float:
+        """The equivalence margin of `metric`: a difference smaller than this is of no practical importance."""
+        return dict(self.margins).get(metric, DEFAULT_MARGIN)
 
 
 def metric_order(name: str) -> tuple:
@@ -123,6 +138,7 @@ class DatasetBoard:
     # (models, models) SD of the per-query differences of each pair (float32), for the group means' tests
     diff_sd: np.ndarray | None = None
     band: np.ndarray | None = None  # tie band among the verified results (ranks.tie_bands); 0 when unranked
+    best_set: np.ndarray | None = None  # bool: in the 95% confidence set for the best verified result (ranks.best_set)
     model_ids: tuple[str, ...] = field(init=False, default=())  # from results
     position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
 
@@ -156,6 +172,11 @@ class GroupBoard:
     weights: tuple[float, ...]  # weight of each dataset in the mean (1 / units / datasets in its unit)
     coverage: dict[str, int]  # model id -> datasets of the group it has results for
     scores: dict[str, GroupScore]  # only models that cover every dataset of the group
+    # corrected p-values of the group means' differences among the ranked models (in `ranked_ids` order): the tests
+    # behind the rank ranges and bands, which the compare page and irboard compare show pair by pair
+    ranked_ids: tuple[str, ...] = ()
+    pvalues: np.ndarray | None = None
+    best_set: frozenset[str] = frozenset()  # 95% confidence set for the best ranked model (ranks.best_set)
 
     @property
     def units(self) -> int:
@@ -174,6 +195,18 @@ class ModelBoard:
     results: dict[str, LoadedResult]  # dataset id -> result
     zero_shot: dict[str, bool]
     verified: str  # "all", "some" or "none"
+
+    @property
+    def tier(self) -> str:
+        """The trust tier of the model's least trusted result."""
+        return weakest(result.tier for result in self.results.values())
+
+    @property
+    def costs_measured(self) -> bool:
+        """The parameter count and dimension shown were measured by irboard: CI reproduced a result of the model and
+        read them from the model it loaded (else they are what the result files claim)."""
+        return any(r.measured is not None and (r.measured["parameters"], r.measured["dim"])
+                   == (self.info.parameters, self.info.dim) for r in self.results.values())
 
     @property
     def zero_shot_all(self) -> bool:
@@ -320,8 +353,16 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         spread = effects.spread(scores) if scores.shape[1] >= 2 else None
         against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, CONFIDENCE,
                                                         spread)
-    best, rank_range, band = ranks_among_verified([result.verified for result in ranked], means, pvalues,
-                                                  tests.alpha)
+    verified = np.array([result.verified for result in ranked], dtype=bool)
+    best, rank_range, band = ranks_among_verified(verified, means, pvalues, tests.alpha)
+    contenders = np.zeros(len(ranked), dtype=bool)
+    if verified.any() and spread is not None:
+        rows = np.flatnonzero(verified)
+        sub = np.ix_(rows, rows)
+        contenders[rows] = best_set(means[rows], spread[0][sub], spread[1][sub] / np.sqrt(scores.shape[1]),
+                                    scores.shape[1] - 1, tests.alpha)
+    elif verified.any():
+        contenders[verified] = best[verified]
     comparison = None
     if b is not None:
         diff = scores - scores[b]
@@ -352,6 +393,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         separability=separability,
         diff_sd=(spread[1] if spread is not None else np.zeros((len(ranked),) * 2)).astype(np.float32),
         band=band,
+        best_set=contenders,
     )
     if resampled is None and bootstrapped_groups(settings):  # percentile draws of the same seed
         resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
@@ -406,6 +448,9 @@ class _GroupAccumulator:
 
     def pvalues(self, boards: dict[str, DatasetBoard], model_ids: list[str]) -> np.ndarray:
         """Uncorrected p-values of the differences of the models' group means (ranks.group_difference_pvalues)."""
+        return group_difference_pvalues(*self._differences(boards, model_ids))
+
+    def _differences(self, boards: dict[str, DatasetBoard], model_ids: list[str]) -> tuple[list, list, list, list]:
         diffs, variances, queries = [], [], []
         for dataset_id in self.dataset_ids:
             board = boards[dataset_id]
@@ -414,7 +459,7 @@ class _GroupAccumulator:
             diffs.append(means[:, None] - means[None, :])
             variances.append(np.square(board.diff_sd[np.ix_(rows, rows)].astype(np.float64)))
             queries.append(board.scores.shape[1])
-        return group_difference_pvalues(diffs, variances, queries, [self.weights[d] for d in self.dataset_ids])
+        return diffs, variances, queries, [self.weights[d] for d in self.dataset_ids]
 
     def score_ci(self, boards: dict[str, DatasetBoard], model_ids: list[str], means: np.ndarray) -> np.ndarray:
         """Score intervals of the models' group means: the variance of a weighted mean of independent datasets'
@@ -461,9 +506,14 @@ class _GroupAccumulator:
             ci = self.score_ci(boards, complete_ids, means)
         intervals = np.zeros((len(complete), 2), dtype=np.int64)
         bands = np.zeros(len(complete), dtype=np.int64)
+        chosen: list[str] = []
+        pvalues = None
+        best = np.zeros(len(complete), dtype=bool)
         if ranked.any():
             chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
-            pvalues = stats.corrected_matrix(self.pvalues(boards, chosen), self.tests.correction)
+            total, variance, df = group_differences(*self._differences(boards, chosen))
+            pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
+            best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
             intervals[ranked] = rank_ranges(means[ranked], pvalues, self.tests.alpha)
             bands[ranked] = tie_bands(means[ranked], pvalues, self.tests.alpha)
         scores = {
@@ -478,6 +528,9 @@ class _GroupAccumulator:
             weights=tuple(self.weights[dataset_id] for dataset_id in self.dataset_ids),
             coverage={ids[i]: int(self.coverage[i]) for i in range(len(ids)) if self.coverage[i]},
             scores=scores,
+            best_set=frozenset(complete_ids[k] for k in np.flatnonzero(best)),
+            ranked_ids=tuple(chosen),
+            pvalues=pvalues,
         )
 
 

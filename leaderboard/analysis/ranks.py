@@ -83,8 +83,8 @@ def tie_bands(means, pvalues, alpha: float) -> np.ndarray:
     return bands
 
 
-def group_difference_pvalues(dataset_diffs, dataset_variances, queries, weights) -> np.ndarray:
-    """(models, models) two-sided p-values of the differences of group means, uncorrected.
+def group_differences(dataset_diffs, dataset_variances, queries, weights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(models, models) differences of group means, their variances and Welch-Satterthwaite degrees of freedom.
 
     dataset_diffs[k] and dataset_variances[k]: (models, models) mean differences and variances of the per-query
     differences (divide by n - 1) on dataset k of `queries[k]` queries, with weight weights[k] in the group mean."""
@@ -98,12 +98,53 @@ def group_difference_pvalues(dataset_diffs, dataset_variances, queries, weights)
         df_terms = part * part / max(n - 1, 1) + (0.0 if df_terms is None else df_terms)
     if total is None:
         raise ValueError("group_difference_pvalues needs at least one dataset")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(df_terms > 0, variance * variance / np.where(df_terms > 0, df_terms, 1.0), 1.0)
+    return total, variance, df
+
+
+def group_difference_pvalues(dataset_diffs, dataset_variances, queries, weights) -> np.ndarray:
+    """(models, models) two-sided p-values of the differences of group means, uncorrected (group_differences)."""
+    return difference_pvalues(*group_differences(dataset_diffs, dataset_variances, queries, weights))
+
+
+def difference_pvalues(total: np.ndarray, variance: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """Two-sided t-test p-values of differences with these variances and degrees of freedom (group_differences)."""
     p = np.ones_like(total)
     varying = variance > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(total) / np.sqrt(variance)
-        df = variance * variance / df_terms
     p[varying] = 2.0 * stats.t.sf(t[varying], df[varying])
     p[~varying & (total != 0)] = 0.0  # a constant shift on every query is certain
     np.fill_diagonal(p, 1.0)
     return np.minimum(p, 1.0)
+
+
+def best_set(means, diff, se, df, alpha: float) -> np.ndarray:
+    """bool per model: in the 95% (1 - alpha) confidence set for the best model. Model i is left out when some
+    model j is significantly better than it in a one-sided test at level alpha / (models - 1) (Bonferroni over the
+    comparisons with i; Hsu's multiple comparisons with the best in its simplest form). Only one hypothesis "i is
+    the best" is true (that of the true best), so the set holds the true best with probability at least 1 - alpha,
+    at near-ties too; it needs one one-sided test at alpha / (models - 1) where the top group's two-sided Holm
+    correction starts at alpha / (models (models - 1) / 2), so it is usually smaller (not always a subset).
+
+    diff[i, j] = mean_i - mean_j, se[i, j] its standard error, df its degrees of freedom (scalar or matrix)."""
+    means = np.asarray(means, dtype=np.float64)
+    m = means.size
+    if m < 2:
+        return np.ones(m, dtype=bool)
+    level = alpha / (m - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.negative(diff, dtype=np.float64) / np.asarray(se, dtype=np.float64)  # j better than i; se 0: +-inf
+    t[np.isnan(t)] = -np.inf  # no difference, no variance: never better
+    np.fill_diagonal(t, -np.inf)
+    best_other = t.argmax(axis=1)
+    rows = np.arange(m)
+    if np.ndim(df) == 0:  # one df: the smallest p of a row is that of its largest t
+        return stats.t.sf(t[rows, best_other], max(float(df), 1.0)) >= level
+    df = np.maximum(np.asarray(df, dtype=np.float64), 1.0)
+    # most rows are decided by their largest t; the others (a few near the top) by every comparison
+    keep = stats.t.sf(t[rows, best_other], df[rows, best_other]) >= level
+    for i in np.flatnonzero(keep):
+        keep[i] = stats.t.sf(t[i], df[i]).min() >= level
+    return keep

@@ -16,6 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("_site"))
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--rounds", type=Path, default=Path("rounds"), help="the sealed rounds folder (docs/rounds.md)")
+    parser.add_argument("--reproductions", type=Path, default=Path("reproductions"),
+                        help="the reproduction ledger (docs/reproduction.md): results it names are 'reproduced'")
     parser.add_argument("--now", help="the instant to show round phases at, ISO 8601 with a zone (default: the "
                         "checked-out commit's time, so that a commit always builds the same site)")
     parser.add_argument("--data-dir", action="append", default=[],
@@ -33,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     # pages (BLAS stays at one thread in each: see leaderboard.cli.main)
     workers = min(cores(), 4)
     report = build_site(args.results, args.out, strict=args.strict, is_verified=verifier(data_dirs, data_root),
-                        workers=workers, stamp=build_stamp(args.results), rounds_dir=args.rounds,
+                        workers=workers, stamp=build_stamp(args.results), rounds_dir=args.rounds, reproductions_dir=args.reproductions,
                         now=instant(args.now) if args.now else commit_time(args.results) or datetime.now(timezone.utc))
     for warning in report.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
@@ -48,7 +50,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from leaderboard.web.build import serve_site
+    from leaderboard.web.build import make_server
 
-    serve_site(args.out, args.port)
+    server = make_server(args.out, args.port)
+    # the address, at once (flushed): the port may be one the system picked (--port 0)
+    print(f"irboard: serving {args.out} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0

@@ -21,6 +21,10 @@ def add_round_commands(commands) -> None:
     check.add_argument("round", type=Path, help="the round folder, rounds/<name>")
     check.add_argument("--pending", nargs="*", default=[], type=Path,
                        help="files a pull request adds or changes (repository paths): each must be allowed now")
+    check.add_argument("--base", help="check the checked-out pull request against this commit of main: the history "
+                       "as of it, the pull request's changes entering now (the `rounds` workflow)")
+    check.add_argument("--author", help="with --base: the pull request's author (GitHub account); it may change only "
+                       "its own entries' files, and the pool, judgments and scores only as a round maintainer")
     check.add_argument("--now", help=NOW_HELP)
     check.set_defaults(handler=run_check)
 
@@ -28,6 +32,8 @@ def add_round_commands(commands) -> None:
     commit.add_argument("round", type=Path)
     commit.add_argument("--run", type=Path, required=True, help="the TREC run to commit to (keep it unchanged)")
     commit.add_argument("--model-id", required=True)
+    commit.add_argument("--owner", required=True,
+                        help="your GitHub account, which opens the pull request (bound into the commitment)")
     commit.add_argument("--revision", default="", help="the model revision (one commitment per revision)")
     commit.add_argument("--type", default="other", help="lexical, sparse, dense, hybrid, late-interaction, other")
     commit.add_argument("--license", default="")
@@ -61,7 +67,9 @@ def run_check(args: argparse.Namespace) -> int:
     folder = args.round.resolve()
     pending = [p.resolve().relative_to(folder).as_posix() for p in args.pending
                if folder in p.resolve().parents]
-    status = round_status(args.round, instant(args.now), pending=pending)
+    if (args.base is None) != (args.author is None):
+        raise IrboardError("--base and --author go together: the pull request's base commit and its author")
+    status = round_status(args.round, instant(args.now), pending=pending, base=args.base, author=args.author)
     ledger = status.ledger
     print(f"irboard: round {ledger.round.name}: phase {ledger.phase}; "
           + ", ".join(f"{entry.name} {entry.status}" for entry in ledger.entries))
@@ -83,7 +91,7 @@ def run_commit(args: argparse.Namespace) -> int:
         first = error.errors()[0]
         raise IrboardError(f"--{first['loc'][0]}: {first['msg']}") from None
     salt_out = args.salt_out or args.run.with_name(args.run.name + ".salt")
-    path = commit_run(args.round, args.run, model, salt_out, args.uses_model)
+    path = commit_run(args.round, args.run, model, args.owner, salt_out, args.uses_model)
     print(f"irboard: wrote {path}; the salt is in {salt_out}: keep it private until the reveal")
     return 0
 

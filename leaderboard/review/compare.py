@@ -1,32 +1,40 @@
-"""`irboard compare`: a Markdown comparison of new result files against the baseline and the current best.
+"""`irboard compare`: each new result as the board published after the merge will show it, and what it changes.
 
-Used by the pull-request workflow to write the job summary. Each new result is compared on its dataset's main
-metric with a paired two-sided t-test over the per-query values, Holm-corrected over the two comparisons. The
-"current best" is the best *verified* result (every metric re-scored from its stored ranking against the
-judgments, leaderboard/submissions/verify.py), as on the site, which ranks only verified results.
+Used by the pull-request workflow to write the job summary. The summary does not run tests of its own: it builds
+the board of every result under the results folder (the pull request's files included) with the site's settings,
+and reports from that board, for each new result on its dataset's main metric, the difference from the baseline
+and from the current best with the board's corrected p-value (the same test, over the same family: every pair of
+the dataset's models, with the same correction) and the interval that verdict rests on
+(analysis/verdicts.py). The "current best" is the best *verified* other result (re-scored from its stored ranking
+against the judgments, leaderboard/submissions/verify.py), as on the site. It then builds the board without the
+pull request's files and lists, labelled, the verdicts between other models that the new results change:
+adding a model adds pairs to the family, and a family-wise correction over more pairs moves every p-value.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from evaluator.result import ResultFile, read_result
-from leaderboard.analysis.stats import holm, paired_t_test, wins_ties_losses
-from leaderboard.submissions.catalog import DEFAULT_BASELINE, main_metric
-from leaderboard.submissions.validate import result_files
+from evaluator.errors import IrboardError
+from evaluator.result import read_result
+from leaderboard.analysis.aggregate import DatasetBoard, Leaderboard, SiteSettings, build_leaderboard
+from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
+from leaderboard.analysis.verdicts import (
+    family_size,
+    pvalue_text,
+    shown_pvalue,
+    verdict_interval,
+    verdict_words,
+)
+from leaderboard.submissions.catalog import DEFAULT_BASELINE, dataset_info, main_metric
+from leaderboard.submissions.load import load_results
 from leaderboard.submissions.verify import Judgments
 
-ALPHA = 0.05
-
-
-def _aligned(a: ResultFile, b: ResultFile, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
-    # a split file keeps only some metrics' per-query values (validate rejects one without its main metric)
-    if metric not in a.per_query or metric not in b.per_query or a.query_ids != b.query_ids:
-        return None
-    return a.per_query[metric], b.per_query[metric]
+LISTED_CHANGES = 20  # verdict changes listed per dataset; the rest are counted
 
 
 def markdown_cell(text: str) -> str:
@@ -35,46 +43,199 @@ def markdown_cell(text: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f]", lambda match: f"\\x{ord(match[0]):02x}", text)
 
 
+@dataclass(frozen=True)
+class PairVerdict:
+    """One pair on a dataset's board, as its pages show it: difference (row minus other), the interval the verdict
+    rests on, the shown corrected p-value and the verdict ("better", "worse" or "not significant")."""
+
+    other: str
+    diff: float
+    interval: tuple[float, float]
+    pvalue: float
+    verdict: str
+
+
+def pair_verdict(dataset: DatasetBoard, model_id: str, other_id: str, alpha: float, correction: str,
+                 margin: float) -> PairVerdict:
+    """The pair (model, other) on `dataset` as the board decides it (the p-value shown on its pages)."""
+    i, j = dataset.position[model_id], dataset.position[other_id]
+    p = float(shown_pvalue(dataset.pvalues[i, j], alpha))
+    diff = float(dataset.means[i] - dataset.means[j])
+    n = dataset.scores.shape[1]
+    se = float(dataset.diff_sd[i, j]) / np.sqrt(n) if n > 1 else 0.0
+    low, high = verdict_interval(diff, se, n - 1, p, alpha, family_size(len(dataset.model_ids), correction))
+    verdict = str(verdict_words(diff, low, high, p, alpha, margin))
+    return PairVerdict(other_id, diff, (float(low), float(high)), p, verdict)
+
+
+def _board(results, settings: SiteSettings) -> Leaderboard:
+    return build_leaderboard(results, settings, dataset_info, warnings=[])
+
+
+class BoardProblems(Exception):
+    """The results folder holds files the board cannot take (load_results' problems): no board to report from."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__(problems[0])
+        self.problems = problems
+
+
+def boards_before_and_after(new_files: list[Path], results_root: Path, settings: SiteSettings,
+                            judgments: Judgments | None) -> tuple[Leaderboard, Leaderboard, set[str]]:
+    """(the board without the new files, the board with every file, the new files' paths as loaded)."""
+    loaded = load_results(results_root, keep_metrics=lambda d: [dataset_info(d).main_metric],
+                          is_verified=judgments)
+    if loaded.problems:
+        raise BoardProblems(loaded.problems)
+    new = {str(Path(path).resolve()) for path in new_files}
+    ours = {result.path for result in loaded.results if str(Path(result.path).resolve()) in new}
+    missing = new - {str(Path(path).resolve()) for path in ours}
+    if missing:
+        raise IrboardError(f"{sorted(missing)[0]}: not a result file under {results_root}; pass files of that "
+                           "folder")
+    before = [result for result in loaded.results if result.path not in ours]
+    return _board(before, settings), _board(loaded.results, settings), ours
+
+
+def _cell(pair: PairVerdict | None, alpha: float) -> str:
+    if pair is None:
+        return "—"
+    mark = {"better": "▲", "worse": "▼", "equivalent": "≈"}.get(pair.verdict, "?")
+    low, high = pair.interval
+    return (f"{mark} {pair.diff:+.4f} [{low:+.4f}, {high:+.4f}] vs {markdown_cell(pair.other)} "
+            f"(p = {pvalue_text(pair.pvalue, alpha)})")
+
+
+def _changed_verdicts(before: DatasetBoard, after: DatasetBoard, alpha: float) -> tuple[list[str], str]:
+    """(pairs of models on both boards whose verdict differs, best mean first; how far their p-values move)."""
+    shared = [model_id for model_id in after.model_ids if model_id in before.position]
+    rows_after = np.array([after.position[m] for m in shared], dtype=np.int64)
+    rows_before = np.array([before.position[m] for m in shared], dtype=np.int64)
+
+    def signs(board: DatasetBoard, rows: np.ndarray) -> np.ndarray:
+        p = shown_pvalue(board.pvalues[np.ix_(rows, rows)], alpha)
+        diff = board.means[rows][:, None] - board.means[rows][None, :]
+        return np.where(p < alpha, np.sign(diff), 0.0)
+
+    old, new = signs(before, rows_before), signs(after, rows_after)
+    first, second = np.nonzero(np.triu(old != new, k=1))
+    moved = np.abs(shown_pvalue(after.pvalues[np.ix_(rows_after, rows_after)], alpha)
+                   - shown_pvalue(before.pvalues[np.ix_(rows_before, rows_before)], alpha))
+    moved = np.triu(moved, k=1)
+    words = {1.0: "better", -1.0: "worse", 0.0: "not significantly different"}
+    lines = []
+    for i, j in zip(first.tolist(), second.tolist(), strict=True):
+        a, b = rows_after[i], rows_after[j]
+        p_old = shown_pvalue(before.pvalues[rows_before[i], rows_before[j]], alpha)
+        lines.append(f"{markdown_cell(shared[i])} vs {markdown_cell(shared[j])}: {words[old[i, j]]} "
+                     f"(p = {pvalue_text(float(p_old), alpha)}) → {words[new[i, j]]} "
+                     f"(p = {pvalue_text(float(shown_pvalue(after.pvalues[a, b], alpha)), alpha)})")
+    if not moved.any():
+        return lines, "no p-value of other models moves"
+    i, j = np.unravel_index(int(np.argmax(moved)), moved.shape)
+    p_old = float(shown_pvalue(before.pvalues[rows_before[i], rows_before[j]], alpha))
+    p_new = float(shown_pvalue(after.pvalues[rows_after[i], rows_after[j]], alpha))
+    return lines, (f"p-values move on {int(np.count_nonzero(moved))} of {len(shared) * (len(shared) - 1) // 2} pairs "
+                   f"of other models (most: {markdown_cell(shared[i])} vs {markdown_cell(shared[j])}, "
+                   f"{pvalue_text(p_old, alpha)} → {pvalue_text(p_new, alpha)})")
+
+
 def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str = DEFAULT_BASELINE,
                         judgments: Judgments | None = None) -> str:
     """`judgments` decide which results are verified (none without them)."""
-    everything = {path.resolve(): read_result(path) for path in result_files([], results_root)}
-    new = {path.resolve(): read_result(path) for path in new_files}
-
-    def verified(result: ResultFile) -> bool:
-        outcome = judgments.verification(result) if judgments is not None else None
-        return outcome is not None and outcome.complete
-
-    lines = ["## irboard: comparison of the submitted results", "",
-             f"Paired two-sided t-test on per-query values, Holm correction over the two comparisons per row, "
-             f"α = {ALPHA}. ▲/▼: significantly better/worse; = not significant. The current best is the best "
+    settings = SiteSettings(baseline=baseline)
+    tests = settings.tests
+    alpha = tests.alpha
+    try:
+        before, after, ours = boards_before_and_after(new_files, results_root, settings, judgments) if new_files \
+            else (None, None, set())
+    except BoardProblems as error:
+        return _without_board(new_files, error.problems)
+    lines = ["## irboard: the submitted results as the board will show them after the merge", "",
+             f"{PAIRED_TESTS[tests.method].text} on per-query values, {CORRECTIONS[tests.correction][1]} of the "
+             f"dataset (the family the board corrects over, with every model on it after the merge), α = {alpha:g}: "
+             "the same p-values the dataset pages will show. ▲/▼: significantly better/worse; ≈ equivalent (not "
+             "different, and the interval lies within the equivalence margin, 1 point ×100 unless the site sets "
+             "another); ? undetermined. The interval is the one the verdict rests on (where the corrected test "
+             "rejects, the t-interval at the level it tested the pair at; elsewhere Bonferroni's simultaneous "
+             "interval): it excludes 0 exactly when the corrected p is below α. The current best is the best "
              "verified result (re-scored from its stored ranking).", "",
              "| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline |",
              "|---|---|---|---|---|---|---|"]
-    if not new:
+    if not ours:
         lines.append("| (no result files changed) | | | | | | |")
-    for path, result in sorted(new.items()):
-        metric = main_metric(result.dataset.id, result.metrics)
-        peers = [r for p, r in everything.items() if p != path and r.dataset.id == result.dataset.id
-                 and r.model.id != result.model.id and metric in r.metrics]
-        base = next((r for r in peers if r.model.id == baseline), None)
-        best = max((r for r in peers if verified(r)), key=lambda r: r.metrics[metric], default=None)
-        pairs = [(other, _aligned(result, other, metric)) for other in (base, best) if other is not None]
-        pvalues = holm([paired_t_test(*aligned) for _, aligned in pairs if aligned is not None]) if pairs else []
-        cells, p_iter = [], iter(pvalues)
-        for other in (base, best):
-            aligned = _aligned(result, other, metric) if other is not None else None
-            if other is None or aligned is None:
-                cells.append("—")
-                continue
-            p = next(p_iter)
-            diff = result.metrics[metric] - other.metrics[metric]
-            mark = "=" if p >= ALPHA else ("▲" if diff > 0 else "▼")
-            cells.append(f"{mark} {diff:+.4f} vs {markdown_cell(other.model.id)} (p = {p:.3g})")
+        return "\n".join(lines) + "\n"
+    datasets = {board.info.id: board for board in after.datasets}
+    touched: list[str] = []
+    for result in sorted((r for r in after_results(after) if r.path in ours), key=lambda r: r.path):
+        dataset = datasets.get(result.dataset_id)
+        metric = dataset_info(result.dataset_id).main_metric
+        if dataset is None or result.model.id not in dataset.position:  # e.g. a split file without the main metric
+            lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset_id)} | {metric} | "
+                         f"{_score(result.metrics.get(metric))} | — | — | — |")
+            continue
+        touched.append(result.dataset_id)
+        row = dataset.position[result.model.id]
+        others = [m for m in dataset.model_ids if m != result.model.id]
+        base = baseline_id(dataset, result.model.id)
+        best = next((m for k, m in enumerate(dataset.model_ids) if m != result.model.id and dataset.ranked[k]),
+                    None)
+        cells = [_cell(pair_verdict(dataset, result.model.id, other, alpha, tests.correction,
+                                  settings.margin(metric)) if other in others else None, alpha)
+                 for other in (base, best)]
         wtl = "—"
-        if base is not None and (aligned := _aligned(result, base, metric)) is not None:
-            wtl = "/".join(str(n) for n in wins_ties_losses(*aligned))
-        score = f"{result.metrics[metric]:.4f}" if metric in result.metrics else "—"
-        lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset.id)} | {metric} | "
-                     f"{score} | {cells[0]} | {cells[1]} | {wtl} |")
+        if dataset.baseline is not None and base is not None:
+            wtl = f"{dataset.baseline.wins[row]}/{dataset.baseline.ties[row]}/{dataset.baseline.losses[row]}"
+        lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset_id)} | {metric} | "
+                     f"{dataset.means[row]:.4f} | {cells[0]} | {cells[1]} | {wtl} |")
+    lines += ["", "### Change to other models' verdicts (labelled: not about the submitted results)", "",
+              "Corrected p-values depend on the models on the board: adding models adds pairs to each dataset's "
+              "family, and the correction over more pairs raises p-values (and new models can move rank ranges). "
+              "Pairs of models already on the board whose verdict the merge changes:", ""]
+    old_boards = {board.info.id: board for board in before.datasets}
+    for dataset_id in dict.fromkeys(touched):
+        if dataset_id not in old_boards:
+            lines.append(f"- {markdown_cell(dataset_id)}: a new dataset on the board; no earlier verdicts.")
+            continue
+        changes, moved = _changed_verdicts(old_boards[dataset_id], datasets[dataset_id], alpha)
+        if not changes:
+            lines.append(f"- {markdown_cell(dataset_id)}: no verdict between other models changes; {moved}.")
+            continue
+        lines.append(f"- {markdown_cell(dataset_id)}: {len(changes)} verdict{'s' if len(changes) != 1 else ''} "
+                     f"change; {moved}:")
+        lines += [f"  - {change}" for change in changes[:LISTED_CHANGES]]
+        if len(changes) > LISTED_CHANGES:
+            lines.append(f"  - … and {len(changes) - LISTED_CHANGES} more")
     return "\n".join(lines) + "\n"
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _without_board(new_files: list[Path], problems: list[str]) -> str:
+    """The table when the folder holds files the board cannot take: each new file's stored score, no test, and the
+    problems (validate names each with its fix)."""
+    lines = ["## irboard: the submitted results (no board: the results folder has problems)", "",
+             "The board after the merge cannot be built from these files, so no test is reported; "
+             "`irboard validate` names each problem with its fix.", "",
+             "| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline |",
+             "|---|---|---|---|---|---|---|"]
+    for path in sorted(new_files):
+        result = read_result(path)
+        metric = main_metric(result.dataset.id, result.metrics)
+        lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset.id)} | {metric} | "
+                     f"{_score(result.metrics.get(metric))} | — | — | — |")
+    lines += ["", "Problems:", ""] + [f"- {markdown_cell(problem)}" for problem in problems]
+    return "\n".join(lines) + "\n"
+
+
+def after_results(board: Leaderboard):
+    return [result for model in board.models for result in model.results.values()]
+
+
+def baseline_id(dataset: DatasetBoard, model_id: str) -> str | None:
+    if dataset.baseline is None or dataset.baseline.model_id == model_id:
+        return None
+    return dataset.baseline.model_id
+

@@ -1,10 +1,10 @@
 """What a round folder holds, and which of it counts: commitments, reveals and judgments, each judged by the
-instant it entered the repository.
+instant it entered the repository and by what the repository's history says of it.
 
 Layout (docs/rounds.md):
 
     rounds/<name>/round.yml                  the declaration (leaderboard.rounds.spec)
-    rounds/<name>/commitments/<entry>.json   {"model": {...}, "sha256": "<hex>", "uses_models": [...]}
+    rounds/<name>/commitments/<entry>.json   {"model": {...}, "owner": "<login>", "sha256": "<hex>", "uses_models": [...]}
     rounds/<name>/reveals/<entry>.run        the committed run, byte for byte (TREC format)
     rounds/<name>/reveals/<entry>.salt       the salt, as hex text
     rounds/<name>/pool.tsv                   the assessment file `irboard pool` writes
@@ -13,8 +13,14 @@ Layout (docs/rounds.md):
     rounds/<name>/scores.json                the board `irboard round score` writes
 
 `<entry>` is the model's slug, then `@<revision>` when the model has one: one commitment per model revision.
-A commitment is sha256(run bytes ‖ salt bytes); the salt (at least 16 random bytes) keeps a run from being
-guessed from its hash before the reveal.
+A commitment is sha256(binding ‖ run bytes ‖ salt bytes), where the binding names the round, the entry, the
+model id and revision and the owner (the GitHub account that opened its pull request): a hash copied into
+another entry, or under another account, can never be opened. The salt (at least 16 random bytes) keeps a run
+from being guessed from its hash before the reveal.
+
+The ledger reads the history, not only the tree: a commitment counts as it first entered, and one deleted or
+changed afterwards is shown with its original as withdrawn or tampered; round.yml counts as it was when the
+round opened, changed since only by an extension that delays its later phases (spec.extension_problem).
 """
 
 from __future__ import annotations
@@ -22,32 +28,46 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evaluator.errors import one_line
+from evaluator.errors import IrboardError, one_line
 from evaluator.result import ModelBlock, slugify
-from leaderboard.rounds.spec import ROUND_FILE, Round, RoundError
+from evaluator.trec import read_run
+from leaderboard.rounds.history import COMMITMENTS, JUDGMENTS, MAX_SMALL_FILE, History, tree_history
+from leaderboard.rounds.spec import (
+    ROUND_FILE,
+    Round,
+    RoundError,
+    RoundSpec,
+    check_login,
+    extension_problem,
+    load_yaml,
+    parse_round,
+)
 
 MAX_RUN_BYTES = 64 * 2**20  # a run at depth 1,000 over a few thousand queries; larger is refused unread
-MAX_SMALL_FILE = 64_000
 _HEX = re.compile(r"[0-9a-f]{64}")
 _SALT = re.compile(r"[0-9a-f]{32,128}")
 _REVISION = re.compile(r"[A-Za-z0-9._-]{1,100}")
+# an entry's name: its owner's account (lower case), '~', the model's slug, then @revision; never a path (no '/',
+# never starting with '.'). The owner in the name binds the entry to its account: no one can take the name of
+# another's entry first (committing under another organisation's model id makes one's own entry, never theirs).
+ENTRY_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,38}~[a-z0-9][a-z0-9._-]{0,199}(?:@[A-Za-z0-9._-]{1,100})?")
+BINDING_TAG = "irboard sealed-round commitment v3"
 
 # the folder's parts and the phase in which each may enter the repository
-COMMITMENTS, REVEALS, JUDGMENTS = "commitments", "reveals", "judgments"
+REVEALS = "reveals"
 POOL_FILE, SCORES_FILE = "pool.tsv", "scores.json"
 QRELS_FILE, PROVENANCE_FILE = "qrels.txt", "provenance.yml"
 ALLOWED_IN = {COMMITMENTS: "open", REVEALS: "frozen", POOL_FILE: "revealed", JUDGMENTS: "revealed",
               SCORES_FILE: "judged"}
+MAINTAINERS_ONLY = (POOL_FILE, SCORES_FILE, JUDGMENTS)  # derived files and the judgments
 
 
 class _Strict(BaseModel):
@@ -56,15 +76,23 @@ class _Strict(BaseModel):
 
 class CommitmentFile(_Strict):
     model: ModelBlock
+    owner: str  # the GitHub account that opens the commitment's pull request; bound into the hash
     sha256: str
     # models the system runs inside (a reranker, a generator): a judge among them is flagged on the board
     uses_models: list[str] = Field(default_factory=list, max_length=20)
+
+    @field_validator("owner")
+    @classmethod
+    def _owner(cls, value: str) -> str:
+        if check_login(value).endswith("[bot]"):
+            raise ValueError(f"owner {value!r} is a bot account; a participant is a person's account")
+        return value
 
     @field_validator("sha256")
     @classmethod
     def _hex(cls, value: str) -> str:
         if not _HEX.fullmatch(value):
-            raise ValueError("sha256 must be 64 lower-case hex digits: sha256(run bytes + salt bytes)")
+            raise ValueError("sha256 must be 64 lower-case hex digits: write it with `irboard round commit`")
         return value
 
     @field_validator("uses_models")
@@ -88,9 +116,9 @@ class Provenance(_Strict):
     judge: Judge | None = None  # required when assessors is "model"
 
 
-def entry_name(model: ModelBlock) -> str:
-    """The file stem of a model revision's commitment and reveal."""
-    slug = slugify(model.id)
+def entry_name(model: ModelBlock, owner: str) -> str:
+    """The file stem of the commitment and reveal of a model revision by `owner`: `<owner>~<slug>@<revision>`."""
+    slug = f"{owner.lower()}~{slugify(model.id)}"
     if not model.revision:
         return slug
     if not _REVISION.fullmatch(model.revision):
@@ -98,14 +126,30 @@ def entry_name(model: ModelBlock) -> str:
     return f"{slug}@{model.revision}"
 
 
-def commitment_hash(run: bytes, salt_hex: str) -> str:
-    return hashlib.sha256(run + bytes.fromhex(salt_hex)).hexdigest()
+def check_entry(name: str) -> str:
+    """`name` if it can name an entry's files (never a path), else a RoundError."""
+    if not isinstance(name, str) or not ENTRY_PATTERN.fullmatch(name):
+        raise RoundError(f"entry {name!r} is not an entry name (owner~model-slug@revision: lower case letters, "
+                         "digits and '._-'); give the commitment file's name without .json")
+    return name
+
+
+def commitment_binding(round_name: str, model: ModelBlock, owner: str) -> bytes:
+    """What a commitment's hash binds besides the run: the round, the entry, the model revision and its owner."""
+    return "\n".join([BINDING_TAG, round_name, entry_name(model, owner), model.id, model.revision, owner.lower(),
+                      ""]).encode()
+
+
+def commitment_hash(run: bytes, salt_hex: str, binding: bytes) -> str:
+    return hashlib.sha256(binding + run + bytes.fromhex(salt_hex)).hexdigest()
 
 
 @dataclass
 class Entry:
-    """One commitment and what became of it. `status` is the outcome shown on the round page:
-    committed (waiting for the freeze), refused (see `reason`), revealed, mismatch, withdrawn."""
+    """One commitment and what became of it. `status` is the outcome shown on the round page: committed
+    (waiting for the freeze), refused, revealed, mismatch (the reveal does not open the commitment), invalid (it
+    does, but the run cannot be used), withdrawn (never revealed in time, or deleted), tampered (changed after it
+    entered); `reason` says why. `commitment` is the file as it first entered."""
 
     name: str
     committed_at: datetime
@@ -114,50 +158,107 @@ class Entry:
     reason: str = ""
     revealed_at: datetime | None = None
     run_path: Path | None = None  # the revealed run, once its hash matched
+    run: dict[str, dict[str, float]] | None = None  # the revealed run as read, on the round's queries only
+    changed_at: datetime | None = None  # when a commitment was deleted or changed after it entered
+
+    @property
+    def owner(self) -> str:
+        return self.commitment.owner if self.commitment else ""
 
 
 @dataclass
 class Ledger:
-    round: Round
+    round: Round  # with the rules in force now (the declaration as it opened, and any extension)
     now: datetime
     phase: str
     entries: list[Entry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # files that cannot be read or must not be there
     judged_at: datetime | None = None
     provenance: Provenance | None = None
+    rules: list[tuple[datetime, RoundSpec]] = field(default_factory=list)  # each accepted round.yml, oldest first
+    query_ids: frozenset[str] | None = None  # the round's queries (None: not checked)
+    queries_known: bool = True  # False: the round's queries could not be had, so no pool is made
 
     def revealed(self) -> list[Entry]:
         return [entry for entry in self.entries if entry.status == "revealed"]
 
+    def spec_at(self, instant: datetime) -> RoundSpec:
+        """The rules in force at `instant`: a file is judged by the rules of the moment it entered, so that an
+        extension never changes the status of a file that entered before it."""
+        current = self.rules[0][1]
+        for entered, spec in self.rules:
+            if entered <= instant:
+                current = spec
+        return current
+
+
+def plain_file(folder: Path, relative: str) -> Path | None:
+    """`folder/relative` when it is a plain file inside the round folder (no symbolic link on the way, which
+    could lead a reader to any file of the machine, or to one that never ends), else None."""
+    path = folder / relative
+    try:
+        inside = path.resolve().is_relative_to(folder.resolve()) and path.resolve() == folder.resolve() / relative
+        return path if inside and path.is_file() and not path.is_symlink() else None
+    except (OSError, ValueError):
+        return None
+
+
+def read_limited(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of `path`; None when it holds more."""
+    with open(path, "rb") as stream:
+        data = stream.read(limit + 1)
+    return data if len(data) <= limit else None
+
 
 def _read_small(path: Path, limit: int = MAX_SMALL_FILE) -> bytes:
+    if path.is_symlink():
+        raise RoundError(f"{path}: is a symbolic link; a round holds plain files")
     size = path.stat().st_size
     if size > limit:
         raise RoundError(f"{path}: is {size:,} bytes, over the {limit:,} allowed")
     return path.read_bytes()
 
 
-def _read_commitment(path: Path) -> CommitmentFile:
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, refused when a key is given twice (json keeps the last silently, so a reviewer reading the
+    first "owner" would see another owner than the one that counts)."""
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(f"the key {key!r} is given twice")
+        found[key] = value
+    return found
+
+
+def parse_commitment(data: bytes, path: Path) -> CommitmentFile:
+    if len(data) > MAX_SMALL_FILE:
+        raise RoundError(f"{path}: is {len(data):,} bytes, over the {MAX_SMALL_FILE:,} allowed")
     try:
-        data = json.loads(_read_small(path))
-    except (ValueError, UnicodeDecodeError):
-        raise RoundError(f"{path}: is not valid JSON; write it with `irboard round commit`") from None
+        parsed = json.loads(data, object_pairs_hook=_unique_keys)
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:  # RecursionError: '[[[[…' nested too deep
+        detail = f" ({error})" if isinstance(error, _DuplicateKey) else ""
+        raise RoundError(f"{path}: is not valid JSON{detail}; write it with `irboard round commit`") from None
     try:
-        commitment = CommitmentFile.model_validate(data)
+        commitment = CommitmentFile.model_validate(parsed)
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
+        where = ".".join(str(part) for part in first["loc"]) or "the file"
         raise RoundError(f"{path}: {where}: {first['msg']}") from None
-    if entry_name(commitment.model) != path.stem:
-        raise RoundError(f"{path}: is named for another model; name it {entry_name(commitment.model)}.json")
+    expected = entry_name(commitment.model, commitment.owner)
+    if expected != path.stem:
+        raise RoundError(f"{path}: is named for another model or owner; name it {expected}.json")
     return commitment
 
 
 def read_provenance(path: Path) -> Provenance:
     try:
-        data = yaml.safe_load(_read_small(path).decode("utf-8"))
+        data = load_yaml(_read_small(path).decode("utf-8"), path)
         provenance = Provenance.model_validate(data)
-    except (yaml.YAMLError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         raise RoundError(f"{path}: is not valid UTF-8 YAML") from None
     except ValidationError as error:
         first = error.errors()[0]
@@ -168,10 +269,10 @@ def read_provenance(path: Path) -> Provenance:
     return provenance
 
 
-def _in_phase(round_: Round, part: str, instant: datetime) -> str | None:
-    """Why a file of `part` may not enter at `instant`, or None."""
+def in_phase(spec: RoundSpec, part: str, instant: datetime) -> str | None:
+    """Why a file of `part` may not enter at `instant` under `spec`, or None."""
     phase = ALLOWED_IN[part]
-    start, end = round_.spec.window(phase)
+    start, end = spec.window(phase)
     if part in (POOL_FILE, SCORES_FILE):  # derived files may be remade later
         end = None
     if instant < start or (end is not None and instant >= end):
@@ -180,76 +281,171 @@ def _in_phase(round_: Round, part: str, instant: datetime) -> str | None:
     return None
 
 
-def read_ledger(round_: Round, times: Mapping[str, datetime], now: datetime) -> Ledger:
-    """Every entry of the round and its status at `now`; `times[path]` is when each file (relative to the round
-    folder, '/'-separated) last changed in the repository. A file without a time has not entered it yet and
-    does not count."""
-    folder, spec = round_.folder, round_.spec
-    ledger = Ledger(round_, now, spec.phase_at(now))
-    changed = times.get(ROUND_FILE)
-    if changed is not None and changed >= spec.phases.open:
-        ledger.problems.append(f"{folder / ROUND_FILE}: changed at {changed.isoformat()}, after the round opened; "
-                               "a round's rules are fixed once it is open")
+def _first_judgments(history: History) -> datetime | None:
+    """When a judgments file first entered main (None: never)."""
+    firsts = [versions[0][0] for relative, versions in history.versions.items()
+              if relative.startswith(f"{JUDGMENTS}/") and versions]
+    firsts += [instant for relative, instant in history.times.items() if relative.startswith(f"{JUDGMENTS}/")]
+    return min(firsts, default=None)
+
+
+def _rules(folder: Path, history: History, problems: list[str]) -> list[tuple[datetime, RoundSpec]]:
+    """Every accepted version of round.yml, oldest first. Before the round opens anything goes; once it is open,
+    a version that is not a permitted extension is a problem and the round keeps its rules."""
+    path = folder / ROUND_FILE
+    accepted: list[tuple[datetime, RoundSpec]] = []
+    for entered, data in history.versions.get(ROUND_FILE, []):
+        if data is None:
+            if accepted:
+                problems.append(f"{path}: deleted at {entered.isoformat()}; a round keeps its declaration")
+            continue
+        try:
+            spec = parse_round(data, folder)
+        except RoundError as error:
+            if accepted:
+                problems.append(f"{error} (entered at {entered.isoformat()}; the round keeps its earlier rules)")
+                continue
+            raise
+        if accepted and entered >= accepted[-1][1].phases.open:
+            why = extension_problem(accepted[-1][1], spec, entered, _first_judgments(history))
+            if why:
+                problems.append(f"{path}: changed at {entered.isoformat()}, after the round opened: {why}; the "
+                                "change is ignored")
+                continue
+        accepted.append((entered, spec))
+    if not accepted:
+        raise RoundError(f"{path}: has not entered the repository yet; merge it before anything else of the round")
+    return accepted
+
+
+def read_ledger(folder: Path, history: History | Mapping[str, datetime], now: datetime,
+                queries: Callable[[RoundSpec], Collection[str]] | None = None) -> Ledger:
+    """Every entry of the round in `folder` and its status at `now`. `history` says when each file (relative to
+    the folder, '/'-separated) entered the repository (a plain mapping of last-change times stands for a history
+    with one version of each file); a file that has not entered does not count. `queries(spec)`: the queries the
+    round ranks (the dataset's registered ones); a revealed run ranking others is left out, as a problem."""
+    folder = Path(folder)
+    if not isinstance(history, History):
+        history = tree_history(folder, history)
+    # a file that is not a plain file of the folder (a link) is listed as a problem and never read
+    history = History({relative: instant for relative, instant in history.times.items()
+                       if relative == ROUND_FILE or plain_file(folder, relative) is not None}, history.versions,
+                      history.backwards)
+    problems: list[str] = list(history.backwards)
+    rules = _rules(folder, history, problems)
+    spec = rules[-1][1]
+    ledger = Ledger(Round(folder, spec), now, spec.phase_at(now), problems=problems, rules=rules)
+    if queries is not None:
+        try:
+            ledger.query_ids = frozenset(queries(spec))
+        except IrboardError as error:
+            ledger.queries_known = False
+            ledger.problems.append(f"{folder}: {one_line(str(error))}; no pool can be made without them")
     for unknown in sorted(_unknown_files(folder)):
         ledger.problems.append(f"{unknown}: not part of a round; see docs/rounds.md for the files a round holds")
+    _commitments(ledger, history)
+    for entry in ledger.entries:
+        if entry.status == "committed":
+            _reveal(ledger, entry, history.times)
+    _copied_hashes(ledger)
+    accepted = {entry.name: entry for entry in ledger.entries if entry.status not in ("refused", "tampered")}
+    for path in _reveal_files(folder):  # each without its suffix: path.name is the entry (which may hold dots)
+        entry = accepted.get(path.name)
+        if entry is None:
+            ledger.problems.append(f"{path}: reveals no accepted commitment; only committed runs can be revealed")
+        elif entry.status == "withdrawn" and entry.changed_at is not None:
+            ledger.problems.append(f"{path}: reveals a commitment its owner deleted at {entry.changed_at.isoformat()}; "
+                                   "a withdrawn entry is never pooled")
+    _judgments(ledger, history.times)
+    return ledger
 
-    seen_models: dict[tuple[str, str], str] = {}
-    seen_hashes: dict[str, str] = {}
-    paths = sorted((folder / COMMITMENTS).glob("*.json")) if (folder / COMMITMENTS).is_dir() else []
-    # in the order they entered, so that the first of two duplicates is the one kept
-    dated = sorted((times[f"{COMMITMENTS}/{p.name}"], p) for p in paths if f"{COMMITMENTS}/{p.name}" in times)
-    for committed_at, path in dated:
-        entry = Entry(path.stem, committed_at)
+
+def _commitments(ledger: Ledger, history: History) -> None:
+    """Every commitment that ever entered, as it first entered, in that order (so that the first of two
+    commitments for one model revision is the one kept)."""
+    folder = ledger.round.folder
+    dated = sorted((versions[0][0], relative) for relative, versions in history.versions.items()
+                   if relative.startswith(f"{COMMITMENTS}/") and versions and versions[0][1] is not None)
+    models: dict[tuple[str, str], str] = {}
+    runs: dict[str, int] = {}
+    for committed_at, relative in dated:
+        versions = history.versions[relative]
+        path = folder / relative
+        name = Path(relative).stem
+        entry = Entry(name, committed_at)
         ledger.entries.append(entry)
         try:
-            entry.commitment = _read_commitment(path)
+            if "/" in relative[len(COMMITMENTS) + 1:] or not relative.endswith(".json"):
+                raise RoundError(f"{path}: not a commitment file (commitments/<entry>.json)")
+            check_entry(name)
+            entry.commitment = parse_commitment(versions[0][1], path)
         except RoundError as error:
             entry.status, entry.reason = "refused", str(error)
             ledger.problems.append(str(error))
             continue
-        late = _in_phase(round_, COMMITMENTS, committed_at)
-        key = (entry.commitment.model.id.lower(), entry.commitment.model.revision)
+        spec = ledger.spec_at(committed_at)
+        late = in_phase(spec, COMMITMENTS, committed_at)
+        model = entry.commitment.model
+        key = (entry.owner.lower(), model.id.lower(), model.revision)
+        participant = spec.participant(entry.owner)
         if late:
             entry.status, entry.reason = "refused", late
-        elif key in seen_models:
-            entry.status, entry.reason = "refused", f"a second commitment for the model revision of {seen_models[key]}"
-        elif entry.commitment.sha256 in seen_hashes:
-            entry.status, entry.reason = "refused", f"the same run as {seen_hashes[entry.commitment.sha256]}"
+        elif key in models:
+            entry.status, entry.reason = "refused", f"a second commitment for the model revision of {models[key]}"
+        elif runs.get(participant, 0) >= spec.runs_per_participant:
+            entry.status, entry.reason = "refused", (f"{participant} already has {spec.runs_per_participant} "
+                                                     "commitments, the round's runs_per_participant")
         else:
-            seen_models[key] = entry.name
-            seen_hashes[entry.commitment.sha256] = entry.name
-        if entry.status == "committed":
-            _reveal(round_, entry, times, ledger)
-    for path in _reveal_files(folder):
-        if path.stem not in {entry.name for entry in ledger.entries if entry.status != "refused"}:
-            ledger.problems.append(f"{path}: reveals no accepted commitment; only committed runs can be revealed")
-
-    qrels_time, provenance_time = (times.get(f"{JUDGMENTS}/{name}") for name in (QRELS_FILE, PROVENANCE_FILE))
-    if qrels_time is not None and provenance_time is not None:
-        judged_at = max(qrels_time, provenance_time)
-        late = _in_phase(round_, JUDGMENTS, judged_at)
-        if late:
-            ledger.problems.append(f"{folder / JUDGMENTS}: {late}")
-        else:
-            try:
-                ledger.provenance = read_provenance(folder / JUDGMENTS / PROVENANCE_FILE)
-                ledger.judged_at = judged_at
-            except RoundError as error:
-                ledger.problems.append(str(error))
-    elif qrels_time is not None or provenance_time is not None:
-        ledger.problems.append(f"{folder / JUDGMENTS}: needs both {QRELS_FILE} and {PROVENANCE_FILE}")
-    return ledger
+            models[key] = name
+            runs[participant] = runs.get(participant, 0) + 1
+        last_at, last = versions[-1]
+        if len(versions) > 1 and entry.status != "refused":
+            entry.changed_at = last_at
+            if last is None:
+                entry.status, entry.reason = "withdrawn", f"deleted at {last_at.isoformat()}; shown as it entered"
+            elif last != versions[0][1] or any(data != versions[0][1] for _, data in versions):
+                entry.status, entry.reason = "tampered", (f"changed at {last_at.isoformat()} after it entered; "
+                                                          "shown as it entered, and never scored")
+                ledger.problems.append(f"{path}: changed at {last_at.isoformat()} after it entered at "
+                                       f"{committed_at.isoformat()}; a commitment never changes")
 
 
-def _reveal(round_: Round, entry: Entry, times: Mapping[str, datetime], ledger: Ledger) -> None:
-    folder = round_.folder
+def _copied_hashes(ledger: Ledger) -> None:
+    """Two commitments with one hash: one was copied. The hash binds its entry and owner, so only the original
+    can be revealed; once one is, the others are refused as copies. Before that nothing is refused (the copy may
+    have been merged first), and a later file is only marked."""
+    groups: dict[str, list[Entry]] = {}
+    for entry in ledger.entries:
+        if entry.commitment is not None and entry.status != "refused":
+            groups.setdefault(entry.commitment.sha256, []).append(entry)
+    for entries in groups.values():
+        if len(entries) < 2:
+            continue
+        opened = [entry for entry in entries if entry.status == "revealed"]
+        original = opened[0] if opened else entries[0]
+        for entry in entries:
+            if entry is original:
+                continue
+            if opened:
+                entry.status, entry.reason = "refused", (f"a copy of the hash of {original.name}, which its reveal "
+                                                         "opened; a copied hash can never be opened")
+                entry.run_path = entry.run = None
+                ledger.problems.append(f"{ledger.round.folder / COMMITMENTS / entry.name}.json: copies the hash of "
+                                       f"{original.name}")
+            elif entry.status == "committed":
+                entry.reason = (f"the same hash as {original.name}, merged earlier: only the entry and owner the "
+                                "hash was made for can open it")
+
+
+def _reveal(ledger: Ledger, entry: Entry, times: Mapping[str, datetime]) -> None:
+    folder, spec = ledger.round.folder, ledger.round.spec
     run_key, salt_key = f"{REVEALS}/{entry.name}.run", f"{REVEALS}/{entry.name}.salt"
     if run_key not in times or salt_key not in times:
-        if ledger.now >= round_.spec.phases.revealed:
+        if ledger.now >= spec.phases.revealed:
             entry.status, entry.reason = "withdrawn", "not revealed before the reveals closed"
         return
     revealed_at = max(times[run_key], times[salt_key])
-    late = _in_phase(round_, REVEALS, revealed_at)
+    late = in_phase(ledger.spec_at(revealed_at), REVEALS, revealed_at)
     if late:
         entry.status, entry.reason = "withdrawn", f"reveal {late}"
         return
@@ -257,36 +453,149 @@ def _reveal(round_: Round, entry: Entry, times: Mapping[str, datetime], ledger: 
         salt = _read_small(folder / salt_key, 1000).decode("ascii").strip()
         run = _read_small(folder / run_key, MAX_RUN_BYTES)
     except (RoundError, UnicodeDecodeError, OSError) as error:
-        entry.status, entry.reason = "mismatch", f"the reveal cannot be read: {error}"
+        entry.status, entry.reason = "mismatch", f"the reveal cannot be read: {one_line(str(error))}"
         return
+    commitment = entry.commitment
     if not _SALT.fullmatch(salt):
         entry.status, entry.reason = "mismatch", "the salt must be 32 to 128 lower-case hex digits"
-    elif commitment_hash(run, salt) != entry.commitment.sha256:
-        entry.status, entry.reason = "mismatch", "sha256(run + salt) differs from the commitment"
-    else:
-        entry.status, entry.revealed_at, entry.run_path = "revealed", revealed_at, folder / run_key
+        return
+    binding = commitment_binding(spec.name, commitment.model, commitment.owner)
+    if commitment_hash(run, salt, binding) != commitment.sha256:
+        entry.status, entry.reason = "mismatch", ("sha256(binding + run + salt) differs from the commitment: not "
+                                                  "the run and salt this entry and owner committed")
+        return
+    entry.revealed_at = revealed_at
+    why = _unusable(folder / run_key, ledger.query_ids)
+    if isinstance(why, str):
+        entry.status, entry.reason = "invalid", why
+        ledger.problems.append(f"{folder / run_key}: {why}; left out of the pool")
+        return
+    entry.status, entry.run_path, entry.run = "revealed", folder / run_key, why
+
+
+def _unusable(path: Path, query_ids: Collection[str] | None) -> str | dict[str, dict[str, float]]:
+    """The run at `path`, or why it cannot be pooled: it cannot be read as a TREC run, or ranks queries that are
+    not the round's."""
+    try:
+        run = read_run(path)
+    except IrboardError as error:
+        return f"cannot be read as a TREC run ({one_line(str(error)).replace(str(path), 'the run')})"
+    if query_ids is not None:
+        outside = sorted(set(run) - set(query_ids))
+        if outside:
+            return (f"ranks {len(outside):,} queries that are not the round's registered queries, e.g. "
+                    f"{outside[0][:80]!r}; rank only the dataset's queries")
+    return run
+
+
+def _judgments(ledger: Ledger, times: Mapping[str, datetime]) -> None:
+    folder = ledger.round.folder
+    qrels_time, provenance_time = (times.get(f"{JUDGMENTS}/{name}") for name in (QRELS_FILE, PROVENANCE_FILE))
+    if qrels_time is not None and provenance_time is not None:
+        judged_at = max(qrels_time, provenance_time)
+        late = in_phase(ledger.spec_at(judged_at), JUDGMENTS, judged_at)
+        if late:
+            ledger.problems.append(f"{folder / JUDGMENTS}: {late}")
+        else:
+            try:
+                ledger.provenance = read_provenance(folder / JUDGMENTS / PROVENANCE_FILE)
+                ledger.judged_at = judged_at
+            except (RoundError, OSError) as error:
+                ledger.problems.append(one_line(str(error)))
+    elif qrels_time is not None or provenance_time is not None:
+        ledger.problems.append(f"{folder / JUDGMENTS}: needs both {QRELS_FILE} and {PROVENANCE_FILE}")
 
 
 def _reveal_files(folder: Path) -> list[Path]:
     reveals = folder / REVEALS
-    return sorted({p.with_suffix("") for p in reveals.iterdir()}) if reveals.is_dir() else []
+    if reveals.is_symlink() or not reveals.is_dir():  # a link to a folder of the machine is never listed
+        return []
+    return sorted({p.with_suffix("") for p in reveals.iterdir()})
+
+
+def known_file(relative: str) -> bool:
+    """Is `relative` (to the round folder) the name of a file a round holds (docs/rounds.md)?"""
+    part, _, rest = relative.partition("/")
+    stem = rest.rsplit(".", 1)[0]
+    return bool(relative in (ROUND_FILE, POOL_FILE, SCORES_FILE)
+                or (part == COMMITMENTS and "/" not in rest and rest.endswith(".json") and ENTRY_PATTERN.fullmatch(stem))
+                or (part == REVEALS and "/" not in rest and rest.endswith((".run", ".salt"))
+                    and ENTRY_PATTERN.fullmatch(stem))
+                or (part == JUDGMENTS and rest in (QRELS_FILE, PROVENANCE_FILE)))
 
 
 def _unknown_files(folder: Path) -> list[Path]:
-    known = {ROUND_FILE, POOL_FILE, SCORES_FILE}
     unknown = []
     for path in folder.rglob("*"):
-        if path.is_dir():
+        if path.is_dir() and not path.is_symlink():
             continue
-        relative = path.relative_to(folder).as_posix()
-        part, _, rest = relative.partition("/")
-        ok = (relative in known
-              or (part == COMMITMENTS and "/" not in rest and rest.endswith(".json"))
-              or (part == REVEALS and "/" not in rest and rest.endswith((".run", ".salt")))
-              or (part == JUDGMENTS and rest in (QRELS_FILE, PROVENANCE_FILE)))
-        if not ok or path.is_symlink():
+        if not known_file(path.relative_to(folder).as_posix()) or path.is_symlink():
             unknown.append(path)
     return unknown
+
+
+def change_problems(ledger: Ledger, history: History, changes: Mapping[str, str], author: str,
+                    now: datetime) -> list[str]:
+    """For a pull request by `author`: the files it adds ("A"), changes ("M") or deletes ("D") (relative to the
+    round folder) that it may not, now. Its author may add or delete only the files of the entries it owns,
+    and add or change the pool, the judgments and the scores only as one of the round's maintainers; a
+    commitment or reveal that is on main never changes; each file must be allowed in the phase it would enter
+    now. Merge time decides again in the end (`read_ledger`)."""
+    folder, spec = ledger.round.folder, ledger.round.spec
+    before = [rules for entered, rules in ledger.rules if entered < now]  # the rules before this pull request
+    base_spec = before[-1] if before else spec
+    owners = {entry.name: entry.owner for entry in ledger.entries if entry.commitment is not None}
+    problems = []
+    for relative, change in sorted(changes.items()):
+        path = folder / relative
+        part = relative.split("/", 1)[0]
+        stem = Path(relative).stem
+        on_main = relative in history.versions or relative in history.times
+        if change != "D" and (not known_file(relative) or path.is_symlink()):
+            # the ledger lists it too, but from the tree, where the pull request's files are already there
+            problems.append(f"{path}: not part of a round; see docs/rounds.md for the files a round holds")
+            continue
+        if relative == ROUND_FILE:
+            # the ledger judges every version of the rules (an extension, or a problem); on a round that is on
+            # main only its maintainers may propose one: a participant extending the reveals would reveal late
+            if history.versions.get(ROUND_FILE) and not base_spec.is_maintainer(author):
+                problems.append(f"{path}: only the round's maintainers ({', '.join(base_spec.maintainers) or 'none'}) "
+                                f"change its rules; {author} is not one")
+            continue
+        if part in (COMMITMENTS, REVEALS):
+            if change == "A" and part == COMMITMENTS:
+                try:
+                    plain = plain_file(folder, relative)  # never through a link out of the folder
+                    owner = parse_commitment(read_limited(plain, MAX_SMALL_FILE) or b"", path).owner if plain else ""
+                except (RoundError, OSError):
+                    continue  # the ledger reports the file
+            else:
+                owner = owners.get(stem, "")
+            if owner.lower() != author.lower():
+                whose = f"the entry of {owner}" if owner else "no commitment of its author"
+                problems.append(f"{path}: is {whose}, but the pull request is by {author}; change only the files "
+                                "of your own entries")
+                continue
+            if change == "M" or (change == "A" and on_main):
+                problems.append(f"{path}: is on main already; a {part[:-1]} never changes (withdraw it, or commit a "
+                                "new revision)")
+                continue
+            if change == "D" and (part == REVEALS or now >= spec.phases.revealed):
+                problems.append(f"{path}: deleted once {'revealed' if part == REVEALS else 'the reveals closed'}; "
+                                "the pool is made of what was revealed, so it stays")
+                continue
+            if change == "D":
+                continue  # withdrawing one's own entry; it stays visible as withdrawn
+        elif part in MAINTAINERS_ONLY:
+            if not spec.is_maintainer(author):
+                problems.append(f"{path}: only the round's maintainers ({', '.join(spec.maintainers) or 'none'}) add "
+                                f"the pool, the judgments and the scores; {author} is not one")
+                continue
+        if part in ALLOWED_IN and change != "D":
+            why = in_phase(spec, part, now)
+            if why:
+                problems.append(f"{path}: {why.replace('entered', 'would enter', 1)}")
+    return problems
 
 
 def pending_problems(round_: Round, paths: list[str], now: datetime) -> list[str]:
@@ -295,40 +604,11 @@ def pending_problems(round_: Round, paths: list[str], now: datetime) -> list[str
     problems = []
     for relative in paths:
         part = relative.split("/", 1)[0]
-        if relative == ROUND_FILE:
-            if now >= round_.spec.phases.open:
-                problems.append(f"{round_.folder / relative}: the round is open; its rules can no longer change")
-            continue
-        if part not in ALLOWED_IN:
-            continue  # _unknown_files reports it
-        why = _in_phase(round_, part, now)
+        if relative == ROUND_FILE or part not in ALLOWED_IN:
+            continue  # the ledger judges the rules' versions and reports unknown files
+        why = in_phase(round_.spec, part, now)
         if why:
             problems.append(f"{round_.folder / relative}: {why.replace('entered', 'would enter', 1)}")
     return problems
 
 
-def git_times(folder: Path) -> dict[str, datetime]:
-    """When each file under `folder` last changed on the current branch, by the committer time of the commit on
-    its first-parent history that changed it: for a pull request merged on GitHub, the time GitHub made the
-    merge (or squash) commit. Times in files, and the dates of a pull request's own commits, are never read."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, check=True).stdout
-
-    try:
-        top = Path(git("rev-parse", "--show-toplevel").strip())
-        relative = folder.resolve().relative_to(top.resolve()).as_posix()
-        out = git("log", "--first-parent", "--diff-merges=first-parent", "--name-only", "--format=%x00%cI",
-                  "--", ".")
-    except (OSError, ValueError, subprocess.CalledProcessError) as error:
-        raise RoundError(f"{folder}: cannot read its git history ({one_line(str(error))}); run inside a full "
-                         "clone (fetch-depth: 0 in a workflow)") from None
-    times: dict[str, datetime] = {}
-    for block in out.split("\0")[1:]:
-        lines = block.strip().splitlines()
-        if not lines:
-            continue
-        instant = datetime.fromisoformat(lines[0]).astimezone(timezone.utc)
-        for name in lines[1:]:
-            if name.startswith(relative + "/"):
-                times.setdefault(name[len(relative) + 1:], instant)  # newest first: keep the last change
-    return {path: instant for path, instant in times.items() if (folder / path).exists()}

@@ -4,17 +4,19 @@ Scores follow trec_eval (`evaluator.metrics`): unjudged documents count as not r
 the judged queries. Beside each run's scores the board gives what tells a reader how far to trust them:
 - `judged_share`: the share of the run's top `pool_depth` documents that were judged (1.0 for every revealed
   run, since each one is in the pool; below 1 only for documents the assessors skipped);
-- `unique` and `unique_relevant`: pooled documents only this run contributed, and the relevant ones among them;
-- `leave_one_out`: the first metric when this run's unique documents are treated as unjudged, as if it had
-  not been pooled (Zobel 1998); the difference is the pool's bias in this run's favour, and what a run scored
-  later against these judgments would lose;
+- `unique` and `unique_relevant`: pooled documents only this run's participant (its owner, or the owner's
+  group) contributed, and the relevant ones among them;
+- `leave_one_out`: the first metric when those documents are treated as unjudged, as if the participant had
+  not been pooled (leave-one-group-out, as TREC measures pool bias: Zobel 1998; Buckley et al. 2007); the
+  difference is the pool's bias in this run's favour, and what a run scored later against these judgments
+  would lose;
 - `shares_judge`: the run's system names the judge model among the models it uses (a judge favours its own
   model's output).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +24,8 @@ import orjson
 
 from evaluator.metrics import Qrels, evaluate, parse_measures, rank_run
 from evaluator.trec import read_qrels
-from leaderboard.rounds.ledger import JUDGMENTS, QRELS_FILE, SCORES_FILE, Ledger
-from leaderboard.rounds.pool import Pool, read_runs
+from leaderboard.rounds.ledger import JUDGMENTS, QRELS_FILE, SCORES_FILE, Ledger, plain_file, read_limited
+from leaderboard.rounds.pool import Pool, participants, read_runs
 from leaderboard.rounds.spec import RoundError
 
 
@@ -38,6 +40,9 @@ class RunScore:
     unique_relevant: int
     leave_one_out: float
     shares_judge: bool
+    participant: str = ""
+    pooled_depth: int = 0  # below the round's pool_depth where the pool share cap cut it
+    per_query: list[float] = field(default_factory=list)  # the first metric on each judged query (Board.query_ids)
 
 
 @dataclass(frozen=True)
@@ -50,9 +55,15 @@ class Board:
     relevant: int
     judge: str
     runs: list[RunScore]
+    query_ids: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
-        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+        """scores.json: everything but the per-query values (the judgments and runs remake them)."""
+        data = asdict(self)
+        del data["query_ids"]
+        for run in data["runs"]:
+            del run["per_query"]
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
 
 
 def _mean(values: np.ndarray) -> float:
@@ -93,11 +104,12 @@ def score_round(ledger: Ledger, pool: Pool) -> Board:
     judged_pairs = {(q, d) for q, judged in zip(qrels.query_ids, qrels.judgments, strict=True) for d in judged}
     relevant = {(q, d) for q, judged in zip(qrels.query_ids, qrels.judgments, strict=True) for d, label in judged.items()
                 if label >= 1}
+    owners = participants(ledger)
     rows = []
     for entry in ledger.revealed():
         run = runs[entry.name]
         values = evaluate(rank_run(run, qrels), qrels, measures)
-        unique = pool.unique_to(entry.name)
+        unique = pool.unique_to([name for name, owner in owners.items() if owner == owners[entry.name]])
         reduced = Qrels.from_dict({q: {d: label for d, label in judged.items() if (q, d) not in unique}
                                    for q, judged in zip(qrels.query_ids, qrels.judgments, strict=True)})
         left_out = evaluate(rank_run(run, reduced), reduced, measures[:1])[first]
@@ -108,15 +120,20 @@ def score_round(ledger: Ledger, pool: Pool) -> Board:
             metrics={name: _mean(value) for name, value in values.items()},
             judged_share=round(sum(pair in judged_pairs for pair in pooled) / max(len(pooled), 1), 10),
             unique=len(unique), unique_relevant=len(unique & relevant), leave_one_out=_mean(left_out),
-            shares_judge=_shares_judge(commitment.uses_models, commitment.model.id, judge)))
+            shares_judge=_shares_judge(commitment.uses_models, commitment.model.id, judge),
+            participant=owners[entry.name], pooled_depth=pool.depths.get(entry.name, spec.pool_depth),
+            per_query=[float(v) for v in values[first]]))
     rows.sort(key=lambda row: (-row.metrics[first], row.entry))
     return Board(spec.name, [str(m) for m in measures], spec.pool_depth, len(pool.contributors),
-                 len(qrels.query_ids), len(relevant), judge, rows)
+                 len(qrels.query_ids), len(relevant), judge, rows, list(qrels.query_ids))
 
 
 def check_scores_file(ledger: Ledger, board: Board) -> list[str]:
     path: Path = ledger.round.folder / SCORES_FILE
-    if path.exists() and path.read_text(encoding="utf-8", errors="replace") != board.to_json():
+    if not path.exists() and not path.is_symlink():
+        return []
+    expected = board.to_json().encode("utf-8")
+    if plain_file(ledger.round.folder, SCORES_FILE) is None or read_limited(path, len(expected)) != expected:
         return [f"{path}: differs from the scores of the revealed runs against the judgments; write it with "
                 f"`irboard round score {ledger.round.folder}`"]
     return []

@@ -6,12 +6,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from evaluator.result import ResultFile
 from evaluator.score_samples import ScoreSamples
+
+# The trust ladder, lowest first: nothing re-scored; every metric re-scored from the stored ranking against the
+# official judgments; and that ranking obtained again from the declared artifact (LoadedResult.tier).
+TIERS = ("self-reported", "re-scored", "reproduced")
+
+
+def weakest(tiers: Iterable[str]) -> str:
+    """The lowest of several tiers (a model's tier is that of its least trusted result)."""
+    return min(tiers, key=TIERS.index, default=TIERS[0])
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,7 @@ class Provenance:
     peak_rss_bytes: int | None
     index_bytes: int | None
     covered_queries: int | None = None  # judged queries the run has a ranking for (None: not recorded)
+    artifact: str = ""  # the declared artifact (model.artifact) as "spec" or "spec at revision R"; "" when none
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +73,15 @@ class LoadedResult:
     prediction: object | None = None
     # metrics re-scored from ranks claimed below the stored depth that no score sample checks (verify.Verification)
     claimed_metrics: frozenset[str] = frozenset()
+    # a ledger record names this file's bytes: its declared artifact, run again, gave its ranking (reproductions.py)
+    reproduced: bool = False
+    # the costs irboard measured while reproducing it ({"parameters", "dim", "queries_per_s"}); None when not reproduced
+    measured: dict | None = None
+
+    @property
+    def tier(self) -> str:
+        """Where the result stands on the trust ladder (TIERS)."""
+        return "reproduced" if self.reproduced and self.verified else "re-scored" if self.verified else "self-reported"
 
 
 def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
@@ -93,6 +113,13 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
             hardware=prov.hardware, timings=tuple(sorted(prov.timings.items())), peak_rss_bytes=prov.peak_rss_bytes,
             index_bytes=prov.index_bytes,
             covered_queries=prov.coverage.covered_queries if prov.coverage is not None else None,
+            artifact=_artifact_text(model.artifact),
         ),
         score_samples=result.score_samples,
     )
+
+
+def _artifact_text(artifact) -> str:
+    if artifact is None:
+        return ""
+    return artifact.spec + (f" at revision {artifact.revision}" if artifact.revision else "")

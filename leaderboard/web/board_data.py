@@ -5,14 +5,16 @@ runs; the rest would weigh megabytes as HTML at 1,000 models × 30 datasets (eac
 accessible marks), so site/js/board.js builds it from these rows. Values arrive formatted as the page shows them
 (render.py's filters), so both renderings agree to the character; a browser test compares them.
 
-A row: [model_id, href, type, parameters, parameters as shown, licence, flags, groups, prediction, cells]
-- flags: letters o (open weights), z (zero-shot everywhere), v (every result verified), b (the baseline);
+A row: [model_id, href, type, parameters, parameters as shown, licence, flags, groups, prediction, cells, tier]
+- flags: letters o (open weights), z (zero-shot everywhere), v (every result verified), b (the baseline), m (the
+  parameter count was measured by irboard, not only claimed);
 - groups: per mean column, [mean, ci, mean rank or null, rank range or null, top group ★ (1) or not (0)] or
   "covered/total" for partial coverage;
 - prediction: null without the column, else [text, partial (1) or not (0)]; the text ends in * when a prediction in
   the mean comes from score samples that were not checked (shown * like an unverified metric);
 - cells: per dataset column, the score as shown ("–" for none), then † when trained on it, then * when not
-  verified; a leading ! marks a top-group value (bold).
+  verified; a leading ! marks a top-group value (bold);
+- tier: the trust tier of the model's least trusted result (self-reported, re-scored or reproduced).
 """
 
 from __future__ import annotations
@@ -54,10 +56,11 @@ def board_rows(home: HomeContext) -> list[list]:
     rows = []
     for row in home.rows:
         flags = "".join(letter for letter, on in (("o", row.open_weights), ("z", row.zero_shot),
-                                                  ("v", row.verified == "all"), ("b", row.is_baseline)) if on)
+                                                  ("v", row.verified == "all"), ("b", row.is_baseline),
+                                                  ("m", row.parameters_measured)) if on)
         rows.append([row.model_id, row.href, row.type, row.parameters, format_parameters(row.parameters),
                      row.license, flags, [_group(cell) for cell in row.groups],
-                     _prediction(row) if home.prediction else None, _cells(row)])
+                     _prediction(row) if home.prediction else None, _cells(row), row.tier])
     return rows
 
 

@@ -23,6 +23,7 @@ from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results, read_cache, registered_query_set
 from leaderboard.submissions.parallel import forked_map
+from leaderboard.submissions.reproductions import mark_reproduced
 from leaderboard.submissions.stages import Verifier
 from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages
 from leaderboard.web.provenance import BuildStamp
@@ -35,6 +36,7 @@ from leaderboard.web.render import (
     staged_folder,
     write_site_file,
 )
+from leaderboard.web.run_files import run_path, trec_run_gz
 
 logger = logging.getLogger(__name__)
 
@@ -46,10 +48,12 @@ PLOTLY_JS = STATIC_DIR / PLOTLY_TARGET
 class BuildError(IrboardError):
     """The site cannot be built; `problems` lists every reason, one line each."""
 
-    def __init__(self, problems: list[str], what: str = "problems"):
+    def __init__(self, problems: list[str], what: str = "problem", why: str = ""):
         self.problems = [one_line(problem) for problem in problems]
         lines = "\n".join(f"  {problem}" for problem in self.problems)
-        super().__init__(f"build stopped: {len(self.problems)} {what}; fix them and build again:\n{lines}")
+        count = len(self.problems)
+        super().__init__(f"build stopped: {count} {what}{'s' if count != 1 else ''}{why}; fix "
+                         f"{'them' if count != 1 else 'it'} and build again:\n{lines}")
 
 
 @dataclass
@@ -61,6 +65,7 @@ class BuildReport:
     pages: int = 0
     files: int = 0
     warnings: list[str] = field(default_factory=list)
+    round_notes: list[str] = field(default_factory=list)  # sealed rounds' problems: on their pages, never fatal
 
 
 def _settings(settings: SiteSettings | TestSettings | None) -> SiteSettings:
@@ -86,13 +91,16 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
                settings: SiteSettings | TestSettings | None = None,
                is_verified: Verifier | None = None,
                lookup: Callable = dataset_info, workers: int = 1, stamp: BuildStamp | None = None,
-               rounds_dir: Path | str | None = None, now: datetime | None = None) -> BuildReport:
+               rounds_dir: Path | str | None = None, now: datetime | None = None,
+               reproductions_dir: Path | str | None = None) -> BuildReport:
     """Build the static site from `results_dir` into `out_dir`; raise BuildError listing every problem.
 
     `settings` chooses the tests and the baseline; `is_verified` (the read step's verify stage, e.g.
     submissions.verify.Judgments) marks results whose run re-scores to the same metrics (none is verified without it); `lookup(dataset_id)` gives a DatasetInfo; `stamp`: the
     repository, commit and date every page's footer names (provenance.build_stamp; none: left out). Sealed rounds
-    are read from `rounds_dir` (when it exists), their phases judged at `now` (default: the current time)."""
+    are read from `rounds_dir` (when it exists), their phases judged at `now` (default: the current time); the
+    reproduction ledger from `reproductions_dir` (submissions.reproductions: a record naming a file's bytes makes
+    that result reproduced)."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     settings = _settings(settings)
     lookup = functools.lru_cache(maxsize=None)(lookup)
@@ -103,15 +111,20 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
                           workers=workers, predictor=predictor, reads=read_cache(),
                           query_set=registered_query_set(lookup, is_verified))
     problems = loaded.problems + _check_output(results_dir, out_dir)
+    loaded.results = mark_reproduced(loaded.results, reproductions_dir, problems)
     if problems:
         raise BuildError(problems)
     warnings = list(loaded.warnings)
     # judgments that could not be had leave results unverified
     warnings += [f"{error}; its results are shown unverified" for error in (is_verified.errors if is_verified else [])]
     board = build_leaderboard(loaded.results, settings, lookup, warnings, workers)
-    rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings)
+    # a round's problems are its participants' files: shown on its page, never a reason to stop the site
+    round_notes: list[str] = []
+    rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings, round_notes)
+    for note in round_notes:
+        logger.warning("%s", one_line(note))
     if strict and warnings:
-        raise BuildError(warnings, "warnings (--strict)")
+        raise BuildError(warnings, "warning", " (--strict)")
     for warning in warnings:
         logger.warning("%s", one_line(warning))
     with staged_folder(out_dir) as staging:
@@ -120,7 +133,8 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
         files.write_to(staging)
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
-                       datasets=len(board.datasets), pages=page_count, files=files.count + 1, warnings=warnings)
+                       datasets=len(board.datasets), pages=page_count, files=files.count + 1, warnings=warnings,
+                       round_notes=round_notes)
 
 
 def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: int = 1,
@@ -138,7 +152,7 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     parts += [("model", list(range(start, min(start + MODELS_A_PART, len(board.models)))))
               for start in range(0, len(board.models), MODELS_A_PART)]
     rendered = forked_map(lambda part: _render_part(board, evidence, env, *part, folder=folder), parts, workers)
-    home = pages.build_home(board)
+    home = pages.build_home(board, evidence)
     files.add(home.page.path, env.get_template("home.html").render(ctx=home))
     files.add("data/board.js", board_data.board_script(env, home))
     for path, text in downloads.home_downloads(home).items():
@@ -151,7 +165,8 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
             else:
                 files.add_written(path)
         count += part_pages
-    files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board))))
+    files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board)))
+              + _data_script("groups", None, json_text(pages.groups_data(board))))
     for template, context in (("compare.html", pages.build_compare(board)),
                               ("method.html", pages.build_method(board, evidence)),
                               ("ranks.html", rank_pages.build_ranks(board)), ("submit.html", pages.build_submit(board)),
@@ -180,12 +195,14 @@ def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str, indices
             out += downloads.dataset_downloads(context, dataset.slug).items()
         else:
             model = board.models[i]
-            context = pages.build_model(board, model)
+            context = pages.build_model(board, model, evidence)
             out.append((context.page.path, env.get_template("model.html").render(ctx=context)))
             out += downloads.model_downloads(context, model.slug).items()
+            out += [(run_path(model.slug, dataset_id), trec_run_gz(result.path, model.slug))
+                    for dataset_id, result in sorted(model.results.items()) if result.has_run]
             out.append((f"data/models/{model.slug}.js",
                         _data_script("models", model.info.id, pages.compare_data(board, model))))
-    contents = [text.encode("utf-8") for _, text in out]
+    contents = [text.encode("utf-8") if isinstance(text, str) else text for _, text in out]
     if folder is not None:
         for (path, _), content in zip(out, contents, strict=True):
             write_site_file(folder, path, content)
@@ -217,13 +234,3 @@ def make_server(out_dir: Path | str, port: int = 8000, host: str = "127.0.0.1") 
         raise BuildError([f"{out_dir}: no index.html; run `irboard build` first or pass --out"])
     handler = functools.partial(_QuietHandler, directory=str(out_dir))
     return http.server.ThreadingHTTPServer((host, port), handler)
-
-
-def serve_site(out_dir: Path | str, port: int = 8000) -> None:
-    """Preview the site at http://127.0.0.1:<port>/ until interrupted."""
-    server = make_server(out_dir, port)
-    logger.info("serving %s at http://127.0.0.1:%d/", out_dir, server.server_address[1])
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()

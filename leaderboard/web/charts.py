@@ -341,3 +341,47 @@ def pareto_chart(models: Sequence[str], costs: Sequence[float], means, low, high
             margin={"l": 60, "r": 20, "t": 50, "b": 60},
         ),
     }
+
+
+TYPE_COLOURS = {"lexical": GREY, "sparse": ORANGE, "dense": BLUE, "hybrid": GREEN, "late-interaction": RED,
+                "other": "#6e4b00"}
+
+
+def size_score_chart(models: Sequence[str], parameters: Sequence[float | None], types: Sequence[str], means, low, high,
+                     group: str) -> dict:
+    """Every model with a mean on `group`: its parameter count (log axis) against the mean ×100 with its 95% CI, one
+    colour per model type. A model without learned parameters (0: lexical) has no place on a log axis: it is a dashed
+    line across the chart at its mean, named at its right end."""
+    models, group = _plain_all(models), _plain(group)
+    mean, lo, hi = (np.asarray(values, dtype=np.float64) for values in (means, low, high))
+    traces, shapes, notes = [], [], []
+    for kind, colour in TYPE_COLOURS.items():
+        keep = [i for i, t in enumerate(types) if t == kind and parameters[i]]
+        if keep:
+            traces.append({
+                "type": "scatter", "mode": "markers", "name": kind, "x": [float(parameters[i]) for i in keep],
+                "y": _round(mean[keep]), "text": [models[i] for i in keep],
+                "marker": {"color": colour, "size": 8},
+                "error_y": {"type": "data", "symmetric": False, "color": colour, "thickness": 1, "width": 2,
+                            "array": _round(hi[keep] - mean[keep]), "arrayminus": _round(mean[keep] - lo[keep])},
+                "hovertemplate": "%{text}<br>%{x:,.3s} parameters<br>" + group + " mean %{y:.2f}<extra></extra>",
+            })
+    for i, count in enumerate(parameters):
+        if count == 0:
+            shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": round(float(mean[i]), 3),
+                           "y1": round(float(mean[i]), 3),
+                           "line": {"color": TYPE_COLOURS.get(types[i], GREY), "dash": "dash", "width": 1}})
+            notes.append({"xref": "paper", "x": 1, "xanchor": "right", "y": round(float(mean[i]), 3),
+                          "yanchor": "bottom", "showarrow": False, "text": f"{models[i]} (0 learned parameters)",
+                          "font": {"size": 11, "color": "#57606a"}})
+    return {
+        "data": traces,
+        "layout": _layout(
+            f"{group} mean ×100 against model size", 460,
+            xaxis={"title": {"text": "Parameters (log scale)"}, "type": "log", "gridcolor": "#eaeef2",
+                   "automargin": True},
+            yaxis={"title": {"text": f"{group} mean ×100"}, "gridcolor": "#eaeef2", "automargin": True},
+            shapes=shapes, annotations=notes, legend=BOTTOM_LEGEND,
+            margin={"l": 60, "r": 20, "t": 50, "b": 60},
+        ),
+    }

@@ -62,6 +62,7 @@ class Column:
     title: str
     href: str
     metric: str
+    language: str = ""  # set only in a multilingual group (its datasets have more than one language)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ class PredictionColumn:
     label: str  # says that it is a model-based prediction
     detail: str  # what the mean is taken over
     href: str  # the method's explanation and measured error
+    error: float | None = None  # the method's measured mean |error| at this k and growth (None: not measured)
+    short: str = ""  # the header's own words, with the error beside them (the label names the download column)
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ class HomeRow:
     groups: tuple[GroupCell, ...]
     cells: tuple[DatasetCell, ...]
     prediction: PredictedMean | None = None  # None when the site has no predictions
+    tier: str = "self-reported"  # the trust tier of the model's least trusted result (submissions.loaded.TIERS)
+    parameters_measured: bool = False  # read from the model by irboard in CI; else claimed by the result files
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,7 @@ class HomeContext:
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
     answer: str = ""  # which models are best on that column, and how sure
+    languages: tuple[str, ...] = ()  # the languages of the multilingual groups' datasets, for the language filter
 
 
 @dataclass(frozen=True)
@@ -211,6 +217,7 @@ class RankTable:
     rows: tuple[RankRow, ...]
     bands: int
     complete: int = 0  # models with a result on every dataset of the group (ranked or not)
+    stability: str = ""  # who could be #1, and how stable #1 is (rank_pages.stability_text)
 
 
 @dataclass(frozen=True)
@@ -219,6 +226,8 @@ class RanksContext:
     tables: tuple[RankTable, ...]
     methods: tuple[str, ...]
     verified: int = 0  # models verified on every dataset they have results for
+    figures: tuple[Figure, ...] = ()  # size against score (rank_pages.size_figure)
+    unplaced: tuple[str, ...] = ()  # models with a mean left out of it: their result files state no parameter count
 
 
 @dataclass(frozen=True)
@@ -247,6 +256,7 @@ class DatasetRow:
     effect: Effect | None = None  # against the baseline
     model_type: str = ""  # for the table's type filter
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
+    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
 @dataclass(frozen=True)
@@ -330,6 +340,7 @@ class ModelDatasetRow:
     prediction: PredictedValue | None = None  # None: no score samples
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     effect: Effect | None = None  # against the baseline
+    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
 
 
 @dataclass(frozen=True)
@@ -355,6 +366,7 @@ class EfficiencyRow:
     peak_rss_bytes: int | None
     index_bytes: int | None
     hardware: str
+    measured_queries_per_s: float | None = None  # CI's search rate while reproducing the result (None: not reproduced)
 
 
 @dataclass(frozen=True)
@@ -364,6 +376,7 @@ class ReproduceRow:
     irboard_version: str
     created_at: str
     settings: str
+    artifact: str = ""  # the declared artifact CI runs again (model.artifact); "" when none
 
 
 @dataclass(frozen=True)
@@ -379,6 +392,7 @@ class ScaleRow:
     at_own_size: float  # the prediction at num_docs
     values: tuple[float, ...]  # at ScaleSection.sizes
     checked: bool = True  # the score samples were checked against a stored ranking (else shown * like a metric)
+    error: float | None = None  # the method's measured mean |error| at this k and growth (None: not measured)
 
 
 @dataclass(frozen=True)
@@ -416,7 +430,10 @@ class ModelContext:
     figures: tuple[Figure, ...]
     downloads: tuple[Download, ...]
     scale: ScaleSection | None = None  # None: no result of the model has score samples
+    tier: str = "self-reported"  # of the model's least trusted result
+    costs_measured: bool = False  # parameters and dimension read from the model by irboard in CI (else claimed)
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
+    runs: tuple[Download, ...] = ()  # the stored ranking of each result with one, as a TREC run (run_files.py)
 
 
 @dataclass(frozen=True)
@@ -451,6 +468,8 @@ class StatisticsMethod:
     meaningful_share: float
     power: float
     thresholds: tuple[SeparabilityRow, ...]
+    family: str = ""  # how corrected p-values depend on the models on the board (rank_pages.family_rule)
+    predictive: tuple[str, ...] = ()  # prediction intervals, equivalence, the best set (rank_pages.predictive_method)
 
 
 @dataclass(frozen=True)
@@ -507,6 +526,7 @@ class ParetoCost:
     value: float | None  # None: the result files do not state it
     text: str
     front: bool
+    claimed: bool = False  # stated by the result files, not measured by irboard (pareto_pages.MEASURED)
 
 
 @dataclass(frozen=True)
@@ -530,6 +550,7 @@ class ParetoView:
     figure: Figure | None
     front: tuple[str, ...]
     missing: tuple[str, ...]
+    claimed: tuple[str, ...] = ()  # plotted models whose cost the result files claim (irboard did not measure it)
 
 
 @dataclass(frozen=True)
@@ -545,6 +566,7 @@ class ParetoChoice:
     rows: tuple[ParetoRow, ...]  # the models tied for best, best mean first
     views: tuple[ParetoView, ...]
     summary: str  # how many are tied for best, of how many ranked; or why there are none (the empty state)
+    default_cost: str = "parameters"  # the cost shown first: the first of latency, parameters, dim placing every model
 
 
 @dataclass(frozen=True)
@@ -554,6 +576,7 @@ class ParetoContext:
     page: Page
     choice: ParetoChoice | None  # None: the board has no dataset
     links: tuple[tuple[str, str, str, str], ...]  # (key, name, kind, href) of every choice, for the picker
-    costs: tuple[tuple[str, str], ...]  # (key, label)
+    costs: tuple[tuple[str, str], ...]  # (key, label): the table's columns
     rule: str
     methods: tuple[str, ...]
+    cost_views: tuple[tuple[str, str], ...] = ()  # (key, label) of every view: each cost, and it measured only

@@ -1,4 +1,4 @@
-"""CSV and JSON downloads of every table on the site; values on the metric's own scale (0-1, not ×100 as the pages
+"""CSV, JSON and Parquet downloads of every table on the site; values on the metric's own scale (0-1, not ×100 as the pages
 show them). Each file says so: the CSV in its last column `unit`, the JSON in its field "unit".
 
 Rows come in the pages' order: verified results (ranked) first, then unverified ones with empty ranks, ranges and
@@ -8,7 +8,12 @@ writes, in the browser, every column the table shows as it shows it. Column
 `unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated), and the
 prediction's column label when the prediction comes from score samples that were not checked. Column
 headers of per-dataset values carry the full dataset id and the metric (`beir/scifact nDCG@10`); a dataset's
-own table has a column `dataset_id`."""
+own table has a column `dataset_id`. Column `trust` is the result's place on the trust ladder (self-reported,
+re-scored or reproduced; on the leaderboard, the model's least trusted result's); `verified` is true when re-scored
+or reproduced (`all`, `some` or `none` of a model's results on the leaderboard). Costs are claimed by the result
+files unless irboard measured them in CI while reproducing: `parameters_measured` (leaderboard) says whether the
+parameter count was; `measured_queries_per_s` (a model's table) is CI's search rate, the `timing …` columns the
+claimed ones."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from leaderboard.web.contexts import (
     PredictedMean,
     PredictedValue,
 )
+from leaderboard.web.parquet import parquet_bytes
 from leaderboard.web.render import csv_text, rounded, table_json
 from leaderboard.web.scale_pages import COLUMN_LABEL
 
@@ -54,14 +60,18 @@ UNIT_TEXT = ("Scores, means, intervals and differences are on the metric's own s
              "them ×100); ARP, an average rank, as it is; ranks, counts and p-values as they are.")
 
 
-def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str]:
-    """The CSV (with a last column `unit` on every row) and the JSON (with a field "unit") of one table."""
+def _both(stem: str, header: list[str], rows: list[list], meta: dict) -> dict[str, str | bytes]:
+    """The CSV (with a last column `unit` on every row), the JSON (with a field "unit") and the Parquet file (the
+    CSV's columns, typed; the JSON's metadata under the key "irboard") of one table."""
     json_text = table_json({**meta, "unit": UNIT_TEXT}, header, rows)
-    return {f"{stem}.csv": csv_text([*header, "unit"], [[*row, UNIT] for row in rows]), f"{stem}.json": json_text}
+    return {f"{stem}.csv": csv_text([*header, "unit"], [[*row, UNIT] for row in rows]), f"{stem}.json": json_text,
+            f"{stem}.parquet": parquet_bytes([*header, "unit"], [[*row, UNIT] for row in rows],
+                                             {**meta, "unit": UNIT_TEXT})}
 
 
 def home_downloads(home: HomeContext) -> dict[str, str]:
-    header = ["model_id", "type", "parameters", "license", "open_weights", "zero_shot", "verified", "unverified"]
+    header = ["model_id", "type", "parameters", "license", "open_weights", "zero_shot", "verified", "unverified",
+              "trust", "parameters_measured"]
     for group in home.groups:
         header += [f"{group.name} mean", f"{group.name} ci_low", f"{group.name} ci_high",
                    f"{group.name} mean_rank", f"{group.name} datasets_covered"]
@@ -73,18 +83,21 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
     for row in home.rows:
         values = [row.model_id, row.type, row.parameters, row.license, row.open_weights, row.zero_shot, row.verified,
                   _unverified([c.dataset_id for c in columns], [c.verified for c in row.cells],
-                              [c.value for c in row.cells], row.prediction if home.prediction else None)]
+                              [c.value for c in row.cells], row.prediction if home.prediction else None),
+                  row.tier, row.parameters_measured]
         for cell in row.groups:
             values += [cell.mean, cell.ci[0] if cell.ci else None, cell.ci[1] if cell.ci else None, cell.mean_rank,
                        cell.covered]
         values += [cell.value for cell in row.cells]
         if home.prediction:
             values += [row.prediction.mean, row.prediction.covered]
-        for cell in row.groups:
-            values += [*(cell.rank_interval or (None, None)), cell.band]
+        for cell in row.groups:  # verdict: "top group" where no ranked model is significantly better (★)
+            values += [*(cell.rank_interval or (None, None)), cell.band,
+                       None if cell.rank_interval is None else "top group" if cell.rank_interval[0] == 1 else ""]
         rows.append(values)
     for group in home.groups:
-        header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band"]
+        header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band",
+                   f"{group.name} verdict"]
     meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods),
             "separability": [asdict(row) for row in home.separability]}
     return _both("downloads/leaderboard", header, rows, meta)
@@ -93,12 +106,12 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
 def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     header = ["model_id", "dataset_id", "rank_best", "rank_worst", "top_group", page.main_metric, "ci_low", "ci_high",
               *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "vs_baseline",
-              "zero_shot", "verified", "unverified"]
+              "zero_shot", "verified", "unverified", "trust"]
     rows = [
         [row.model_id, page.id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
          row.diff, row.wins, row.ties, row.losses, row.pvalue, row.mark or None, row.zero_shot, row.verified,
          _unverified([page.main_metric, *page.other_metrics], [row.mean_verified, *row.values_verified],
-                     [row.mean, *row.values], row.prediction if page.prediction else None)]
+                     [row.mean, *row.values], row.prediction if page.prediction else None), row.tier]
         for row in page.rows
     ]
     if page.prediction:
@@ -117,7 +130,7 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
     timing_keys = sorted({key for row in page.efficiency for key, _ in row.timings})
     header = ["dataset_id", "main_metric", "score", "ci_low", "ci_high", "rank_best", "rank_worst", "top_group",
               "baseline_score", "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot", "verified",
-              "unverified", *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware"]
+              "unverified", "trust", *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware", "measured_queries_per_s"]
     values = dict(page.metric_rows)
     checks = {dataset_id: flags for (dataset_id, _), flags in zip(page.metric_rows, page.metric_checks, strict=True)}
     efficiency = {row.dataset_id: row for row in page.efficiency}
@@ -130,9 +143,10 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
             row.rank_low, row.rank_high, row.best, row.baseline_mean, row.diff, row.wins, row.ties, row.losses,
             row.pvalue, row.zero_shot, row.verified,
             _unverified(page.metrics, checks[row.dataset_id], values[row.dataset_id],
-                        row.prediction if page.scale else None),
+                        row.prediction if page.scale else None), row.tier,
             *values[row.dataset_id],
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
+            cost.measured_queries_per_s,
             *(_prediction_values(row.prediction) if page.scale else []), *_effect_values(row.effect),
         ])
     if page.scale:

@@ -8,15 +8,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from evaluator.metrics import parse_measure
 from evaluator.result import SCHEMA_VERSION, slugify
+from leaderboard.analysis import meta
 from leaderboard.analysis.aggregate import (
     ALL_GROUP,
     DatasetBoard,
     GroupBoard,
     Leaderboard,
     ModelBoard,
+    SiteSettings,
     bootstrapped_groups,
     metric_order,
     unit_of,
@@ -24,6 +27,8 @@ from leaderboard.analysis.aggregate import (
 from leaderboard.analysis.effects import t_critical
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.analysis.stats import CI_TEXT
+from leaderboard.analysis.verdicts import family_size, shown_pvalue
+from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE
 from leaderboard.submissions.sample_checks import DENSITY_RATIO, IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
 from leaderboard.web import charts
@@ -54,6 +59,8 @@ from leaderboard.web.rank_pages import (
     band_rule,
     baseline_effect,
     effect_method,
+    equivalence_mark,
+    family_rule,
     group_key,
     rank_rule,
     rank_tables,
@@ -63,6 +70,7 @@ from leaderboard.web.rank_pages import (
     top_rule,
 )
 from leaderboard.web.render import json_rounded, json_text, public_note
+from leaderboard.web.run_files import run_path
 from leaderboard.web.scale_pages import (
     crossing_section,
     dataset_prediction_column,
@@ -138,10 +146,11 @@ def group_method(group: GroupBoard) -> str:
 # --- home ---------------------------------------------------------------------------------------------
 
 
-def _dataset_column(board: DatasetBoard, root: str) -> Column:
+def _dataset_column(board: DatasetBoard, root: str, multilingual: bool = False) -> Column:
     return Column(key=f"d-{board.slug}", dataset_id=board.info.id, label=board.info.id.split("/", 1)[-1],
                   title=board.info.name,
-                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric)
+                  href=f"{root}datasets/{board.slug}.html", metric=board.info.main_metric,
+                  language=board.info.language if multilingual else "")
 
 
 def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
@@ -149,11 +158,12 @@ def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
         group for group in board.groups if group.name == ALL_GROUP]
 
 
-VERIFIED_RULE = ("Verified: a value is verified when it was re-scored from the ranking stored in the result file "
-                 "against the official judgments and matched; a result is verified when every metric it reports was. "
-                 "Only verified results are ranked; unverified ones are listed apart below them, without rank or "
-                 "place in a top group, and each value that was not re-scored is marked *. The method page gives "
-                 "the rule.")
+VERIFIED_RULE = ("Trust: a value is re-scored when it was recomputed from the ranking stored in the result file "
+                 "against the official judgments and matched; a result is re-scored when every metric it reports was, "
+                 "reproduced when CI also ran its declared artifact again and obtained the same ranking, and "
+                 "self-reported otherwise. Only re-scored results (reproduced ones included) are ranked; the others "
+                 "are listed apart below them, without rank or place in a top group, and each value that was not "
+                 "re-scored is marked *. The method page gives the rule.")
 
 
 def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
@@ -165,13 +175,13 @@ def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
     ordered = sorted(board.models, key=lambda m: (
         m.verified != "all", m.info.id not in overall.scores,
         -overall.scores[m.info.id].mean if m.info.id in overall.scores else 0.0, m.info.id))
-    text = (f"Default order: verified models first, then the others apart; in each, models with a result on all "
+    text = (f"Default order: re-scored models first, then the others apart; in each, models with a result on all "
             f"{len(overall.dataset_ids)} datasets by their {overall.name} mean (best first), then the rest by id. "
             "Sorting by a column keeps the two apart.")
     return ordered, text
 
 
-def build_home(board: Leaderboard) -> HomeContext:
+def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeContext:
     page = Page("index.html", "Leaderboard", "", "home")
     boards = {d.info.id: d for d in board.datasets}
     best = {(d.info.id, model_id): bool(flag) for d in board.datasets for model_id, flag in zip(d.model_ids, d.best,
@@ -180,17 +190,20 @@ def build_home(board: Leaderboard) -> HomeContext:
                                                                                                  strict=True)}
     checked = {(d.info.id, r.model.id): d.info.main_metric in r.verified_metrics for d in board.datasets
                for r in d.results}
-    groups = _ordered_groups(board)
+    # the mean the rows are ordered by comes first, beside the model names: on a phone it is on the first screen
+    groups = sorted(_ordered_groups(board), key=lambda g: g.name != ALL_GROUP)
     headers = tuple(GroupHeader(g.name, group_key(g.name), (), len(g.dataset_ids)) for g in groups)
     dataset_groups = tuple(
-        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "") for d in g.dataset_ids),
+        GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "", multilingual) for d in g.dataset_ids),
                     len(g.dataset_ids))
         for g in groups if g.name != ALL_GROUP
+        for multilingual in [len({boards[d].info.language for d in g.dataset_ids}) > 1]
     )
+    languages = tuple(sorted({c.language for header in dataset_groups for c in header.columns if c.language}))
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
     sorted_group = _sorted_group(board)
-    column, predicted = home_predictions(board, [m.info.id for m in models])
+    column, predicted = home_predictions(board, [m.info.id for m in models], evidence)
     rows = []
     for model in models:
         model_id = model.info.id
@@ -212,7 +225,8 @@ def build_home(board: Leaderboard) -> HomeContext:
                             parameters=model.info.parameters, license=model.info.license,
                             open_weights=model.info.open_weights, zero_shot=model.zero_shot_all,
                             verified=model.verified, is_baseline=model_id == board.baseline_id,
-                            groups=tuple(group_cells), cells=cells, prediction=predicted.get(model_id)))
+                            groups=tuple(group_cells), cells=cells, prediction=predicted.get(model_id),
+                            tier=model.tier, parameters_measured=model.costs_measured))
     methods = [
         "Each dataset column shows the dataset's main metric (named in its header), the mean over all of its "
         "queries, ×100. – : no result.",
@@ -220,12 +234,12 @@ def build_home(board: Leaderboard) -> HomeContext:
         *(f"{g.name}: {group_method(g)}" for g in groups),
         f"95% confidence intervals [low, high] of group means: {group_ci_text(board)} Dataset pages give each "
         "dataset's interval.",
-        "Mean rank (rank view): each model's rank on every dataset of the group among the verified models that "
+        "Mean rank (rank view): each model's rank on every dataset of the group among the re-scored models that "
         "cover the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
-        f"Bold scores: the model is in the dataset's top group (★ on its page): verified there, and no verified model "
+        f"Bold scores: the model is in the dataset's top group (★ on its page): re-scored there, and no re-scored model "
         f"is significantly better on that dataset ({describe_tests(board)})",
         VERIFIED_RULE,
-        f"Rank ranges and tie bands of every group mean (among the verified models): the ranks page ({RANKS_PAGE}). "
+        f"Rank ranges and tie bands of every group mean (among the re-scored models): the ranks page ({RANKS_PAGE}). "
         f"{rank_rule(board)} {band_rule(board)}",
         "† the model's training data includes this dataset (model.training_datasets), so it is not zero-shot "
         "there; the zero-shot filter keeps models that are zero-shot on every dataset.",
@@ -244,7 +258,8 @@ def build_home(board: Leaderboard) -> HomeContext:
         dataset_count=len(board.datasets),
         tests=describe_tests(board), methods=tuple(methods), order=order_text,
         warnings=tuple(public_note(warning) for warning in board.warnings),
-        downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json")),
+        downloads=(Download("CSV", "downloads/leaderboard.csv"), Download("JSON", "downloads/leaderboard.json"),
+                   Download("Parquet", "downloads/leaderboard.parquet")),
         prediction=column,
         column_count=3 + 2 * len(headers) + (column is not None) + len(ordered_ids),
         html_rows=HOME_ROWS, listed_rows=LISTED_ROWS, mean_column_count=3 + 2 * len(headers) + (column is not None),
@@ -254,6 +269,7 @@ def build_home(board: Leaderboard) -> HomeContext:
         rank_summary=rank_tables(board, rows=False),
         default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
         answer=best_answer(board, sorted_group),
+        languages=languages,
     )
 
 
@@ -269,16 +285,24 @@ def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
     ranked = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None), key=lambda i: -i[1].mean)
     where = f"{group.name} ({len(group.dataset_ids)} dataset{'s' if len(group.dataset_ids) != 1 else ''})"
     if not ranked:
-        return (f"No model is ranked on {where}: none has a verified result on every one of its datasets, so the "
+        return (f"No model is ranked on {where}: none has a re-scored result on every one of its datasets, so the "
                 "table cannot say which is best.")
     tied = [model_id for model_id, score in ranked if score.rank_interval[0] == 1]  # the top group, as ★
     names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
+    contenders = [model_id for model_id, _ in ranked if model_id in group.best_set]
+    could = (f"Who could be #1 at 95%: {_listed(contenders)} ({len(contenders)} of {len(ranked)} ranked models: the "
+             "confidence set for the best, every other model being significantly worse than some model in a one-sided "
+             f"test at α / {max(len(ranked) - 1, 1)}). ")
     if len(tied) == 1:
-        return (f"Best on {where}: {tied[0]}, the only ranked model that no other is significantly better than "
-                f"(rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
-    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked model is "
-            f"significantly better, so each rank range starts at 1): {names}. The rank range beside each mean says "
-            "how sure its place is.")
+        return (f"{could}Best on {where}: {tied[0]}, the only ranked model that no other is significantly better "
+                f"than (rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
+    return (f"{could}Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked "
+            f"model is significantly better, so each rank range starts at 1): {names}. The rank range beside each "
+            "mean says how sure its place is.")
+
+
+def _listed(model_ids: list[str]) -> str:
+    return ", ".join(model_ids[:5]) + (f" and {len(model_ids) - 5} more" if len(model_ids) > 5 else "")
 
 
 # --- dataset ------------------------------------------------------------------------------------------
@@ -300,6 +324,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         mark = ""
         if comparison is not None and model_id != comparison.model_id and comparison.pvalue[i] < alpha:
             mark = "better" if comparison.diff[i] > 0 else "worse"
+        effect = baseline_effect(dataset, model_id, alpha, board.settings.tests.correction)
+        mark = mark or equivalence_mark(effect, board.settings.margin(dataset.info.main_metric))
         ranked = result.verified
         rows.append(DatasetRow(
             model_id=model_id, href=f"{root}models/{slugify(model_id)}.html",
@@ -318,8 +344,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id)), samples_checked(result)),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(value_check(result, metric) for metric in others),
-            effect=baseline_effect(dataset, model_id, alpha), model_type=result.model.type,
-            coverage=partial_coverage(result),
+            effect=effect, model_type=result.model.type,
+            coverage=partial_coverage(result), tier=result.tier,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -347,8 +373,9 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         "the other metric columns are the means stored in each result file.",
         f"95% CI: {dataset_ci_text(board)}",
         f"Significance: {describe_tests(board)} The tests compare per-query {metric} of every pair of the "
-        f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs.",
-        f"Among the verified results only. {rank_rule(board)}",
+        f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs. "
+        f"{family_rule(board)}",
+        f"Among the re-scored results only. {rank_rule(board)}",
         top_rule(board),
         VERIFIED_RULE,
         (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
@@ -364,15 +391,16 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
         tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
-                   Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json")),
-        prediction=dataset_prediction_column(board, root) if has_predictions else None,
+                   Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json"),
+                   Download("Parquet", f"{root}downloads/datasets/{dataset.slug}.parquet")),
+        prediction=dataset_prediction_column(board, root, evidence) if has_predictions else None,
         crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
         column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
         separability=separability_row(dataset, root),
         types=tuple(t for t in MODEL_TYPES if any(r.model.type == t for r in dataset.results)),
         headline=(f"{', '.join(dataset.info.headline_metrics)} ({dataset.info.headline_source})"
                   if dataset.info.headline_metrics else ""),
-        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root, alpha)),
+        listed_rows=LISTED_ROWS, top_choices=chart_choices(len(models)), top_default=min(DEFAULT_CHART_MODELS, len(models)), pairs=json_text(pair_data(dataset, root, alpha, board.settings)),
     )
 
 
@@ -382,25 +410,26 @@ def partial_coverage(result) -> str:
     return f"{covered:,} of {judged:,} queries" if covered is not None and covered < judged else ""
 
 
-def pair_data(dataset: DatasetBoard, root: str, alpha: float) -> dict:
+def pair_data(dataset: DatasetBoard, root: str, alpha: float, settings: SiteSettings) -> dict:
     """What pairs.js needs to show any two models' p-value and effect on this dataset: the models in the order of
     the p-value rows, the data files holding their per-query values and p-values, and the dataset's constants."""
     return {"dataset": dataset.info.id, "metric": dataset.info.main_metric, "root": root,
             "models": list(dataset.model_ids), "slugs": [slugify(model_id) for model_id in dataset.model_ids],
-            **_effect_constants(dataset, alpha)}
+            **_effect_constants(dataset, alpha, settings)}
 
 
-def _effect_constants(dataset: DatasetBoard, alpha: float) -> dict:
+def _effect_constants(dataset: DatasetBoard, alpha: float, settings: SiteSettings) -> dict:
     """What pairs.js needs for a pair's effect: the t quantile of the interval, the meaningful difference, and alpha
     (a difference is meaningful only where the corrected p is below it)."""
     return {"t975": round(t_critical(len(dataset.query_ids)), 6), "meaningful": round(dataset.separability.threshold, 6),
-            "alpha": alpha}
+            "alpha": alpha, "pairs": family_size(len(dataset.model_ids), settings.tests.correction),
+            "margin": settings.margin(dataset.info.main_metric)}
 
 
 # --- model --------------------------------------------------------------------------------------------
 
 
-def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
+def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None = None) -> ModelContext:
     root = "../"
     alpha = board.settings.tests.alpha
     boards = {d.info.id: d for d in board.datasets}
@@ -415,6 +444,9 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         mark = ""
         if i is not None and comparison is not None and not is_base and comparison.pvalue[i] < alpha:
             mark = "better" if comparison.diff[i] > 0 else "worse"
+        effect = baseline_effect(dataset, model.info.id, alpha, board.settings.tests.correction)
+        if dataset is not None:
+            mark = mark or equivalence_mark(effect, board.settings.margin(dataset.info.main_metric))
         rows.append(ModelDatasetRow(
             dataset_id=dataset_id, name=dataset.info.name if dataset else dataset_id,
             href=f"{root}datasets/{dataset.slug}.html" if dataset else None,
@@ -435,7 +467,7 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=baseline_effect(dataset, model.info.id, alpha),
+            effect=effect, tier=result.tier,
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(
@@ -457,10 +489,11 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
     metric_rows = tuple((d, tuple(r.metrics.get(name) for name in metrics)) for d, r in model.results.items())
     metric_checks = tuple(tuple(value_check(r, name) for name in metrics) for r in model.results.values())
     efficiency = tuple(EfficiencyRow(d, r.provenance.timings, r.provenance.peak_rss_bytes, r.provenance.index_bytes,
-                                     r.provenance.hardware) for d, r in model.results.items())
+                                     r.provenance.hardware, r.measured["queries_per_s"] if r.measured else None)
+                       for d, r in model.results.items())
     reproduce = tuple(
         ReproduceRow(d, r.provenance.command, r.provenance.irboard_version, r.provenance.created_at,
-                     ", ".join(f"{key}={value}" for key, value in r.settings))
+                     ", ".join(f"{key}={value}" for key, value in r.settings), r.provenance.artifact)
         for d, r in model.results.items()
     )
     shown = [row for row in rows if row.mean is not None]
@@ -471,15 +504,20 @@ def build_model(board: Leaderboard, model: ModelBoard) -> ModelContext:
         model.info.id, board.baseline_id)
     return ModelContext(
         page=Page(f"models/{model.slug}.html", model.info.id, root, "models"),
-        model=model.info, group_means=GROUP_MEANS, verified=model.verified, zero_shot=model.zero_shot_all,
+        model=model.info, group_means=GROUP_MEANS, verified=model.verified, tier=model.tier,
+        costs_measured=model.costs_measured,
+        zero_shot=model.zero_shot_all,
         is_baseline=model.info.id == board.baseline_id, baseline_id=board.baseline_id, rows=tuple(rows),
         groups=groups, metrics=metrics, metric_scales=tuple(metric_scale(m) for m in metrics), metric_rows=metric_rows,
         metric_checks=metric_checks, efficiency=efficiency, reproduce=reproduce,
         tests=describe_tests(board), alpha=alpha,
         figures=(_figure("fig-model", "Main metric per dataset against the baseline", figure),) if shown else (),
         downloads=(Download("CSV", f"{root}downloads/models/{model.slug}.csv"),
-                   Download("JSON", f"{root}downloads/models/{model.slug}.json")),
-        scale=scale_section(board, model, root),
+                   Download("JSON", f"{root}downloads/models/{model.slug}.json"),
+                   Download("Parquet", f"{root}downloads/models/{model.slug}.parquet")),
+        scale=scale_section(board, model, root, evidence),
+        runs=tuple(Download(dataset_id, root + run_path(model.slug, dataset_id))
+                   for dataset_id, result in sorted(model.results.items()) if result.has_run),
     )
 
 
@@ -495,7 +533,7 @@ def build_method(board: Leaderboard, evidence: Evidence) -> MethodContext:
     """The method page: what "verified" means, and how recall at scale is predicted with its measured error
     (leaderboard/analysis/scale_evidence.json)."""
     context = method_context(board, evidence)
-    return replace(context, page=replace(context.page, title="Method: verification and recall at scale"),
+    return replace(context, page=replace(context.page, title="Method: trust and recall at scale"),
                    verification=verification_method(), statistics=statistics_method(board))
 
 
@@ -512,8 +550,8 @@ def verification_method() -> tuple[str, ...]:
         f"Every determined metric is re-scored for every query and must match the submitted value within "
         f"{TOLERANCE:g}; any difference rejects the whole file, so it never reaches the site.",
         "Metrics the stored ranking does not determine (R@1000 or AP beside a ranking stored to depth 100, "
-        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not verified, "
-        "and the result is not verified.",
+        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not re-scored, "
+        "and the result is not re-scored.",
         "Score samples (used for the recall-at-scale prediction) are checked against the stored ranking and the "
         "judgments: each query's sample must hold the score of every judged relevant document (or its file names "
         "those the corpus lacks, allowed only where the dataset's judgments are known to name missing documents, "
@@ -545,7 +583,7 @@ def verification_method() -> tuple[str, ...]:
         "+23%). So a result that passes every check may still have moved its prediction by up to about a fifth "
         "(+23% at most in these measurements); the prediction is a model-based estimate with that caveat. Where the "
         "samples cannot be checked (no stored ranking, or no judgments to check them against), the result is not "
-        "verified and its prediction is marked * like an unverified metric, on every page and download that shows "
+        "re-scored and its prediction is marked * like a metric not re-scored, on every page and download that shows "
         "it.",
         "Below its stored depth a file keeps only the ranks and scores of its judged documents and each "
         "ranking's length (run.below); the deep metrics (AP, R@1000, nDCG@1000, Judged@1000, ...) are re-scored "
@@ -557,7 +595,7 @@ def verification_method() -> tuple[str, ...]:
         "settings.top_k holds every document scoring above the corpus's lowest score, which the sample counts; no "
         "ranking is longer than top_k. Each test is bounded so that an honest file is refused with probability at "
         f"most {IMPLAUSIBLE:g}. Measured with benchmarks/deep_attacks.py on fresh depth-1,000 BM25 runs on "
-        "SciFact, CACM, CISI and Cranfield (every honest one verified): claiming every relevant document the run "
+        "SciFact, CACM, CISI and Cranfield (every honest one re-scored): claiming every relevant document the run "
         "never retrieved at ranks 101 and beyond (CACM: R@1000 0.887 → 1.000, AP 0.327 → 0.331, nDCG@1000 "
         "0.604 → 0.637) is refused in all four whatever scores it is given, and so is shortening the rankings "
         "(Judged@1000 up to ×10). What can still move: a document may be claimed higher than it lies by up to "
@@ -570,7 +608,7 @@ def verification_method() -> tuple[str, ...]:
         "passed): the deep metrics are as trustworthy as the samples' relevant scores below the stored ranking, "
         "which only running the model again checks. A file without "
         "score samples (a run evaluated from a file) has nothing to check these claims against: its deep metrics "
-        "are re-scored, but marked † (rests on claimed ranks), and the result is not verified.",
+        "are re-scored, but marked † (rests on claimed ranks), and the result is not counted as re-scored.",
         "Absence claims (score_samples.absent_ids: judged relevant documents the corpus lacks, allowed where the "
         "dataset's judgments are known to name such documents) are looked up in the corpus wherever one is at "
         "hand: irboard validate, in the results workflow too, fetches the corpus of such a registered dataset "
@@ -578,10 +616,34 @@ def verification_method() -> tuple[str, ...]:
         "checked. Checked or not, the recall-at-scale prediction counts every claimed-absent document as a miss "
         "at every size, as trec_eval's R@k does, and a query whose relevant documents are all claimed absent as "
         "recall 0: a claim can only lower a prediction.",
-        "A result is verified when every metric it reports was re-scored and matched and its score samples "
-        "agree with its ranking and its claims below the stored depth. Only verified results are ranked (rank ranges, top groups, mean ranks); "
-        "unverified ones are listed apart, after them, in every table and download.",
+        "A result is re-scored when every metric it reports was re-scored and matched and its score samples "
+        "agree with its ranking and its claims below the stored depth. Only re-scored results are ranked (rank "
+        "ranges, top groups, mean ranks); the others are listed apart, after them, in every table and download.",
+        *TRUST_LADDER,
     )
+
+
+TRUST_LADDER = (
+    "The trust ladder, shown beside every result and chosen with the Trust filter: self-reported (nothing "
+    "re-scored: the values are as the submitter's file states them), re-scored (every metric recomputed from the "
+    "stored ranking against the official judgments, as above: the numbers follow from the ranking, which says "
+    "nothing of where the ranking came from) and reproduced (re-scored, and CI ran the model again from the "
+    "artifact the result declares, model.artifact: irboard's BM25 with its settings, or a hub, packaged or shared "
+    "model pinned to the revision of its weights, on the dataset, and obtained the stored ranking: the same "
+    f"documents in the same order at the stored depth, the same judged documents at the same ranks below it, every "
+    f"score within {RELATIVE_TOLERANCE:g} relative, and the same parameter count and dimension). A model stands "
+    "where its least trusted result stands.",
+    "Reproduction runs in CI after every merge that changes results, for corpora of at most 100,000 documents, "
+    "and on a maintainer's request for the rest (.github/workflows/reproduce.yml, run with main's code, never a pull "
+    "request's). Its records (reproductions/) name the exact bytes of each result: a pull request cannot add one "
+    "without a maintainer's approval, a record never lapses because other files change, and a result changed by "
+    "one byte is re-scored only until it is reproduced again (docs/reproduction.md).",
+    "Costs are measured only when irboard measured them: the parameter count and dimension it read from the model "
+    "it loaded, and the search rate it timed, while reproducing the result in CI. Everything else (the model block "
+    "of a result file, flags such as --parameters, timings recorded on a submitter's machine) is claimed, and "
+    "marked claimed wherever it is shown: the model pages, the home table, the tied-for-best pages (whose "
+    "'measured by irboard only' views leave claimed costs out) and the downloads.",
+)
 
 
 # --- compare and submit -------------------------------------------------------------------------------
@@ -606,28 +668,54 @@ def build_submit(board: Leaderboard) -> SubmitContext:
 
 def compare_data(board: Leaderboard, model: ModelBoard) -> str:
     """Per-query main-metric values and corrected p-values against every model, per dataset, for compare.js, as
-    script-safe JSON text (values to 4 decimals; the p-values are most of the site's bytes, hence json_rounded)."""
+    script-safe JSON text (values to 4 decimals; p-values as the pages show them, verdicts.shown_pvalue; they are
+    most of the site's bytes, hence json_rounded)."""
     parts = []
     for dataset in sorted(board.datasets, key=lambda d: d.info.id):
         i = dataset.position.get(model.info.id)
         if i is not None:
-            pvalues = _rounded_off_alpha(dataset.pvalues[i], board.settings.tests.alpha)
-            parts.append(f'{json_text(dataset.info.id)}:{{"p":{json_rounded(pvalues, 4)},'
+            pvalues = shown_pvalue(dataset.pvalues[i], board.settings.tests.alpha)
+            parts.append(f'{json_text(dataset.info.id)}:{{"p":{_pvalue_list(pvalues)},'
                          f'"values":{json_rounded(dataset.scores[i], 4)}}}')
+    groups = []  # the corrected p-values of the model's group means against every ranked model (groups_data's order)
+    for group in board.groups:
+        if group.pvalues is not None and model.info.id in group.ranked_ids:
+            row = group.pvalues[group.ranked_ids.index(model.info.id)]
+            groups.append(f"{json_text(group.name)}:{_pvalue_list(shown_pvalue(row, board.settings.tests.alpha))}")
+    if groups:
+        parts.append('"groups":{' + ",".join(groups) + "}")
     return "{" + ",".join(parts) + "}"
 
 
-def _rounded_off_alpha(pvalues: np.ndarray, alpha: float) -> np.ndarray:
-    """p-values on the 4-decimal grid, rounded away from alpha: down below it, up from it, so that the rounded value
-    is below alpha exactly when the p-value is (pairs.js prints them without crossing alpha)."""
-    scaled = pvalues * 10_000
-    return np.where(pvalues < alpha, np.floor(scaled), np.ceil(scaled)) / 10_000
+def groups_data(board: Leaderboard) -> dict:
+    """For compare.js: each group's datasets and their weights in the group mean, its units (datasets of one parent
+    pooled as one) and the models ranked on it, in the order of the per-model files' group p-values."""
+    return {g.name: {"datasets": list(g.dataset_ids), "weights": list(g.weights),
+                     "units": [unit_of(d) for d in g.dataset_ids], "models": list(g.ranked_ids),
+                     "pairs": family_size(len(g.ranked_ids), board.settings.tests.correction),
+                     # the prediction's tau bound (analysis/meta.py): 20% quantiles of chi^2 with 0 .. units df
+                     "chi20": [0.0] + [float(scipy_stats.chi2.ppf(meta.UPPER_TAU_QUANTILE, df))
+                                       for df in range(1, g.units + 1)]}
+            for g in board.groups}
+
+
+def _pvalue_list(pvalues: np.ndarray) -> str:
+    """JSON list of shown p-values: the 4-decimal grid, with the few below 1e-4 in their three digits (pairs.js
+    computes the interval of a verdict from them, as the pages do)."""
+    text = json_rounded(pvalues, 4)
+    small = np.flatnonzero((pvalues > 0) & (pvalues < 1e-4))
+    if not small.size:
+        return text
+    items = text[1:-1].split(",")
+    for k in small.tolist():
+        items[k] = repr(float(pvalues[k]))
+    return "[" + ",".join(items) + "]"
 
 
 def datasets_data(board: Leaderboard) -> dict:
     return {
         d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
                     "models": list(d.model_ids), "unit": unit_of(d.info.id),
-                    **_effect_constants(d, board.settings.tests.alpha)}
+                    **_effect_constants(d, board.settings.tests.alpha, board.settings)}
         for d in board.datasets
     }

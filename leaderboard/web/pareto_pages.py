@@ -28,16 +28,30 @@ SCALE = 100.0
 COST_LABELS = {"parameters": "Parameters", "dim": "Embedding dimensions", "latency": "Milliseconds per query"}
 WHY_MISSING = {"parameters": "no parameter count (model.parameters)",
                "dim": "no embedding dimension (model.dim)",
-               "latency": f"no measured search rate (provenance.timings.{LATENCY_TIMING}) on every dataset here"}
+               "latency": f"no search rate (provenance.timings.{LATENCY_TIMING}) on every dataset here"}
+# A cost is measured only when irboard measured it: CI reproduced every result of the choice, reading the parameter
+# count and dimension from the model it loaded and timing the search (docs/reproduction.md). Every other cost is
+# what the result files claim. Each cost has a second view that keeps the measured ones only.
+MEASURED = "-measured"
+WHY_NOT_MEASURED = "no cost measured by irboard: not every result here was reproduced in CI"
+
+
+# A lexical model (BM25) weighs terms by a formula: it has no learned parameters, so it is placed at 0 rather than
+# left off the chart when its result files state no count.
+LEXICAL_PARAMETERS = "0 (lexical: no learned parameters)"
+# The cost the page shows first: the first of these that places every model tied for best.
+DEFAULT_COSTS = ("latency", "parameters", "dim")
 
 
 def cost_text(cost: str, value: float | None) -> str:
     if value is None:
         return "–"
     if cost == "parameters":
-        return format_parameters(int(value))
+        return LEXICAL_PARAMETERS if value == 0 else format_parameters(int(value))
     if cost == "dim":
         return f"{int(value):,}"
+    if value >= 99.95:  # three figures or more: whole milliseconds ("116 ms", not "116. ms")
+        return f"{value:,.0f} ms"
     return f"{value:#.3g} ms"  # 1.00 ms beside 1.04 ms
 
 
@@ -45,49 +59,80 @@ def pareto_rule(board: Leaderboard) -> str:
     return ("Tied for best: the ranked models that no ranked model beats significantly, that is, whose rank range "
             "starts at 1 (the corrected pairwise tests of the ranks page). Among them a model is on the Pareto front "
             "of a cost when no other tied model has at least its mean at no more cost, better in one of the two. "
-            f"A model whose result files do not state the cost is listed, not plotted. {guarantee(board)}")
+            "A lexical model whose result files state no parameter count is plotted at 0 learned parameters (its "
+            "term weights come from a formula); any other model whose result files do not state the cost is listed, "
+            "not plotted. The page opens on the first cost, of milliseconds per query, parameters and embedding "
+            f"dimensions, that places every model tied for best. {guarantee(board)}")
 
 
-def _model_costs(model: ModelBoard, dataset_ids) -> dict[str, float | None]:
-    rates = [dict(model.results[d].provenance.timings).get(LATENCY_TIMING) if d in model.results else None
-             for d in dataset_ids]
-    return {"parameters": model.info.parameters, "dim": model.info.dim, "latency": latency_ms(rates)}
+def _model_costs(model: ModelBoard, dataset_ids) -> tuple[dict[str, float | None], bool]:
+    """(each cost of the model on these datasets, whether irboard measured them): measured when every result here was
+    reproduced (the costs of the reproduction), else as the result files claim them. A lexical model without a
+    parameter count has 0 learned parameters."""
+    results = [model.results.get(d) for d in dataset_ids]
+    if results and all(r is not None and r.measured is not None for r in results):
+        costs = {"parameters": results[0].measured["parameters"], "dim": results[0].measured["dim"],
+                 "latency": latency_ms([r.measured["queries_per_s"] for r in results])}
+        measured = True
+    else:
+        rates = [dict(r.provenance.timings).get(LATENCY_TIMING) if r is not None else None for r in results]
+        costs = {"parameters": model.info.parameters, "dim": model.info.dim, "latency": latency_ms(rates)}
+        measured = False
+    if costs["parameters"] is None and model.info.type == "lexical":
+        costs["parameters"] = 0
+    return costs, measured
 
 
-def _choice(board: Leaderboard, key: str, name: str, kind: str, metric: str, href: str, dataset_ids,
+def cost_label(key: str) -> str:
+    """The label of a cost view: the cost, or the cost measured by irboard only."""
+    cost = key.removesuffix(MEASURED)
+    return COST_LABELS[cost] + (" (measured by irboard only)" if key != cost else "")
+
+
+def _choice(board: Leaderboard, choice_key: str, name: str, kind: str, metric: str, href: str, dataset_ids,
             tied: list[tuple[str, float, tuple[float, float], tuple[int, int]]], ranked: int) -> ParetoChoice:
     """`tied`: (model id, mean, CI, rank range) of each model tied for best, best mean first."""
     where = f"{name} ({len(dataset_ids)} dataset{'s' if len(dataset_ids) != 1 else ''})" if kind == "group" else name
     if not ranked:
-        return ParetoChoice(key, name, kind, metric, href, 0, (), (),
+        return ParetoChoice(choice_key, name, kind, metric, href, 0, (), (),
                             f"No model is ranked on {where}: none has a verified result on every one of its "
                             "datasets, so none can be called tied for best.")
     models = {m.info.id: m for m in board.models}
-    costs = [_model_costs(models[model_id], dataset_ids) for model_id, *_ in tied]
+    stated = [_model_costs(models[model_id], dataset_ids) for model_id, *_ in tied]
+    measured = [was for _, was in stated]
+    # the measured-only views: a claimed cost counts as none
+    costs = [{**c, **{cost + MEASURED: c[cost] if was else None for cost in COSTS}} for c, was in stated]
     means = [mean for _, mean, _, _ in tied]
-    fronts = {cost: pareto_front(means, [c[cost] for c in costs]) for cost in COSTS}
+    keys = [key for cost in COSTS for key in (cost, cost + MEASURED)]
+    fronts = {key: pareto_front(means, [c[key] for c in costs]) for key in keys}
     rows = tuple(
         ParetoRow(model_id, f"models/{slugify(model_id)}.html", mean, ci, interval,
-                  tuple(ParetoCost(c[cost], cost_text(cost, c[cost]), bool(fronts[cost][i])) for cost in COSTS))
+                  tuple(ParetoCost(c[cost], cost_text(cost, c[cost]), bool(fronts[cost][i]),
+                                   claimed=c[cost] is not None and not measured[i]) for cost in COSTS))
         for i, ((model_id, mean, ci, interval), c) in enumerate(zip(tied, costs, strict=True)))
     views = []
-    for cost in COSTS:
-        shown = [i for i, c in enumerate(costs) if c[cost] is not None]
+    for key in keys:
+        cost = key.removesuffix(MEASURED)
+        shown = [i for i, c in enumerate(costs) if c[key] is not None]
         figure = None
         if shown:
             chart = charts.pareto_chart(
-                [tied[i][0] for i in shown], [costs[i][cost] for i in shown], [SCALE * means[i] for i in shown],
-                [SCALE * tied[i][2][0] for i in shown], [SCALE * tied[i][2][1] for i in shown],
-                [fronts[cost][i] for i in shown], COST_LABELS[cost], metric)
-            figure = Figure(f"fig-{key}-{cost}", f"{name}: the models tied for best against "
-                            f"{COST_LABELS[cost].lower()}", json_text(chart))
-        views.append(ParetoView(cost, COST_LABELS[cost], WHY_MISSING[cost], figure,
-                                tuple(tied[i][0] for i in shown if fronts[cost][i]),
-                                tuple(tied[i][0] for i, c in enumerate(costs) if c[cost] is None)))
+                [tied[i][0] for i in shown], [costs[i][key] for i in shown],
+                [SCALE * means[i] for i in shown], [SCALE * tied[i][2][0] for i in shown],
+                [SCALE * tied[i][2][1] for i in shown], [fronts[key][i] for i in shown], COST_LABELS[cost], metric)
+            figure = Figure(f"fig-{choice_key}-{key}", f"{name}: the models tied for best against "
+                            f"{cost_label(key).lower()}", json_text(chart))
+        why = WHY_NOT_MEASURED if key != cost else WHY_MISSING[cost]
+        views.append(ParetoView(key, cost_label(key), why, figure,
+                                tuple(tied[i][0] for i in shown if fronts[key][i]),
+                                tuple(tied[i][0] for i, c in enumerate(costs) if c[key] is None),
+                                claimed=tuple(tied[i][0] for i in shown if not measured[i])))
+    placed = {view.cost: len(tied) - len(view.missing) for view in views if view.cost in COSTS}
+    default = next((cost for cost in DEFAULT_COSTS if placed[cost] == len(tied)), max(COSTS, key=placed.get))
     count = len(tied)
     summary = (f"{count} of {ranked} ranked model{'s' if ranked != 1 else ''} "
                f"{'is' if count == 1 else 'are'} tied for best on {where}.")
-    return ParetoChoice(key, name, kind, metric, href, ranked, rows, tuple(views), summary)
+    return ParetoChoice(choice_key, name, kind, metric, href, ranked, rows, tuple(views), summary, default)
 
 
 def group_choice(board: Leaderboard, group: GroupBoard) -> ParetoChoice:
@@ -122,11 +167,13 @@ def build_pareto(board: Leaderboard) -> list[ParetoContext]:
     choices += [dataset_choice(board, dataset) for dataset in board.datasets]
     methods = (
         top_rule(board),
-        "Costs: parameters and embedding dimensions as the result files state them (model.parameters, model.dim); "
-        f"milliseconds per query: 1000 ÷ the search rate the evaluator measured (provenance.timings."
-        f"{LATENCY_TIMING}), the median over the datasets of the choice, only where every one of them records it. "
-        "Each result was timed on its submitter's hardware (the model page names it), so latencies of different "
-        "machines compare only roughly.",
+        "Costs: parameters and embedding dimensions (model.parameters, model.dim); milliseconds per query: 1000 ÷ "
+        f"the search rate (provenance.timings.{LATENCY_TIMING}), the median over the datasets of the choice, only "
+        "where every one of them records it. A cost is measured only when irboard measured it: CI reproduced every "
+        "result of the model here, reading the parameter count and dimension from the model it loaded and timing "
+        "the search on its own machine (the Method page, trust). Every other cost is what the result files claim "
+        "(a submitter's flags or edits; timings from the submitter's hardware), marked claimed; each cost's "
+        "'measured by irboard only' view leaves claimed costs out of the chart and the front.",
         "Group means and dataset scores ×100 with their 95% confidence intervals, as on the ranks and dataset pages.",
     )
     default = next((c.key for c in choices if c.kind == "group" and c.name == ALL_GROUP),
@@ -140,5 +187,7 @@ def build_pareto(board: Leaderboard) -> list[ParetoContext]:
         links = tuple((c.key, c.name, c.kind, root + paths[c.key]) for c in choices)
         pages.append(ParetoContext(page=Page(path, title, root, "pareto"), choice=choice, links=links,
                                    costs=tuple((cost, COST_LABELS[cost]) for cost in COSTS), rule=pareto_rule(board),
+                                   cost_views=tuple((key, cost_label(key)) for cost in COSTS
+                                                    for key in (cost, cost + MEASURED)),
                                    methods=methods))
     return pages

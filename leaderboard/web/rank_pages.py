@@ -4,12 +4,18 @@ a rule (rank ranges, top group, bands, their guarantee) are made here once and q
 
 from __future__ import annotations
 
+import numpy as np
+
 from evaluator.result import slugify
 from leaderboard.analysis import effects
-from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard
+from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard, unit_of
+from leaderboard.analysis.stability import SPLITS, group_stability
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
+from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval
+from leaderboard.web import charts
 from leaderboard.web.contexts import (
     Effect,
+    Figure,
     Page,
     RankRow,
     RanksContext,
@@ -17,6 +23,7 @@ from leaderboard.web.contexts import (
     SeparabilityRow,
     StatisticsMethod,
 )
+from leaderboard.web.render import json_text
 
 RANKS_PAGE = "ranks.html"
 METHOD_ANCHOR = "method.html#statistics"
@@ -54,7 +61,7 @@ def guarantee(board: Leaderboard) -> str:
             f"guarantee, so they are not {level} sets; Holm's correction (the default) gives one.")
 
 
-def baseline_effect(dataset: DatasetBoard | None, model_id: str, alpha: float) -> Effect | None:
+def baseline_effect(dataset: DatasetBoard | None, model_id: str, alpha: float, correction: str = "holm") -> Effect | None:
     """Effect of the model against the dataset's baseline (None for the baseline itself, or without one); meaningful
     only where the corrected test also calls the difference significant."""
     if dataset is None or dataset.baseline is None or model_id not in dataset.position \
@@ -63,7 +70,12 @@ def baseline_effect(dataset: DatasetBoard | None, model_id: str, alpha: float) -
     pair, row = dataset.baseline_effects, dataset.position[model_id]
     diff = float(pair.diff[row])
     significant = bool(dataset.baseline.pvalue[row] < alpha)
-    return Effect(diff=diff, ci=(float(pair.low[row]), float(pair.high[row])), dz=float(pair.dz[row]),
+    n = dataset.scores.shape[1]
+    # the interval the corrected verdict rests on (verdicts.py), from the p-value the page shows
+    pairs = family_size(len(dataset.model_ids), correction)
+    low, high = verdict_interval(diff, float(pair.sd[row]) / np.sqrt(n), n - 1,
+                                 shown_pvalue(dataset.baseline.pvalue[row], alpha), alpha, pairs) if n > 1 else (diff, diff)
+    return Effect(diff=diff, ci=(float(low), float(high)), dz=float(pair.dz[row]),
                   meaningful=significant and abs(diff) >= dataset.separability.threshold)
 
 
@@ -92,10 +104,34 @@ def separability_method(board: Leaderboard) -> str:
             f"{effects.MEANINGFUL_SHARE:.0%} of the dataset's median score. See the method page.")
 
 
+def equivalence_mark(effect: Effect | None, margin: float) -> str:
+    """"equivalent" where the pair is not significantly different and its interval (Bonferroni's simultaneous one,
+    verdicts.py) lies within the margin; else ""."""
+    if effect is None or not (-margin < effect.ci[0] and effect.ci[1] < margin):
+        return ""
+    return "equivalent" if effect.ci[0] <= 0 <= effect.ci[1] else ""
+
+
+def family_rule(board: Leaderboard) -> str:
+    """The sentence that says corrected p-values depend on the models on the board, and how."""
+    correction = board.settings.tests.correction
+    how = {"holm": "Holm's correction multiplies each p-value by the number of pairs still in play, so a new model "
+                   "raises other pairs' corrected p-values (a pair can stop being significant) and can widen rank "
+                   "ranges",
+           "bh": "the Benjamini–Hochberg correction rescales each p-value by the pairs' count and its rank among "
+                 "them, so a new model moves other pairs' corrected p-values either way",
+           "none": "without a correction the p-values do not move, but nothing holds for all pairs at once"}
+    return ("Corrected p-values depend on the models on the board: the correction runs over every pair of the "
+            f"dataset's models (the group's, for group means), and {how.get(correction, how['holm'])}. A pull "
+            "request's summary (irboard compare) reports each new result with the board's own test and family after "
+            "the merge, and lists, labelled, the verdicts between other models it changes.")
+
+
 def effect_method(board: Leaderboard) -> str:
-    return ("Effect beside every p-value: Δ is the paired mean difference with its 95% t-interval, which is not "
-            "corrected for the number of pairs (it excludes 0 exactly when the uncorrected t-test rejects, so it may "
-            "exclude 0 beside a corrected p above α; the corrected p decides), and d_z = Δ / SD of the per-query "
+    return ("Effect beside every p-value: Δ is the paired mean difference with the interval its corrected verdict "
+            "rests on: the t-interval at the level the correction tested the pair at (α × uncorrected p / corrected "
+            "p: α / pairs at Holm's first step, Bonferroni's simultaneous interval; the level of its step for a pair "
+            "Holm rejects later), so it excludes 0 exactly when the corrected p is below α; d_z = Δ / SD of the per-query "
             "differences (0.2 small, 0.5 medium, 0.8 large by Cohen's rule of thumb); ● marks a meaningful "
             f"difference: significant after correction and at least {effects.MEANINGFUL_SHARE:.0%} of the dataset's "
             "median score.")
@@ -121,9 +157,34 @@ def rank_tables(board: Leaderboard, root: str = "", rows: bool = True) -> tuple[
     return tuple(
         RankTable(name=g.name, key=group_key(g.name), datasets=len(g.dataset_ids),
                   rows=group_rank_rows(g, root) if rows else (),
-                  bands=max((score.band for score in g.scores.values()), default=0), complete=len(g.scores))
+                  bands=max((score.band for score in g.scores.values()), default=0), complete=len(g.scores),
+                  stability=stability_text(board, g) if rows else "")
         for g in groups
     )
+
+
+def stability_text(board: Leaderboard, group: GroupBoard) -> str:
+    """Who could be #1 at 95% on the group, how often #1 stays #1 over random halves of the queries, and which
+    model is #1 with each dataset left out (analysis/stability.py)."""
+    ranked = list(group.ranked_ids)
+    if not ranked:
+        return ""
+    boards = {d.info.id: d for d in board.datasets}
+    scores = [boards[d].scores[[boards[d].position[m] for m in ranked]] for d in group.dataset_ids]
+    found = group_stability(ranked, scores, list(group.weights), [unit_of(d) for d in group.dataset_ids],
+                            seed=board.settings.tests.seed)
+    contenders = [m for m in ranked if m in group.best_set]
+    shares = sorted(found.split_half.items(), key=lambda item: -item[1])
+    halves = "; ".join(f"{model_id} {share:.0%}" for model_id, share in shares[:5])
+    changed = {unit: model_id for unit, model_id in found.leave_one_out.items() if model_id != found.leader}
+    left_out = (f"with any one of its {len(found.leave_one_out)} dataset units left out, {found.leader} stays #1"
+                if not changed else "with one dataset unit left out, #1 changes "
+                f"{len(changed)} time{'s' if len(changed) != 1 else ''} of {len(found.leave_one_out)}: "
+                + "; ".join(f"without {unit}, {model_id}" for unit, model_id in list(changed.items())[:5]))
+    return (f"Who could be #1 at 95%: {', '.join(contenders[:8])}{' …' if len(contenders) > 8 else ''} "
+            f"({len(contenders)} of {len(ranked)}; the confidence set for the best, method page). "
+            f"#1 by mean: {found.leader}. On random halves of each dataset's queries ({SPLITS} splits), #1 was: "
+            f"{halves}. By leaving out datasets: {left_out}.")
 
 
 def rank_method(board: Leaderboard) -> str:
@@ -133,11 +194,36 @@ def rank_method(board: Leaderboard) -> str:
             f"t-test). {rank_rule(board)}")
 
 
+def size_figure(board: Leaderboard) -> tuple[Figure | None, tuple[str, ...]]:
+    """Every model with a mean on the overall group (the home page's order) against its parameter count, and the
+    models left out for want of a count; a lexical model without one has 0 learned parameters."""
+    group = next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
+    if group is None:
+        return None, ()
+    info = {model.info.id: model.info for model in board.models}
+    shown, unplaced = [], []
+    for model_id, score in sorted(group.scores.items(), key=lambda item: -item[1].mean):
+        count = info[model_id].parameters
+        count = 0 if count is None and info[model_id].type == "lexical" else count
+        (unplaced if count is None or score.ci is None else shown).append((model_id, count, score))
+    if not any(count for _, count, _ in shown):
+        return None, tuple(model_id for model_id, _, _ in unplaced)
+    chart = charts.size_score_chart([m for m, _, _ in shown], [c for _, c, _ in shown],
+                                    [info[m].type for m, _, _ in shown], [100 * s.mean for *_, s in shown],
+                                    [100 * s.ci[0] for *_, s in shown], [100 * s.ci[1] for *_, s in shown], group.name)
+    title = (f"Size against score: the {group.name} mean ({len(group.dataset_ids)} datasets) ×100 of every model "
+             "with one, with its 95% confidence interval, against its parameter count (log scale), one colour per "
+             "model type; lexical models (no learned parameters) are dashed lines at their mean")
+    return Figure("fig-size", title, json_text(chart)), tuple(model_id for model_id, _, _ in unplaced)
+
+
 def build_ranks(board: Leaderboard) -> RanksContext:
+    figure, unplaced = size_figure(board)
     return RanksContext(page=Page(RANKS_PAGE, "Ranks with uncertainty", "", "ranks"), tables=rank_tables(board),
                         methods=(rank_method(board), band_rule(board), top_rule(board),
                                  f"See the method page ({METHOD_ANCHOR}) for the reasons."),
-                        verified=sum(model.verified == "all" for model in board.models))
+                        verified=sum(model.verified == "all" for model in board.models),
+                        figures=(figure,) if figure else (), unplaced=unplaced)
 
 
 def statistics_method(board: Leaderboard) -> StatisticsMethod:
@@ -147,4 +233,36 @@ def statistics_method(board: Leaderboard) -> StatisticsMethod:
         alpha=tests.alpha, resamples=tests.ci_resamples, seed=tests.seed,
         resample_datasets=board.settings.resample_datasets, meaningful_share=effects.MEANINGFUL_SHARE,
         power=effects.POWER, thresholds=tuple(separability_row(d, "") for d in board.datasets),
+        family=family_rule(board),
+        predictive=predictive_method(board),
+    )
+
+
+def predictive_method(board: Leaderboard) -> tuple[str, ...]:
+    """The method page's paragraphs on claims beyond these datasets: prediction intervals, equivalence, the best set."""
+    alpha = board.settings.tests.alpha
+    margin = board.settings.margin("nDCG@10")
+    return (
+        "Will A beat B on a dataset like mine? The compare page pools a pair's differences over the datasets of each "
+        "group (random effects: each dataset's true difference is drawn around a group mean with spread τ; τ by "
+        "Paule and Mandel, the mean with the Hartung–Knapp interval, t with k − 1 degrees of freedom over k "
+        "datasets, those below one parent as one). The prediction interval is where the true difference on a new "
+        "dataset of the group lies with 95% probability: mean ± t(k − 2) × √(τ² + SE²), with τ at the upper end of "
+        "its one-sided 80% Q-profile interval, since with few datasets or a spread small next to the datasets' own "
+        "errors τ is often estimated 0 and the interval would be too narrow (85–91% coverage in the simulation; "
+        "with the bound 95–99% for 4–30 datasets). It needs at least three datasets, and it assumes the datasets "
+        "of a group are exchangeable: a new dataset is like one drawn at random from the same population. A dataset "
+        "unlike the group's (another language, another kind of query) is not covered by it. P(better on a new "
+        "dataset) is the predictive probability that the difference there is above 0.",
+        f"Equivalence: a difference smaller than the margin (default {100 * margin:g} point ×100 of the main "
+        "metric; SiteSettings.margins sets one per metric) is of no practical importance. A pair is better or worse "
+        "where the corrected test rejects; equivalent where it does not and its interval, Bonferroni's "
+        f"simultaneous interval at α / pairs, lies within ± the margin (two one-sided tests at α / (2 × pairs) "
+        f"each); undetermined otherwise. All equivalence claims of a dataset hold together with probability at "
+        f"least 1 − α ({alpha:g}), as the significance claims do.",
+        "Who could be #1: the 95% confidence set for the best model keeps every model that no other is "
+        "significantly better than in a one-sided paired t-test at α / (models − 1). Only one model is the true "
+        "best, so only its hypothesis matters: the set holds it with probability at least 95%, at near-ties too, "
+        "and it needs far less evidence than the top group of the rank ranges, whose Holm correction starts at "
+        "α / (all pairs). The home page names it above the table.",
     )

@@ -24,6 +24,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from leaderboard.analysis.verdicts import pvalue_text
 from leaderboard.web.contexts import CLAIMED_RANKS
 from leaderboard.web.provenance import BuildStamp
 
@@ -75,12 +76,15 @@ def scale_rows(rows, unchecked_mark: Markup | str = "") -> Markup:
     filter call instead of a template loop, which took most of a model page's rendering (180 rows at 30 datasets).
     Each predicted value of a row whose score samples were not checked ends in `unchecked_mark` (markup)."""
     def predicted(value, row) -> str:
-        return f'<td class="num">{escape(format_score(value))}{"" if row.checked else unchecked_mark}</td>'
+        return f'<td class="num pred">{escape(format_score(value))}{"" if row.checked else unchecked_mark}</td>'
+
+    def error(row) -> str:
+        return f'<td class="num pred">{"" if row.error is None else "±"}{escape(format_score(row.error))}</td>'
 
     return Markup("".join(
         f'<tr>\n<th scope="row">{escape(row.dataset_id)}</th>\n<td class="num">R@{escape(row.k)}</td>\n'
         f'<td>{escape(row.growth)}</td>\n<td class="num">{escape(format_count(row.num_docs))}</td>\n'
-        f'<td class="num">{escape(format_score(row.measured))}</td>\n'
+        f'<td class="num">{escape(format_score(row.measured))}</td>\n{error(row)}\n'
         f'{predicted(row.at_own_size, row)}\n'
         + "".join(predicted(value, row) for value in row.values) + "</tr>\n"
         for row in rows))
@@ -101,17 +105,8 @@ def format_signed(value, scale: float = 100.0, digits: int = 2) -> str:
 
 
 def format_pvalue(value, alpha: float = 0.05) -> str:
-    """Three decimals, or as many more as keep the printed value off alpha and on the same side of it as the p-value
-    (0.0498 and 0.0502, never 0.050 at alpha = 0.05)."""
-    if _missing(value):
-        return MISSING
-    if value < 0.001:
-        return "< 0.001"
-    for digits in range(3, 10):
-        text = f"{value:.{digits}f}"
-        if float(text) != alpha and (float(text) < alpha) == (value < alpha):
-            return text
-    return repr(float(value))
+    """verdicts.pvalue_text, "–" for a missing value."""
+    return MISSING if _missing(value) else pvalue_text(value, alpha)
 
 
 # Integers this large cannot become floats (10**400 / 1e12 overflows); shown as a plain exponent instead.

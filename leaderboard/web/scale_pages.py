@@ -59,7 +59,7 @@ def short_count(size: float) -> str:
 
 COLUMN_LABEL = f"Predicted R@{COLUMN_K} @{short_count(COLUMN_SIZE)} docs (model-based)"
 # what a * on a prediction means (the title of its mark, and the words beside a chart that has no marks)
-UNCHECKED_WORDS = "not verified: its score samples were not checked against a stored ranking"
+UNCHECKED_WORDS = "not checked: its score samples were not checked against a stored ranking"
 
 
 def method_words(board: Leaderboard) -> str:
@@ -95,18 +95,30 @@ def prediction_method(board: Leaderboard) -> str:
             "header links to it). – : the result has no score samples.")
 
 
-def dataset_prediction_column(board: Leaderboard, root: str) -> PredictionColumn:
-    return PredictionColumn(COLUMN_LABEL, f"{board.settings.scale_growth} growth", root + METHOD_ANCHOR)
+SHORT_LABEL = f"Predicted R@{COLUMN_K} @{short_count(COLUMN_SIZE)}"  # a header that fits on one line
 
 
-def home_predictions(board: Leaderboard, model_ids: list[str]):
+def column_error(board: Leaderboard, evidence: Evidence | None) -> float | None:
+    """The method's measured mean |error| at the column's k in the build's growth scenario and mode."""
+    if evidence is None:
+        return None
+    return evidence.error(board.settings.scale_growth, board.settings.scale_mode, COLUMN_K)
+
+
+def dataset_prediction_column(board: Leaderboard, root: str, evidence: Evidence | None = None) -> PredictionColumn:
+    return PredictionColumn(COLUMN_LABEL, f"{board.settings.scale_growth} growth", root + METHOD_ANCHOR,
+                            column_error(board, evidence), SHORT_LABEL)
+
+
+def home_predictions(board: Leaderboard, model_ids: list[str], evidence: Evidence | None = None):
     """The home column (None without any prediction) and each model's mean over the overall group's datasets."""
     overall = next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
     if not board.predictions or overall is None:
         return None, {}
     count = len(overall.dataset_ids)
     column = PredictionColumn(COLUMN_LABEL, f"{board.settings.scale_growth} growth, mean over all {count} "
-                              f"dataset{'s' if count != 1 else ''}", METHOD_ANCHOR)
+                              f"dataset{'s' if count != 1 else ''}", METHOD_ANCHOR, column_error(board, evidence),
+                              SHORT_LABEL)
     cells, unchecked = {}, unchecked_predictions(board)
     for model_id in model_ids:
         mean, covered = predictions.mean_column_value(board.predictions, model_id, overall.dataset_ids,
@@ -116,8 +128,10 @@ def home_predictions(board: Leaderboard, model_ids: list[str]):
     return column, cells
 
 
-def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSection | None:
-    """Charts and table of predicted recall for the model's results with score samples (None without any)."""
+def scale_section(board: Leaderboard, model: ModelBoard, root: str,
+                  evidence: Evidence | None = None) -> ScaleSection | None:
+    """Charts and table of predicted recall for the model's results with score samples (None without any); each
+    row with the method's measured error in its k and growth scenario, from `evidence`."""
 
     found = [board.predictions[(model.info.id, d)] for d in model.results if (model.info.id, d) in board.predictions]
     if not found:
@@ -145,7 +159,8 @@ def scale_section(board: Leaderboard, model: ModelBoard, root: str) -> ScaleSect
                 rows.append(ScaleRow(
                     dataset_id=prediction.dataset_id, k=k, growth=growth, num_docs=prediction.num_docs,
                     measured=measured.get(k), at_own_size=column[-1], values=tuple(column[:-1]),
-                    checked=checked))
+                    checked=checked,
+                    error=evidence.error(growth, board.settings.scale_mode, k) if evidence is not None else None))
         recall = {growth: PERCENT * prediction.recall[growth] for growth in ordered}
         figure = charts.recall_at_scale(
             prediction.dataset_id, prediction.sizes, prediction.ks, recall,

@@ -11,7 +11,8 @@
   "use strict";
   document.documentElement.classList.add("js");
   var CHECKS = ["open", "zeroshot", "verified"];
-  var TEXTS = ["q", "type", "maxparams", "license", "view"];
+  var TEXTS = ["q", "type", "maxparams", "license", "view", "trust"];
+  var TIERS = ["self-reported", "re-scored", "reproduced"];  /* the trust ladder, lowest first */
   var DEFAULTS = { view: "score", page: "1" };
 
   function list(items) { return Array.prototype.slice.call(items); }
@@ -41,6 +42,7 @@
 
   function csvField(value) {
     var text = value === null || value === undefined ? "" : String(value);
+    if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) { text = "'" + text; }  /* inert in a spreadsheet */
     return /[",\r\n]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
   }
 
@@ -127,7 +129,9 @@
       });
       if (state.view && state.view !== "rank") { state.view = "score"; }
       state.ignored = ignored;
-      state.reveal = true;  /* show the sorted column once the table is laid out */
+      /* show a sorted column the address asks for once the table is laid out; the default order opens the table
+         at its left edge, the model names beside the first scores */
+      state.reveal = Boolean(params.get("sort")) && state.sort !== DEFAULTS.sort;
       return state;
     }
 
@@ -181,6 +185,7 @@
       if (state.open && data.open !== "1") { return false; }
       if (state.zeroshot && data.zs !== "1") { return false; }
       if (state.verified && data.ver !== "1") { return false; }
+      if (state.trust && TIERS.indexOf(data.tier) < TIERS.indexOf(state.trust)) { return false; }
       return true;
     }
 
@@ -350,6 +355,10 @@
       }
       note.textContent = sorted;
       note.hidden = !sorted;
+      if (board && board.answer) {  /* home: which shown models are best on the sorted column (board.js) */
+        board.answer(matching.map(function (index) { return records[index]; }), state.sort || DEFAULTS.sort, columns,
+                     records);
+      }
       writeState(state);
       if (state.reveal) { state.reveal = false; revealSorted(state); }
     }
@@ -382,32 +391,109 @@
     });
 
     /* "Download this view": the rows that match, in their order (on every page, not only the one shown), with every
-       column shown, each value as the table shows it (scores ×100, rank ranges, W/T/L, intervals, ★ and * marks;
-       text read for screen readers left out), each header naming the full dataset id, metric and unit. */
+       column shown, for machines: one value per cell. A shown cell splits into its value and, where it shows them,
+       its interval (ci_low, ci_high), rank range (rank_low, rank_high), wins/ties/losses, the datasets covered of a
+       partial group (covered, total) and verdict (the marks: top
+       group ★ or bold, better ▲, worse ▼, meaningful ●, trained on it †, unverified *, space-separated); numbers as
+       numbers (×100 as shown, p-values exact), "–" as an empty cell. Each header names the full dataset id, metric
+       and unit; the column `verified` says whether every result of the model was re-scored. */
     function shownText(cell) {
       var copy = cell.cloneNode(true);
       list(copy.querySelectorAll(".sr, svg")).forEach(function (node) { node.remove(); });
       return copy.textContent.replace(/\s+/g, " ").replace(/ ?[↕▲▼]$/, "").trim();
     }
 
-    function viewCsv() {
+    var NUMBER = /^[+\-−]?\d+(\.\d+)?%?$/;
+    var MARKS = [["★", "top"], ["▲", "better"], ["▼", "worse"], ["●", "meaningful"], ["†", "trained"], ["*", "unverified"]];
+    function number(text) { return Number(text.replace("−", "-").replace(/^\+/, "").replace(/%$/, "")); }
+
+    function cellFields(cell, rankColumn) {
+      var copy = cell.cloneNode(true), out = {}, verdict = [], found;
+      list(copy.querySelectorAll(".sr, svg")).forEach(function (node) { node.remove(); });
+      var text = copy.textContent.replace(/\s+/g, " ").trim();
+      if (cell.tagName === "TD" && cell.classList.contains("top")) { verdict.push("top"); }
+      MARKS.forEach(function (mark) {
+        if (text.indexOf(mark[0]) !== -1) { verdict.push(mark[1]); text = text.split(mark[0]).join(" "); }
+      });
+      text = text.replace(/\b(top group|not ranked.*)$/, "").replace(/\s+/g, " ").trim();
+      if ((found = text.match(/\[([^,\]]+), ([^\]]+)\]/))) {
+        out.ci_low = number(found[1]);
+        out.ci_high = number(found[2]);
+        text = text.replace(found[0], "").trim();
+      }
+      found = text.match(/rank (\d+)(?:–(\d+))?/) || (rankColumn && text.match(/^(\d+)(?:–(\d+))?( of \d+)?$/));
+      if (found) {
+        out.rank_low = Number(found[1]);
+        out.rank_high = Number(found[2] || found[1]);
+        text = text.replace(found[0], "").trim();
+      }
+      if ((found = text.match(/^(\d+)\/(\d+)$/))) {  /* partial coverage: datasets covered / in the group */
+        out.covered = Number(found[1]);
+        out.total = Number(found[2]);
+        text = "";
+      }
+      if ((found = text.match(/^(\d+) ?\/ ?(\d+) ?\/ ?(\d+)$/))) {
+        out.wins = Number(found[1]);
+        out.ties = Number(found[2]);
+        out.losses = Number(found[3]);
+        text = "";
+      }
+      if (cell.dataset.v !== undefined && cell.dataset.v !== "" && NUMBER.test(String(Number(cell.dataset.v)))) {
+        out.value = Number(cell.dataset.v);  /* the exact value behind a rounded one (p-values) */
+      } else if (text && text !== "–") {
+        out.value = NUMBER.test(text) ? number(text) : text;
+      }
+      if (verdict.length) { out.verdict = verdict.join(" "); }
+      return out;
+    }
+
+    var PARTS = ["value", "ci_low", "ci_high", "rank_low", "rank_high", "wins", "ties", "losses", "covered", "total",
+                 "verdict"];
+    /* The view as a table of values: {header, rows}, for the CSV and the Parquet file. */
+    function viewTable() {
       var off = state.view === "rank" ? "s" : state.view === "score" ? "r" : "";
       var names = { model: "model_id", type: "type", params: "parameters" };
       var shown = [];
       headers.forEach(function (th, index) {
         if (th.hidden || (off && th.classList.contains(off)) || !shownText(th)) { return; }
-        shown.push({ index: index, name: names[th.dataset.key] || th.dataset.unit || shownText(th) });
+        shown.push({ index: index, name: names[th.dataset.key] || th.dataset.unit || shownText(th),
+                     rank: th.dataset.key === "rank" || /^rank range/i.test(shownText(th)) });
       });
-      var lines = [shown.map(function (column) { return csvField(column.name); }).join(",")];
       build(matching);  /* every matching row in the order shown (verified models first), on every page */
-      matching.forEach(function (index) {
+      var cells = matching.map(function (index) {
         var row = records[index].node;
-        lines.push(shown.map(function (column) {
+        return shown.map(function (column) {
           var cell = row.cells[column.index], link = cell.tagName === "TH" && cell.querySelector("a");
-          return csvField(link ? link.textContent.trim() : shownText(cell));  /* a model: its id, not its tags */
-        }).join(","));
+          if (link) { return { value: link.textContent.trim() }; }  /* a model: its id, not its tags */
+          if (column.index === 2 && table.id === "board") {  /* parameters: the count, not "110M" */
+            return { value: cell.dataset.v === "" ? undefined : Number(cell.dataset.v) };
+          }
+          return cellFields(cell, column.rank);
+        });
       });
-      return lines.join("\r\n") + "\r\n";
+      var header = [], picks = [];  /* each column's parts that some row fills */
+      shown.forEach(function (column, k) {
+        PARTS.forEach(function (part) {
+          if (cells.some(function (row) { return row[k][part] !== undefined; }) || (part === "value" &&
+              !cells.length)) {
+            header.push(part === "value" ? column.name : column.name + " " + part);
+            picks.push([k, part]);
+          }
+        });
+      });
+      return {
+        header: header.concat(["verified"]),
+        rows: cells.map(function (row, r) {
+          return picks.map(function (pick) { return row[pick[0]][pick[1]]; })
+            .concat([records[matching[r]].props.ver === "1"]);
+        })
+      };
+    }
+
+    function viewCsv() {
+      var view = viewTable();
+      return [view.header].concat(view.rows).map(function (row) { return row.map(csvField).join(","); })
+        .join("\r\n") + "\r\n";
     }
 
     /* leaderboard-<view>[-by-<column>[-asc]][-filtered].csv, <dataset slug>-view[...].csv */
@@ -427,18 +513,31 @@
       viewButton.type = "button";
       viewButton.id = "download-view";
       viewButton.className = "link";
-      viewButton.textContent = "this view (CSV: filters and sort applied, ×100 as shown)";
-      viewButton.addEventListener("click", function () {
+      viewButton.textContent = "this view (CSV: filters and sort applied, one value a cell, ×100 as shown)";
+      var save = function (content, type, name) {
         var link = document.createElement("a");
-        link.href = URL.createObjectURL(new Blob([viewCsv()], { type: "text/csv" }));
-        link.download = viewName();
+        link.href = URL.createObjectURL(new Blob([content], { type: type }));
+        link.download = name;
         document.body.appendChild(link);
         link.click();
         link.remove();
         setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
-      });
+      };
+      viewButton.addEventListener("click", function () { save(viewCsv(), "text/csv", viewName()); });
       downloads.appendChild(document.createTextNode(" · "));
       downloads.appendChild(viewButton);
+      if (window.irboardParquet) {  /* the same table, typed (site/js/parquet.js) */
+        var parquetButton = viewButton.cloneNode(false);
+        parquetButton.id = "download-view-parquet";
+        parquetButton.textContent = "this view (Parquet)";
+        parquetButton.addEventListener("click", function () {
+          var view = viewTable();
+          save(window.irboardParquet(view.header, view.rows), "application/vnd.apache.parquet",
+               viewName().replace(/\.csv$/, ".parquet"));
+        });
+        downloads.appendChild(document.createTextNode(" · "));
+        downloads.appendChild(parquetButton);
+      }
     }
 
     form.hidden = false;

@@ -141,8 +141,13 @@ def test_compare_uses_the_sites_statistics(scifact_run):
     assert frame[["rank_best", "rank_worst"]].to_numpy().tolist() == expected.tolist()
     diff = scores[1] - scores[0]
     assert frame["diff"][1] == pytest.approx(diff.mean(), abs=1e-12)
-    half = scipy_stats.t.ppf(0.975, diff.size - 1) * diff.std(ddof=1) / np.sqrt(diff.size)
+    # the interval of the corrected verdict: the t-interval at level alpha * raw p / corrected p (shown to 4 decimals)
+    shown = np.floor(holm[0] * 1e4) / 1e4 if holm[0] < 0.05 else np.ceil(holm[0] * 1e4) / 1e4
+    level = 0.05 * raw[0] / shown
+    half = scipy_stats.t.isf(level / 2, diff.size - 1) * diff.std(ddof=1) / np.sqrt(diff.size)
     assert (frame["diff_low"][1], frame["diff_high"][1]) == pytest.approx((diff.mean() - half, diff.mean() + half))
+    assert (frame["diff_low"][1] > 0 or frame["diff_high"][1] < 0) == (holm[0] < 0.05)
+    assert "3 pairs of the 3 runs given" in report.family
     markdown = report.to_markdown()
     assert markdown.count("\n|") == 4 and "Holm" in markdown
     assert "\\begin{tabular}" in report.to_latex() and "sentence-transformers\\_\\_all-minilm-l6-v2" in report.to_latex()
@@ -180,3 +185,10 @@ def test_evaluate_model_equals_the_command(tmp_path):
     assert result.per_query.to_dict("list") == {m: written.per_query[m].tolist() for m in written.per_query}
     with pytest.raises(irboard.errors.IrboardError, match="engine"):
         irboard.evaluate_model("bm25", "beir/scifact", data_dir=SCIFACT, engine="spark")
+
+
+def test_the_default_margin_is_the_sites():
+    from irboard.comparison import DEFAULT_MARGIN
+    from leaderboard.analysis import verdicts
+
+    assert DEFAULT_MARGIN == verdicts.DEFAULT_MARGIN

@@ -124,7 +124,7 @@ def test_metrics_the_stored_ranking_does_not_determine_are_shown_unverified(tmp_
     assert model["rows"][0]["unverified"] == " ".join(sorted(names, key=model["columns"].index))
     page = (tmp_path / "_site" / "datasets" / "beir__scifact.html").read_text()
     unranked = page[page.index('<tbody class="unranked">'):page.index("</tbody>", page.index('"unranked"'))]
-    assert NEW_MODEL in unranked and "Not verified: not ranked" in unranked
+    assert NEW_MODEL in unranked and "Not re-scored: not ranked" in unranked
     assert unranked.count('class="unv"') == len(names)  # each made-up value marked
 
 

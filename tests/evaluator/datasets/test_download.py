@@ -95,6 +95,18 @@ def test_http_error_names_the_status(server, tmp_path):
     assert leftovers(tmp_path) == []
 
 
+def test_a_zip_bomb_is_refused_before_extracting(server, tmp_path):
+    """A 40 kB archive whose member inflates to 40 MB (1,000 times): refused from the sizes it declares, and
+    nothing is written."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("bomb/corpus.jsonl", bytes(40 << 20))
+    server.files["/bomb.zip"] = buffer.getvalue()
+    with pytest.raises(DatasetLoadError, match="would inflate to 41,943,040 bytes, more than 100 times its size"):
+        fetch_archive(f"{server.base_url}/bomb.zip", hashlib.md5(buffer.getvalue()).hexdigest(), tmp_path / "b")
+    assert leftovers(tmp_path) == []
+
+
 def test_a_file_that_is_not_a_zip_is_refused(server, tmp_path):
     server.files["/broken.zip"] = b"not a zip at all"
     with pytest.raises(DatasetLoadError, match="not a valid zip archive"):

@@ -5,13 +5,15 @@ import signal
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
 import pytest
 import ray
 
-from evaluator.engines.shards import merge_topk, plan_shards
+from evaluator.engines import ray_engine
+from evaluator.engines.shards import merge_topk, plan_shards, reduce_as_ready
 from evaluator.index import cache as encoding_cache
 from evaluator.index import dense as dense_index
 from evaluator.metrics import DEFAULT_MEASURES
@@ -189,7 +191,7 @@ def test_gpu_actors_run_the_model_on_their_gpu():
     assert actor_overrides("dense:all-MiniLM-L6-v2", {}, gpus=0) == {}
 
 
-def test_sharded_scores_at_sampled_columns(tmp_path):
+def test_sharded_scores_at_sampled_columns(local_ray, tmp_path):
     """Each shard scores the wanted columns it holds; the pieces go back in the columns' order."""
     from evaluator.engines.ray_engine import ShardedIndex
     from evaluator.engines.shards import ShardStore
@@ -201,18 +203,107 @@ def test_sharded_scores_at_sampled_columns(tmp_path):
     store = ShardStore(tmp_path, {"test": "scores_at"})
     for shard, (start, stop) in enumerate(plan):
         store.write("encoded", shard, embeddings[start:stop])
-    index = ShardedIndex(store, "encoded", plan, None, 16)
-    # run each shard's task in this process, as Ray would run it on a worker
-    index._each_shard = lambda task, *args: [task.fn(store, "encoded", s, a, b, None, 16, *args)
-                                             for s, (a, b) in enumerate(plan)]
-    queries = rng.standard_normal((3, 8)).astype(np.float32)
-    queries[2, 0] = np.nan
+    queries = rng.standard_normal((4, 8)).astype(np.float32)
+    queries[3, 0] = np.nan
+    index = ShardedIndex(store, "encoded", plan, None, 16, ray.put(queries), 4)
     columns = [SampleColumns(np.array([25, 49]), np.array([0, 19, 20])), SampleColumns(np.array([], np.int64),
                np.array([3, 30])), SampleColumns(np.array([7]), np.array([8]))]
     expected = queries @ embeddings.T
-    got = index.scores_at(queries, columns)
-    for row, (cols, (relevant, nonrelevant, nonfinite)) in enumerate(zip(columns[:2], got[:2], strict=True)):
+    got = index.scores_at(index.queries[1:], columns)  # the queries' rows 1 to 3
+    for row, (cols, (relevant, nonrelevant, nonfinite)) in enumerate(zip(columns[:2], got[:2], strict=True), 1):
         np.testing.assert_allclose(relevant, expected[row, cols.relevant], rtol=1e-6)
         np.testing.assert_allclose(nonrelevant, expected[row, cols.nonrelevant], rtol=1e-6)
         assert nonfinite == 0
     assert got[2][2] == 50  # a NaN query: every score in its row is non-finite, counted over both shards
+
+
+def test_reduce_as_ready_keeps_at_most_the_window_alive():
+    """Without Ray: tasks finishing in a scrambled order, merged pairwise into the full sum, never more than the
+    window alive (a driver gathering every shard at once would hold all 11)."""
+    order = np.random.default_rng(3).permutation(40).tolist()  # the order in which running tasks finish
+    alive = set()
+
+    def submit(i):
+        alive.add(("task", i))
+        return ("task", i)
+
+    def merge(a, b):
+        alive.discard(a)
+        alive.discard(b)
+        merged = ("merged", value(a) + value(b))
+        alive.add(merged)
+        return merged
+
+    def value(item):
+        return 2 ** item[1] if item[0] == "task" else item[1]
+
+    def wait(running):
+        first = min(running, key=lambda item: order.index(item[1] % 40))
+        return [first], [r for r in running if r is not first]
+
+    peaks = []
+    for window in (2, 3, 4):
+        final, peak = reduce_as_ready(submit, 11, merge, wait, window)
+        assert value(final) == 2 ** 11 - 1  # every task's result, each once
+        assert peak <= window
+        peaks.append(peak)
+    assert peaks[-1] == 4
+    with pytest.raises(ValueError, match="window of at least 2"):
+        reduce_as_ready(submit, 3, merge, wait, 1)
+
+
+class _CountingGet:
+    """`ray.get` that counts the shard replies (tuples holding arrays) alive in the driver at once: a reply stays
+    alive while any of its arrays does."""
+
+    def __init__(self, real):
+        self.real, self.alive, self.peak, self.fetched = real, set(), 0, 0
+
+    def __call__(self, refs, *args, **kwargs):
+        value = self.real(refs, *args, **kwargs)
+        for reply in value if isinstance(refs, list) else [value]:
+            arrays = [a for a in reply if isinstance(a, np.ndarray)] if isinstance(reply, tuple) else []
+            if arrays:
+                token = object()
+                self.alive.add(token)
+                self.fetched += 1
+                remaining = [len(arrays)]
+
+                def gone(token=token, remaining=remaining):
+                    remaining[0] -= 1
+                    if remaining[0] == 0:
+                        self.alive.discard(token)
+
+                for array in arrays:
+                    weakref.finalize(array, gone)
+        self.peak = max(self.peak, len(self.alive))
+        return value
+
+
+@pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
+def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_ray, small_scifact, tmp_path,
+                                                                     monkeypatch):
+    """Nine shards, a window of two: the driver holds at most the final top-k and one shard reply at a time
+    (gathering every shard's top-k or samples at once would hold nine), and the result is the local one."""
+    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 15)
+    monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 15)
+    local = _evaluate(model, small_scifact, tmp_path / "local", "local")
+    indexes = []
+
+    class Recording(ray_engine.ShardedIndex):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            indexes.append(self)
+
+    monkeypatch.setattr(ray_engine, "ShardedIndex", Recording)
+    monkeypatch.setattr(ray_engine, "MERGE_WINDOW", 2)
+    counting = _CountingGet(ray.get)
+    monkeypatch.setattr(ray, "get", counting)
+    distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=9)
+    (index,) = indexes
+    assert len(index.plan) == 9
+    assert index.peak_alive <= 2  # shard results running or awaiting a merge
+    assert counting.fetched >= 9  # the sample replies and the final top-k came through ray.get, one by one
+    assert counting.peak <= 2  # the final top-k and one reply
+    _assert_same(distributed, local)
+    assert _stored_samples(distributed) == _stored_samples(local)

@@ -5,6 +5,10 @@ samples equal the local engine's for BM25, SPLADE and dense (exact search per sh
 
 import contextlib
 import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import ray
@@ -16,6 +20,8 @@ from tests.conftest import write_scifact_slice
 from tests.evaluator.engines.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
 
 pytestmark = pytest.mark.ray  # excluded from `make check`
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @contextlib.contextmanager
@@ -86,3 +92,25 @@ def test_shared_cache_uri_lets_a_rerun_skip_every_finished_shard(two_node_cluste
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("shared/encodings/*/*")} == checkpoints
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("shared/corpora/*")} == corpus_files
     _assert_same(rerun, local)
+
+
+@pytest.mark.parametrize("model", [f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
+def test_the_driver_never_imports_torch(model, two_node_cluster, small_scifact, tmp_path):
+    """The driver loads no neural model: the workers read its information and encode the queries, so a driver
+    process that evaluates SPLADE or a dense model on the cluster never imports torch (or transformers)."""
+    cluster, _ = two_node_cluster
+    script = (
+        "import sys\n"
+        "from evaluator.metrics import DEFAULT_MEASURES\n"
+        "from evaluator.pipeline import evaluate_model\n"
+        f"result = evaluate_model({model!r}, 'local:{small_scifact}', list(DEFAULT_MEASURES), top_k=100,"
+        f" engine='ray', address={cluster.address!r}, cache_dir={str(tmp_path / 'cache')!r}, shards=2)\n"
+        "assert result.metrics['nDCG@10'] > 0.3, result.metrics\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)\n"
+        "assert not heavy, f'the driver imported {heavy}'\n"
+        "print('driver clean')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "driver clean" in done.stdout

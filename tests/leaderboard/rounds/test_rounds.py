@@ -4,6 +4,7 @@ the official judgments restricted to the pool. The clock is a table of instants 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytrec_eval
 
 from evaluator.result import ModelBlock, read_result
 from evaluator.trec import read_qrels, read_run, write_run
-from leaderboard.rounds.ledger import commitment_hash
+from leaderboard.rounds.ledger import commitment_binding, commitment_hash
 from leaderboard.rounds.play import commit_run, reveal_run, round_status, write_pool, write_scores
 from leaderboard.rounds.pool import top_documents
 from leaderboard.rounds.spec import RoundError, read_round
@@ -29,6 +30,8 @@ MODELS = {  # repository result folder -> model id and type
     "splade-tiny": ("naver/splade-tiny", "sparse"),
     "sentence-transformers__all-minilm-l6-v2": ("sentence-transformers/all-MiniLM-L6-v2", "dense"),
 }
+OWNERS = {"bm25": "ann", "splade-tiny": "bo", "sentence-transformers__all-minilm-l6-v2": "cy",
+          "bm25-k1-1.5-b-0.75": "di"}
 ROUND_YML = f"""name: scifact-blind
 dataset: beir/scifact
 split: test
@@ -79,21 +82,22 @@ def played(tmp_path):
     for name, run in runs.items():
         model_id, kind = MODELS.get(name, ("org/bm25-tuned", "lexical"))
         model = ModelBlock(id=model_id, type=kind, revision="v1", license="apache-2.0")
-        path = commit_run(folder, run, model, private / f"{name}.salt",
+        path = commit_run(folder, run, model, OWNERS[name], private / f"{name}.salt",
                           uses_models=["meta-llama/Llama-3.1-8B-Instruct"] if kind == "dense" else [])
         clock.enter(OPEN + timedelta(days=1), path)
         entries[name] = path.stem
-    # someone copies bm25's commitment under their own model, to reveal bm25's run once it is public: refused
-    twin = folder / "commitments" / "someone__bm25-copy.json"
+    # someone copies bm25's hash under their own model, to reveal bm25's run once it is public: the hash binds
+    # bm25's entry and owner, so the copy can never be opened, and is refused once bm25's reveal opens the original
+    twin = folder / "commitments" / "eve~someone__bm25-copy.json"
     copied = json.loads((folder / "commitments" / f"{entries['bm25']}.json").read_text())
-    twin.write_text(json.dumps({**copied, "model": {"id": "someone/bm25-copy", "type": "lexical"}}))
+    twin.write_text(json.dumps({**copied, "model": {"id": "someone/bm25-copy", "type": "lexical"}, "owner": "eve"}))
     clock.enter(OPEN + timedelta(days=2), twin)
     # a second file for a model revision already committed: refused by its name
-    again = folder / "commitments" / "bm25@v1-again.json"
+    again = folder / "commitments" / "ann~bm25@v1-again.json"
     again.write_text(json.dumps(copied))
     clock.enter(OPEN + timedelta(days=2), again)
     # committed after the freeze: refused, whatever the file says
-    late = commit_run(folder, runs["bm25"], ModelBlock(id="late/model", type="lexical"), private / "late.salt")
+    late = commit_run(folder, runs["bm25"], ModelBlock(id="late/model", type="lexical"), "fay", private / "late.salt")
     clock.enter(FROZEN + timedelta(hours=1), late)
     for name in MODELS:
         clock.enter(FROZEN + timedelta(days=1), *reveal_run(folder, entries[name], runs[name],
@@ -116,12 +120,12 @@ def test_commitments_and_reveals_are_judged_by_when_they_entered(played):
     statuses = _statuses(during)
     assert {statuses[entries[name]] for name in MODELS} == {"revealed"}
     assert statuses[entries["bm25-k1-1.5-b-0.75"]] == "committed"  # may still reveal
-    assert statuses["someone__bm25-copy"] == "refused"
-    assert statuses["late__model"] == "refused"
+    assert statuses["eve~someone__bm25-copy"] == "refused"
+    assert statuses["fay~late__model"] == "refused"
     reasons = {entry.name: entry.reason for entry in during.ledger.entries}
-    assert "the same run as bm25@v1" in reasons["someone__bm25-copy"]
-    assert "accepted from" in reasons["late__model"]
-    assert statuses["bm25@v1-again"] == "refused" and "named for another model" in reasons["bm25@v1-again"]
+    assert "a copy of the hash of ann~bm25@v1" in reasons["eve~someone__bm25-copy"]
+    assert "accepted from" in reasons["fay~late__model"]
+    assert statuses["ann~bm25@v1-again"] == "refused" and "named for another model" in reasons["ann~bm25@v1-again"]
     # once the reveals are closed, an unrevealed commitment is withdrawn, publicly
     after = _status(folder, clock, REVEALED + timedelta(hours=1))
     assert _statuses(after)[entries["bm25-k1-1.5-b-0.75"]] == "withdrawn"
@@ -161,16 +165,16 @@ def test_uncommitted_reveals_and_unknown_files_are_problems(played):
 
 def test_a_pull_request_is_checked_against_the_phase_it_would_enter(played, tmp_path):
     folder, clock, runs, entries = played
-    pending = ["commitments/new__model.json", "reveals/x.run", "judgments/qrels.txt", "round.yml"]
+    pending = ["commitments/new__model.json", "reveals/x.run", "judgments/qrels.txt"]
     problems = round_status(folder, FROZEN + timedelta(days=1), clock.times, pending=[]).problems
-    assert len(problems) == 1 and "bm25@v1-again.json: is named for another model" in problems[0]
+    assert len(problems) == 2 and "ann~bm25@v1-again.json: is named for another model" in problems[0]
+    assert "eve~someone__bm25-copy.json: copies the hash of ann~bm25@v1" in problems[1]
     from leaderboard.rounds.ledger import pending_problems
 
     problems = pending_problems(read_round(folder), pending, FROZEN + timedelta(days=1))
-    assert len(problems) == 3  # the reveal is allowed while frozen; nothing else is
+    assert len(problems) == 2  # the reveal is allowed while frozen; nothing else is
     assert any("commitments/new__model.json: would enter at" in p for p in problems)
     assert any("judgments/qrels.txt: would enter at" in p for p in problems)
-    assert any("round.yml: the round is open" in p for p in problems)
 
 
 def _pooled_qrels(folder: Path) -> dict[str, dict[str, int]]:
@@ -237,7 +241,8 @@ def test_pool_judge_and_score_equal_trec_eval(played):
     assert any(row["unique_relevant"] > 0 and row["leave_one_out"] < row["metrics"]["nDCG@10"]
                for row in board["runs"])
     status = _status(folder, clock, PUBLISHED)
-    assert len(status.problems) == 1 and "bm25@v1-again" in status.problems[0]  # only the misnamed commitment
+    # only the misnamed commitment and the copied hash
+    assert len(status.problems) == 2 and "ann~bm25@v1-again" in status.problems[0] and "copies" in status.problems[1]
     assert status.board is not None and status.board.to_json() == scores_path.read_text()
 
 
@@ -256,8 +261,13 @@ def test_edited_pool_or_judgments_outside_it_are_caught(played):
     assert any("judges 1 pairs outside the pool" in p for p in _status(folder, clock, JUDGED).problems)
 
 
-def test_commitment_hash_is_run_then_salt():
-    assert commitment_hash(b"run", "00ff") == __import__("hashlib").sha256(b"run\x00\xff").hexdigest()
+def test_commitment_hash_binds_round_entry_model_and_owner_then_run_then_salt():
+    model = ModelBlock(id="Org/Model", type="dense", revision="v2")
+    binding = commitment_binding("scifact-blind", model, "Ann")
+    assert binding == b"irboard sealed-round commitment v3\nscifact-blind\nann~org__model@v2\nOrg/Model\nv2\nann\n"
+    assert commitment_hash(b"run", "00ff", binding) == hashlib.sha256(binding + b"run\x00\xff").hexdigest()
+    other = commitment_binding("scifact-blind", model, "eve")
+    assert commitment_hash(b"run", "00ff", other) != commitment_hash(b"run", "00ff", binding)
 
 
 def test_merge_times_come_from_the_first_parent_history(tmp_path):
@@ -277,9 +287,9 @@ def test_merge_times_come_from_the_first_parent_history(tmp_path):
     git("add", ".", at=OPEN)
     git("commit", "-q", "-m", "round", at=OPEN - timedelta(days=1))
     git("checkout", "-q", "-b", "submission", at=OPEN)
-    commitment = folder / "commitments" / "x__y.json"
+    commitment = folder / "commitments" / "xy~x__y.json"
     commitment.parent.mkdir()
-    commitment.write_text(json.dumps({"model": {"id": "x/y", "type": "dense"}, "sha256": "0" * 64}))
+    commitment.write_text(json.dumps({"model": {"id": "x/y", "type": "dense"}, "owner": "xy", "sha256": "0" * 64}))
     git("add", ".", at=OPEN)
     git("commit", "-q", "-m", "commit", at=OPEN + timedelta(days=1))  # claims to be on time
     git("checkout", "-q", "main", at=OPEN)
@@ -319,25 +329,25 @@ def test_the_command_line_plays_a_round_in_a_git_repository(tmp_path):
     git("init", "-q", "-b", "main", at=OPEN)
     merge(OPEN - timedelta(days=1))
     done = irboard_plain("round", "commit", str(folder), "--run", str(run), "--model-id", "bm25", "--revision", "v1",
-                         "--type", "lexical", "--salt-out", str(tmp_path / "bm25.salt"))
+                         "--type", "lexical", "--owner", "ann", "--salt-out", str(tmp_path / "bm25.salt"))
     assert done.returncode == 0, done.stderr
-    inside = irboard_plain("round", "commit", str(folder), "--run", str(run), "--model-id", "x", "--salt-out",
-                           str(folder / "x.salt"))
+    inside = irboard_plain("round", "commit", str(folder), "--run", str(run), "--model-id", "x", "--owner", "ann",
+                           "--salt-out", str(folder / "x.salt"))
     assert inside.returncode == 1 and "write it outside" in inside.stderr
     # a pull request adding the commitment is fine while open, refused once frozen
-    pending = str(folder / "commitments" / "bm25@v1.json")
+    pending = str(folder / "commitments" / "ann~bm25@v1.json")
     assert irboard("round", "check", str(folder), "--pending", pending, now=OPEN + timedelta(days=1)).returncode == 0
     late = irboard("round", "check", str(folder), "--pending", pending, now=FROZEN + timedelta(days=1))
     assert late.returncode == 1 and "would enter at" in late.stderr and "Traceback" not in late.stderr
     merge(OPEN + timedelta(days=1))
     early = irboard("pool", str(folder), now=FROZEN + timedelta(days=1))
     assert early.returncode == 1 and "the pool is made once the reveals close" in early.stderr
-    done = irboard_plain("round", "reveal", str(folder), "--entry", "bm25@v1", "--run", str(run), "--salt",
+    done = irboard_plain("round", "reveal", str(folder), "--entry", "ann~bm25@v1", "--run", str(run), "--salt",
                          str(tmp_path / "bm25.salt"))
     assert done.returncode == 0, done.stderr
     merge(FROZEN + timedelta(days=1))
     check = irboard("round", "check", str(folder), now=REVEALED)
-    assert check.returncode == 0 and "bm25@v1 revealed" in check.stdout
+    assert check.returncode == 0 and "ann~bm25@v1 revealed" in check.stdout
     done = irboard("pool", str(folder), now=REVEALED + timedelta(hours=1))
     assert done.returncode == 0 and (folder / "pool.tsv").stat().st_size > 0
 
@@ -348,6 +358,11 @@ def test_the_command_line_plays_a_round_in_a_git_repository(tmp_path):
     (ROUND_YML.replace("nDCG@10, ", "nDGC@10, "), "metrics"),
     (ROUND_YML.replace("T00:00:00+00:00", "T00:00:00", 1), "time zone"),
     ("[1, 2", "not valid YAML"),
+    # a reviewer reads the first key; PyYAML would keep the second
+    (ROUND_YML + "seed: 1\n", "line 14: is not valid YAML \\(the key 'seed' is given twice\\)"),
+    (ROUND_YML.replace("open: 2027-01-01T00:00:00+00:00", "open: 2026-12-31T23:59:60+00:00"), "impossible date"),
+    (ROUND_YML.replace("judged: 2027-01-31", "judged: 2027-02-30"), "impossible date"),
+    ("[" * 50_000, "nested too deeply"),
     (ROUND_YML.replace("name: scifact-blind", "name: other"), "differs from its folder"),
 ])
 def test_bad_round_files_get_one_line(tmp_path, text, message):
@@ -379,15 +394,16 @@ def test_round_page_shows_phase_commitments_and_board(played, tmp_path):
                 folder / "judgments" / "provenance.yml")
     clock.enter(JUDGED + timedelta(hours=1), write_scores(folder, JUDGED + timedelta(hours=1), clock.times))
     import leaderboard.rounds.play as play
+    from leaderboard.rounds.history import tree_history
 
-    original = play.git_times
-    play.git_times = lambda _folder: clock.times
+    original = play.git_history
+    play.git_history = lambda _folder, rev="HEAD": tree_history(_folder, clock.times)
     try:
         before = build_site(ROOT / "results", tmp_path / "site-judged", rounds_dir=folder.parent,
                             now=JUDGED + timedelta(days=1))
         after = build_site(ROOT / "results", tmp_path / "site", rounds_dir=folder.parent, now=PUBLISHED)
     finally:
-        play.git_times = original
+        play.git_history = original
     judged_page = (tmp_path / "site-judged" / "rounds" / "scifact-blind.html").read_text()
     assert "The board is shown once the round is published" in judged_page
     page = (tmp_path / "site" / "rounds" / "scifact-blind.html").read_text()
@@ -398,4 +414,5 @@ def test_round_page_shows_phase_commitments_and_board(played, tmp_path):
     assert page.count("⚠") == 1  # only the caption's key: human judges share no model with a system
     index = (tmp_path / "site" / "rounds" / "index.html").read_text()
     assert 'href="scifact-blind.html"' in index
-    assert any("bm25@v1-again" in w for w in after.warnings) and before.pages == after.pages
+    assert any("ann~bm25@v1-again" in w for w in after.round_notes) and before.pages == after.pages
+    assert not any("ann~bm25@v1-again" in w for w in after.warnings)  # a round's files never fail --strict

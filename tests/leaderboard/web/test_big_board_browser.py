@@ -5,6 +5,7 @@ sorted mean, the view's download equals the view, and text from board.js stays t
 import csv
 import io
 import json
+import re
 import threading
 import zlib
 from dataclasses import replace
@@ -149,11 +150,22 @@ def test_the_default_sort_shows_rank_ranges_and_the_download_equals_the_view(hom
     assert [row[0] for row in body] == [model_id for model_id, _, _ in rows]  # the rows shown, in order
     shown_headers = page.eval_on_selector_all(
         "#board thead th[data-key]", "ths => ths.filter(th => th.offsetParent !== null && th.colSpan === 1).length")
-    assert len(header) == shown_headers and f"{group} ×100" in header
+    assert shown_headers < len(header) and f"{group} ×100" in header and header[-1] == "verified"
     column = header.index(f"{group} ×100")
-    for (model_id, kind, text), row in zip(rows, body, strict=True):
-        assert row[column] == " ".join(text.split())  # mean, interval, rank range and ★ as shown
-        assert ("rank" in row[column]) == (kind == "ranked" and _number(text) is not None)  # unverified: no rank
+    part = {name[len(group) + 6:]: header.index(name) for name in header if name.startswith(f"{group} ×100 ")}
+    assert {"ci_low", "ci_high", "rank_low", "rank_high", "verdict"} <= set(part)
+    for (model_id, kind, text), row in zip(rows, body, strict=True):  # one value a cell, each as the cell shows it
+        value = _number(text)
+        assert (row[column] == "") == (value is None) and (value is None or float(row[column]) == value)
+        interval = re.search(r"\[([^,]+), ([^\]]+)\]", text)
+        assert [row[part["ci_low"]], row[part["ci_high"]]] == (
+            [f"{float(interval[1]):g}", f"{float(interval[2]):g}"] if interval else ["", ""])
+        ranks = re.search(r"rank (\d+)(?:–(\d+))?", text)  # unverified: no rank
+        assert [row[part["rank_low"]], row[part["rank_high"]]] == (
+            [ranks[1], ranks[2] or ranks[1]] if ranks else ["", ""])
+        assert (ranks is not None) == (kind == "ranked" and value is not None)
+        assert row[part["verdict"]] == ("top" if "★" in text else "")
+        assert row[-1] == ("true" if kind == "ranked" else "false")
         assert (oracle[model_id]["verified"] == "all") == (kind == "ranked")
     assert any(kind == "unranked" for _, kind, _ in rows)
 

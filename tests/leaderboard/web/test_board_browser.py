@@ -9,11 +9,13 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from leaderboard.analysis.aggregate import build_leaderboard
 from leaderboard.analysis.effects import paired_effect
+from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results
 from leaderboard.web import pages
@@ -236,8 +238,13 @@ def test_any_two_models_show_their_p_value_and_effect(opened, many):
     if p != "< 0.001":
         assert float(p) == pytest.approx(expected_p, abs=0.0015)  # the page's p-values are rounded to 4 decimals
     delta, low, high = (float(x) for x in re.search(r"Δ (-?[\d.]+) \[(-?[\d.]+), (-?[\d.]+)\]", text).groups())
-    effect = paired_effect(dataset.scores[dataset.position[b]], dataset.scores[dataset.position[a]])
-    assert (delta, low, high) == pytest.approx([100 * v for v in effect[:3]], abs=0.02)
+    scores_b, scores_a = dataset.scores[dataset.position[b]], dataset.scores[dataset.position[a]]
+    effect = paired_effect(scores_b, scores_a)
+    # the interval of the board's corrected verdict on the pair (analysis/verdicts.py)
+    n = scores_a.size
+    interval = verdict_interval(effect[0], float(np.std(scores_b - scores_a, ddof=1)) / np.sqrt(n), n - 1,
+                                shown_pvalue(expected_p, 0.05), 0.05, family_size(len(dataset.model_ids), "holm"))
+    assert (delta, low, high) == pytest.approx([100 * effect[0], 100 * interval[0], 100 * interval[1]], abs=0.02)
     assert "pa=" in page.url and "pb=" in page.url
     page.fill("#pair-b", "no/such-model")
     page.locator("#pair-b").dispatch_event("change")
@@ -282,7 +289,7 @@ def test_the_script_builds_the_rows_the_page_writes(browser: Browser, built_site
         for (css, text), cell in zip(shown, row.cells, strict=True):
             value = "–" if cell.value is None else f"{100 * cell.value:.2f}"
             unverified = cell.value is not None and not cell.verified
-            assert text == value + ("†" if cell.trained else "") + ("* (not verified)" if unverified else "")
+            assert text == value + ("†" if cell.trained else "") + ("* (not re-scored)" if unverified else "")
             assert (css == "top") == cell.best
             marks += cell.trained + unverified + cell.best
     assert marks > 3 and problems == []

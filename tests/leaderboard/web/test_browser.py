@@ -47,11 +47,14 @@ def test_home_sorts_filters_searches_and_keeps_state_in_the_url(watched: Page, s
     unranked = _column_values(page, "d-beir__scifact", "unranked")
     assert len(unranked) == 4 and unranked == sorted(unranked, reverse=True)
     label = page.locator("#board tr.group-label")
-    expect(label).to_contain_text("Not verified: not ranked")
-    page.check("input[name=verified]")
+    expect(label).to_contain_text("Not re-scored: not ranked")
+    page.select_option("select[name=trust]", "re-scored")  # re-scored or reproduced
     expect(label).to_be_hidden()
     assert "bm25" not in _visible_ids(page) and "BAAI/bge-m3" in _visible_ids(page)
-    page.uncheck("input[name=verified]")
+    assert "trust=re-scored" in page.url
+    page.select_option("select[name=trust]", "reproduced")  # no record in the golden board: nothing reproduced
+    assert _visible_ids(page) == []
+    page.select_option("select[name=trust]", "")
 
     page.select_option("#f-type", "dense")
     dense = [m.id for m in synth.GOLDEN_MODELS if m.type == "dense"]

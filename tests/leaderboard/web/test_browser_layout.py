@@ -181,12 +181,23 @@ def test_download_of_the_view_keeps_filters_sort_units_and_dataset_ids(watched: 
     assert {row[1] for row in body} == {"dense"}
     ranked = set(page.locator("#board tbody.ranked tr:not([hidden]) th a").all_inner_texts())
     column = header.index("beir/scifact nDCG@10 ×100")
+    verified = header.index("verified")
     for group in (True, False):  # verified models first, each group sorted as the table shows it
-        scifact = [float(row[column].rstrip("*†")) for row in body if row[column] != "–" and (row[0] in ranked) == group]
+        scifact = [float(row[column]) for row in body if row[column] != "" and (row[0] in ranked) == group]
         assert scifact == sorted(scifact, reverse=True) and all(1 < value <= 100 for value in scifact)
+        assert all(row[verified] == ("true" if group else "false") for row in body if (row[0] in ranked) == group)
     shown = page.locator('#board tbody tr:not([hidden])').first
     first_score = header.index("beir/scifact nDCG@10 ×100")
-    assert body[0][first_score] in shown.inner_text()
+    assert f"{float(body[0][first_score]):.2f}" in shown.inner_text()
+    # one value a cell: a group mean, its interval, its rank range and its verdict in columns of their own
+    mean = header.index("All datasets mean ×100")
+    assert header[mean + 1:mean + 8] == [f"All datasets mean ×100 {part}" for part in
+                                         ("ci_low", "ci_high", "rank_low", "rank_high", "covered", "total", "verdict")]
+    for row in body:
+        if row[mean]:
+            low, value, high = float(row[mean + 1]), float(row[mean]), float(row[mean + 2])
+            assert low <= value <= high
+        assert all(cell != "–" and "/" not in cell for cell in row if cell != row[0])  # missing is empty
     assert event.value.suggested_filename == "leaderboard-group-means-by-d-beir__scifact-filtered.csv"
 
 
@@ -198,18 +209,26 @@ def test_download_of_a_dataset_view_keeps_every_column_as_shown(watched: Page, s
     assert event.value.suggested_filename == "beir__scifact-view.csv"
     rows = list(csv.reader(io.StringIO(Path(event.value.path()).read_text(encoding="utf-8"))))
     header, body = rows[0], rows[1:]
-    for name in ("Rank range", "Top", "95% CI", "W/T/L"):
+    for name in ("Rank range rank_low", "Rank range rank_high", "Top verdict", "95% CI ci_low", "95% CI ci_high",
+                 "W/T/L wins", "W/T/L ties", "W/T/L losses", "p vs baseline", "verified"):
         assert name in header
     shown = page.eval_on_selector_all("#scores tbody tr:not(.group-label):not([hidden])",
                                       "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
     assert len(body) == len(shown)
-    rank, top, ci, wtl = (header.index(name) for name in ("Rank range", "Top", "95% CI", "W/T/L"))
-    assert any("–" in row[rank] for row in body)  # ranges stay ranges (1–4, not 1)
-    assert {row[top] for row in body} <= {"★", ""} and any(row[top] == "★" for row in body)
-    assert all(row[ci].startswith("[") and row[ci].endswith("]") for row in body)
-    assert all(row[wtl] == "–" or row[wtl].count("/") == 2 for row in body)
-    assert any(row[header.index("beir/scifact nDCG@10 ×100")].endswith("*") for row in body)  # unverified mark kept
-    assert [row[rank] for row in body] == [cells[0].split("\n")[0] for cells in shown]
+    low, high, top, ci_low, ci_high, wins = (header.index(name) for name in (
+        "Rank range rank_low", "Rank range rank_high", "Top verdict", "95% CI ci_low", "95% CI ci_high", "W/T/L wins"))
+    assert any(row[low] != row[high] for row in body if row[low])  # ranges stay ranges (1–4, not 1)
+    assert {row[top] for row in body} <= {"top", ""} and any(row[top] == "top" for row in body)
+    assert all(float(row[ci_low]) < float(row[ci_high]) for row in body)
+    assert all(row[wins] == "" or row[wins].isdigit() for row in body)
+    main = header.index("beir/scifact nDCG@10 ×100")
+    assert any(row[main + 1] == "unverified" for row in body)  # the * of an unverified value, as its verdict
+    assert all(float(row[main]) == float(cells[3].split("*")[0]) for row, cells in zip(body, shown, strict=True))
+    expected = [cells[0].split("\n")[0] for cells in shown]
+    assert [f"{row[low]}–{row[high]}" if row[low] != row[high] else row[low] for row in body] == \
+        [text if text != "–" else "" for text in expected]
+    p = header.index("p vs baseline")
+    assert all(row[p] == "" or 0 <= float(row[p]) <= 1 for row in body)  # exact p-values, not "<0.001"
 
 
 def test_home_says_which_model_is_best_and_how_sure_with_the_sort_in_view_on_a_phone(open_page):
@@ -240,7 +259,9 @@ def test_compare_checks_its_address_refuses_self_compare_and_summarises_every_da
     expect(page.locator("#compare-summary")).to_be_visible()
     datasets = page.locator("#compare-summary tbody tr").count()
     assert datasets >= 2
-    expect(page.locator("#compare-summary tfoot th")).to_contain_text(f"Mean over the {datasets} shared datasets")
+    # each group both models cover, with the board's corrected test of the group means, then the pooled prediction
+    expect(page.locator("#compare-summary tfoot th").first).to_contain_text("group mean")
+    expect(page.locator("#compare-pooled tbody tr").first).to_be_visible()
     expect(page.locator("details.compare-block")).to_have_count(datasets)
     expect(page.locator("details.compare-block[open] .js-plotly-plot")).to_have_count(1)  # one drawn, the rest on demand
     page.locator("details.compare-block summary").nth(1).click()

@@ -9,8 +9,9 @@ import pytest
 from markupsafe import Markup
 
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
+from leaderboard.analysis.verdicts import shown_pvalue
 from leaderboard.submissions.load import load_results
-from leaderboard.web.pages import _rounded_off_alpha, build_dataset, build_home, build_model
+from leaderboard.web.pages import build_dataset, build_home, build_model
 from leaderboard.web.render import (
     format_ci,
     format_parameters,
@@ -83,7 +84,7 @@ def test_p_values_are_never_printed_on_alpha_or_across_it():
         assert (float(text) < 0.05) == (p < 0.05) and (float(text) != 0.05 or p == 0.05)
     # the data files' four decimals are rounded away from alpha, so the compare page keeps the side too
     p = np.array([0.04996, 0.05001, 0.0123456, 0.9])
-    np.testing.assert_allclose(_rounded_off_alpha(p, 0.05), [0.0499, 0.0501, 0.0123, 0.9])
+    np.testing.assert_allclose(shown_pvalue(p, 0.05), [0.0499, 0.0501, 0.0123, 0.9])
 
 
 def test_json_text_cannot_close_a_script_element():
@@ -137,22 +138,23 @@ def test_environment_escapes_and_refuses_undefined_names():
 def test_home_context_rows_and_partial_coverage(board, synth):
     home = build_home(board)
     assert len(home.rows) == len(synth.GOLDEN_MODELS)
-    assert [group.name for group in home.groups] == ["BEIR", "MIRACL", "mMARCO", "Classic", "Other", "All datasets"]
+    # the mean the rows are ordered by first, beside the names (on a phone's first screen)
+    assert [group.name for group in home.groups] == ["All datasets", "BEIR", "MIRACL", "mMARCO", "Classic", "Other"]
     assert [row.verified == "all" for row in home.rows] == sorted((row.verified == "all" for row in home.rows),
                                                                    reverse=True)  # verified models first
     for verified in (True, False):
-        complete = [row.groups[-1].mean for row in home.rows
-                    if row.groups[-1].mean is not None and (row.verified == "all") == verified]
+        complete = [row.groups[0].mean for row in home.rows
+                    if row.groups[0].mean is not None and (row.verified == "all") == verified]
         assert complete == sorted(complete, reverse=True)
     bm25 = next(row for row in home.rows if row.model_id == "bm25")  # unverified on miracl/fi: no mean rank
-    assert bm25.verified == "some" and bm25.groups[-1].mean is not None and bm25.groups[-1].mean_rank is None
+    assert bm25.verified == "some" and bm25.groups[0].mean is not None and bm25.groups[0].mean_rank is None
     columns = [c.dataset_id for g in home.dataset_groups for c in g.columns]
     # the cell's value, nDCG@10, was re-scored there even though R@100 and RR@10 were not
     assert bm25.cells[columns.index("miracl/fi")].verified
     partial = next(row for row in home.rows if row.model_id == "org/partial-model")
     assert partial.verified == "none" and not partial.cells[columns.index("beir/scifact")].verified
     partial = next(row for row in home.rows if row.model_id == "org/partial-model")
-    assert (partial.groups[0].mean, partial.groups[0].covered, partial.groups[0].total) == (None, 2, 4)
+    assert (partial.groups[1].mean, partial.groups[1].covered, partial.groups[1].total) == (None, 2, 4)
     trained = next(row for row in home.rows if row.model_id == "BAAI/bge-small-en-v1.5")
     columns = [c.key for g in home.dataset_groups for c in g.columns]
     assert trained.cells[columns.index("d-beir__scifact")].trained and not trained.zero_shot

@@ -2,11 +2,13 @@
 
 import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 
 from leaderboard.analysis.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
 from leaderboard.analysis.effects import minimum_detectable_effect, paired_effect
 from leaderboard.analysis.ranks import group_difference_pvalues, rank_ranges, tie_bands
 from leaderboard.analysis.stats import corrected_matrix
+from leaderboard.analysis.verdicts import shown_pvalue
 from leaderboard.submissions.load import load_results
 from leaderboard.web.pages import build_dataset, build_home, build_model
 from leaderboard.web.rank_pages import build_ranks
@@ -27,7 +29,16 @@ def test_dataset_rows_carry_the_effect_against_the_baseline(board):
             continue
         diff, low, high, dz = paired_effect(dataset.scores[i], dataset.scores[b])
         assert row.effect.diff == pytest.approx(diff) == pytest.approx(row.diff)
-        assert row.effect.ci == pytest.approx((low, high))
+        # the interval of the corrected verdict: the level the correction tested the pair at where it rejects,
+        # Bonferroni's alpha / pairs elsewhere; it excludes 0 exactly when the corrected p is below alpha
+        n, m = dataset.scores.shape[1], len(dataset.results)
+        shown = shown_pvalue(dataset.pvalues[i, b], 0.05)
+        se = (high - low) / 2 / scipy_stats.t.ppf(0.975, n - 1)
+        raw = 2 * scipy_stats.t.sf(abs(diff) / se, n - 1)
+        level = 0.05 * raw / shown if shown < 0.05 else 0.05 / (m * (m - 1) // 2)
+        half = scipy_stats.t.isf(level / 2, n - 1) * se
+        assert row.effect.ci == pytest.approx((diff - half, diff + half))
+        assert (row.effect.ci[0] > 0 or row.effect.ci[1] < 0) == (shown < 0.05)
         assert row.effect.dz == pytest.approx(dz)
         # meaningful: significant after correction (the corrected p of the pair) and large enough
         significant = dataset.pvalues[i, b] < 0.05
@@ -91,11 +102,13 @@ def test_built_site_shows_ranks_effects_and_the_method(built_site):
     home = (built_site / "index.html").read_text()
     assert 'href="ranks.html"' in home and "What each benchmark can tell apart" in home
     dataset = (built_site / "datasets" / "beir__scifact.html").read_text()
-    assert "What this dataset can tell apart" in dataset and "Δ 95% CI vs" in dataset
+    assert "What this dataset can tell apart" in dataset and "(interval of the corrected verdict)" in dataset
     assert "found with 80% power by one uncorrected comparison" in dataset
     method = (built_site / "method.html").read_text()
     for cited in ("Otero", "Urbano", "Parapar", "Ihemelandu", "Sakai", "Benjamini", "Sparck Jones", "Al Mohamad",
-                  "Wilson", "Lancaster"):
+                  "Wilson", "Lancaster", "Hartung", "Paule", "Q-profile"):
         assert cited in method
+    assert "exchangeable" in method and "Corrected p-values depend on the board" in method
+    assert "Who could be #1 at 95%" in home and "Who could be #1 at 95%" in ranks and "random halves" in ranks
     assert "Holm–Bonferroni correction (family-wise error rate)" in method
     assert "99.1%" in method  # the simulation's figure, quoted

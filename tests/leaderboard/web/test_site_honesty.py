@@ -77,4 +77,7 @@ def test_home_answer_names_the_models_tied_for_best(synth):
     tied = [m for m, s in overall.scores.items() if s.mean_rank is not None and s.rank_interval[0] == 1]
     answer = best_answer(board, overall)
     assert len(tied) > 1 and f"{len(tied)} of" in answer and all(model_id in answer for model_id in tied)
+    # who could be #1 at 95%: the confidence set for the best, never larger than the top group here
+    assert overall.best_set and len(overall.best_set) <= len(tied)
+    assert all(model_id in answer.split("Best on")[0] for model_id in overall.best_set)
 

@@ -23,7 +23,7 @@ from leaderboard.web.scale_pages import COLUMN_LABEL, UNCHECKED_WORDS, unchecked
 FULL = "BAAI/bge-m3"  # a prediction on every dataset: the home column shows its mean
 PARTIAL = "sentence-transformers/all-MiniLM-L6-v2"
 UNRANKED = ((FULL, "classic/cranfield"), (PARTIAL, "beir/scifact"))  # their rankings are taken out
-MARK = '<span class="unv" title="not verified: its score samples were not checked against a stored ranking">*</span>'
+MARK = '<span class="unv" title="not checked: its score samples were not checked against a stored ranking">*</span>'
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def site(synth, tmp_path_factory):
 
 def _cell(html: str, value: float) -> str:
     """The table cell that shows `value` ×100 (two decimals), up to its end."""
-    found = re.search(rf'<td class="(?:num|pred)">{100 * value:.2f}(.*?)</td>', html)
+    found = re.search(rf'<td class="(?:num |)pred">{100 * value:.2f}(.*?)</td>', html)
     assert found, f"{100 * value:.2f} not shown"
     return found.group(1)
 
@@ -73,9 +73,10 @@ def test_model_page_marks_every_predicted_value_of_the_unchecked_dataset(site):
     rows = re.findall(r"<tr>\n<th scope=\"row\">([^<]+)</th>(.*?)</tr>", table, re.S)
     assert {dataset for dataset, _ in rows} == {"beir/scifact", "beir/nfcorpus"}
     for dataset, cells in rows:
-        values = re.findall(r'<td class="num">([^<]*)(.*?)</td>', cells)
-        predicted = values[4:]  # after k, documents, measured: at its own size, then every chart size
-        assert predicted and all((rest == MARK + '<span class="sr"> (not verified)</span>') == (
+        values = re.findall(r'<td class="num pred">([^<]*)(.*?)</td>', cells)
+        assert values[0][0].startswith("±")  # the method's measured error, then the predictions
+        predicted = values[1:]  # at its own size, then every chart size
+        assert predicted and all((rest == MARK + '<span class="sr"> (not checked)</span>') == (
             dataset == "beir/scifact") for _, rest in predicted), dataset
     assert f"beir/scifact: predicted Recall@k against corpus size in both growth scenarios (model-based " \
            f"prediction); {UNCHECKED_WORDS}" in html
@@ -131,7 +132,7 @@ def test_chromium_shows_the_mark_in_the_home_rows_board_js_builds(site, page):
     page.goto((out / "index.html").as_uri())
     cell = page.locator(f'#board tr[data-id="{FULL.lower()}"] td.pred')
     assert cell.locator(".unv").get_attribute("title") == \
-        "not verified: its score samples were not checked against a stored ranking"
+        "not checked: its score samples were not checked against a stored ranking"
     assert page.locator("#board td.pred .unv").count() == 1
 
 
@@ -141,7 +142,7 @@ def test_method_page_says_what_the_checks_miss_and_how_far_a_prediction_can_move
     html = (out / "method.html").read_text()
     for words in ("What the checks cannot see", "up to about a fifth", "+23% at most in these measurements",
                   "the lowest such ratio measured on honest results", "needs no assumption about any distribution",
-                  "marked * like an unverified metric, on every page and download that shows it"):
+                  "marked * like a metric not re-scored, on every page and download that shows it"):
         assert words in html, words
     readme = (Path(__file__).resolve().parents[3] / "benchmarks" / "README.md").read_text()
     assert "| the sample below the widest window collapsed onto its minimum | −23 to +23% | 0 of 16 |" in readme

@@ -5,6 +5,7 @@
   document.documentElement.classList.add("js");
   var data = window.irboardData || {};
   var datasets = data.datasets || {};
+  var groups = data.groups || {};
   var first = document.getElementById("model-a");
   var second = document.getElementById("model-b");
   var results = document.getElementById("compare-results");
@@ -85,58 +86,194 @@
     return element;
   }
 
-  /* Across datasets: the paired difference on each (with its uncorrected 95% t-interval and the corrected p of the
-     pair) and their equally weighted mean over the shared datasets, whose variance adds the datasets' variances
-     of the mean; its t quantile is the smallest dataset's, which is conservative (Welch–Satterthwaite degrees of
-     freedom are at least the smallest dataset's). */
-  function summaryTable(shared, nameA, nameB) {
+  /* better / worse where the corrected test rejects; equivalent where the interval (then Bonferroni's
+     simultaneous one) lies within the margin; undetermined otherwise (leaderboard/analysis/verdicts.py). */
+  function verdictWord(p, m, alpha, interval, margin) {
+    if (p === undefined || p === null) { return "–"; }
+    if (p < alpha) { return m > 0 ? "better" : "worse"; }
+    return interval[0] > -margin && interval[1] < margin ? "equivalent" : "undetermined";
+  }
+
+  /* Per dataset: the paired difference with the interval its corrected verdict rests on (pairs.verdictInterval)
+     and the corrected p of the pair, as on the dataset pages. Per group where both models are ranked: the group
+     mean's difference with the board's corrected test of it (the test behind the group's rank ranges). */
+  function summaryTable(shared, nameA, nameB, dataA) {
     var table = document.createElement("table");
     table.className = "results";
     table.id = "compare-summary";
     var caption = table.createCaption();
-    caption.textContent = nameB + " − " + nameA + " on every shared dataset (main metric ×100): the paired mean " +
-      "difference, its 95% t-interval (not corrected for the number of pairs) and the corrected p-value of the pair. " +
-      "Each dataset below opens to its per-query scatter.";
+    caption.textContent = nameB + " − " + nameA + " (main metric ×100): on every shared dataset the paired mean " +
+      "difference, the interval its corrected verdict rests on (it excludes 0 exactly when the corrected p is below " +
+      "α; for pairs not found different it is Bonferroni's simultaneous interval) and the corrected p-value of the " +
+      "pair on that dataset; then each group mean, with the board's corrected test of the group means (the one " +
+      "behind its rank ranges). Verdict: better or worse where the corrected test rejects; equivalent where the " +
+      "interval lies within the equivalence margin (±" + (100 * ((shared[0] || {}).info || {}).margin).toFixed(2) +
+      " ×100); undetermined otherwise. Each dataset below opens to its per-query scatter.";
     var head = table.createTHead().insertRow();
-    ["Dataset", "Δ", "95% CI (uncorrected)", "Corrected p", "Queries won / tied / lost"].forEach(function (text) {
+    ["Dataset or group", "Δ", "Interval of the verdict", "Corrected p", "Verdict for " + nameB,
+      "Queries won / tied / lost"].forEach(function (text) {
       var th = document.createElement("th");
       th.scope = "col";
       th.textContent = text;
       head.appendChild(th);
     });
-    var body = table.createTBody(), total = 0, variance = 0;
+    var body = table.createTBody(), byId = {};
     shared.forEach(function (item) {
-      var d = item.b.values.map(function (value, i) { return value - item.a.values[i]; });
-      var m = mean(d), n = d.length;
-      var sd = n > 1 ? Math.sqrt(d.reduce(function (sum, x) { return sum + (x - m) * (x - m); }, 0) / (n - 1)) : 0;
-      var half = item.info.t975 * sd / Math.sqrt(n);
-      var won = d.filter(function (x) { return x > 1e-9; }).length, lost = d.filter(function (x) { return x < -1e-9; }).length;
+      var pair = pairs.differences(item.a.values, item.b.values), m = pair.mean, n = pair.n;
+      var p = item.a.p[item.info.models.indexOf(nameB)];
+      var interval = pairs.verdictInterval(m, n > 1 ? pair.sd / Math.sqrt(n) : 0, n - 1, p, item.info.alpha, item.info.pairs);
+      var won = pair.d.filter(function (x) { return x > 1e-9; }).length, lost = pair.d.filter(function (x) { return x < -1e-9; }).length;
       var row = body.insertRow();
+      row.dataset.dataset = item.id;
       cell(row, item.id, true);
       cell(row, (100 * m).toFixed(2));
-      cell(row, "[" + (100 * (m - half)).toFixed(2) + ", " + (100 * (m + half)).toFixed(2) + "]");
-      cell(row, pairs.formatP(item.a.p[item.info.models.indexOf(nameB)], item.info.alpha));
+      cell(row, pairs.range(interval));
+      cell(row, pairs.formatP(p, item.info.alpha));
+      cell(row, verdictWord(p, m, item.info.alpha, interval, item.info.margin));
       cell(row, won + " / " + (n - won - lost) + " / " + lost);
-      total += m;
-      variance += sd * sd / n;
+      byId[item.id] = { mean: m, variance: n > 1 ? pair.sd * pair.sd / n : 0, n: n, alpha: item.info.alpha,
+        margin: item.info.margin };
     });
-    var k = shared.length, overall = total / k;
-    var conservative = shared.reduce(function (t, item) { return Math.max(t, item.info.t975); }, 0);
-    var halfAll = conservative * Math.sqrt(variance) / k;
-    var foot = table.createTFoot().insertRow();
-    cell(foot, "Mean over the " + k + " shared dataset" + (k === 1 ? "" : "s") + " (equal weights)", true);
-    cell(foot, (100 * overall).toFixed(2));
-    cell(foot, "[" + (100 * (overall - halfAll)).toFixed(2) + ", " + (100 * (overall + halfAll)).toFixed(2) + "]");
-    cell(foot, "–");
-    cell(foot, "–");
+    var foot = table.createTFoot();
+    Object.keys(groups).forEach(function (name) {
+      var group = groups[name];
+      if (!group.datasets.every(function (id) { return byId[id]; })) { return; }
+      var total = 0, variance = 0, dfTerms = 0, alpha = byId[group.datasets[0]].alpha;
+      group.datasets.forEach(function (id, k) {
+        var part = group.weights[k] * group.weights[k] * byId[id].variance;
+        total += group.weights[k] * byId[id].mean;
+        variance += part;
+        dfTerms += part * part / Math.max(byId[id].n - 1, 1);
+      });
+      var df = dfTerms > 0 ? variance * variance / dfTerms : 1;
+      var ranks = group.models, p;
+      if (dataA.groups && dataA.groups[name] && ranks.indexOf(nameB) >= 0) { p = dataA.groups[name][ranks.indexOf(nameB)]; }
+      var row = foot.insertRow(), interval = pairs.verdictInterval(total, Math.sqrt(variance), df, p, alpha, group.pairs);
+      row.dataset.group = name;
+      cell(row, name + ": group mean (" + group.datasets.length + " dataset" + (group.datasets.length === 1 ? "" : "s") + ")", true);
+      cell(row, (100 * total).toFixed(2));
+      cell(row, p === undefined ? "–" : pairs.range(interval));
+      cell(row, p === undefined ? "not ranked" : pairs.formatP(p, alpha));
+      cell(row, p === undefined ? "– (both need verified results on every dataset of the group)" :
+        verdictWord(p, total, alpha, interval, byId[group.datasets[0]].margin));
+      cell(row, "–");
+    });
+    return wrapped(table, "compare-summary-caption");
+  }
+
+  function wrapped(table, captionId) {
     var wrap = document.createElement("div");
     wrap.className = "table-wrap";
     wrap.tabIndex = 0;  /* a box that scrolls on a phone: reachable from the keyboard, named by its caption */
     wrap.setAttribute("role", "region");
-    caption.id = "compare-summary-caption";
-    wrap.setAttribute("aria-labelledby", caption.id);
+    table.caption.id = captionId;
+    wrap.setAttribute("aria-labelledby", captionId);
     wrap.appendChild(table);
     return wrap;
+  }
+
+  /* Per group: random-effects pooling of the per-dataset differences (pairs.pool; datasets of one parent are one
+     unit): will B beat A on a new dataset of the group? */
+  function predictions(shared, nameA, nameB) {
+    var byId = {};
+    shared.forEach(function (item) {
+      var pair = pairs.differences(item.a.values, item.b.values);
+      byId[item.id] = { mean: pair.mean, variance: pair.n > 1 ? pair.sd * pair.sd / pair.n : 0 };
+    });
+    var section = document.createElement("div"), rows = [];
+    section.className = "compare-pooled";
+    Object.keys(groups).forEach(function (name) {
+      var group = groups[name], units = {}, order = [];
+      group.datasets.forEach(function (id, k) {
+        if (!byId[id]) { return; }
+        if (!units[group.units[k]]) { units[group.units[k]] = []; order.push(group.units[k]); }
+        units[group.units[k]].push(id);
+      });
+      if (order.length < 2) { return; }
+      var y = order.map(function (u) { return units[u].reduce(function (s, id) { return s + byId[id].mean; }, 0) / units[u].length; });
+      var v = order.map(function (u) {
+        return units[u].reduce(function (s, id) { return s + byId[id].variance; }, 0) / (units[u].length * units[u].length);
+      });
+      rows.push({ name: name, units: order, y: y, v: v, fit: pairs.pool(y, v, group.chi20) });
+    });
+    if (!rows.length) { return section; }
+    var table = document.createElement("table");
+    table.className = "results";
+    table.id = "compare-pooled";
+    table.createCaption().textContent = "Will " + nameB + " beat " + nameA + " on a new dataset of the group? " +
+      "Random-effects pooling of the per-dataset differences (×100): the pooled difference with its 95% " +
+      "Hartung–Knapp interval (for these datasets' population, not corrected for the number of pairs: a different " +
+      "question from the group mean's test above), τ the spread of the true differences between datasets, the 95% " +
+      "prediction interval for a new dataset's true difference and the probability that " + nameB + " is better " +
+      "there. It assumes the group's datasets are exchangeable: a new dataset is like a random one of them.";
+    var head = table.createTHead().insertRow();
+    ["Group", "Units pooled", "Pooled Δ", "95% CI (Hartung–Knapp)", "τ", "95% prediction interval",
+      "P(" + nameB + " better on a new dataset)"].forEach(function (text) {
+      var th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = text;
+      head.appendChild(th);
+    });
+    var body = table.createTBody();
+    rows.forEach(function (item) {
+      var fit = item.fit, row = body.insertRow();
+      row.dataset.group = item.name;
+      cell(row, item.name, true);
+      cell(row, String(fit.k));
+      cell(row, (100 * fit.mean).toFixed(2));
+      cell(row, pairs.range(fit.ci));
+      cell(row, (100 * fit.tau).toFixed(2));
+      cell(row, fit.prediction ? pairs.range(fit.prediction) : "– (needs 3 datasets)");
+      cell(row, fit.pBeats === null ? "–" : (100 * fit.pBeats).toFixed(0) + "%");
+    });
+    section.appendChild(wrapped(table, "compare-pooled-caption"));
+    var note = document.createElement("p");
+    note.className = "note";
+    note.textContent = "Forest plots: each dataset's difference with its own 95% interval (secondary: not corrected " +
+      "for the number of pairs; the verdicts above rest on the corrected ones), the pooled difference with its " +
+      "Hartung–Knapp interval and the 95% prediction interval for a new dataset of the group.";
+    section.appendChild(note);
+    rows.forEach(function (item, index) {
+      var details = document.createElement("details");
+      details.className = "compare-forest";
+      details.open = index === rows.length - 1;
+      var summary = document.createElement("summary");
+      summary.textContent = "Forest plot: " + item.name;
+      details.appendChild(summary);
+      var plot = document.createElement("div");
+      plot.className = "plot";
+      details.appendChild(plot);
+      section.appendChild(details);
+      function draw() { if (details.open && !plot.dataset.drawn) { plot.dataset.drawn = "1"; forest(plot, item, nameA, nameB); } }
+      details.addEventListener("toggle", draw);
+      window.setTimeout(draw, 0);
+    });
+    return section;
+  }
+
+  /* Each unit's difference with its 95% t-interval (normal quantile for large n: 1.96 × SE), the pooled mean with
+     its Hartung–Knapp interval and the prediction interval for a new dataset. */
+  function forest(plot, item, nameA, nameB) {
+    var labels = item.units.concat(["pooled (95% CI)", "new dataset (95% prediction)"]);
+    var centres = item.y.concat([item.fit.mean, item.fit.mean]);
+    var lows = item.y.map(function (y, k) { return y - 1.96 * Math.sqrt(item.v[k]); }).concat([item.fit.ci[0],
+      item.fit.prediction ? item.fit.prediction[0] : item.fit.mean]);
+    var highs = item.y.map(function (y, k) { return y + 1.96 * Math.sqrt(item.v[k]); }).concat([item.fit.ci[1],
+      item.fit.prediction ? item.fit.prediction[1] : item.fit.mean]);
+    window.irboardPlot(plot, [{
+      type: "scatter", mode: "markers", y: labels.map(plain), x: centres.map(function (x) { return 100 * x; }),
+      error_x: { type: "data", symmetric: false, array: highs.map(function (h, k) { return 100 * (h - centres[k]); }),
+        arrayminus: lows.map(function (l, k) { return 100 * (centres[k] - l); }), color: "#1f5fa8" },
+      marker: { color: labels.map(function (label, k) { return k >= item.units.length ? "#b35900" : "#1f5fa8"; }),
+        symbol: labels.map(function (label, k) { return k >= item.units.length ? "diamond" : "square"; }), size: 9 },
+      hovertemplate: "%{y}<br>Δ %{x:.2f}<extra></extra>"
+    }], {
+      height: 120 + 28 * labels.length, margin: { l: 200, r: 20, t: 20, b: 50 },
+      xaxis: { title: { text: plain(nameB + " − " + nameA + " ×100") },
+        zeroline: true, zerolinecolor: "#8c959f", gridcolor: "#eaeef2" },
+      yaxis: { autorange: "reversed", automargin: true },
+      font: { family: "system-ui, sans-serif", size: 12, color: "#1f2328" }
+    });
   }
 
   function update() {
@@ -156,7 +293,10 @@
       }).map(function (datasetId) {
         return { id: datasetId, info: datasets[datasetId], a: pair[0][datasetId], b: pair[1][datasetId] };
       });
-      if (shared.length) { results.appendChild(summaryTable(shared, nameA, nameB)); }
+      if (shared.length) {
+        results.appendChild(summaryTable(shared, nameA, nameB, pair[0]));
+        results.appendChild(predictions(shared, nameA, nameB));
+      }
       shared.forEach(function (item, index) { block(item.id, item.info, item.a, item.b, nameA, nameB, index === 0); });
       status.textContent = shared.length ? shared.length + " datasets with results for both models." :
         "These two models have no dataset in common.";

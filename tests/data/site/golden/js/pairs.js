@@ -33,23 +33,135 @@
     return String(p);
   }
 
-  /* The size of the difference beside its p-value: paired mean difference with its t-interval (t975: the
-     dataset's t quantile) and d_z = mean / SD of the per-query differences, as on the dataset pages. */
-  function effectText(aValues, bValues, info, nameB, nameA, p) {
+  /* Student's t distribution: the upper tail from the regularised incomplete beta function (Lentz's continued
+     fraction), the quantile by bisection; enough digits for intervals printed with two decimals ×100. */
+  function logGamma(x) {
+    var c = [76.18009172947146, -86.50532032941677, 24.01409824083091, -1.231739572450155, 0.1208650973866179e-2,
+      -0.5395239384953e-5];
+    var y = x, tmp = x + 5.5, series = 1.000000000190015;
+    tmp -= (x + 0.5) * Math.log(tmp);
+    for (var j = 0; j < 6; j += 1) { y += 1; series += c[j] / y; }
+    return -tmp + Math.log(2.5066282746310005 * series / x);
+  }
+  function betaFraction(a, b, x) {
+    var tiny = 1e-300, c = 1, d = 1 - (a + b) * x / (a + 1);
+    if (Math.abs(d) < tiny) { d = tiny; }
+    d = 1 / d;
+    var h = d;
+    for (var m = 1; m < 300; m += 1) {
+      var m2 = 2 * m, aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+      d = 1 + aa * d; if (Math.abs(d) < tiny) { d = tiny; }
+      c = 1 + aa / c; if (Math.abs(c) < tiny) { c = tiny; }
+      d = 1 / d; h *= d * c;
+      aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+      d = 1 + aa * d; if (Math.abs(d) < tiny) { d = tiny; }
+      c = 1 + aa / c; if (Math.abs(c) < tiny) { c = tiny; }
+      d = 1 / d;
+      var step = d * c;
+      h *= step;
+      if (Math.abs(step - 1) < 1e-15) { break; }
+    }
+    return h;
+  }
+  function incompleteBeta(a, b, x) {
+    if (x <= 0) { return 0; }
+    if (x >= 1) { return 1; }
+    var front = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
+    return x < (a + 1) / (a + b + 2) ? front * betaFraction(a, b, x) / a : 1 - front * betaFraction(b, a, 1 - x) / b;
+  }
+  /* P(T > t) for t >= 0. */
+  function tUpper(t, df) { return 0.5 * incompleteBeta(df / 2, 0.5, df / (df + t * t)); }
+  function tCdf(t, df) { return t >= 0 ? 1 - tUpper(t, df) : tUpper(-t, df); }
+  /* The t with P(T > t) = p (0 < p <= 1/2). */
+  function tQuantileUpper(p, df) {
+    var low = 0, high = 1;
+    while (tUpper(high, df) > p && high < 1e12) { high *= 2; }
+    for (var i = 0; i < 200 && high - low > 1e-12 * high; i += 1) {
+      var middle = (low + high) / 2;
+      if (tUpper(middle, df) > p) { low = middle; } else { high = middle; }
+    }
+    return (low + high) / 2;
+  }
+
+  /* The interval a corrected verdict rests on (leaderboard/analysis/verdicts.py): where the correction rejects, the
+     t-interval at the level it tested the pair at, alpha × uncorrected p / corrected p; elsewhere Bonferroni's
+     simultaneous interval (alpha / pairs). It excludes 0 exactly when p < alpha. */
+  function verdictInterval(m, se, df, p, alpha, pairs) {
+    if (!(se > 0)) { return [m, m]; }
+    var raw = Math.min(1, 2 * tUpper(Math.abs(m) / se, Math.max(df, 1)));
+    var level = p > 0 ? alpha * raw / p : alpha;
+    if (!(p < alpha)) { level = Math.min(level, alpha / Math.max(pairs || 1, 1)); }  /* Bonferroni's simultaneous */
+    level = Math.min(1, Math.max(level, 1e-300));
+    var half = tQuantileUpper(level / 2, Math.max(df, 1)) * se;
+    return [m - half, m + half];
+  }
+
+  /* Random-effects pooling of differences y with variances v (leaderboard/analysis/meta.py): Paule–Mandel tau²,
+     Hartung–Knapp interval of the mean (t, k − 1), prediction interval for a new dataset (t, k − 2, with tau at its
+     80% upper bound) and the probability that the difference there is above 0. chiQuantiles[df]: the 20% quantile
+     of chi² with df degrees of freedom. */
+  function pool(y, v, chiQuantiles) {
+    var k = y.length;
+    if (k === 1) { return { k: 1, mean: y[0], ci: null, tau: 0, prediction: null, pBeats: null }; }
+    var floor = Math.max(Math.max.apply(null, v), 1e-300) * 1e-12;
+    v = v.map(function (x) { return Math.max(x, floor); });
+    function weighted(tau2) {
+      var w = v.map(function (x) { return 1 / (x + tau2); }), sw = w.reduce(function (s, x) { return s + x; }, 0);
+      var mu = w.reduce(function (s, x, i) { return s + x * y[i]; }, 0) / sw;
+      var q = w.reduce(function (s, x, i) { return s + x * (y[i] - mu) * (y[i] - mu); }, 0);
+      return { mu: mu, q: q, sw: sw };
+    }
+    function solve(target) {  /* tau² where Q equals the target (0 if Q is below it already) */
+      if (weighted(0).q <= target) { return 0; }
+      var low = 0, high = Math.max(y.reduce(function (s, x) { return s + x * x; }, 0), floor);
+      while (weighted(high).q > target) { high *= 2; }
+      for (var i = 0; i < 200 && high - low > 1e-14 * high; i += 1) {
+        var middle = (low + high) / 2;
+        if (weighted(middle).q > target) { low = middle; } else { high = middle; }
+      }
+      return (low + high) / 2;
+    }
+    var tau2 = solve(k - 1);
+    var fit = weighted(tau2), plain = 1 / fit.sw, hk = fit.q / (k - 1) * plain;
+    var half = tQuantileUpper(0.025, k - 1) * Math.sqrt(hk);
+    var result = { k: k, mean: fit.mu, ci: [fit.mu - half, fit.mu + half], tau: Math.sqrt(tau2), prediction: null,
+      pBeats: null };
+    if (k >= 3) {
+      /* tau at its 80% upper Q-profile bound (Q = the 20% quantile of chi² with k − 1 df, from the data file) */
+      var scale = Math.sqrt(solve(chiQuantiles[k - 1]) + Math.max(plain, hk)), spread = tQuantileUpper(0.025, k - 2) * scale;
+      result.prediction = [fit.mu - spread, fit.mu + spread];
+      result.pBeats = scale > 0 ? tCdf(fit.mu / scale, k - 2) : (fit.mu > 0 ? 1 : 0);
+    }
+    return result;
+  }
+
+  /* Paired differences b − a: their mean, SD (n − 1) and count. */
+  function differences(aValues, bValues) {
     var d = bValues.map(function (value, i) { return value - aValues[i]; });
     var m = mean(d), n = d.length;
     var sd = n > 1 ? Math.sqrt(d.reduce(function (sum, x) { return sum + (x - m) * (x - m); }, 0) / (n - 1)) : 0;
-    var half = info.t975 * sd / Math.sqrt(n);
-    var text = "Effect " + nameB + " − " + nameA + ": Δ " + (100 * m).toFixed(2) + " [" + (100 * (m - half)).toFixed(2) +
-      ", " + (100 * (m + half)).toFixed(2) + "]";
+    return { d: d, mean: m, sd: sd, n: n };
+  }
+
+  function range(interval) {
+    return "[" + (100 * interval[0]).toFixed(2) + ", " + (100 * interval[1]).toFixed(2) + "]";
+  }
+
+  /* The size of the difference beside its p-value: paired mean difference with the interval its corrected verdict
+     rests on and d_z = mean / SD of the per-query differences, as on the dataset pages. */
+  function effectText(aValues, bValues, info, nameB, nameA, p) {
+    var pair = differences(aValues, bValues), m = pair.mean, sd = pair.sd, n = pair.n;
+    var interval = verdictInterval(m, n > 1 ? sd / Math.sqrt(n) : 0, n - 1, p, info.alpha, info.pairs);
+    var text = "Effect " + nameB + " − " + nameA + ": Δ " + (100 * m).toFixed(2) + " " + range(interval);
     if (sd > 0) { text += ", d_z " + (m / sd).toFixed(2); }
-    text += " (95% t-interval, not corrected for the number of pairs; the corrected p decides)";
+    text += " (the interval of the corrected verdict: it excludes 0 exactly when the corrected p is below α)";
     if (p >= info.alpha) { return text + ", not significant after correction."; }
     return text + (Math.abs(m) >= info.meaningful ? ", a meaningful difference." : ", significant but below the " +
       "meaningful difference of " + (100 * info.meaningful).toFixed(2) + ".");
   }
 
-  window.irboardPairs = { loadModel: loadModel, mean: mean, formatP: formatP, effectText: effectText };
+  window.irboardPairs = { loadModel: loadModel, mean: mean, formatP: formatP, effectText: effectText,
+    verdictInterval: verdictInterval, pool: pool, differences: differences, range: range, tQuantileUpper: tQuantileUpper };
 
   /* Dataset page: any two of its models, typed or picked from the list. */
   var form = document.getElementById("pair-form");

@@ -1,0 +1,93 @@
+"""A `Report` as a table for a paper (LaTeX with booktabs) or a notebook (HTML): runs × metrics, each cell the
+mean, the best mean of each metric in bold, and the verdicts of the corrected tests as marks: ★ in the top group
+(no run significantly better: its rank range starts at 1), ▲/▼ significantly better/worse than the baseline."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+MARKS = {"top": ("$^{\\star}$", "★", "in the top group (no run significantly better)"),
+         "better": ("$^{\\uparrow}$", "▲", "significantly better than the baseline"),
+         "worse": ("$^{\\downarrow}$", "▼", "significantly worse than the baseline")}
+LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "α": r"$\alpha$", "–": "--", "×": r"$\times$"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(LATEX_SPECIALS.get(char, char) for char in text)
+
+
+def grid(rows: list[dict[str, Any]]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
+    """(runs in order, metrics in order, {(run, metric): row})."""
+    runs, metrics = [], []
+    for row in rows:
+        runs += [row["run"]] if row["run"] not in runs else []
+        metrics += [row["metric"]] if row["metric"] not in metrics else []
+    return runs, metrics, {(row["run"], row["metric"]): row for row in rows}
+
+
+def marks(row: dict[str, Any]) -> list[str]:
+    """The verdicts on one run and metric, as keys of MARKS."""
+    found = ["top"] if row["rank_best"] == 1 else []
+    if row["significant"]:
+        found.append("better" if row["diff"] > 0 else "worse")
+    return found
+
+
+def _best(cells: dict, runs: list[str], metric: str) -> float:
+    return max(cells[run, metric]["mean"] for run in runs if (run, metric) in cells)
+
+
+def caption(report: Any) -> str:
+    return (f"Mean over {report.queries} judged queries; bold: the best mean of each metric. "
+            f"{MARKS['top'][2].capitalize()}: $\\star$; {MARKS['better'][2]} ({latex_escape(report.baseline)}): "
+            f"$\\uparrow$, {MARKS['worse'][2]}: $\\downarrow$. {latex_escape(report.describe())}.")
+
+
+def to_latex(report: Any, digits: int = 3) -> str:
+    """A booktabs table (\\usepackage{booktabs}): one row per run, one column per metric."""
+    runs, metrics, cells = grid(report.rows)
+    lines = ["\\begin{table}", "\\centering", f"\\begin{{tabular}}{{l{'r' * len(metrics)}}}", "\\toprule",
+             " & ".join(["Run", *(latex_escape(metric) for metric in metrics)]) + r" \\", "\\midrule"]
+    for run in runs:
+        values = []
+        for metric in metrics:
+            row = cells.get((run, metric))
+            if row is None:
+                values.append("")
+                continue
+            text = f"{row['mean']:.{digits}f}"
+            if round(row["mean"], digits) == round(_best(cells, runs, metric), digits):
+                text = f"\\textbf{{{text}}}"
+            values.append(text + "".join(MARKS[mark][0] for mark in marks(row)))
+        lines.append(" & ".join([latex_escape(run), *values]) + r" \\")
+    lines += ["\\bottomrule", "\\end{tabular}", f"\\caption{{{caption(report)}}}", "\\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def to_html(report: Any, digits: int = 3) -> str:
+    """The same table for a notebook: each cell the mean with its 95% interval and the marks."""
+    runs, metrics, cells = grid(report.rows)
+    head = "".join(f"<th>{html.escape(metric)}</th>" for metric in metrics)
+    body = []
+    for run in runs:
+        values = []
+        for metric in metrics:
+            row = cells.get((run, metric))
+            if row is None:
+                values.append("<td></td>")
+                continue
+            text = f"{row['mean']:.{digits}f}"
+            if round(row["mean"], digits) == round(_best(cells, runs, metric), digits):
+                text = f"<b>{text}</b>"
+            signs = "".join(f"<span title=\"{MARKS[mark][2]}\">{MARKS[mark][1]}</span>" for mark in marks(row))
+            values.append(f"<td style=\"text-align:right\">{text}{signs} <small>[{row['ci_low']:.{digits}f}, "
+                          f"{row['ci_high']:.{digits}f}]</small></td>")
+        body.append(f"<tr><th style=\"text-align:left\">{html.escape(run)}</th>{''.join(values)}</tr>")
+    legend = "; ".join(f"{sign} {text}" for _, sign, text in MARKS.values())
+    return (f"<table><caption style=\"caption-side:bottom;text-align:left\">{html.escape(report.describe())}. "
+            f"Bold: the best mean of each metric; {html.escape(legend)} ({html.escape(report.baseline)}); "
+            f"[95% interval].</caption><thead><tr><th>Run</th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+            "</table>")

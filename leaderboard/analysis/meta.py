@@ -1,0 +1,112 @@
+"""Will A beat B on a dataset like mine? Random-effects meta-analysis of one pair's per-dataset differences.
+
+Each dataset of a group gives the pair's paired mean difference y_k with its variance v_k = s_k^2 / n_k (s_k: SD of
+the per-query differences). The datasets' true differences are taken as drawn from a normal distribution of
+mean mu and spread tau (the datasets of a group are exchangeable: a new dataset "of the group" is one more draw):
+
+- tau^2 by Paule and Mandel (the generalised Q statistic sum w_k (y_k - mu_w)^2, w_k = 1 / (v_k + tau^2), equal to
+  its expectation k - 1; 0 when Q at tau = 0 is already below it);
+- mu with the Hartung-Knapp-Sidik-Jonkman interval: t with k - 1 degrees of freedom and the variance
+  q / sum w_k, q = Q / (k - 1), which holds its level at few datasets where the normal interval does not;
+- the prediction interval for the true difference on a new dataset of the group (Higgins, Thompson &
+  Spiegelhalter 2009): mu +- t_{k-2} sqrt(tau_u^2 + se^2), with se^2 the larger of 1 / sum w_k and the
+  Hartung-Knapp variance (never narrower than either), and the probability that A beats B there,
+  P(T_{k-2} < mu / sqrt(tau_u^2 + se^2)). tau_u is the upper end of the one-sided 80% Q-profile interval of tau
+  (the Q statistic equal to the 20% quantile of chi^2_{k-1}; Viechtbauer 2007): with the point estimate the
+  interval covered a new dataset's difference only 85-91% of the time where the spread between datasets is
+  small next to their own errors (tau is then often estimated 0), with tau_u 95-99% for 4-30 datasets
+  (tests/leaderboard/analysis/test_predictive_simulation.py, docs/statistics.md).
+
+Datasets below a common parent (beir/cqadupstack/*) are one unit, as in the group means: their differences are
+averaged first. With one unit there is nothing to pool; the prediction needs at least three.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """Random-effects summary of one pair over the datasets of a group (difference A - B)."""
+
+    datasets: int  # k: units pooled
+    mean: float  # mu: the pooled difference
+    ci: tuple[float, float] | None  # Hartung-Knapp interval of mu (None with one unit)
+    tau: float  # between-dataset SD of the true differences (Paule-Mandel)
+    prediction: tuple[float, float] | None  # for a new dataset of the group (None below three units)
+    p_beats: float | None  # P(A's true difference over B is above 0 on a new dataset)
+
+
+def _q(tau2: float, y: np.ndarray, v: np.ndarray) -> float:
+    w = 1.0 / (v + tau2)
+    mu = np.sum(w * y) / np.sum(w)
+    return float(np.sum(w * (y - mu) ** 2))
+
+
+UPPER_TAU_QUANTILE = 0.2  # tau_u: Q equal to this quantile of chi^2_{k-1} (an 80% upper confidence bound of tau)
+
+
+def paule_mandel(y, v, target: float | None = None) -> float:
+    """tau^2 solving sum w (y - mu_w)^2 = target (default k - 1: Paule-Mandel; a quantile of chi^2_{k-1}: that end
+    of the Q-profile confidence interval), 0 when the left side is already below the target at tau^2 = 0."""
+    y = np.asarray(y, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    k = y.size
+    if k < 2:
+        return 0.0
+    floor = max(float(v.max()), 1e-300) * 1e-12
+    v = np.maximum(v, floor)  # a zero variance (a constant shift) weighs a lot, never infinitely
+    target = k - 1 if target is None else target
+    if _q(0.0, y, v) <= target:
+        return 0.0
+    high = max(float(np.var(y, ddof=1)), floor)
+    while _q(high, y, v) > target:
+        high *= 2.0
+    return float(optimize.brentq(lambda t2: _q(t2, y, v) - target, 0.0, high, xtol=1e-14 * high, rtol=1e-12))
+
+
+def pool(y, v, confidence: float = CONFIDENCE) -> Pooled:
+    """Random-effects summary of differences y_k with variances v_k (one per unit)."""
+    y = np.asarray(y, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    k = y.size
+    if k == 0:
+        raise ValueError("pool needs at least one dataset")
+    if k == 1:
+        return Pooled(1, float(y[0]), None, 0.0, None, None)
+    floor = max(float(v.max()), 1e-300) * 1e-12
+    v = np.maximum(v, floor)
+    tau2 = paule_mandel(y, v)
+    w = 1.0 / (v + tau2)
+    mu = float(np.sum(w * y) / np.sum(w))
+    plain = 1.0 / float(np.sum(w))
+    hk = float(np.sum(w * (y - mu) ** 2)) / (k - 1) * plain
+    level = 0.5 + confidence / 2
+    half = float(stats.t.ppf(level, k - 1)) * np.sqrt(hk)
+    prediction = p_beats = None
+    if k >= 3:
+        upper = paule_mandel(y, v, float(stats.chi2.ppf(UPPER_TAU_QUANTILE, k - 1)))
+        scale = np.sqrt(upper + max(plain, hk))
+        spread = float(stats.t.ppf(level, k - 2)) * scale
+        prediction = (float(mu - spread), float(mu + spread))
+        p_beats = float(stats.t.cdf(mu / scale, k - 2)) if scale > 0 else float(mu > 0)
+    return Pooled(k, mu, (float(mu - half), float(mu + half)), float(np.sqrt(tau2)), prediction, p_beats)
+
+
+def unit_differences(diffs, variances, units) -> tuple[np.ndarray, np.ndarray]:
+    """Per-dataset differences and variances of their means averaged within each unit (datasets sharing a parent),
+    in the order units first appear."""
+    order: dict[str, list[int]] = {}
+    for i, unit in enumerate(units):
+        order.setdefault(unit, []).append(i)
+    diffs = np.asarray(diffs, dtype=np.float64)
+    variances = np.asarray(variances, dtype=np.float64)
+    y = np.array([diffs[rows].mean() for rows in order.values()])
+    v = np.array([variances[rows].sum() / len(rows) ** 2 for rows in order.values()])
+    return y, v

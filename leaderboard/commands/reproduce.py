@@ -1,0 +1,69 @@
+"""`irboard reproduce RESULT…`: run each result's declared artifact again and compare the ranking (exit 1 when one
+differs); with `--ledger`, record each reproduced one there (the maintainers' workflow does, docs/reproduction.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evaluator.errors import IrboardError, one_line
+from leaderboard.commands.options import parse_data_dirs
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", type=Path, help="result files to reproduce")
+    parser.add_argument("--data-dir", action="append", default=[],
+                        help="local datasets: ID=DIR for one dataset, or a DIR holding <dataset id>/ folders "
+                             "(e.g. ../shared/data); without it datasets are downloaded as for evaluate")
+    parser.add_argument("--ledger", type=Path, help="write a record of each reproduced result under this folder "
+                        "(the repository's reproductions/, written by the maintainers' workflow)")
+    parser.add_argument("--max-docs", type=int, help="skip results on corpora larger than this (CI's budget); "
+                        "skipped results are listed and leave the exit code 0")
+    parser.add_argument("--cache-dir", help="cache for datasets and encodings (default $IRBOARD_CACHE)")
+    parser.add_argument("--batch-size", type=int, help="texts per forward pass for neural models")
+    parser.add_argument("--quiet", action="store_true", help="no progress output (the result lines stay)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from evaluator.progress import set_quiet
+
+    set_quiet(args.quiet)
+    data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
+    failed = 0
+    for path in args.paths:
+        try:
+            ok, line = _reproduce_one(path, args, data_dirs, data_root)
+        except IrboardError as error:  # this file cannot be reproduced: say why and go on with the others
+            ok, line = False, str(error)
+        failed += not ok
+        print(one_line(line))
+    if failed:
+        raise IrboardError(f"{failed} of {len(args.paths)} result(s) not reproduced; each line above names the first "
+                           "difference")
+    return 0
+
+
+def _reproduce_one(path: Path, args: argparse.Namespace, data_dirs: dict, data_root: Path | None) -> tuple[bool, str]:
+    """(reproduced or skipped, one line: reproduced and where it is recorded, skipped, or not reproduced with the
+    first difference)."""
+    from evaluator.assemble import git_commit
+    from evaluator.result import read_result
+    from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE, reproduce_result, reproducible
+    from leaderboard.submissions.reproductions import write_record
+
+    result = read_result(path, with_run=False, with_samples=False)
+    if result.model.artifact is None or result.full is not None:
+        reproducible(result, str(path))  # says why there is nothing to run again
+    if args.max_docs is not None and (result.dataset.num_docs or 0) > args.max_docs:
+        return True, (f"{path}: skipped: {result.dataset.num_docs} documents, over --max-docs {args.max_docs}; a maintainer "
+                "reproduces it on request")
+    dataset_id = result.dataset.id
+    data_dir = data_dirs.get(dataset_id) or (data_root / dataset_id if data_root is not None else None)
+    outcome = reproduce_result(path, data_dir=data_dir, cache_dir=args.cache_dir, batch_size=args.batch_size)
+    if not outcome.reproduced:
+        return False, f"{path}: not reproduced by {outcome.spec}: {outcome.difference}"
+    where = ""
+    if args.ledger is not None:
+        where = f"; recorded in {write_record(outcome, args.ledger, RELATIVE_TOLERANCE, git_commit())}"
+    return True, (f"{path}: reproduced by {outcome.spec} ({outcome.queries} queries to depth {outcome.depth}, scores within "
+            f"{outcome.max_score_difference:.1e} relative){where}")

@@ -1,0 +1,113 @@
+"""`Report.to_latex()` (booktabs, runs × metrics, best in bold, the tests' verdicts as marks, a caption naming the
+test and correction) and `Report._repr_html_()` on three real SciFact rankings. No TeX is installed here, so the
+LaTeX is checked by its structure; where one is (`pdflatex` on the PATH), it is compiled too."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import irboard
+from tests.conftest import SCIFACT
+
+ROOT = Path(__file__).resolve().parents[2]
+QRELS = SCIFACT / "qrels" / "test.tsv"
+NAMES = ["bm25", "splade-tiny", "sentence-transformers__all-minilm-l6-v2"]
+
+
+@pytest.fixture(scope="module")
+def report():
+    runs = {name: {q: dict(ranking) for q, ranking in irboard.read_result(
+        ROOT / "results" / name / "beir__scifact.json").run.items()} for name in NAMES}
+    return irboard.compare(runs, QRELS, "nDCG@10,R@100,RR@10", baseline="bm25")
+
+
+def _body(latex: str) -> list[list[str]]:
+    middle = latex.split("\\midrule\n", 1)[1].split("\\bottomrule", 1)[0]
+    return [[cell.strip() for cell in line.rstrip(" \\").split(" & ")] for line in middle.strip().splitlines()]
+
+
+def test_latex_is_a_booktabs_table_of_runs_by_metrics(report):
+    latex = report.to_latex()
+    frame = report.to_dataframe()
+    assert latex.count("\\toprule") == latex.count("\\midrule") == latex.count("\\bottomrule") == 1
+    assert "\\hline" not in latex and "\\begin{tabular}{lrrr}" in latex
+    head = latex.split("\\toprule\n", 1)[1].split(" \\\\", 1)[0]
+    assert head == "Run & nDCG@10 & R@100 & RR@10"
+    rows = _body(latex)
+    assert [row[0] for row in rows] == ["bm25", "splade-tiny", "sentence-transformers\\_\\_all-minilm-l6-v2"]
+    for column, metric in enumerate(["nDCG@10", "R@100", "RR@10"], start=1):
+        means = frame[frame["metric"] == metric].set_index("run")
+        best = means["mean"].round(3).max()
+        for name, row in zip(NAMES, rows, strict=True):
+            cell, line = row[column], means.loc[name]
+            number = float(re.search(r"\d\.\d{3}", cell).group())
+            assert number == pytest.approx(line["mean"], abs=5e-4)
+            assert cell.startswith("\\textbf{") == (round(line["mean"], 3) == best)  # bold: the best of the column
+            assert ("\\star" in cell) == (line["rank_best"] == 1)
+            significant = bool(line["significant"]) if name != "bm25" else False
+            assert ("\\uparrow" in cell) == (significant and line["diff"] > 0)
+            assert ("\\downarrow" in cell) == (significant and line["diff"] < 0)
+    caption = re.search(r"\\caption\{(.*)\}\n", latex).group(1)
+    assert "Paired two-sided t-test" in caption and "Holm" in caption and "$\\alpha$ = 0.05" in caption
+    assert "α" not in latex and "–" not in latex  # plain LaTeX: no characters pdflatex cannot set
+
+
+def test_a_mark_follows_the_verdict(report):
+    """Turn a verdict around: the marks follow it (the table reads the report's rows, not its own guess)."""
+    rows = [dict(row) for row in report.rows]
+    target = next(row for row in rows if row["run"] == "splade-tiny" and row["metric"] == "nDCG@10")
+    target.update(significant=True, diff=-0.01, rank_best=2)
+    changed = type(report)(rows, report.baseline, report.test, report.correction, report.alpha, report.queries)
+    cell = _body(changed.to_latex())[1][1]
+    assert "\\downarrow" in cell and "\\uparrow" not in cell and "\\star" not in cell
+
+
+def test_names_are_escaped_in_latex_and_html(report):
+    rows = [dict(row, run="a_&%$#{}~^\\<b>") if row["run"] == "bm25" else row for row in report.rows]
+    odd = type(report)(rows, "a_&%$#{}~^\\<b>", report.test, report.correction, report.alpha, report.queries)
+    first = _body(odd.to_latex())[0][0]
+    assert first == ("a\\_\\&\\%\\$\\#\\{\\}\\textasciitilde{}\\textasciicircum{}\\textbackslash{}<b>")
+    assert "<b>" not in odd._repr_html_().replace("<b>0.", "").replace("<b>1.", "")
+    assert "&lt;b&gt;" in odd._repr_html_()
+
+
+class _Cells(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows, self.caption, self._in = [], "", None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self.rows[-1].append("")
+            self._in = "cell"
+        elif tag == "caption":
+            self._in = "caption"
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th", "caption"):
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in == "cell":
+            self.rows[-1][-1] += data
+        elif self._in == "caption":
+            self.caption += data
+
+
+def test_notebook_html_shows_each_mean_with_its_interval(report):
+    parser = _Cells()
+    parser.feed(report._repr_html_())
+    frame = report.to_dataframe().set_index(["run", "metric"])
+    assert parser.rows[0] == ["Run", "nDCG@10", "R@100", "RR@10"]
+    for row in parser.rows[1:]:
+        for metric, cell in zip(["nDCG@10", "R@100", "RR@10"], row[1:], strict=True):
+            line = frame.loc[(row[0], metric)]
+            assert cell.startswith(f"{line['mean']:.3f}")
+            assert f"[{line['ci_low']:.3f}, {line['ci_high']:.3f}]" in cell
+    assert "Holm" in parser.caption and "t-test" in parser.caption

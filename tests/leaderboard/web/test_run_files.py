@@ -1,0 +1,59 @@
+"""Each result's stored ranking is downloadable from its model page as a TREC run: the repository's real BM25 run of
+SciFact scores, by pytrec_eval against the official judgments, what the result file states; every run linked from a
+model page of the synthetic site exists and holds that result's ranking, rank by rank; the bytes do not change
+between builds (gzip without a time stamp)."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import pytest
+import pytrec_eval
+
+from evaluator.result import read_result, slugify
+from evaluator.trec import read_qrels
+from leaderboard.web.run_files import trec_run_gz
+from tests.conftest import SCIFACT
+from tests.leaderboard.conftest import ROOT
+
+
+def _parse(data: bytes) -> list[list[str]]:
+    return [line.split() for line in gzip.decompress(data).decode("utf-8").splitlines()]
+
+
+def test_the_repositorys_bm25_run_scores_what_its_result_states():
+    path = ROOT / "results" / "bm25" / "beir__scifact.json"
+    data = trec_run_gz(str(path), "bm25")
+    assert data == trec_run_gz(str(path), "bm25") and data[4:8] == b"\0\0\0\0"  # no time stamp: the same bytes
+    lines = _parse(data)
+    assert all(len(fields) == 6 and fields[1] == "Q0" and fields[5] == "bm25" for fields in lines)
+    run: dict[str, dict[str, float]] = {}
+    for query_id, _, doc_id, _, score, _ in lines:
+        run.setdefault(query_id, {})[doc_id] = float(score)
+    qrels = read_qrels(SCIFACT / "qrels" / "test.tsv")
+    judged = {q: dict(labels) for q, labels in qrels.to_dict().items()}
+    result = read_result(path)
+    # trec_eval scores a judged query the run lacks as 0, and the result's query set is the judged one
+    per_query = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut.10"}).evaluate(run)
+    ndcg = sum(values["ndcg_cut_10"] for values in per_query.values()) / len(judged)
+    assert ndcg == pytest.approx(result.metrics["nDCG@10"], abs=1e-4)
+    ranks = [int(fields[3]) for fields in lines if fields[0] == lines[0][0]]
+    assert ranks == list(range(1, len(ranks) + 1))
+
+
+def test_every_linked_run_holds_its_results_ranking(built_site, synth):
+    linked = 0
+    for page in sorted((built_site / "models").glob("*.html")):
+        html = page.read_text()
+        for href, dataset_id in re.findall(r'<a href="\.\./(downloads/runs/[^"]+)" download>([^<]+)</a>', html):
+            model_slug = page.stem
+            assert href == f"downloads/runs/{model_slug}/{slugify(dataset_id)}.trec.gz"
+            lines = _parse((built_site / href).read_bytes())
+            source = next(path for path in synth.GOLDEN_RESULTS.rglob("*.json")
+                          if path.parent.name == model_slug and path.stem == slugify(dataset_id))
+            expected = [(q, d, rank) for q, ranking in read_result(source).rankings().items()
+                        for rank, (d, _) in enumerate(ranking, 1)]
+            assert [(f[0], f[2], int(f[3])) for f in lines] == expected
+            linked += 1
+    assert linked == len([p for p in synth.GOLDEN_RESULTS.rglob("*.json") if read_result(p).run is not None])
