@@ -253,17 +253,23 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
             check_id(value, flag)
         except ValueError as error:
             raise IrboardError(str(error)) from None
-    if args.declare:
-        declare_from_qrels(args)
+    timings: dict[str, float] = {}
+    qrels = None
+    if args.declare:  # the judgments are read once: for the declaration and for the metrics
+        if args.qrels is None:
+            raise IrboardError("evaluate --declare: pass --qrels with the collection's judgments")
+        with step(f"reading qrels {args.qrels}", timings, "read_qrels_s"):
+            qrels = read_qrels(args.qrels)
+        declare_from_qrels(args, qrels)
     spec = known_spec(args.dataset_id)
     split, ignore_identical_ids, relevance_level = run_settings(args)
     official = official_judgments(args.dataset_id)
     if args.qrels is None and official is None:
         raise IrboardError(f"evaluate --run: {args.dataset_id} has no official judgments; pass --qrels")
-    timings: dict[str, float] = {}
     qrels_path = args.qrels or fetch_official(official.qrels, local_cache_dir(args.cache_dir))
-    with step(f"reading qrels {qrels_path}", timings, "read_qrels_s"):
-        qrels = read_qrels(qrels_path)
+    if qrels is None:
+        with step(f"reading qrels {qrels_path}", timings, "read_qrels_s"):
+            qrels = read_qrels(qrels_path)
     is_official = official is not None and qrels.sha256() == official.judgments_sha256
     if official is not None and not is_official:
         log.warning("%s: not the official judgments of %s (%s); the result will not verify",
@@ -359,22 +365,20 @@ def run_depth(declared: int | None, longest: int, source) -> int:
     return declared
 
 
-def declare_from_qrels(args: argparse.Namespace) -> None:
-    """--declare: write the declaration of --dataset-id from --qrels (never for a registered id)."""
+def declare_from_qrels(args: argparse.Namespace, qrels) -> None:
+    """--declare: write the declaration of --dataset-id from the judgments `qrels` read from --qrels (never for a
+    registered id)."""
     from evaluator.datasets.declared import write_declaration
     from evaluator.datasets.spec import registry
     from evaluator.errors import UnknownNameError
-    from evaluator.trec import read_qrels
 
-    if args.qrels is None:
-        raise IrboardError("evaluate --declare: pass --qrels with the collection's judgments")
     try:
         registry().get(args.dataset_id)
     except UnknownNameError:
         pass
     else:
         raise IrboardError(f"evaluate --declare: {args.dataset_id} is a registered dataset; leave out --declare")
-    path = write_declaration(args.dataset_id, read_qrels(args.qrels), split=args.split or "test",
+    path = write_declaration(args.dataset_id, qrels, split=args.split or "test",
                              relevance_level=1 if args.relevance_level is None else args.relevance_level,
                              ignore_identical_ids=bool(args.ignore_identical_ids))
     log.warning("declared %s in %s: commit it with the result (set its name, group and main_metric there)",

@@ -54,7 +54,8 @@ def evaluate(tmp_path, capsys, run_path, qrels_path=None, *extra: str) -> tuple[
     out = tmp_path / "out.json"
     capsys.readouterr()
     code = main(["evaluate", "--run", str(run_path), "--qrels", str(qrels_path), "--model-id", "org/model",
-                 "--dataset-id", "test/data", "--out", str(out), "--metrics", "nDCG@10,AP", "--force", *extra])
+                 "--dataset-id", "test/data", "--out", str(out), "--metrics", "nDCG@10,AP", "--force", "--declare",
+                 "--depth", "1000", *extra])  # a collection of the test's own; these small runs rank all they retrieve
     err = capsys.readouterr().err
     return code, out, [line for line in err.splitlines() if line.startswith("error:")], err
 
