@@ -222,7 +222,8 @@ def test_a_bzip2_bomb_inflating_to_2_gb_is_refused_in_bounded_memory(tmp_path):
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", code, "evaluate", "--run", str(tmp_path / "bomb.bz2"), "--qrels",
                            str(tmp_path / "qrels.txt"), "--model-id", "org/model", "--dataset-id", "test/data",
-                           "--out", str(tmp_path / "out.json")], capture_output=True, text=True, cwd=ROOT)
+                           "--out", str(tmp_path / "out.json"), "--declare", "--depth", "1000"],
+                          capture_output=True, text=True, cwd=ROOT)
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode == 1 and len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
     assert "inflates more than" in errors[0] and not (tmp_path / "out.json").exists()
