@@ -1,6 +1,7 @@
 """A `Report` as a table for a paper (LaTeX with booktabs) or a notebook (HTML): runs × metrics, each cell the
 mean, the best mean of each metric in bold, and the verdicts of the corrected tests as marks: ★ in the top group
-(no run significantly better: its rank range starts at 1), ▲/▼ significantly better/worse than the baseline."""
+(no run significantly better: its rank range starts at 1), ▲/▼ significantly better/worse than the baseline, ≈
+equivalent to it within the report's margin (the `verdict` column)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 
 MARKS = {"top": ("$^{\\star}$", "★", "in the top group (no run significantly better)"),
          "better": ("$^{\\uparrow}$", "▲", "significantly better than the baseline"),
-         "worse": ("$^{\\downarrow}$", "▼", "significantly worse than the baseline")}
+         "worse": ("$^{\\downarrow}$", "▼", "significantly worse than the baseline"),
+         "equivalent": ("$^{\\approx}$", "≈", "equivalent to the baseline within the margin")}
 LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                   "α": r"$\alpha$", "–": "--", "×": r"$\times$"}
@@ -33,6 +35,8 @@ def marks(row: dict[str, Any]) -> list[str]:
     found = ["top"] if row["rank_best"] == 1 else []
     if row["significant"]:
         found.append("better" if row["diff"] > 0 else "worse")
+    elif row.get("verdict") == "equivalent":
+        found.append("equivalent")
     return found
 
 
@@ -43,7 +47,8 @@ def _best(cells: dict, runs: list[str], metric: str) -> float:
 def caption(report: Any) -> str:
     return (f"Mean over {report.queries} judged queries; bold: the best mean of each metric. "
             f"{MARKS['top'][2].capitalize()}: $\\star$; {MARKS['better'][2]} ({latex_escape(report.baseline)}): "
-            f"$\\uparrow$, {MARKS['worse'][2]}: $\\downarrow$. {latex_escape(report.describe())}.")
+            f"$\\uparrow$, {MARKS['worse'][2]}: $\\downarrow$, {MARKS['equivalent'][2]}: $\\approx$. "
+            f"{latex_escape(report.describe())}.")
 
 
 def to_latex(report: Any, digits: int = 3) -> str:

@@ -51,6 +51,7 @@ def test_latex_is_a_booktabs_table_of_runs_by_metrics(report):
             significant = bool(line["significant"]) if name != "bm25" else False
             assert ("\\uparrow" in cell) == (significant and line["diff"] > 0)
             assert ("\\downarrow" in cell) == (significant and line["diff"] < 0)
+            assert ("\\approx" in cell) == (name != "bm25" and line["verdict"] == "equivalent")
     caption = re.search(r"\\caption\{(.*)\}\n", latex).group(1)
     assert "Paired two-sided t-test" in caption and "Holm" in caption and "$\\alpha$ = 0.05" in caption
     assert "α" not in latex and "–" not in latex  # plain LaTeX: no characters pdflatex cannot set
@@ -111,3 +112,18 @@ def test_notebook_html_shows_each_mean_with_its_interval(report):
             assert cell.startswith(f"{line['mean']:.3f}")
             assert f"[{line['ci_low']:.3f}, {line['ci_high']:.3f}]" in cell
     assert "Holm" in parser.caption and "t-test" in parser.caption
+
+
+def test_equivalence_is_marked_within_a_wide_margin():
+    """With a margin of a whole point of the scale every pair not found different is equivalent (its interval lies
+    within it): each such cell carries the mark, in LaTeX and in the notebook's table."""
+    runs = {name: {q: dict(ranking) for q, ranking in irboard.read_result(
+        ROOT / "results" / name / "beir__scifact.json").run.items()} for name in NAMES}
+    wide = irboard.compare(runs, QRELS, "nDCG@10", baseline="bm25", margin=1.0)
+    frame = wide.to_dataframe().set_index("run")
+    expected = [name for name in NAMES[1:] if not frame.loc[name, "significant"]]
+    assert expected and all(frame.loc[name, "verdict"] == "equivalent" for name in expected)
+    rows = {row[0]: row[1] for row in _body(wide.to_latex())}
+    for name in NAMES[1:]:
+        assert ("\\approx" in rows[name.replace("_", "\\_")]) == (name in expected)
+    assert wide._repr_html_().count("≈") == len(expected) + 1  # each marked cell and the caption's legend
