@@ -1,9 +1,10 @@
 """Reproduce a result: run its declared artifact (`model.artifact`) again on its dataset and compare the rankings.
 
 A result is *reproduced* when the re-run, with the weights of the declared revision, gives the stored ranking: the
-same documents in the same order at every query's stored depth, the same judged documents at the same ranks below
+same documents in the same order at every query's stored depth (documents whose scores agree within the tolerance
+may change places: they are tied within it), the same judged documents at the same ranks below
 it (`run.below`), the same ranking lengths, and every score within `RELATIVE_TOLERANCE` of the stored one (scores
-differ in their last bits between CPUs, GPUs and library versions; documents and order may not). The outcome is a
+differ in their last bits between CPUs, GPUs and library versions; documents may not). The outcome is a
 `Reproduction`; `leaderboard.submissions.reproductions` keeps the successful ones in the ledger.
 """
 
@@ -74,13 +75,19 @@ def compare_runs(stored: ResultFile, fresh: ResultFile, tolerance: float = RELAT
         return (f"query {stored.query_ids[q]!r}: {int(a.lengths[q])} documents stored to depth {a.depth}, the re-run "
                 f"ranks {int(b.lengths[q])}"), 0.0
     ids_a, ids_b = _ids(a), _ids(b)
+    aligned = np.array(b.scores, dtype=np.float64)  # the re-run's score of the document the result has there
     wrong = np.flatnonzero(ids_a != ids_b)
-    if wrong.size:
-        i = int(wrong[0])
-        q = int(np.searchsorted(a.offsets, i, side="right") - 1)
-        return (f"query {stored.query_ids[q]!r} rank {i - int(a.offsets[q]) + 1}: the result has {ids_a[i]!r}, the "
-                f"re-run {ids_b[i]!r}"), 0.0
-    gaps = _relative(b.scores, a.scores)
+    for q in np.unique(np.searchsorted(a.offsets, wrong, side="right") - 1):
+        start, end = int(a.offsets[q]), int(a.offsets[q]) + int(a.lengths[q])
+        fresh = dict(zip(ids_b[start:end].tolist(), b.scores[start:end].tolist()))
+        scores = [fresh.get(doc, np.nan) for doc in ids_a[start:end].tolist()]
+        gaps = _relative(np.array(scores, dtype=np.float64), a.scores[start:end])
+        if not (gaps <= tolerance).all():  # not a swap of documents tied within the tolerance
+            i = int(wrong[np.searchsorted(wrong, start)])
+            return (f"query {stored.query_ids[q]!r} rank {i - start + 1}: the result has {ids_a[i]!r}, the "
+                    f"re-run {ids_b[i]!r}"), 0.0
+        aligned[start:end] = scores
+    gaps = _relative(aligned, a.scores)
     worst = float(gaps.max(initial=0.0))
     if worst > tolerance:
         i = int(np.argmax(gaps))

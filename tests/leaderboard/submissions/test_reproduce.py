@@ -159,3 +159,23 @@ def test_neural_models_on_cranfield_reproduce(tmp_path, spec, declared, revision
     assert compare_runs(read_result(path), fresh)[0] == ""
     tampered = read_result(_tampered(path, tmp_path / "tampered.json", _swap_first_two))
     assert " rank 1: the result has " in compare_runs(tampered, fresh)[0]
+
+
+
+def test_documents_tied_within_the_tolerance_may_change_places(bm25_scifact, tmp_path):
+    """A re-run whose last bits differ may order two documents tied within the tolerance the other way (dense
+    encoding on another thread count does): still the same ranking. Moved apart by more, it is not."""
+    def near_tie(data: dict) -> None:  # rank 2 scores 1e-5 (relative) below rank 1: within the tolerance
+        ranking = next(r for r in data["run"]["rankings"].values() if r[0][1] > r[1][1])
+        ranking[1][1] = ranking[0][1] * (1 - 1e-5)
+
+    def near_tie_swapped(data: dict) -> None:
+        near_tie(data)
+        ranking = next(r for r in data["run"]["rankings"].values() if r[0][1] > r[1][1])
+        ranking[0][0], ranking[1][0] = ranking[1][0], ranking[0][0]
+
+    tied = read_result(_tampered(bm25_scifact, tmp_path / "tied.json", near_tie))
+    swapped = read_result(_tampered(bm25_scifact, tmp_path / "swapped.json", near_tie_swapped))
+    assert compare_runs(tied, swapped)[0] == ""
+    moved = read_result(_tampered(bm25_scifact, tmp_path / "moved.json", _swap_first_two))
+    assert " rank 1: the result has " in compare_runs(read_result(bm25_scifact), moved)[0]
