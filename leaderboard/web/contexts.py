@@ -156,6 +156,7 @@ class HomeContext:
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
     answer: str = ""  # which models are best on that column, and how sure
+    best_set: str = ""  # who could be #1 on the default view's group mean at 95% (the best set)
     languages: tuple[str, ...] = ()  # the languages of the multilingual groups' datasets, for the language filter
 
 

@@ -271,6 +271,7 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         rank_summary=rank_tables(board, rows=False),
         default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
         answer=best_answer(board, sorted_group),
+        best_set=best_set_answer(sorted_group),
         languages=languages,
     )
 
@@ -278,6 +279,20 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
 def _sorted_group(board: Leaderboard) -> GroupBoard | None:
     """The group whose mean orders the home page by default (home_order): "All datasets", else the first."""
     return next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
+
+
+def best_set_answer(group: GroupBoard | None) -> str:
+    """Who could be #1 on `group` (the default view's group mean, named: the filters and sorts of the table leave
+    this sentence as it is) at 95%: the confidence set for the best model."""
+    if group is None:
+        return ""
+    ranked = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None), key=lambda i: -i[1].mean)
+    if not ranked:
+        return ""
+    contenders = [model_id for model_id, _ in ranked if model_id in group.best_set]
+    return (f"Who could be #1 on {group.name} at 95%: {_listed(contenders)} ({len(contenders)} of {len(ranked)} "
+            "ranked models: the confidence set for the best, every other model being significantly worse than some "
+            f"model in a one-sided test at α / {max(len(ranked) - 1, 1)}).")
 
 
 def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
@@ -291,14 +306,10 @@ def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
                 "table cannot say which is best.")
     tied = [model_id for model_id, score in ranked if score.rank_interval[0] == 1]  # the top group, as ★
     names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
-    contenders = [model_id for model_id, _ in ranked if model_id in group.best_set]
-    could = (f"Who could be #1 at 95%: {_listed(contenders)} ({len(contenders)} of {len(ranked)} ranked models: the "
-             "confidence set for the best, every other model being significantly worse than some model in a one-sided "
-             f"test at α / {max(len(ranked) - 1, 1)}). ")
     if len(tied) == 1:
-        return (f"{could}Best on {where}: {tied[0]}, the only ranked model that no other is significantly better "
+        return (f"Best on {where}: {tied[0]}, the only ranked model that no other is significantly better "
                 f"than (rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
-    return (f"{could}Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked "
+    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked "
             f"model is significantly better, so each rank range starts at 1): {names}. The rank range beside each "
             "mean says how sure its place is.")
 
