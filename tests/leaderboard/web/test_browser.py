@@ -198,7 +198,7 @@ def markup_site(tmp_path_factory):
         (root / "run.txt").write_text("".join(lines))
         assert main(["evaluate", "--run", str(root / "run.txt"), "--qrels", str(root / "qrels.txt"), "--quiet",
                      "--model-id", model_id, "--dataset-id", "test/markup", "--results-dir",
-                     str(root / "results"), "--declare"]) == 0
+                     str(root / "results"), "--declare", "--depth", "1000"]) == 0  # all each query retrieves
     build_site(root / "results", root / "_site")
     return root / "_site"
 

@@ -32,7 +32,7 @@ TABLES = [
     ("models/bm25.html", "#model-datasets", "th[scope=row]", "td:nth-child(4)", "td:nth-child(5)",
      ("Score", "95% CI")),
     ("compare.html?a=bm25&b={other}", "#compare-summary", "th[scope=row]", "td:nth-child(2)", "td:nth-child(3)",
-     ("Δ", "95% CI (uncorrected)")),
+     ("Δ", "Interval of the verdict")),
 ]
 
 MEASURE = """([table, name, score, interval, headers]) => {
