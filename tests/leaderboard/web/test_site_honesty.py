@@ -7,7 +7,7 @@ import subprocess
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.submissions.load import load_results
 from leaderboard.web.build import build_site
-from leaderboard.web.pages import best_answer, build_home, public_note
+from leaderboard.web.pages import best_answer, best_set_answer, build_home, public_note
 from leaderboard.web.provenance import BuildStamp, build_stamp, web_address
 from leaderboard.web.rank_pages import build_ranks
 
@@ -79,5 +79,7 @@ def test_home_answer_names_the_models_tied_for_best(synth):
     assert len(tied) > 1 and f"{len(tied)} of" in answer and all(model_id in answer for model_id in tied)
     # who could be #1 at 95%: the confidence set for the best, never larger than the top group here
     assert overall.best_set and len(overall.best_set) <= len(tied)
-    assert all(model_id in answer.split("Best on")[0] for model_id in overall.best_set)
+    could = best_set_answer(overall)  # its own sentence, naming its group
+    assert could.startswith("Who could be #1 on All datasets at 95%")
+    assert all(model_id in could for model_id in overall.best_set)
 
