@@ -231,8 +231,8 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 1024
         ids = query_ids[start:start + step]
         columns = collector.columns_of(ids)
         if sharded:
-            relevant, nonrelevant, nonfinite = zip(*index.scores_at(queries[start:start + step], columns)) \
-                if ids else ((), (), ())
+            scored = index.scores_at(queries[start:start + step], columns)
+            relevant, nonrelevant, nonfinite = ([s[i] for s in scored] for i in range(3))
         else:
             values, counts = index.scores_of(queries[start:start + step],
                                              [np.concatenate([c.relevant, c.nonrelevant]) for c in columns])
