@@ -177,10 +177,10 @@ def corpus_runs(sizes: list[int], work: Path, peer_sizes: list[int]) -> int:
     failed = False
     for num_docs in sizes:
         folder = synthetic_corpus(num_docs, 7000, titles=False, work=work)
-        out = work / f"bm25-{num_docs}.json"
         before = load_average()
         run = run_child([irboard, "evaluate", "--model", "bm25", "--dataset", f"local:{folder}", "--top-k", "1000",
-                         "--out", str(out), "--force", "--quiet"], env)
+                         "--results-dir", str(work / "results"), "--force", "--quiet"], env)
+        out = max((work / "results").glob(f"*/*{folder.name}.json"), key=lambda p: p.stat().st_mtime)
         result = json.loads(out.read_text())
         stages = result["provenance"]["timings"]
         print(f"\n{num_docs:,} passages, 7,000 queries x top 1,000: irboard evaluate --model bm25 --dataset "
