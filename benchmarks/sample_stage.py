@@ -4,8 +4,8 @@ One process builds the BM25 index of `benchmarks/_work/corpus-<docs>` (corpus_me
 missing), encodes the 7,000 queries and times, on the same index and queries: the search (top 1,000), then the
 sampling stage (`pipeline.collect_samples`: every relevant document and 2,000 seeded others a query, scored at
 those columns, fitted to the stored budget) with this code and, with `--baseline DIR` (a checkout of other code,
-its C extension built), with that code's `SparseIndex.scores_of` and `score_samples` module in its place. Both
-samples must be equal. One thread (OPENBLAS_NUM_THREADS=1).
+its C extension built), with that code's sampling stage, `SparseIndex.scores_of`, kernel and `score_samples`
+module in their place. Both samples must be equal. One thread (OPENBLAS_NUM_THREADS=1).
 
     python benchmarks/sample_stage.py --docs 100000 [--baseline DIR]
 """
@@ -65,14 +65,18 @@ def main() -> None:
     runs = {}
     codes = [("this", None)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     for label, code in codes:
-        if code is not None:  # the other code's sampling: its scores_of on this index, its collector and budget
+        collect = collect_samples
+        if code is not None:  # the other code's sampling: its kernel and scores_of on this index, its collector,
+            # budget and stage
             old_sparse = load_module(code / "evaluator" / "index" / "sparse.py", "baseline_sparse")
+            old_sparse._sparse = load_module(next((code / "evaluator" / "index").glob("_sparse*.so")), "_sparse")
             old_samples = load_module(code / "evaluator" / "score_samples.py", "baseline_score_samples")
+            collect = load_module(code / "evaluator" / "pipeline.py", "baseline_pipeline").collect_samples
             index.scores_of = old_sparse.SparseIndex.scores_of.__get__(index)
             sys.modules["evaluator.score_samples"], saved = old_samples, sys.modules["evaluator.score_samples"]
         try:
             start = time.perf_counter()
-            samples = collect_samples(index, queries, query_ids, positions, dataset.qrels)
+            samples = collect(index, queries, query_ids, positions, dataset.qrels)
             runs[label] = (time.perf_counter() - start, samples)
         finally:
             if code is not None:
