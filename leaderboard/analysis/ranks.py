@@ -170,11 +170,13 @@ def beat_sizes(diff, se, df, alpha: float) -> np.ndarray:
     return sizes
 
 
-def best_among(sizes: np.ndarray, members) -> np.ndarray:
-    """bool per member (indices into sizes): in the best set among these members alone (beat_sizes)."""
+def best_among(sizes: np.ndarray, members, tested: int | None = None) -> np.ndarray:
+    """bool per member (indices into sizes): in the best set among these members alone (beat_sizes), testing at
+    alpha / (tested - 1); `tested` (at least the members, default their number) makes it more conservative."""
     members = np.asarray(members, dtype=np.int64)
+    tested = members.size if tested is None else tested
     if members.size < 2:
         return np.ones(members.size, dtype=bool)
     sub = sizes[np.ix_(members, members)].copy()
     np.fill_diagonal(sub, 0)
-    return (sub < members.size).all(axis=1)
+    return (sub < tested).all(axis=1)

@@ -254,7 +254,8 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         "cover the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
         "★ beside a group mean and bold on a dataset value: the model could be #1 there at 95% among the ranked "
         "models the view shows (the best set: each other shown model is significantly worse than one of them in a "
-        "one-sided test at α / (shown − 1)); without a filter, among all ranked models. Each filter recomputes it "
+        "one-sided test at α / (s − 1), s the number shown rounded up to 2, 5, 17, 65, … or all); without a filter, "
+        "among all ranked models. Each filter recomputes it "
         f"(the method page: {BEST_SET_PAGE}). Rank ranges stay those among all ranked models.",
         VERIFIED_RULE,
         f"Rank ranges and tie bands of every group mean (among the re-scored models): the ranks page ({RANKS_PAGE}). "

@@ -43,13 +43,19 @@ def _group_tests(board, group, ids):
     return np.array([group.scores[m].mean for m in ids]), total, np.sqrt(variance), df
 
 
+def _alpha(board, shown: int, everyone: int) -> float:
+    """The alpha that makes ranks.best_set over `shown` models test at alpha / (s - 1), s the grid's size the page
+    tests them at (best_data.level_size; s = shown on the grid, s = everyone with no filter)."""
+    return board.settings.tests.alpha * (shown - 1) / (best_data.level_size(shown, everyone) - 1)
+
+
 def expected_group_set(board, group, shown) -> list[str]:
     """ranks.best_set over the shown ranked models alone, best mean first."""
     ids = [m for m in group.ranked_ids if m in shown]
     if len(ids) < 2:
         return ids
     means, diff, se, df = _group_tests(board, group, ids)
-    keep = best_set(means, diff, se, df, board.settings.tests.alpha)
+    keep = best_set(means, diff, se, df, _alpha(board, len(ids), len(group.ranked_ids)))
     return [ids[k] for k in sorted(range(len(ids)), key=lambda k: -means[k]) if keep[k]]
 
 
@@ -58,7 +64,8 @@ def expected_dataset_set(board, dataset, shown) -> list[str]:
     n = dataset.scores.shape[1]
     means = dataset.means[rows]
     se = dataset.diff_sd[np.ix_(rows, rows)].astype(np.float64) / np.sqrt(n)
-    keep = best_set(means, means[:, None] - means[None, :], se, n - 1, board.settings.tests.alpha)
+    keep = best_set(means, means[:, None] - means[None, :], se, n - 1,
+                    _alpha(board, len(rows), int(dataset.ranked.sum())))
     return [dataset.model_ids[rows[k]] for k in sorted(range(len(rows)), key=lambda k: -means[k]) if keep[k]]
 
 
@@ -80,12 +87,16 @@ def test_the_set_among_any_models_is_best_set_over_them_alone(board):
             sub = np.ix_(members, members)
             expected = best_set(means[members], diff[sub], se[sub], df[sub], alpha)
             assert best_among(sizes, members).tolist() == expected.tolist()
+            tested = best_data.level_size(members.size, len(ids))  # the page: at the grid's size
+            expected = best_set(means[members], diff[sub], se[sub], df[sub], alpha * (members.size - 1) / (tested - 1))
+            assert best_among(sizes, members, tested).tolist() == expected.tolist()
             checked += 1
     for dataset in board.datasets:
         ids, means, sizes = best_data.dataset_sizes(board, dataset)
         assert best_data.best_of_all(ids, sizes) == {m for m, keep in zip(dataset.model_ids, dataset.best_set,
                                                                         strict=True) if keep}
     assert checked >= 40
+    assert best_data.grid(180) == [2, 5, 17, 65, 180] and best_data.grid(2) == [2]
 
 
 # --- in Chromium ----------------------------------------------------------------------------------------------

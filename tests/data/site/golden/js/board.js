@@ -106,26 +106,30 @@
 
   /* Who could be #1 among the shown models on one column (leaderboard/web/best_data.py): the positions, in the
      column's order (best mean first), of the shown ranked models that no other shown model is significantly better
-     than at alpha / (shown - 1), and how many are shown. A model above one, unless listed among its exceptions, is
-     always better; one below, never. */
+     than at alpha / (tested - 1), tested being the grid's smallest size at least the number shown. A run of levels
+     above the index of that size holds a model better than p wherever one of its positions is shown. */
   function bestAmong(entry, shown) {
-    var order = entry[0], exceptions = entry[1], member = new Uint8Array(order.length), members = [];
-    order.forEach(function (row, p) { if (shown[row]) { member[p] = 1; members.push(p); } });
-    var size = members.length, tops = [];
-    members.forEach(function (p, above) {  /* `above`: shown models above p */
-      var pairs = exceptions[p], listed = 0, beaten = false;
-      for (var t = 0; t < pairs.length; t += 2) {
-        if (!member[pairs[t]]) { continue; }
-        if (pairs[t] < p) { listed += 1; }
-        if (pairs[t + 1] >= size) { beaten = true; }
-      }
-      if (!beaten && above === listed) { tops.push(p); }
+    var order = entry[0], grid = entry[1], rows = entry[2], before = new Int32Array(order.length + 1), members = [];
+    order.forEach(function (row, p) {  /* before[q]: shown models at the positions above q */
+      before[p + 1] = before[p] + (shown[row] ? 1 : 0);
+      if (shown[row]) { members.push(p); }
     });
-    return { tops: tops, size: size, everyone: order.length, order: order };
+    var size = members.length, k = 0, tops = [];
+    while (k < grid.length - 1 && grid[k] < size) { k += 1; }
+    members.forEach(function (p) {
+      var runs = rows[p], start = 0, beaten = false;
+      for (var t = 0; t < runs.length && !beaten; t += 2) {
+        var end = start + runs[t + 1];
+        beaten = runs[t] > k && before[end] > before[start];
+        start = end;
+      }
+      if (!beaten) { tops.push(p); }  /* the positions after the runs, up to p: level 0, never better */
+    });
+    return { tops: tops, size: size, everyone: order.length, order: order, tested: grid[k] };
   }
 
   /* best_data.best_sentence, word for word. */
-  function sentence(where, tops, ranked, everyone, filtered, mark) {
+  function sentence(where, tops, ranked, everyone, filtered, mark, tested) {
     if (!everyone) {
       return "No model is ranked on " + where + ": none has a re-scored result on every one of its datasets, so " +
         "the table cannot say which is best.";
@@ -136,7 +140,7 @@
     return "Who could be #1 on " + where + (filtered ? " among the " + ranked + " shown ranked models" : "") +
       " at 95%: " + names + " (" + tops.length + " of " + ranked + ", marked " + mark + ": the confidence set for " +
       "the best; each other model is significantly worse than one of them in a one-sided test at α / " +
-      (ranked - 1) + ").";
+      (tested - 1) + ").";
   }
 
   var data = window.irboardData && window.irboardData.board;
@@ -256,7 +260,7 @@
       where = group + " in " + lang + " (1 dataset)";
     }
     var ids = got.tops.map(function (p) { return rows[got.order[p]][0]; });
-    text = sentence(where, ids, got.size, got.everyone, shown.length < all.length, mark);
+    text = sentence(where, ids, got.size, got.everyone, shown.length < all.length, mark, got.tested);
     if (target.textContent !== text) { target.textContent = text; }
   }
 
