@@ -125,7 +125,19 @@
       }
       if (!beaten) { tops.push(p); }  /* the positions after the runs, up to p: level 0, never better */
     });
-    return { tops: tops, size: size, everyone: order.length, order: order, tested: grid[k] };
+    var isTop = new Uint8Array(order.length);
+    tops.forEach(function (p) { isTop[p] = 1; });
+    return { tops: tops, isTop: isTop, size: size, everyone: order.length, order: order, tested: grid[k],
+             at: positions(entry) };
+  }
+
+  /* Each home row's position in a column's order (-1: not ranked there), computed once per column. */
+  function positions(entry) {
+    if (!entry.positionOf) {  /* not entry.at: every array has a method of that name */
+      entry.positionOf = new Int32Array(rows.length).fill(-1);
+      entry[0].forEach(function (row, p) { entry.positionOf[row] = p; });
+    }
+    return entry.positionOf;
   }
 
   /* best_data.best_sentence, word for word. */
@@ -183,7 +195,7 @@
         if (picked.length !== 1) { return { mean: null, part: "–" }; }
         var cell = row[9][keys.datasets.indexOf(picked[0])].replace(/^!/, ""), text = cell.replace(/[†*]+$/, "");
         if (text === "–") { return { mean: null, part: "0/1" }; }
-        var entry = data.best[picked[0]], position = entry ? entry[0].indexOf(record.row) : -1;
+        var entry = data.best[picked[0]], position = entry ? positions(entry)[record.row] : -1;
         return { mean: text, mark: cell.slice(text.length), rank: position === -1 ? null : position + 1,
                  key: picked[0] };
       });
@@ -199,8 +211,8 @@
     shown.forEach(function (record) { visible[record.row] = 1; });
     Object.keys(data.best).forEach(function (name) { results[name] = bestAmong(data.best[name], visible); });
     function top(name, row) {
-      var at = results[name] ? results[name].order.indexOf(row) : -1;
-      return at !== -1 && results[name].tops.indexOf(at) !== -1;
+      var at = results[name] ? results[name].at[row] : -1;
+      return at !== -1 && results[name].isTop[at] === 1;
     }
     all.forEach(function (record) {
       var marks = { g: [], d: [], over: record.over || [] };
