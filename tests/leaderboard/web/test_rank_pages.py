@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 from scipy import stats as scipy_stats
 
 from leaderboard.analysis.aggregate import ALL_GROUP, SiteSettings, build_leaderboard, unit_of
@@ -152,3 +153,13 @@ def test_the_ranks_page_draws_how_stable_number_one_is_with_the_sentences_number
         drawn += 1
     assert drawn >= 3
     assert 'src="js/plotly.min.js"' in page and 'src="js/charts.js"' in page
+
+
+@pytest.mark.browser
+def test_the_stability_chart_is_drawn_in_chromium(watched, site_url):
+    watched.goto(f"{site_url}/ranks.html")
+    chart = watched.locator("#fig-stability-all")
+    chart.scroll_into_view_if_needed()
+    expect(chart.locator("svg.main-svg").first).to_be_visible()
+    expect(chart.locator("g.trace.bars")).to_have_count(2)  # split halves and datasets left out
+    expect(chart.locator(".legendtext")).to_have_count(2)
