@@ -265,12 +265,20 @@
   /* Each unit's difference with its 95% t-interval (normal quantile for large n: 1.96 × SE), the pooled mean with
      its Hartung–Knapp interval and the prediction interval for a new dataset. */
   function forest(plot, item, nameA, nameB) {
-    var labels = item.units.concat(["pooled (95% CI)", "pooled (equivalence interval)", "new dataset (95% prediction)"]);
-    var centres = item.y.concat([item.fit.mean, item.fit.mean, item.fit.mean]);
+    var equivalence = item.equivalence.interval;
     var lows = item.y.map(function (y, k) { return y - 1.96 * Math.sqrt(item.v[k]); }).concat([item.fit.ci[0],
-      item.equivalence.interval[0], item.fit.prediction ? item.fit.prediction[0] : item.fit.mean]);
+      equivalence[0], item.fit.prediction ? item.fit.prediction[0] : item.fit.mean]);
     var highs = item.y.map(function (y, k) { return y + 1.96 * Math.sqrt(item.v[k]); }).concat([item.fit.ci[1],
-      item.equivalence.interval[1], item.fit.prediction ? item.fit.prediction[1] : item.fit.mean]);
+      equivalence[1], item.fit.prediction ? item.fit.prediction[1] : item.fit.mean]);
+    /* the axis spans every row but the equivalence interval, and the margin: with two datasets (t with 1 degree of
+       freedom at Bonferroni's level) that interval can be a hundred times wider and would hide the rest */
+    var others = lows.filter(function (x, k) { return k !== item.units.length + 1; })
+      .concat(highs.filter(function (x, k) { return k !== item.units.length + 1; }), [-item.margin, item.margin]);
+    var left = Math.min.apply(null, others), right = Math.max.apply(null, others), pad = 0.08 * (right - left);
+    var beyond = equivalence[0] < left - pad || equivalence[1] > right + pad;
+    var labels = item.units.concat(["pooled (95% CI)", "pooled (equivalence interval" +
+      (beyond ? ", beyond the axis: see the table)" : ")"), "new dataset (95% prediction)"]);
+    var centres = item.y.concat([item.fit.mean, item.fit.mean, item.fit.mean]);
     window.irboardPlot(plot, [{
       type: "scatter", mode: "markers", y: labels.map(plain), x: centres.map(function (x) { return 100 * x; }),
       error_x: { type: "data", symmetric: false, array: highs.map(function (h, k) { return 100 * (h - centres[k]); }),
@@ -280,7 +288,7 @@
       hovertemplate: "%{y}<br>Δ %{x:.2f}<extra></extra>"
     }], {
       height: 120 + 28 * labels.length, margin: { l: 200, r: 20, t: 20, b: 50 },
-      xaxis: { title: { text: plain(nameB + " − " + nameA + " ×100") },
+      xaxis: { title: { text: plain(nameB + " − " + nameA + " ×100") }, range: [100 * (left - pad), 100 * (right + pad)],
         zeroline: true, zerolinecolor: "#8c959f", gridcolor: "#eaeef2" },
       yaxis: { autorange: "reversed", automargin: true },
       /* the equivalence margin: "equivalent" where the equivalence interval lies inside this band */

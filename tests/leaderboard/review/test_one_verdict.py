@@ -138,6 +138,9 @@ def test_the_compare_page_agrees_with_the_summary_and_the_api(board, page):
         numbers = [float(x) for x in re.findall(r"-?\d+\.\d+", cells[6])]
         assert numbers == pytest.approx([100 * low, 100 * high], abs=0.02)
         assert cells[7] == ("equivalent" if equivalent else "not shown equivalent")
+        # the forest plot draws that interval beside the others
+        forest = page.locator(".compare-forest[open]")
+        expect(forest.locator(".ytick text", has_text="pooled (equivalence interval")).to_have_count(1)
         group = page.locator('#compare-summary tr[data-group="All datasets"] td').all_text_contents()
         assert group[2] != "not ranked" and group[3] in ("better", "worse", "equivalent", "undetermined")
         assert np.isfinite(float(group[0]))
