@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from leaderboard.submissions.loaded import LoadedResult, ModelInfo
 
@@ -83,6 +83,7 @@ class GroupCell:
     total: int
     rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
     band: int | None = None
+    top: bool = False  # ★: could be #1 at 95% among all ranked models (the best set: web.best_data)
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,8 @@ class HomeContext:
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
     answer: str = ""  # which models are best on that column, and how sure
-    best_set: str = ""  # who could be #1 on the default view's group mean at 95% (the best set)
     languages: tuple[str, ...] = ()  # the languages of the multilingual groups' datasets, for the language filter
+    best_columns: dict[str, list] = field(default_factory=dict)  # column key -> who could be #1 (web.best_data)
 
 
 @dataclass(frozen=True)
