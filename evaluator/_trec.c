@@ -1,4 +1,5 @@
-/* Fast paths of evaluator/trec.py: parse TREC qrels into dicts, and parse + join + rank a TREC run.
+/* Fast paths of evaluator/trec.py: parse TREC qrels into dicts, and parse + join + rank a TREC run; and of
+ * irboard/inputs.py: join + rank a run given as a dict of dicts (rank_dict).
  *
  * rank_run does in one pass over the file what ranking.rank_run does with dicts: keep the lines whose
  * query is in the qrels, look each document up among its query's judgments, sort every query by
@@ -30,10 +31,13 @@ static unsigned char tab_class[256];  /* a tab-separated file's: only tabs (and 
 
 typedef struct { const char *p; uint32_t n, hash; } Bytes; /* a field of the file, or a str's UTF-8 */
 typedef struct { uint32_t hash, index; } Slot;             /* open addressing; index 0: empty, else i + 1 */
-typedef struct {                                           /* one kept run line */
+typedef struct {                                           /* one kept run line, or one entry of a dict run */
     const char *doc;
     uint32_t doc_n;
-    int32_t row; /* its qrels query */
+    union {
+        int32_t row;   /* a line's qrels query (a file's records mix queries) */
+        int32_t label; /* an entry's label (rank_dict sorts one query at a time) */
+    };
     double score;
 } Record;
 typedef struct { double score; uint32_t doc; } Entry; /* one kept top entry; doc indexes Ranking.top_table */
@@ -596,7 +600,7 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
         }
         if (r->ignore_identical && f[2].n == f[0].n && same_bytes(f[2].p, f[0].p, f[0].n)) continue;
         if (reserve((void **)&r->records, &r->records_size, r->n_records + 1, sizeof(Record)) < 0) return -1;
-        r->records[r->n_records++] = (Record){f[2].p, f[2].n, (int32_t)row, score};
+        r->records[r->n_records++] = (Record){f[2].p, f[2].n, {.row = (int32_t)row}, score};
     }
     if (!r->interleaved) return current >= 0 ? finish_query(r, current, r->records, r->n_records) : 0;
     /* Interleaved: group each query's lines (a counting sort, stable), then finish the queries. */
@@ -777,6 +781,115 @@ done:
     return message ? line_error(line, message) : result;
 }
 
+/* A dict run's score, when it is a plain number (a float, or an int that is not a bool), finite and within
+ * float32's range: 1; 0 when it is not (the caller's general path says what is wrong); -1 for an exception. */
+static int plain_score(PyObject *value, double *out) {
+    if (PyFloat_Check(value)) *out = PyFloat_AS_DOUBLE(value); /* numpy's float64 is a float too */
+    else if (PyLong_CheckExact(value)) {
+        *out = PyLong_AsDouble(value);
+        if (*out == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+            PyErr_Clear();
+            return 0;
+        }
+    } else
+        return 0;
+    return isfinite(*out) && !isinf((float)*out); /* as parse_score: out of float32's range gives an infinity */
+}
+
+/* rank_dict(run, query_ids, judgments, ignore_identical_ids) -> (labels: bytearray of int32 (queries, depth),
+ *   lengths: bytearray of int64, depth), or None
+ * rank_run for a run already in memory, {query_id: {doc_id: score}}: each qrels query's entries in trec_eval order
+ * (record_before), with their labels from `judgments` (query q's {doc_id: label}); depth is the longest ranking
+ * (at least 1), lengths are per query (0 where the run lacks it). Only for the plain case, the common one: a dict
+ * of dicts with str ids, the judged queries' scores plain numbers (plain_score) and at least one query in common
+ * with the judgments. Otherwise None: the caller's general path converts the input or says what is wrong. */
+static PyObject *rank_dict(PyObject *self, PyObject *args) {
+    PyObject *run, *query_ids, *judgments, *rows, *query, *ranking, *doc, *value, *row;
+    PyObject *labels = NULL, *lengths = NULL, *result = NULL;
+    Record *records = NULL;
+    int ignore_identical, plain = 1;
+    Py_ssize_t i = 0, j, depth = 1, shared = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &run, &PyList_Type, &query_ids, &PyList_Type, &judgments,
+                          &ignore_identical))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(query_ids);
+    if (PyList_GET_SIZE(judgments) != n) {
+        PyErr_SetString(PyExc_ValueError, "expected one dict per query");
+        return NULL;
+    }
+    if (!(rows = PyDict_New())) return NULL;
+    for (Py_ssize_t q = 0; q < n; q++) {
+        PyObject *index = PyLong_FromSsize_t(q);
+        int failed = !index || PyDict_SetItem(rows, PyList_GET_ITEM(query_ids, q), index) < 0;
+        Py_XDECREF(index);
+        if (failed) goto done;
+    }
+    lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
+    if (!lengths) goto done;
+    int64_t *length = (int64_t *)PyByteArray_AS_STRING(lengths);
+    memset(length, 0, (size_t)n * sizeof(int64_t));
+    /* First pass: the ids are all str, the rankings dicts; each judged query's length */
+    while (plain && PyDict_Next(run, &i, &query, &ranking)) {
+        plain = PyUnicode_CheckExact(query) && PyDict_CheckExact(ranking);
+        for (j = 0; plain && PyDict_Next(ranking, &j, &doc, &value);) plain = PyUnicode_CheckExact(doc);
+        if (!plain || !(row = PyDict_GetItemWithError(rows, query))) {
+            if (PyErr_Occurred()) goto done;
+            continue;
+        }
+        int self_ranked = ignore_identical ? PyDict_Contains(ranking, query) : 0;
+        if (self_ranked < 0) goto done;
+        Py_ssize_t q = PyLong_AsSsize_t(row);
+        length[q] = PyDict_GET_SIZE(ranking) - self_ranked;
+        depth = length[q] > depth ? length[q] : depth;
+        shared++;
+    }
+    if (PyErr_Occurred() || !plain || !shared) goto done;
+    labels = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * depth * sizeof(int32_t)));
+    records = PyMem_Malloc((size_t)depth * sizeof(Record));
+    if (!labels || !records) {
+        if (labels) PyErr_NoMemory();
+        goto done;
+    }
+    int32_t *matrix = (int32_t *)PyByteArray_AS_STRING(labels);
+    for (Py_ssize_t k = 0; k < n * depth; k++) matrix[k] = PAD;
+    /* Second pass: each judged query's entries, sorted, and their labels */
+    for (i = 0; plain && PyDict_Next(run, &i, &query, &ranking);) {
+        if (!(row = PyDict_GetItemWithError(rows, query))) {
+            if (PyErr_Occurred()) goto done;
+            continue;
+        }
+        Py_ssize_t q = PyLong_AsSsize_t(row), m = 0, size;
+        PyObject *judged = PyList_GET_ITEM(judgments, q);
+        for (j = 0; plain && PyDict_Next(ranking, &j, &doc, &value);) {
+            double score;
+            if (ignore_identical && PyUnicode_Compare(doc, query) == 0) continue;
+            if ((plain = plain_score(value, &score)) < 0) goto done;
+            const char *text = plain ? PyUnicode_AsUTF8AndSize(doc, &size) : NULL;
+            if (plain && !text) { /* a lone surrogate has no UTF-8: the general path orders it */
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+                PyErr_Clear();
+                plain = 0;
+            }
+            PyObject *label = plain ? PyDict_GetItemWithError(judged, doc) : NULL;
+            if (PyErr_Occurred()) goto done;
+            plain = plain && (!label || PyLong_CheckExact(label));
+            if (plain) records[m++] = (Record){text, (uint32_t)size, {.label = label ? (int32_t)PyLong_AsLong(label)
+                                                                                      : UNJUDGED}, score};
+        }
+        sort_query(records, m);
+        for (Py_ssize_t k = 0; plain && k < m; k++) matrix[q * depth + k] = records[k].label;
+    }
+    if (plain && !PyErr_Occurred()) result = Py_BuildValue("(OOn)", labels, lengths, depth);
+done:
+    PyMem_Free(records);
+    Py_DECREF(rows);
+    Py_XDECREF(labels);
+    Py_XDECREF(lengths);
+    if (!result && !PyErr_Occurred()) Py_RETURN_NONE;
+    return result;
+}
+
 /* `value` in decimal, written backwards from `end`; returns the start. */
 static const char *format_long(long value, char *end, Py_ssize_t *n) {
     unsigned long magnitude = value < 0 ? 0ul - (unsigned long)value : (unsigned long)value;
@@ -882,6 +995,7 @@ done:
 static PyMethodDef methods[] = {
     {"parse_qrels", parse_qrels, METH_VARARGS, "Parse qrels text into {query_id: {doc_id: label}}."},
     {"rank_run", rank_run, METH_VARARGS, "Parse a TREC run, join it with the qrels and rank it."},
+    {"rank_dict", rank_dict, METH_VARARGS, "Rank a {query_id: {doc_id: score}} run against the qrels."},
     {"judgment_lines", judgment_lines, METH_VARARGS, "The qrels as sorted 'query_id\\tdoc_id\\tlabel' lines."},
     {NULL, NULL, 0, NULL},
 };
