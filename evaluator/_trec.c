@@ -384,13 +384,48 @@ static void insertion_sort(Record *records, Py_ssize_t n) {
     }
 }
 
-/* Sort one query; runs usually come sorted by score, and then only unordered tie groups are sorted. */
-static void sort_query(Record *records, Py_ssize_t n) {
+/* Reorder records by float32 score descending, keeping their order among equal scores: an LSD radix sort of
+ * (score key << 32 | position), a byte of the key a pass, skipping a pass where all keys share that byte. On a
+ * query of a thousand shuffled records it takes a fraction of qsort's time (most of it was comparisons). */
+static int order_by_score(Record *records, Py_ssize_t n) {
+    uint64_t *items = PyMem_Malloc((size_t)n * 2 * sizeof(uint64_t)), *from = items, *to = items + n;
+    Record *copy = PyMem_Malloc((size_t)n * sizeof(Record));
+    if (!items || !copy) return PyMem_Free(items), PyMem_Free(copy), PyErr_NoMemory(), -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float score = (float)records[i].score + 0.0f; /* + 0: -0.0 and 0.0 tie, as in trec_eval */
+        uint32_t bits;
+        memcpy(&bits, &score, sizeof bits);
+        uint32_t ascending = bits >> 31 ? ~bits : bits | 0x80000000u; /* unsigned order = float order */
+        from[i] = (uint64_t)~ascending << 32 | (uint64_t)i;
+    }
+    for (int shift = 32; shift < 64; shift += 8) {
+        Py_ssize_t start[256] = {0};
+        for (Py_ssize_t i = 0; i < n; i++) start[(from[i] >> shift) & 255]++;
+        if (start[(from[0] >> shift) & 255] == n) continue;
+        for (Py_ssize_t digit = 0, total = 0; digit < 256; digit++) {
+            Py_ssize_t count = start[digit];
+            start[digit] = total;
+            total += count;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) to[start[(from[i] >> shift) & 255]++] = from[i];
+        uint64_t *swap = from;
+        from = to, to = swap;
+    }
+    memcpy(copy, records, (size_t)n * sizeof(Record));
+    for (Py_ssize_t i = 0; i < n; i++) records[i] = copy[(uint32_t)from[i]];
+    PyMem_Free(items);
+    PyMem_Free(copy);
+    return 0;
+}
+
+/* Sort one query into trec_eval order (record_before): by score unless it is sorted already (runs usually come
+ * sorted), then each tie group that is out of order by doc id. */
+static int sort_query(Record *records, Py_ssize_t n) {
     Py_ssize_t i, first;
     for (i = 1; i < n; i++)
         if ((float)records[i].score > (float)records[i - 1].score) {
-            qsort(records, (size_t)n, sizeof(Record), compare_records);
-            return;
+            if (order_by_score(records, n) < 0) return -1;
+            break;
         }
     for (first = 0; first < n; first = i) {
         int ordered = 1;
@@ -400,6 +435,7 @@ static void sort_query(Record *records, Py_ssize_t n) {
         if (i - first <= 16) insertion_sort(records + first, i - first);
         else qsort(records + first, (size_t)(i - first), sizeof(Record), compare_records);
     }
+    return 0;
 }
 
 #define BLOCK_BYTES (1 << 20)
@@ -483,7 +519,7 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
         }
         r->dup_slots[s] = (Slot){doc.hash, (uint32_t)(i + 1)};
     }
-    sort_query(rec, n);
+    if (sort_query(rec, n) < 0) return -1;
     if (r->layout == MSMARCO) note_repeated_rank(r, rec, n);
     if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + labelled, sizeof(int32_t)) < 0 ||
         reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0)
@@ -877,7 +913,7 @@ static PyObject *rank_dict(PyObject *self, PyObject *args) {
             if (plain) records[m++] = (Record){text, (uint32_t)size, {.label = label ? (int32_t)PyLong_AsLong(label)
                                                                                       : UNJUDGED}, score};
         }
-        sort_query(records, m);
+        if (sort_query(records, m) < 0) goto done;
         for (Py_ssize_t k = 0; plain && k < m; k++) matrix[q * depth + k] = records[k].label;
     }
     if (plain && !PyErr_Occurred()) result = Py_BuildValue("(OOn)", labels, lengths, depth);
