@@ -807,8 +807,10 @@ def temporary_name(path: Path) -> str:
     return f".{path.name}."
 
 
-def write_atomic(path: Path | str, text: str) -> None:
-    """Write via a temporary file in the same folder and rename, so readers never see half a file."""
+def write_atomic(path: Path | str, content: str | bytes, sync: bool = True) -> None:
+    """Write via a temporary file in the same folder and rename, so readers never see half a file.
+
+    Text is written as UTF-8; `sync=False` skips the flush to disk (for caches, which may be lost)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=temporary_name(path), suffix=".tmp")
@@ -816,10 +818,11 @@ def write_atomic(path: Path | str, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content.encode("utf-8") if isinstance(content, str) else content)
+            if sync:
+                stream.flush()
+                os.fsync(stream.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -46,6 +46,7 @@ class Figure:
     json: str  # figure as script-safe JSON text
     models: int = 0  # > 0: one row per model, of this many; charts.js draws the top N of them (a control picks N)
     label: str = ""  # its name in a picker of charts (macros.chosen_figure), when not the title
+    note: str = ""  # where its numbers are without JavaScript, when not in the page's table
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,8 @@ class RankTable:
     rows: tuple[RankRow, ...]
     bands: int
     complete: int = 0  # models with a result on every dataset of the group (ranked or not)
-    stability: str = ""  # who could be #1, and how stable #1 is (rank_pages.stability_text)
+    stability: str = ""  # who could be #1, and how stable #1 is (rank_pages.stability)
+    stability_figure: Figure | None = None  # the same two checks as a chart
 
 
 @dataclass(frozen=True)
