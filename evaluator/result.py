@@ -29,7 +29,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluator import below as below_part
-from evaluator.artifact import Artifact
+from evaluator.artifact import AnyArtifact
 from evaluator.below import Below, BelowColumns
 from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings
 from evaluator.errors import OutputExistsError, ResultValidationError
@@ -144,7 +144,7 @@ class ModelBlock(_Strict):
     open_weights: bool | None = None  # None (or absent): not stated
     training_datasets: list[str] | None = Field(None, max_length=500)  # None: not stated; []: trained on none
     url: str = Field("", max_length=500)
-    artifact: Artifact | None = None  # what `irboard reproduce` runs again (evaluator/artifact.py)
+    artifact: AnyArtifact | None = None  # what `irboard reproduce` runs again (evaluator/artifact.py)
 
     @field_validator("id")
     @classmethod

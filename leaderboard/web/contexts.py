@@ -262,6 +262,7 @@ class DatasetRow:
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
     value_notes: tuple[str, ...] = ()  # per value of `values`: "–, ranked to 100" where the depth leaves it out
     tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
+    absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
 
 
 @dataclass(frozen=True)
@@ -346,6 +347,7 @@ class ModelDatasetRow:
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     effect: Effect | None = None  # against the baseline
     tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
+    absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
 
 
 @dataclass(frozen=True)

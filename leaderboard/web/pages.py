@@ -356,7 +356,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             values_verified=tuple(value_check(result, metric) for metric in others),
             value_notes=shallow_notes(others, result),
             effect=effect, model_type=result.model.type,
-            coverage=partial_coverage(result), tier=result.tier,
+            coverage=partial_coverage(result), tier=result.tier, absent_claimed=result.absent_claimed,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -478,7 +478,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=effect, tier=result.tier,
+            effect=effect, tier=result.tier, absent_claimed=result.absent_claimed,
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(
