@@ -92,16 +92,17 @@ def beir_layout(qrels_path: Path, root: Path) -> Path:
 def run_child(command: list[str], env: dict[str, str]) -> dict:
     """Run `command` with `env` added; its wall and CPU seconds and peak RSS (os.wait4: this child's alone)."""
     start = time.perf_counter()
+    logs = WORK / f"child-{os.getpid()}"  # one pair of files per benchmark process
     pid = os.fork()
     if pid == 0:  # child: exec the command with its output in files
-        out = os.open(WORK / "child.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        err = os.open(WORK / "child.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        out = os.open(logs.with_suffix(".out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        err = os.open(logs.with_suffix(".err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(out, 1)
         os.dup2(err, 2)
         os.execvpe(command[0], command, {**os.environ, **env})
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - start
-    stdout = (WORK / "child.out").read_text() + (WORK / "child.err").read_text()
+    stdout = logs.with_suffix(".out").read_text() + logs.with_suffix(".err").read_text()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{stdout}")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_rss": usage.ru_maxrss * 1024,
@@ -179,7 +180,7 @@ def corpus_runs(sizes: list[int], work: Path, peer_sizes: list[int]) -> int:
         folder = synthetic_corpus(num_docs, 7000, titles=False, work=work)
         before = load_average()
         run = run_child([irboard, "evaluate", "--model", "bm25", "--dataset", f"local:{folder}", "--top-k", "1000",
-                         "--results-dir", str(work / "results"), "--force", "--quiet"], env)
+                         "--results-dir", str(work / "results"), "--force"], env)
         out = max((work / "results").glob(f"*/*{folder.name}.json"), key=lambda p: p.stat().st_mtime)
         result = json.loads(out.read_text())
         stages = result["provenance"]["timings"]
