@@ -30,8 +30,8 @@ VOCABULARY = 200_000
 STAGES = ("load_dataset_s", "index_s", "search_s", "metrics_s", "score_samples_s")
 
 
-def synthetic_corpus(num_docs: int, num_queries: int, titles: bool, seed: int = 55) -> Path:
-    folder = WORK / f"corpus-{num_docs}{'-titled' if titles else ''}"
+def synthetic_corpus(num_docs: int, num_queries: int, titles: bool, seed: int = 55, work: Path = WORK) -> Path:
+    folder = work / f"corpus-{num_docs}{'-titled' if titles else ''}"
     if (folder / "qrels" / "test.tsv").exists():
         return folder
     rng = np.random.default_rng(seed)

@@ -1,6 +1,18 @@
-"""Benchmark: MS MARCO-size results, from run file to a verified result, with and without the deep metrics.
+"""Benchmark: MS MARCO-size results, from run file to a verified result, with and without the deep metrics; and
+with `--corpus`, BM25 end to end over the synthetic MS MARCO-like corpus up to MS MARCO's full size.
 
 Usage: python benchmarks/msmarco.py [--depth 1000] [--shared ../shared] [--skip-quora]
+       python benchmarks/msmarco.py --corpus 100000,1000000,8800000 [--work DIR] [--bm25s 100000,1000000]
+
+`--corpus SIZES`: for each size, benchmarks/corpus_memory.py's synthetic corpus (written once to DIR/corpus-<size>,
+8.8M passages are 4.2 GB of JSONL), then `irboard evaluate --model bm25 --dataset local:<corpus> --top-k 1000`
+(7,000 queries) in its own process on one thread: wall and CPU seconds and peak RSS (os.wait4), the stages from
+the result's provenance (loading, encoding, search, sampling score distributions) and sampling / search. The
+result's dataset is then declared (`datasets/<slug>.json` under DIR, from its judgments, as `evaluate --declare`
+writes it) and `irboard validate` checks it and verifies it against the corpus's judgments. `--bm25s SIZES`:
+the bm25s package on the same corpus and queries (its tokenizer with English stop words, Lucene BM25 k1 0.9,
+b 0.4, top 1,000, one thread, numba backend when numba is installed), in its own process: wall, CPU, peak RSS.
+The load average is printed beside each run.
 
 A seeded synthetic run of depth 1,000 over the 6,980 official MS MARCO dev-small query ids (the judgments
 mMARCO uses; passage ids drawn from MS MARCO's 8,841,823, a judged passage at a rank around 10 for 60% of the
@@ -80,16 +92,17 @@ def beir_layout(qrels_path: Path, root: Path) -> Path:
 def run_child(command: list[str], env: dict[str, str]) -> dict:
     """Run `command` with `env` added; its wall and CPU seconds and peak RSS (os.wait4: this child's alone)."""
     start = time.perf_counter()
+    logs = WORK / f"child-{os.getpid()}"  # one pair of files per benchmark process
     pid = os.fork()
     if pid == 0:  # child: exec the command with its output in files
-        out = os.open(WORK / "child.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        err = os.open(WORK / "child.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        out = os.open(logs.with_suffix(".out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        err = os.open(logs.with_suffix(".err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(out, 1)
         os.dup2(err, 2)
         os.execvpe(command[0], command, {**os.environ, **env})
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - start
-    stdout = (WORK / "child.out").read_text() + (WORK / "child.err").read_text()
+    stdout = logs.with_suffix(".out").read_text() + logs.with_suffix(".err").read_text()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{stdout}")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_rss": usage.ru_maxrss * 1024,
@@ -147,12 +160,105 @@ def alternatives(run_path: Path, qrels_path: Path, out: Path, num_queries: int) 
     print(f"; depth-100 scores as float64 {as_stored / num_queries:,.0f}, as float32 {narrow / num_queries:,.0f}")
 
 
+def load_average() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def corpus_runs(sizes: list[int], work: Path, peer_sizes: list[int]) -> int:
+    """`--corpus`: BM25 end to end at each size, its result declared and validated; bm25s at `peer_sizes`."""
+    from corpus_memory import synthetic_corpus  # benchmarks/corpus_memory.py
+
+    from evaluator.trec import read_qrels
+
+    irboard = str(Path(sys.executable).with_name("irboard"))
+    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "IRBOARD_CACHE": str(work / "cache"),
+           "IRBOARD_DATASETS": str(work / "datasets")}
+    os.environ["IRBOARD_DATASETS"] = env["IRBOARD_DATASETS"]  # where write_declaration below writes
+    WORK.mkdir(parents=True, exist_ok=True)  # run_child's output files
+    failed = False
+    for num_docs in sizes:
+        folder = synthetic_corpus(num_docs, 7000, titles=False, work=work)
+        before = load_average()
+        run = run_child([irboard, "evaluate", "--model", "bm25", "--dataset", f"local:{folder}", "--top-k", "1000",
+                         "--results-dir", str(work / "results"), "--force"], env)
+        out = max((work / "results").glob(f"*/*{folder.name}.json"), key=lambda p: p.stat().st_mtime)
+        result = json.loads(out.read_text())
+        stages = result["provenance"]["timings"]
+        print(f"\n{num_docs:,} passages, 7,000 queries x top 1,000: irboard evaluate --model bm25 --dataset "
+              f"local:{folder} --top-k 1000\n  wall {run['wall']:.1f} s, CPU {run['cpu']:.1f} s, peak RSS "
+              f"{run['peak_rss'] / 2**30:.2f} GiB; load average before {before}, after {load_average()}")
+        print("  stages (wall s): " + ", ".join(f"{name} {value:.1f}" for name, value in stages.items()))
+        print(f"  sampling / search: {stages['score_samples_s'] / stages['search_s']:.2f}; "
+              + ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items() if k in ("nDCG@10", "R@1000")))
+        from evaluator.datasets.declared import write_declaration
+
+        dataset_id = result["dataset"]["id"]
+        declaration = write_declaration(dataset_id, read_qrels(folder / "qrels" / "test.tsv"))
+        for extra in ([], ["--data-dir", f"{dataset_id}={folder}"]):
+            done = run_child([irboard, "validate", str(out), *extra], env)
+            said = done["output"].strip().splitlines()[-1]
+            print(f"  irboard validate {out.name} {' '.join(extra)} (declared in {declaration}): {said}; "
+                  f"wall {done['wall']:.1f} s")
+            failed |= bool(extra) and "1 verified" not in done["output"]
+    for num_docs in peer_sizes:
+        folder = synthetic_corpus(num_docs, 7000, titles=False, work=work)
+        before = load_average()
+        run = run_child([sys.executable, __file__, "--bm25s-child", str(folder)], env)
+        figures = json.loads(run["output"].strip().splitlines()[-1])
+        print(f"\n{num_docs:,} passages: bm25s {figures['version']} ({figures['backend']}), top 1,000, one thread: "
+              f"wall {run['wall']:.1f} s, CPU {run['cpu']:.1f} s, peak RSS {run['peak_rss'] / 2**30:.2f} GiB; load "
+              f"average before {before}, after {load_average()}\n  stages (wall s): read {figures['read_s']:.1f}, "
+              f"tokenize and index {figures['index_s']:.1f}, retrieve {figures['retrieve_s']:.1f}; relevant passage "
+              f"in the top 1,000: {figures['found']:.4f}")
+    return 1 if failed else 0
+
+
+def bm25s_child(folder: Path) -> None:
+    """The bm25s peer over one corpus: prints its stage times as one JSON line."""
+    import importlib.util
+
+    import bm25s
+
+    backend = "numba" if importlib.util.find_spec("numba") else "numpy"
+    start = time.perf_counter()
+    with open(folder / "corpus.jsonl") as stream:
+        texts = [json.loads(line)["text"] for line in stream]
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
+    read_s = time.perf_counter() - start
+    start = time.perf_counter()
+    retriever = bm25s.BM25(k1=0.9, b=0.4, method="lucene", backend=backend)
+    retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+    index_s = time.perf_counter() - start
+    del texts
+    start = time.perf_counter()
+    tokens = bm25s.tokenize([q["text"] for q in queries], stopwords="en", show_progress=False)
+    documents, _ = retriever.retrieve(tokens, k=1000, n_threads=1, show_progress=False)
+    retrieve_s = time.perf_counter() - start
+    relevant = {}
+    for line in (folder / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        query_id, doc_id, _ = line.split("\t")
+        relevant[query_id] = int(doc_id[1:])  # p<row>: the corpus's row
+    found = np.mean([relevant[q["_id"]] in set(row.tolist()) for q, row in zip(queries, documents, strict=True)])
+    print(json.dumps({"version": bm25s.__version__, "backend": backend, "read_s": read_s, "index_s": index_s,
+                      "retrieve_s": retrieve_s, "found": float(found)}))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     parser.add_argument("--skip-quora", action="store_true", help="leave out the 10,000 x 1,000 case")
+    parser.add_argument("--corpus", help="comma-separated corpus sizes: BM25 end to end over the synthetic corpus")
+    parser.add_argument("--bm25s", default="", help="with --corpus: comma-separated sizes to run bm25s on")
+    parser.add_argument("--work", type=Path, default=WORK, help="with --corpus: where corpora and results go")
+    parser.add_argument("--bm25s-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.bm25s_child:
+        bm25s_child(args.bm25s_child)
+        return 0
+    if args.corpus:
+        return corpus_runs([int(n) for n in args.corpus.split(",")], args.work.resolve(),
+                           [int(n) for n in args.bm25s.split(",") if n])
     official = (args.shared / "data" / "official").resolve()
     qrels_path = official / "qrels" / QRELS_NAME
     run_path = generate(qrels_path, args.depth)

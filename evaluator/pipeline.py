@@ -218,9 +218,10 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
                            score_samples=samples, below=below)
 
 
-def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64):
+def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 1024):
     """Scores of every relevant document and a seeded sample of non-relevant ones per query, scored at those
-    columns only: `block` queries at a time locally, all queries in one round of shard tasks on Ray."""
+    columns only: `block` queries at a time locally (the samples do not depend on it), all queries in one round of
+    shard tasks on Ray."""
     from evaluator.score_samples import ScoreSampleCollector, fit_to_budget
 
     collector = ScoreSampleCollector(doc_ids, qrels)
@@ -228,16 +229,17 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 64):
     step = max(len(query_ids), 1) if sharded else block
     for start in range(0, len(query_ids), step):
         ids = query_ids[start:start + step]
-        columns = [collector.columns(q) for q in ids]
+        columns = collector.columns_of(ids)
         if sharded:
             scored = index.scores_at(queries[start:start + step], columns)
+            relevant, nonrelevant, nonfinite = ([s[i] for s in scored] for i in range(3))
         else:
-            values, nonfinite = index.scores_of(queries[start:start + step],
-                                                [np.concatenate([c.relevant, c.nonrelevant]) for c in columns])
-            scored = [(v[:len(c.relevant)], v[len(c.relevant):], n)
-                      for v, c, n in zip(values, columns, nonfinite.tolist(), strict=True)]
-        for query_id, cols, (relevant, nonrelevant, nonfinite_count) in zip(ids, columns, scored, strict=True):
-            collector.add_scores(query_id, cols, relevant, nonrelevant, nonfinite_count)
+            values, counts = index.scores_of(queries[start:start + step],
+                                             [np.concatenate([c.relevant, c.nonrelevant]) for c in columns])
+            relevant = [v[:len(c.relevant)] for v, c in zip(values, columns, strict=True)]
+            nonrelevant = [v[len(c.relevant):] for v, c in zip(values, columns, strict=True)]
+            nonfinite = counts.tolist()
+        collector.add_scores_of(ids, columns, relevant, nonrelevant, nonfinite)
     return fit_to_budget(collector.result(), sorted(query_ids))
 
 

@@ -181,6 +181,12 @@ def query_rng(seed: int, query_id: str, *extra: int) -> np.random.Generator:
     return np.random.default_rng([seed, int.from_bytes(digest[:8], "little"), *extra])
 
 
+def _past_relevant(picks: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """Ascending draws j among a query's non-relevant documents, as corpus columns: the j-th non-relevant column c
+    satisfies c - #{relevant columns < c} = j."""
+    return picks + np.searchsorted(relevant - np.arange(len(relevant)), picks, side="right")
+
+
 @dataclass(frozen=True)
 class SampleColumns:
     """Corpus columns of one query's sample: relevant documents and sampled non-relevant ones."""
@@ -233,27 +239,60 @@ class ScoreSampleCollector:
     def columns(self, query_id: str) -> SampleColumns:
         """The corpus columns whose scores a query's sample needs: its relevant documents and a seeded
         sample of the others (both ascending). For indexes that score only these columns."""
+        return self.columns_of([query_id])[0]
+
+    def columns_of(self, query_ids: Sequence[str]) -> list[SampleColumns]:
+        """`columns` of each query, each sample drawn from the query's own generator; draws of one size are sorted
+        in one call."""
+        relevant = [self._relevant_columns(q) for q in query_ids]
+        picks: list[np.ndarray | None] = []
+        for query_id, mine in zip(query_ids, relevant, strict=True):
+            n_nonrelevant = self.num_docs - len(mine)
+            take = min(self.n_samples, n_nonrelevant)
+            picks.append(None if take == n_nonrelevant else
+                         query_rng(self.seed, query_id).choice(n_nonrelevant, size=take, replace=False))
+        picked: list[np.ndarray | None] = [None] * len(picks)
+        drawn = [i for i, p in enumerate(picks) if p is not None]
+        if drawn and len({len(picks[i]) for i in drawn}) == 1:  # one size: one sort and one search for all
+            for i, ascending in zip(drawn, np.sort(np.stack([picks[i] for i in drawn]), axis=1), strict=True):
+                picked[i] = _past_relevant(ascending, relevant[i])
+        columns = []
+        for mine, pick, done in zip(relevant, picks, picked, strict=True):
+            if pick is None:  # the whole rest of the corpus
+                mask = np.ones(self.num_docs, dtype=bool)
+                mask[mine] = False
+                done = np.flatnonzero(mask)
+            elif done is None:
+                done = _past_relevant(np.sort(pick), mine)
+            columns.append(SampleColumns(mine, done))
+        return columns
+
+    def _relevant_columns(self, query_id: str) -> np.ndarray:
         labels = self.qrels.get(query_id, {})
         judged = [d for d, label in labels.items() if label >= self.relevance_level]
         relevant = np.array(sorted(self._column[d] for d in judged if d in self._column), dtype=np.int64)
         self._missing_relevant += len(judged) - len(relevant)
-        n_nonrelevant = self.num_docs - len(relevant)
-        take = min(self.n_samples, n_nonrelevant)
-        if take == n_nonrelevant:
-            mask = np.ones(self.num_docs, dtype=bool)
-            mask[relevant] = False
-            picked = np.flatnonzero(mask)
-        else:
-            picks = np.sort(query_rng(self.seed, query_id).choice(n_nonrelevant, size=take, replace=False))
-            # The j-th non-relevant column c satisfies c - #{relevant columns < c} = j.
-            shifted = relevant - np.arange(len(relevant))
-            picked = picks + np.searchsorted(shifted, picks, side="right")
-        return SampleColumns(relevant, picked)
+        return relevant
 
     def add_scores(self, query_id: str, columns: SampleColumns, relevant: np.ndarray, nonrelevant: np.ndarray,
                    nonfinite: int = 0) -> None:
         """Adds one query from the scores at `columns` (from `columns(query_id)`); `nonfinite` counts the
         NaN or infinite scores in its whole row."""
+        self._add(query_id, columns, relevant, np.sort(np.asarray(nonrelevant, dtype=np.float64)), nonfinite)
+
+    def add_scores_of(self, query_ids: Sequence[str], columns: Sequence[SampleColumns],
+                      relevant: Sequence[np.ndarray], nonrelevant: Sequence[np.ndarray],
+                      nonfinite: Sequence[int]) -> None:
+        """`add_scores` of several queries: samples of one size are sorted in one call."""
+        if len({len(v) for v in nonrelevant}) == 1:
+            ascending = np.sort(np.stack(nonrelevant).astype(np.float64), axis=1)
+        else:
+            ascending = [np.sort(np.asarray(v, dtype=np.float64)) for v in nonrelevant]
+        for query_id, cols, rel, non, count in zip(query_ids, columns, relevant, ascending, nonfinite, strict=True):
+            self._add(query_id, cols, rel, non, count)
+
+    def _add(self, query_id: str, columns: SampleColumns, relevant: np.ndarray, ascending: np.ndarray,
+             nonfinite: int) -> None:
         if query_id in self._queries:
             raise ValueError(f"query {query_id!r} was already added")
         if nonfinite:
@@ -265,7 +304,7 @@ class ScoreSampleCollector:
         absent_ids = tuple(sorted(d for d in judged if d not in self._column))
         self._queries[query_id] = QueryScoreSamples(
             relevant=np.sort(np.asarray(relevant, dtype=np.float64)),
-            nonrelevant=np.sort(np.asarray(nonrelevant, dtype=np.float64)),
+            nonrelevant=ascending,
             n_relevant=len(columns.relevant),
             n_nonrelevant=self.num_docs - len(columns.relevant),
             absent=max(len(judged) - len(columns.relevant), 0),
@@ -306,17 +345,6 @@ def collect_score_samples(
 
 
 
-def _quantize(values: np.ndarray, levels: int) -> tuple[float, float, np.ndarray]:
-    """(lo, hi, codes) of a sorted sample."""
-    if values.size == 0:
-        return 0.0, 0.0, np.zeros(0, dtype=np.int64)
-    lo, hi = float(values[0]), float(values[-1])
-    if hi <= lo:
-        return lo, hi, np.zeros(values.size, dtype=np.int64)
-    codes = np.rint((values - lo) / (hi - lo) * levels).astype(np.int64)
-    return lo, hi, np.clip(codes, 0, levels)
-
-
 def _subsample(values: np.ndarray, cap: int, seed: int, query_id: str) -> np.ndarray:
     if values.size <= cap:
         return values
@@ -325,17 +353,13 @@ def _subsample(values: np.ndarray, cap: int, seed: int, query_id: str) -> np.nda
 
 
 def _columns(samples: ScoreSamples, query_ids: Sequence[str], cap: int) -> dict[str, Any]:
-    n_relevant, relevant, lows, highs, deltas, absent, absent_ids = [], [], [], [], [], [], []
-    for query_id in query_ids:
-        q = samples.queries[query_id]
-        absent.append(q.absent)
-        absent_ids.extend(q.absent_ids)
-        lo, hi, codes = _quantize(_subsample(q.nonrelevant, cap, samples.seed, query_id), samples.levels)
-        n_relevant.append(q.n_relevant)
-        relevant.append(np.sort(np.asarray(q.relevant, dtype=np.float64)))
-        lows.append(lo)
-        highs.append(hi)
-        deltas.append(np.diff(codes, prepend=0).astype(np.uint16))  # codes ascend: stored as <u2 below
+    queries = [samples.queries[q] for q in query_ids]
+    absent = [q.absent for q in queries]
+    absent_ids = [d for q in queries for d in q.absent_ids]
+    sampled = [_subsample(q.nonrelevant, cap, samples.seed, query_id) for q, query_id in zip(queries, query_ids,
+                                                                                              strict=True)]
+    lows, highs, codes = _quantize_all(sampled, samples.levels)
+    relevant = [np.sort(np.asarray(q.relevant, dtype=np.float64)) for q in queries]
     said = {"absent_relevant": encode_array(np.array(absent, dtype=np.int64), "<u4")} if any(absent) else {}
     if said and len(absent_ids) == sum(absent):  # samples made before the ids were kept have none to write
         said["absent_ids"] = encode_strings(absent_ids)
@@ -348,12 +372,40 @@ def _columns(samples: ScoreSamples, query_ids: Sequence[str], cap: int) -> dict[
         "samples_requested": samples.samples_requested,
         "samples_per_query": cap,
         "levels": samples.levels,
-        "n_relevant": encode_array(np.array(n_relevant, dtype=np.int64), "<u4"),
+        "n_relevant": encode_array(np.array([q.n_relevant for q in queries], dtype=np.int64), "<u4"),
         "relevant": encode_array(np.concatenate(relevant) if relevant else np.zeros(0), "<f8"),
-        "lo": encode_array(np.array(lows), "<f8"),
-        "hi": encode_array(np.array(highs), "<f8"),
-        "codes": encode_array(np.concatenate(deltas) if deltas else np.zeros(0), "<u2"),
+        "lo": encode_array(lows, "<f8"),
+        "hi": encode_array(highs, "<f8"),
+        "codes": encode_array(codes, "<u2"),  # per query, the first differences of its ascending codes
     }
+
+
+def _quantize_all(sampled: Sequence[np.ndarray], levels: int, chunk: int = 256) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
+    """Every query's sorted sample quantised: (lo, hi) per query (0, 0 when empty), codes round((s - lo) / (hi - lo)
+    * levels) (all 0 when hi <= lo), stored as each query's first differences from 0, one query after the other.
+    `chunk` queries at a time, so that the arrays stay in cache."""
+    lows, highs = np.zeros(len(sampled)), np.zeros(len(sampled))
+    parts = []
+    for first in range(0, len(sampled), chunk):
+        part = sampled[first:first + chunk]
+        counts = np.array([len(v) for v in part], dtype=np.int64)
+        values = np.concatenate([np.asarray(v, dtype=np.float64) for v in part])
+        starts = np.cumsum(counts) - counts
+        filled = counts > 0
+        lo, hi = np.zeros(len(part)), np.zeros(len(part))
+        lo[filled], hi[filled] = values[starts[filled]], values[starts[filled] + counts[filled] - 1]
+        spread = np.where(hi > lo, hi - lo, np.inf)  # hi <= lo: every code 0
+        values -= np.repeat(lo, counts)
+        values /= np.repeat(spread, counts)
+        values *= levels
+        codes = np.rint(values, out=values).astype(np.int64)
+        np.clip(codes, 0, levels, out=codes)
+        deltas = np.diff(codes, prepend=0)
+        deltas[starts[filled]] = codes[starts[filled]]  # each query's first difference is from 0
+        parts.append(deltas.astype(np.uint16))
+        lows[first:first + chunk], highs[first:first + chunk] = lo, hi
+    return lows, highs, np.concatenate(parts) if parts else np.zeros(0, np.uint16)
 
 
 def encoded_size(encoded: Mapping[str, Any]) -> int:

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from evaluator import pipeline
 from evaluator.datasets import load_dataset
 from evaluator.index import dense as dense_index
+from evaluator.index import sparse as sparse_index
 from evaluator.index.dense import DenseIndex
 from evaluator.index.sparse import SparseIndex
 from evaluator.models import load_model
@@ -88,7 +89,10 @@ def test_dense_columns_across_blocks_and_nonfinite_counts():
     assert nonfinite[5] == 3000 and nonfinite[66] > 0 and nonfinite.sum() == nonfinite[5] + nonfinite[66]
 
 
-def test_sparse_columns_and_nonfinite_counts():
+# 0: every term galloped query by query; 1e9: every term's postings read once for all queries; 1.0: chosen per term
+@pytest.mark.parametrize("step", [0.0, 1e9, 1.0])
+def test_sparse_columns_and_nonfinite_counts(step, monkeypatch):
+    monkeypatch.setattr(sparse_index, "_SAMPLE_STEP", step)
     rng = np.random.default_rng(4)
     documents = sp.random(500, 60, density=0.1, random_state=5, dtype=np.float32, format="csr")
     index = SparseIndex.from_documents(documents)
@@ -101,3 +105,24 @@ def test_sparse_columns_and_nonfinite_counts():
         assert values[i].tobytes() == rows[i, wanted].tobytes()
     assert nonfinite.tolist() == np.count_nonzero(~np.isfinite(rows), axis=1).tolist()
     assert nonfinite[0] > 0 and nonfinite[1:].sum() == 0
+
+
+def test_sparse_kernel_keeps_each_query_term_order_when_terms_do_not_ascend():
+    """Queries whose terms are not in ascending order are scored query by query, adding terms in their CSR order."""
+    from evaluator.index import _sparse
+
+    documents = sp.random(300, 40, density=0.2, random_state=7, dtype=np.float32, format="csr")
+    index = SparseIndex.from_documents(documents)
+    terms = np.array([30, 2, 17, 5, 5, 9], np.int32)  # descending, then a repeated term
+    weights = np.array([0.7, 1.3, 2.9, 0.1, 0.4, 1.1], np.float32)
+    wanted = np.arange(0, 300, 3, dtype=np.int32)
+    out = np.empty(2 * len(wanted), np.float32)
+    _sparse.score_columns(index._indptr, index.postings.indices, index.postings.data, np.array([0, 4, 6]), terms,
+                          weights, np.concatenate([wanted, wanted]), np.array([0, len(wanted), 2 * len(wanted)]), out,
+                          1.0)
+    dense = index.postings.toarray()
+    for q, (lo, hi) in enumerate([(0, 4), (4, 6)]):
+        expected = np.zeros(len(wanted), np.float32)
+        for term, weight in zip(terms[lo:hi], weights[lo:hi], strict=True):
+            expected += weight * dense[term, wanted]  # float32 products added in the query's own term order
+        assert out[q * len(wanted):(q + 1) * len(wanted)].tobytes() == expected.tobytes()
