@@ -43,11 +43,11 @@ serve: site
 
 # The shared test data (real datasets, judgments, a SPLADE model) is fetched first when missing, checksummed
 # (what is there is only checked); the browser tests need Chromium: installed here when missing and possible. Each
-# stops with one line saying what to do when it cannot.
+# stops with one line saying what to do when it cannot. The log ends with the 30 slowest tests (setup included).
 test: $(VENV)/.test
 	$(PY) -m tests.data.fetch_shared $(SHARED)
 	$(PY) -m tests.chromium
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=30
 
 # The fast part of the suite, for the edit-test loop: no browser, Ray or slow tests (CONTRIBUTING.md).
 check: $(VENV)/.test

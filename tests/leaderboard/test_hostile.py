@@ -1,10 +1,14 @@
 """Hostile submissions through the commands the workflows run: exit 1 with one line per problem, no traceback.
 
 Each case starts from a real-shaped SciFact result (tests/conftest.py) with one change, as a contributor could
-submit it, and runs the installed `irboard` console script as CI does.
+submit it, and runs the command line in-process; the interrupted-write case runs the installed `irboard` console
+script as CI does, for the process boundary.
 """
 
+import contextlib
+import io
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.result import result_path
+from leaderboard.cli import main
 from leaderboard.web.render import format_bytes, format_parameters
 from tests.conftest import SHARED, make_scifact_result
 
@@ -36,8 +41,26 @@ def write_results(root: Path, edit=None) -> Path:
     return result_path(NEW_MODEL, "beir/scifact", root)
 
 
-def irboard(*args) -> subprocess.CompletedProcess:
+def irboard_process(*args) -> subprocess.CompletedProcess:
+    """The installed console script, as CI runs it (kept for the process boundary: exit code, stderr)."""
     return subprocess.run([IRBOARD, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def irboard(*args) -> subprocess.CompletedProcess:
+    """The command line in-process (no interpreter start per call): its exit code, stdout, and stderr with what it
+    logs. An exception it lets through fails the test as a traceback would."""
+    out, err = io.StringIO(), io.StringIO()
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    handler = logging.StreamHandler(err)
+    handler.setFormatter(logging.Formatter("irboard: %(message)s"))
+    root.handlers = [handler]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(arg) for arg in args])
+    finally:
+        root.handlers = saved
+    return subprocess.CompletedProcess(["irboard", *map(str, args)], code, out.getvalue(), err.getvalue())
 
 
 def assert_one_line_rejection(done: subprocess.CompletedProcess, path: Path, expected: str) -> None:
@@ -106,16 +129,16 @@ def test_interrupted_write_is_ignored(tmp_path):
     """A killed `irboard evaluate` leaves `.<name>.<random>.tmp` beside its output; nothing trips on it."""
     path = write_results(tmp_path / "results")
     (path.parent / f".{path.name}.k2j4h1x_.tmp").write_text('{"schema_version": 2, "mod')
-    validate = irboard("validate", "--results", tmp_path / "results")
+    validate = irboard_process("validate", "--results", tmp_path / "results")
     # what it says is only the metadata these synthetic files leave unstated, never the temporary file
     assert validate.returncode == 0 and ".tmp" not in validate.stderr and "error" not in validate.stderr, \
         validate.stderr
-    build = irboard("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
+    build = irboard_process("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
     assert build.returncode == 0 and ".tmp" not in build.stderr and "error" not in build.stderr, build.stderr
     assert "2 results" in build.stdout
     # Any other stray file still gets its warning, which --strict turns into a failure.
     (path.parent / "notes.txt").write_text("hi")
-    build = irboard("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
+    build = irboard_process("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
     assert build.returncode == 1 and "notes.txt: ignored" in build.stderr
 
 
