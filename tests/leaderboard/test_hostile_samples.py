@@ -107,7 +107,8 @@ def test_the_cut_checks_are_scale_free():
     qrels = _qrels(result)
     for scale, shift in ((1.0, 0.0), (2.0**-10, 0.0), (2.0**8, 0.0)):
         run = result.run
-        moved = replace(result, run=replace(run, scores=run.scores * scale + shift))
+        below = run.below and replace(run.below, scores=run.below.scores * scale + shift)  # judged ranks past depth
+        moved = replace(result, run=replace(run, scores=run.scores * scale + shift, below=below))
         moved = _with_samples(moved, lambda s, t, a=scale, b=shift: replace(
             s, relevant=s.relevant * a + b, nonrelevant=s.nonrelevant * a + b))
         assert cut_problems(moved, qrels) == []
