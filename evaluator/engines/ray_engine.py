@@ -2,9 +2,10 @@
 
 Neural models encode with Ray Data `map_batches` over an actor pool (one model replica per actor, a GPU
 per actor when the cluster has GPUs); BM25 counts terms per shard in Ray tasks, each also giving its
-shard's statistics (terms, document frequencies, total length), which the driver adds up (vocabulary in
+shard's statistics (terms, document frequencies, total length), which one task adds up (vocabulary in
 corpus order, document frequencies, average length) without reading any count matrix; a second pass of
-tasks turns each shard's counts into weights. Every query then goes to every shard and the per-shard
+tasks turns each shard's counts into weights, and the queries are encoded on a worker with the vocabulary,
+which never reaches the driver. Every query then goes to every shard and the per-shard
 top-k lists merge exactly (`shards.merge_topk`). Each finished shard is a checkpoint file; a lost worker
 costs only its shard (Ray restarts it) and a rerun reads finished shards instead of computing them.
 Sparse shards search with the corpus-wide largest weight per term as their pruning bound, so every
@@ -78,8 +79,9 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
     source, corpus_sha256 = encoding_cache.shared_corpus(docs.corpus.path, cache_dir)
     store = ShardStore(_root(cache_dir), _key(model, spec, corpus_sha256, len(plan)))
     with step(f"encoding {len(docs)} documents in {len(plan)} shards on Ray", timings, "index_s"):
+        vocabulary = None
         if lexical:
-            phase = _bm25_passes(model_spec, overrides, model, store, plan, source, len(docs))
+            phase, vocabulary = _bm25_passes(model_spec, overrides, model, store, plan, source, len(docs))
         else:
             _encode_with_actors(model_spec, overrides, store, plan, source, workers, gpus, chunk)
             phase = "encoded"
@@ -88,8 +90,8 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
             bound, doc_freqs = _corpus_bounds(store, phase, len(plan))
     timings["encode_docs_per_s"] = len(docs) / max(timings["index_s"], 1e-9)
     with step(f"encoding and searching {len(query_texts)} queries on {len(plan)} shards", timings, "search_s"):
-        if lexical:  # BM25's queries need the corpus vocabulary, which the driver holds
-            queries = ray.put(model.encode_queries(query_texts, sp.csr_matrix((0, len(bound)), dtype=np.float32)))
+        if lexical:  # on a worker, with the corpus vocabulary that stays on the cluster
+            queries = _encode_bm25_queries.remote(model_spec, overrides, vocabulary, list(query_texts))
         else:  # on a worker, where the model is: the driver loads no neural model and never holds the queries
             idf = (doc_freqs, len(docs)) if getattr(model, "idf", False) else None
             queries = _encode_queries.options(num_gpus=1 if gpus else 0).remote(
@@ -109,8 +111,8 @@ class RemoteModel:
 
 
 def load_model_info(model_spec: str, overrides: dict[str, str], address: str | None):
-    """The model as the Ray driver holds it: BM25 itself (light, and its queries need the corpus vocabulary the
-    driver gathers), a neural model as a `RemoteModel` loaded on a worker (on a GPU when the cluster has
+    """The model as the Ray driver holds it: BM25 itself (light: its settings; its vocabulary and queries stay on
+    the workers), a neural model as a `RemoteModel` loaded on a worker (on a GPU when the cluster has
     them, as the encoding actors run it), so the driver never imports torch."""
     from evaluator.models import load_model, parse_model_spec
 
@@ -156,6 +158,7 @@ class RemoteQueries:
 
 
 MERGE_WINDOW = 4  # shard results alive at once: running, or finished and waiting to be merged or placed
+SAMPLE_BLOCK = 1024  # queries whose sample columns the driver makes and places at once (one round of shard tasks)
 
 
 class ShardedIndex:
@@ -173,6 +176,7 @@ class ShardedIndex:
         self.queries = RemoteQueries(queries, 0, num_queries)
         self.nbytes = 0  # known after `search`
         self.peak_alive = self.peak_held = 0
+        self.sample_block = SAMPLE_BLOCK
 
     def _submit(self, task, shard: int, *args):
         start, stop = self.plan[shard]
@@ -329,25 +333,40 @@ class _ShardEncoder:
         return {"shard": batch["shard"]}
 
 
-def _bm25_passes(model_spec, overrides, model, store, plan, source, num_docs) -> str:
+def _bm25_passes(model_spec, overrides, model, store, plan, source, num_docs):
     """First pass: each task counts its shard's terms and checkpoints them with the shard's statistics (its
-    terms in order of first appearance, their document frequencies, its total length). The driver only adds
-    these small vectors up: no count matrix reaches it. Second pass: each task weighs its shard with the
-    corpus-wide statistics. Returns the phase holding the weights."""
+    terms in order of first appearance, their document frequencies, its total length). A task adds these
+    small vectors up into the corpus-wide statistics and vocabulary, which stay on the cluster: the driver
+    holds neither the vocabulary nor any count matrix. Second pass: each task weighs its shard with the
+    corpus-wide statistics. Returns the phase holding the weights, and the vocabulary (an object on the cluster,
+    which the queries are encoded with on a worker)."""
     import ray
 
     count = _remote(_count_shard)
     ray.get([count.remote(store, model_spec, overrides, s, source, a, b) for s, (a, b) in enumerate(plan)
              if store.file("counts", s) is None])
-    vocabulary, global_ids, df, avg_length = corpus_statistics(
-        (store.read_extra("counts", s) for s in range(len(plan))), num_docs)
-    model.vocabulary = vocabulary  # the queries map onto the corpus vocabulary
-    stats = ray.put({"df": df, "n": num_docs, "avg": avg_length, "k1": model.k1, "b": model.b,
-                     "lucene": model.norms == "lucene", "size": len(vocabulary)})
+    weighting = {"n": num_docs, "k1": model.k1, "b": model.b, "lucene": model.norms == "lucene"}
+    vocabulary, stats = _bm25_statistics.options(num_returns=2).remote(store, len(plan), weighting)
     weigh = _remote(_weigh_shard)
-    ray.get([weigh.remote(store, s, global_ids[s], stats) for s in range(len(plan))
-             if store.file("weights", s) is None])
-    return "weights"
+    ray.get([weigh.remote(store, s, stats) for s in range(len(plan)) if store.file("weights", s) is None])
+    return "weights", vocabulary
+
+
+def _bm25_statistics_of(store, num_shards, weighting):
+    """(the corpus vocabulary, what weighing a shard needs: each shard's global term ids and the corpus-wide
+    statistics), from the shards' count checkpoints in corpus order."""
+    vocabulary, global_ids, df, avg_length = corpus_statistics(
+        (store.read_extra("counts", s) for s in range(num_shards)), weighting["n"])
+    return vocabulary, {**weighting, "global_ids": global_ids, "df": df, "avg": avg_length, "size": len(vocabulary)}
+
+
+def _bm25_queries_of(model_spec, overrides, vocabulary, texts):
+    """BM25's query term counts over the corpus vocabulary."""
+    from evaluator.models import load_model
+
+    model = load_model(model_spec, **overrides)
+    model.vocabulary = vocabulary
+    return model.encode_queries(texts, sp.csr_matrix((0, len(vocabulary)), dtype=np.float32))
 
 
 def _count_shard(store, model_spec, overrides, shard, source, start, stop):
@@ -359,8 +378,8 @@ def _count_shard(store, model_spec, overrides, shard, source, start, stop):
     store.write("counts", shard, counts, extra=shard_statistics(counts, terms))
 
 
-def _weigh_shard(store, shard, global_ids, stats):
-    counts = remap_columns(store.read("counts", shard), global_ids, stats["size"])
+def _weigh_shard(store, shard, stats):
+    counts = remap_columns(store.read("counts", shard), stats["global_ids"][shard], stats["size"])
     store.write("weights", shard, bm25_shard_weights(counts, stats["df"], stats["n"], stats["avg"], stats["k1"],
                                                      stats["b"], stats["lucene"]))
 
@@ -403,8 +422,11 @@ def _search_of(store, phase, shard, start, stop, bound, block_size, queries, fir
 
 
 def _merge_of(a, b, top_k):
-    """Two (scores, positions, index bytes) parts merged into the exact top-k, their index bytes added."""
+    """Two (scores, positions, index bytes) parts merged into the exact top-k, their index bytes added; positions
+    as int32 where they fit (half the bytes the driver maps)."""
     scores, positions = merge_topk([a[:2], b[:2]], top_k)
+    if positions.size and int(positions.max()) < 2**31:
+        positions = positions.astype(np.int32)
     return scores, positions, a[2] + b[2]
 
 
@@ -427,6 +449,8 @@ _sample_shard = _Lazy(_sample_of)
 _merge_parts = _Lazy(_merge_of)
 _model_info = _Lazy(_model_info_of)
 _encode_queries = _Lazy(_queries_of)
+_bm25_statistics = _Lazy(_bm25_statistics_of)
+_encode_bm25_queries = _Lazy(_bm25_queries_of)
 
 
 def _root(cache_dir):

@@ -307,3 +307,29 @@ def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_
     assert counting.peak <= 2  # the final top-k and one reply
     _assert_same(distributed, local)
     assert _stored_samples(distributed) == _stored_samples(local)
+
+
+def test_sample_columns_are_made_one_block_at_a_time(local_ray, small_scifact, tmp_path, monkeypatch):
+    """The driver makes the sample columns of one block of queries at a time, each block one round of shard
+    tasks, the collector keeping float32 scores: never all 20 queries' columns alive at once (the driver that
+    made every query's columns first held 20), and the stored samples are the local engine's, byte for byte."""
+    from evaluator import score_samples
+
+    local = _evaluate("bm25", small_scifact, tmp_path / "local", "local")
+    monkeypatch.setattr(ray_engine, "SAMPLE_BLOCK", 6)
+    alive, peak, real = set(), [0], score_samples.ScoreSampleCollector.columns
+
+    def columns(self, query_id):
+        made = real(self, query_id)
+        token = object()
+        alive.add(token)
+        weakref.finalize(made, alive.discard, token)
+        peak[0] = max(peak[0], len(alive))
+        return made
+
+    monkeypatch.setattr(score_samples.ScoreSampleCollector, "columns", columns)
+    distributed = _evaluate("bm25", small_scifact, tmp_path / "ray", "ray", workers=2, shards=3)
+    assert 0 < peak[0] <= 6
+    assert {q.nonrelevant.dtype for q in distributed.score_samples.queries.values()} == {np.dtype(np.float32)}
+    _assert_same(distributed, local)
+    assert _stored_samples(distributed) == _stored_samples(local)
