@@ -159,6 +159,7 @@ class RemoteQueries:
 
 MERGE_WINDOW = 4  # shard results alive at once: running, or finished and waiting to be merged or placed
 SAMPLE_BLOCK = 1024  # queries whose sample columns the driver makes and places at once (one round of shard tasks)
+TOPK_PIECE = 512  # queries a piece of the final top-k holds: the ranking fetches one piece at a time
 
 
 class ShardedIndex:
@@ -192,9 +193,13 @@ class ShardedIndex:
             len(self.plan), lambda a, b: _merge_parts.options(num_cpus=CPUS_PER_ACTOR).remote(a, b, top_k),
             lambda running: ray.wait(running, num_returns=1), MERGE_WINDOW)
         self.peak_alive = max(self.peak_alive, peak)
-        scores, positions, self.nbytes = ray.get(final)
+        count = -(-len(rows) // TOPK_PIECE)
+        *pieces, nbytes = _split_topk.options(num_cpus=CPUS_PER_ACTOR, num_returns=count + 1).remote(final, TOPK_PIECE)
+        del final
+        self.nbytes = ray.get(nbytes)
         self.peak_held = max(self.peak_held, 1)
-        return scores, positions
+        topk = TopkPieces(pieces, TOPK_PIECE, len(rows))
+        return topk.rows(0), topk.rows(1)
 
     def scores_at(self, queries: RemoteQueries, columns) -> list[tuple[np.ndarray, np.ndarray, int]]:
         """For each query of `queries`, (scores at columns.relevant, scores at columns.nonrelevant, non-finite
@@ -227,6 +232,50 @@ class ShardedIndex:
         """One task a shard, at most MERGE_WINDOW running; each reply is fetched when it is ready, placed, and
         let go before the next is fetched."""
         stream_replies(submit, len(self.plan), place, self)
+
+
+class TopkPieces:
+    """The final top-k (scores, positions) as objects of `piece` queries each on the cluster; `rows(0)` and
+    `rows(1)` read like the scores and positions arrays (`shape`, row slices), fetching a piece when its rows are
+    asked for and letting the previous one go: the driver never holds every query's top-k at once."""
+
+    def __init__(self, refs: list, piece: int, num_queries: int):
+        self.refs, self.piece, self.num_queries = refs, piece, num_queries
+        self.held: tuple[int, tuple] | None = None  # (piece number, its arrays)
+        self.fetched = 0
+
+    def _piece(self, number: int) -> tuple:
+        import ray
+
+        if self.held is None or self.held[0] != number:
+            self.held = None  # the previous piece goes before the next comes
+            self.held = (number, ray.get(self.refs[number]))
+            self.fetched += 1
+        return self.held[1]
+
+    def rows(self, which: int) -> _TopkRows:
+        return _TopkRows(self, which)
+
+
+class _TopkRows:
+    """One of the top-k's arrays (0: scores, 1: positions), read by row slices."""
+
+    def __init__(self, pieces: TopkPieces, which: int):
+        self.pieces, self.which = pieces, which
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.pieces.num_queries, self.pieces._piece(0)[self.which].shape[1]
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, step = rows.indices(self.pieces.num_queries)
+        if step != 1:
+            raise ValueError("the top-k is read by contiguous row slices")
+        size, parts = self.pieces.piece, []
+        for number in range(start // size, -(-stop // size)):
+            first = number * size
+            parts.append(self.pieces._piece(number)[self.which][max(start - first, 0):stop - first])
+        return parts[0] if len(parts) == 1 else np.concatenate(parts or [np.zeros((0, self.shape[1]))])
 
 
 def stream_replies(submit, count: int, place, record=None) -> None:
@@ -430,6 +479,13 @@ def _merge_of(a, b, top_k):
     return scores, positions, a[2] + b[2]
 
 
+def _split_of(part, piece):
+    """The final (scores, positions, index bytes) as pieces of `piece` queries, then the index bytes."""
+    scores, positions, nbytes = part
+    return (*[(scores[i:i + piece].copy(), positions[i:i + piece].copy()) for i in range(0, len(scores), piece)],
+            nbytes)
+
+
 def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, first, last, wanted):
     """(shard, its scores at the wanted columns inside [start, stop), query after query, float32; the non-finite
     scores of each query's row in the shard). `wanted`: (every query's columns one after the other, offsets)."""
@@ -447,6 +503,7 @@ _shard_statistics = _Lazy(_statistics_of)
 _search_shard = _Lazy(_search_of)
 _sample_shard = _Lazy(_sample_of)
 _merge_parts = _Lazy(_merge_of)
+_split_topk = _Lazy(_split_of)
 _model_info = _Lazy(_model_info_of)
 _encode_queries = _Lazy(_queries_of)
 _bm25_statistics = _Lazy(_bm25_statistics_of)
