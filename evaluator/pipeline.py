@@ -68,6 +68,7 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
     from evaluator.metrics import RankedRun
 
     n_queries, k = positions.shape
+    block = getattr(positions, "rows_per_piece", block)  # Ray's top-k comes in pieces: one read a block
     row_of = {q: i for i, q in enumerate(qrels.query_ids)}
     rows = np.array([row_of[q] for q in query_ids], dtype=np.int64)
     position_of = corpus.positions_of()
@@ -214,7 +215,10 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
                                    + (query_ids if spec.ignore_identical_ids else []))
     # the samples first: then the index and the queries go before ranking's scratch arrays come
     with step("sampling score distributions", timings, "score_samples_s"):
-        samples = collect_samples(index, queries, query_ids, ids.positions_of(), dataset.qrels)
+        if engine == "ray":  # on a worker: only the fitted samples reach the driver
+            samples = index.on_a_worker(collect_samples, queries, query_ids, ids.positions_of(), dataset.qrels)
+        else:
+            samples = collect_samples(index, queries, query_ids, ids.positions_of(), dataset.qrels)
     index_bytes = int(index.nbytes)
     del index, queries
     with step("ranking and scoring", timings, "metrics_s"):

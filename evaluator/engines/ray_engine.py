@@ -201,6 +201,14 @@ class ShardedIndex:
         topk = TopkPieces(pieces, TOPK_PIECE, len(rows))
         return topk.rows(0), topk.rows(1)
 
+    def on_a_worker(self, fn, *args):
+        """`fn(self, *args)` run in a task on the cluster and its result fetched: score sampling (`pipeline.
+        collect_samples`: every query's columns, scores and the fit to the size budget) keeps its per-query state
+        on a worker, which drives the shard tasks, and the driver receives only the fitted samples."""
+        import ray
+
+        return ray.get(_on_a_worker.options(num_cpus=CPUS_PER_ACTOR).remote(fn, self, *args))
+
     def scores_at(self, queries: RemoteQueries, columns) -> list[tuple[np.ndarray, np.ndarray, int]]:
         """For each query of `queries`, (scores at columns.relevant, scores at columns.nonrelevant, non-finite
         scores in its row), each shard scoring the columns it holds."""
@@ -262,6 +270,7 @@ class _TopkRows:
 
     def __init__(self, pieces: TopkPieces, which: int):
         self.pieces, self.which = pieces, which
+        self.rows_per_piece = pieces.piece
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -274,7 +283,8 @@ class _TopkRows:
         size, parts = self.pieces.piece, []
         for number in range(start // size, -(-stop // size)):
             first = number * size
-            parts.append(self.pieces._piece(number)[self.which][max(start - first, 0):stop - first])
+            part = self.pieces._piece(number)[self.which][max(start - first, 0):stop - first]
+            parts.append(part if stop - start <= size else part.copy())  # a copy lets its piece go
         return parts[0] if len(parts) == 1 else np.concatenate(parts or [np.zeros((0, self.shape[1]))])
 
 
@@ -479,6 +489,10 @@ def _merge_of(a, b, top_k):
     return scores, positions, a[2] + b[2]
 
 
+def _call(fn, *args):
+    return fn(*args)
+
+
 def _split_of(part, piece):
     """The final (scores, positions, index bytes) as pieces of `piece` queries, then the index bytes."""
     scores, positions, nbytes = part
@@ -504,6 +518,7 @@ _search_shard = _Lazy(_search_of)
 _sample_shard = _Lazy(_sample_of)
 _merge_parts = _Lazy(_merge_of)
 _split_topk = _Lazy(_split_of)
+_on_a_worker = _Lazy(_call)
 _model_info = _Lazy(_model_info_of)
 _encode_queries = _Lazy(_queries_of)
 _bm25_statistics = _Lazy(_bm25_statistics_of)
