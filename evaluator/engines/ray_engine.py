@@ -159,7 +159,7 @@ class RemoteQueries:
 
 MERGE_WINDOW = 4  # shard results alive at once: running, or finished and waiting to be merged or placed
 SAMPLE_BLOCK = 1024  # queries whose sample columns the driver makes and places at once (one round of shard tasks)
-TOPK_PIECE = 512  # queries a piece of the final top-k holds: the ranking fetches one piece at a time
+TOPK_PIECE = 256  # queries a piece of the final top-k holds: the ranking fetches and ranks one piece at a time
 
 
 class ShardedIndex:
@@ -194,11 +194,11 @@ class ShardedIndex:
             lambda running: ray.wait(running, num_returns=1), MERGE_WINDOW)
         self.peak_alive = max(self.peak_alive, peak)
         count = -(-len(rows) // TOPK_PIECE)
-        *pieces, nbytes = _split_topk.options(num_cpus=CPUS_PER_ACTOR, num_returns=count + 1).remote(final, TOPK_PIECE)
+        *pieces, sizes = _split_topk.options(num_cpus=CPUS_PER_ACTOR, num_returns=count + 1).remote(final, TOPK_PIECE)
         del final
-        self.nbytes = ray.get(nbytes)
+        self.nbytes, width = ray.get(sizes)
         self.peak_held = max(self.peak_held, 1)
-        topk = TopkPieces(pieces, TOPK_PIECE, len(rows))
+        topk = TopkPieces(pieces, TOPK_PIECE, len(rows), width)
         return topk.rows(0), topk.rows(1)
 
     def on_a_worker(self, fn, *args):
@@ -245,10 +245,12 @@ class ShardedIndex:
 class TopkPieces:
     """The final top-k (scores, positions) as objects of `piece` queries each on the cluster; `rows(0)` and
     `rows(1)` read like the scores and positions arrays (`shape`, row slices), fetching a piece when its rows are
-    asked for and letting the previous one go: the driver never holds every query's top-k at once."""
+    asked for and letting the previous one go: the driver never holds every query's top-k at once. A piece is
+    fetched once (rows are read in order) and its object released then, so that the next takes its place in the
+    object store's memory rather than new pages."""
 
-    def __init__(self, refs: list, piece: int, num_queries: int):
-        self.refs, self.piece, self.num_queries = refs, piece, num_queries
+    def __init__(self, refs: list, piece: int, num_queries: int, width: int):
+        self.refs, self.piece, self.num_queries, self.width = list(refs), piece, num_queries, width
         self.held: tuple[int, tuple] | None = None  # (piece number, its arrays)
         self.fetched = 0
 
@@ -257,7 +259,10 @@ class TopkPieces:
 
         if self.held is None or self.held[0] != number:
             self.held = None  # the previous piece goes before the next comes
-            self.held = (number, ray.get(self.refs[number]))
+            ref, self.refs[number] = self.refs[number], None
+            if ref is None:
+                raise RuntimeError(f"top-k piece {number} was read already: the rows are read once, in order")
+            self.held = (number, ray.get(ref))
             self.fetched += 1
         return self.held[1]
 
@@ -274,7 +279,7 @@ class _TopkRows:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.pieces.num_queries, self.pieces._piece(0)[self.which].shape[1]
+        return self.pieces.num_queries, self.pieces.width
 
     def __getitem__(self, rows: slice) -> np.ndarray:
         start, stop, step = rows.indices(self.pieces.num_queries)
@@ -286,6 +291,20 @@ class _TopkRows:
             part = self.pieces._piece(number)[self.which][max(start - first, 0):stop - first]
             parts.append(part if stop - start <= size else part.copy())  # a copy lets its piece go
         return parts[0] if len(parts) == 1 else np.concatenate(parts or [np.zeros((0, self.shape[1]))])
+
+
+def release_freed_memory() -> None:
+    """Give the heap's freed pages back to the system (glibc's `malloc_trim`; elsewhere nothing): between the
+    driver's stages, so that one stage's freed scratch (small arrays and strings, which the heap otherwise keeps,
+    fragmented) is not counted again under the next stage's."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def stream_replies(submit, count: int, place, record=None) -> None:
@@ -494,10 +513,10 @@ def _call(fn, *args):
 
 
 def _split_of(part, piece):
-    """The final (scores, positions, index bytes) as pieces of `piece` queries, then the index bytes."""
+    """The final (scores, positions, index bytes) as pieces of `piece` queries, then (index bytes, k)."""
     scores, positions, nbytes = part
     return (*[(scores[i:i + piece].copy(), positions[i:i + piece].copy()) for i in range(0, len(scores), piece)],
-            nbytes)
+            (nbytes, scores.shape[1]))
 
 
 def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, first, last, wanted):
