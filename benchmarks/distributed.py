@@ -12,8 +12,9 @@ each size (benchmarks/corpus_memory.py's): each model of `--models` with `--engi
 7,000 queries, top 1,000 (`--queries`, `--top-k`). Reported: the driver's peak RSS (os.wait4, exact), each worker
 node's peak RSS (the sum over its worker processes, sampled every 0.1 s: a shorter peak can be missed),
 throughput per worker, and the local engine's peak RSS on the same corpus (same queries) as the peer, whose
-per-query values, stored ranking and score samples the Ray run must equal. `--baseline DIR` (a checkout of other code, its C extensions built)
-runs that code's Ray driver too, on a cluster of its own whose workers import it, in the same invocation.
+per-query values, stored ranking and score samples the Ray run must equal byte for byte. `--baseline DIR` (a
+checkout of other code, its C extensions built) runs that code's Ray driver too, on a cluster of its own whose
+workers import it, in the same invocation.
 
     python benchmarks/distributed.py --scale 100000,1000000 [--models "bm25;dense:all-MiniLM-L6-v2"] [--baseline DIR]
 """

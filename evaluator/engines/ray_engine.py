@@ -11,7 +11,10 @@ costs only its shard (Ray restarts it) and a rerun reads finished shards instead
 Sparse shards search with the corpus-wide largest weight per term as their pruning bound, so every
 shard accumulates a query's terms in the same order as the local index and the float32 scores match;
 SPLADE's idf option reads the document frequencies summed over shards. Score samples are gathered the
-same way: each shard scores the sampled documents it holds, so the driver never loads the index.
+same way, by a task on a worker (`ShardedIndex.on_a_worker`) that makes each block of queries' sample columns,
+has each shard score those it holds and fits the samples to their size budget: the driver never loads the
+index and receives only the fitted samples. The final top-k comes to the driver in pieces of `TOPK_PIECE`
+queries, one held at a time while the ranking reads it.
 The driver sends no documents either: each task reads its shard's range from the corpus's Arrow file
 (`evaluator.datasets.corpus.read_documents`), which the driver copies once to `--cache-dir/corpora/<sha256>.arrow`
 (a folder every node sees, or a `pyarrow.fs` URI), so no worker machine needs a copy of its own. The driver keeps
@@ -61,8 +64,6 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
                  cache_dir=None, workers=None, shards=None):
     """Like `pipeline.retrieve` on Ray: returns (scores (q, k), positions (q, k), index, queries)."""
     resources = connect(address)  # first: a clear error when Ray is not installed
-    import ray
-
     from evaluator.index import cache as encoding_cache
     from evaluator.index import dense as dense_index
 
@@ -166,7 +167,8 @@ class ShardedIndex:
     """The shards' indexes as one: every query goes to every shard, each in its own Ray task, so no
     machine ever holds the whole index. The driver stays flat in the number of shards: search results
     merge pairwise in Ray tasks as they finish (`shards.reduce_as_ready`) and the driver fetches only the
-    final top-k; score samples come back shard by shard and are placed as each arrives. At most
+    final top-k, one piece of queries at a time (`TopkPieces`); score samples come back shard by shard, one
+    block of queries at a time, and are placed as each arrives. At most
     `MERGE_WINDOW` shard results are alive at once. `peak_alive` and `peak_held` (shard replies the driver
     held at once) record what a run reached, for the tests."""
 
