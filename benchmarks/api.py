@@ -14,8 +14,8 @@ the judged queries. Each tool's time includes building its objects from the dict
 - ir_measures: `calc_aggregate(measures, qrels, run)` (its pytrec_eval provider, which builds trec_eval's
   structures from the dicts).
 
-Each tool runs in its own process (the dicts are generated there from the seed, not timed), best of
-`--repeat`. Import times: `import X` in a fresh interpreter, best of `--imports`. irboard's means must equal
+Each tool runs in its own process (the dicts are generated there from the seed, not timed), the median of
+`--repeat` calls. Import times: `import X` in a fresh interpreter, best of `--imports`. irboard's means must equal
 ir_measures' (trec_eval's) within 1e-9; ranx's differences (its tie order) are reported.
 """
 
@@ -50,14 +50,14 @@ def make_dicts(queries: int, docs: int, seed: int = 7) -> tuple[dict, dict]:
 
 
 def timed(function, repeat: int) -> tuple[float, float, object]:
-    """Best wall and CPU seconds of `repeat` calls, and the last value."""
-    best_wall = best_cpu = np.inf
+    """Median wall and CPU seconds of `repeat` calls, and the last value."""
+    walls, cpus = [], []
     for _ in range(repeat):
         wall, cpu = time.perf_counter(), time.process_time()
         value = function()
-        best_wall = min(best_wall, time.perf_counter() - wall)
-        best_cpu = min(best_cpu, time.process_time() - cpu)
-    return best_wall, best_cpu, value
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return float(np.median(walls)), float(np.median(cpus)), value
 
 
 def run_irboard(run: dict, qrels: dict, repeat: int) -> tuple[float, float, dict]:
@@ -114,7 +114,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000x100,10000x1000", help="queries x docs, comma-separated")
     parser.add_argument("--small", action="store_true", help="200 queries x 50 docs")
-    parser.add_argument("--repeat", type=int, default=3, help="calls per tool; the best time is reported")
+    parser.add_argument("--repeat", type=int, default=3, help="calls per tool; the median time is reported")
     parser.add_argument("--imports", type=int, default=5, help="fresh interpreters per import time")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -129,7 +129,7 @@ def main() -> int:
     for tool, seconds in imports.items():
         print(f"  import {tool:<12} {seconds:7.3f} s")
     for queries, docs in sizes:
-        print(f"\n{queries:,} queries x {docs:,} docs as dicts, {', '.join(MEASURES)}, best of {args.repeat}:")
+        print(f"\n{queries:,} queries x {docs:,} docs as dicts, {', '.join(MEASURES)}, median of {args.repeat}:")
         found = {}
         for tool in TOOLS:
             done = subprocess.run([sys.executable, __file__, "--worker", tool, str(queries), str(docs),

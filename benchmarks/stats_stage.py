@@ -6,8 +6,9 @@ RESULTS_DIR: e.g. `tests/data/make_synthetic_results.py --scale 200 30 1000 --ou
 checkout of this repository, e.g. the branch before a change and after it) runs in its own fresh process, in turn,
 `--rounds` times, so that the machine's load falls on both alike; each process loads the results, counts every
 result verified (synthetic files store no ranking, and only verified results are ranked) and builds the
-leaderboard twice. Prints one JSON line per process: seconds of each build, ranked models on "All datasets", the
-top group's size, the widest rank range, peak RSS.
+leaderboard twice, then the ranks page's context once (its stability checks). Prints one JSON line per process:
+seconds of each build, of the ranks page, ranked models on "All datasets", the top group's size, the widest rank
+range, peak RSS.
 """
 
 from __future__ import annotations
@@ -30,9 +31,16 @@ for _ in range(2):
     start = time.perf_counter()
     board = build_leaderboard(results, lookup=lookup, workers=1)
     times.append(round(time.perf_counter() - start, 2))
+try:  # the ranks page's statistics (who could be #1, split halves, datasets left out), where the tree has them
+    from leaderboard.web.rank_pages import build_ranks
+    start = time.perf_counter()
+    build_ranks(board)
+    ranks_seconds = round(time.perf_counter() - start, 2)
+except ImportError:
+    ranks_seconds = None
 group = next(g for g in board.groups if g.name == "All datasets")
 ranked = [s for s in group.scores.values() if s.mean_rank is not None]
-print(json.dumps({"code": sys.argv[2], "seconds": times, "ranked": len(ranked),
+print(json.dumps({"code": sys.argv[2], "seconds": times, "ranks_page_seconds": ranks_seconds, "ranked": len(ranked),
                   "top_group": sum(s.rank_interval[0] == 1 for s in ranked),
                   "widest_range": max((s.rank_interval[1] - s.rank_interval[0] + 1 for s in ranked), default=0),
                   "rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}))

@@ -1,4 +1,5 @@
-/* Fast paths of evaluator/trec.py: parse TREC qrels into dicts, and parse + join + rank a TREC run.
+/* Fast paths of evaluator/trec.py: parse TREC qrels into dicts, and parse + join + rank a TREC run; and of
+ * irboard/inputs.py: join + rank a run given as a dict of dicts (rank_dict).
  *
  * rank_run does in one pass over the file what ranking.rank_run does with dicts: keep the lines whose
  * query is in the qrels, look each document up among its query's judgments, sort every query by
@@ -30,10 +31,13 @@ static unsigned char tab_class[256];  /* a tab-separated file's: only tabs (and 
 
 typedef struct { const char *p; uint32_t n, hash; } Bytes; /* a field of the file, or a str's UTF-8 */
 typedef struct { uint32_t hash, index; } Slot;             /* open addressing; index 0: empty, else i + 1 */
-typedef struct {                                           /* one kept run line */
+typedef struct {                                           /* one kept run line, or one entry of a dict run */
     const char *doc;
     uint32_t doc_n;
-    int32_t row; /* its qrels query */
+    union {
+        int32_t row;   /* a line's qrels query (a file's records mix queries) */
+        int32_t label; /* an entry's label (rank_dict sorts one query at a time) */
+    };
     double score;
 } Record;
 typedef struct { double score; uint32_t doc; } Entry; /* one kept top entry; doc indexes Ranking.top_table */
@@ -380,13 +384,48 @@ static void insertion_sort(Record *records, Py_ssize_t n) {
     }
 }
 
-/* Sort one query; runs usually come sorted by score, and then only unordered tie groups are sorted. */
-static void sort_query(Record *records, Py_ssize_t n) {
+/* Reorder records by float32 score descending, keeping their order among equal scores: an LSD radix sort of
+ * (score key << 32 | position), a byte of the key a pass, skipping a pass where all keys share that byte. On a
+ * query of a thousand shuffled records it takes a fraction of qsort's time (most of it was comparisons). */
+static int order_by_score(Record *records, Py_ssize_t n) {
+    uint64_t *items = PyMem_Malloc((size_t)n * 2 * sizeof(uint64_t)), *from = items, *to = items + n;
+    Record *copy = PyMem_Malloc((size_t)n * sizeof(Record));
+    if (!items || !copy) return PyMem_Free(items), PyMem_Free(copy), PyErr_NoMemory(), -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float score = (float)records[i].score + 0.0f; /* + 0: -0.0 and 0.0 tie, as in trec_eval */
+        uint32_t bits;
+        memcpy(&bits, &score, sizeof bits);
+        uint32_t ascending = bits >> 31 ? ~bits : bits | 0x80000000u; /* unsigned order = float order */
+        from[i] = (uint64_t)~ascending << 32 | (uint64_t)i;
+    }
+    for (int shift = 32; shift < 64; shift += 8) {
+        Py_ssize_t start[256] = {0};
+        for (Py_ssize_t i = 0; i < n; i++) start[(from[i] >> shift) & 255]++;
+        if (start[(from[0] >> shift) & 255] == n) continue;
+        for (Py_ssize_t digit = 0, total = 0; digit < 256; digit++) {
+            Py_ssize_t count = start[digit];
+            start[digit] = total;
+            total += count;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) to[start[(from[i] >> shift) & 255]++] = from[i];
+        uint64_t *swap = from;
+        from = to, to = swap;
+    }
+    memcpy(copy, records, (size_t)n * sizeof(Record));
+    for (Py_ssize_t i = 0; i < n; i++) records[i] = copy[(uint32_t)from[i]];
+    PyMem_Free(items);
+    PyMem_Free(copy);
+    return 0;
+}
+
+/* Sort one query into trec_eval order (record_before): by score unless it is sorted already (runs usually come
+ * sorted), then each tie group that is out of order by doc id. */
+static int sort_query(Record *records, Py_ssize_t n) {
     Py_ssize_t i, first;
     for (i = 1; i < n; i++)
         if ((float)records[i].score > (float)records[i - 1].score) {
-            qsort(records, (size_t)n, sizeof(Record), compare_records);
-            return;
+            if (order_by_score(records, n) < 0) return -1;
+            break;
         }
     for (first = 0; first < n; first = i) {
         int ordered = 1;
@@ -396,6 +435,7 @@ static void sort_query(Record *records, Py_ssize_t n) {
         if (i - first <= 16) insertion_sort(records + first, i - first);
         else qsort(records + first, (size_t)(i - first), sizeof(Record), compare_records);
     }
+    return 0;
 }
 
 #define BLOCK_BYTES (1 << 20)
@@ -479,7 +519,7 @@ static int finish_query(Ranking *r, Py_ssize_t q, Record *rec, Py_ssize_t n) {
         }
         r->dup_slots[s] = (Slot){doc.hash, (uint32_t)(i + 1)};
     }
-    sort_query(rec, n);
+    if (sort_query(rec, n) < 0) return -1;
     if (r->layout == MSMARCO) note_repeated_rank(r, rec, n);
     if (reserve((void **)&r->labels, &r->labels_size, r->n_labels + labelled, sizeof(int32_t)) < 0 ||
         reserve((void **)&r->tops, &r->tops_size, r->n_tops + keep, sizeof(Entry)) < 0)
@@ -596,7 +636,7 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
         }
         if (r->ignore_identical && f[2].n == f[0].n && same_bytes(f[2].p, f[0].p, f[0].n)) continue;
         if (reserve((void **)&r->records, &r->records_size, r->n_records + 1, sizeof(Record)) < 0) return -1;
-        r->records[r->n_records++] = (Record){f[2].p, f[2].n, (int32_t)row, score};
+        r->records[r->n_records++] = (Record){f[2].p, f[2].n, {.row = (int32_t)row}, score};
     }
     if (!r->interleaved) return current >= 0 ? finish_query(r, current, r->records, r->n_records) : 0;
     /* Interleaved: group each query's lines (a counting sort, stable), then finish the queries. */
@@ -777,6 +817,115 @@ done:
     return message ? line_error(line, message) : result;
 }
 
+/* A dict run's score, when it is a plain number (a float, or an int that is not a bool), finite and within
+ * float32's range: 1; 0 when it is not (the caller's general path says what is wrong); -1 for an exception. */
+static int plain_score(PyObject *value, double *out) {
+    if (PyFloat_Check(value)) *out = PyFloat_AS_DOUBLE(value); /* numpy's float64 is a float too */
+    else if (PyLong_CheckExact(value)) {
+        *out = PyLong_AsDouble(value);
+        if (*out == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+            PyErr_Clear();
+            return 0;
+        }
+    } else
+        return 0;
+    return isfinite(*out) && !isinf((float)*out); /* as parse_score: out of float32's range gives an infinity */
+}
+
+/* rank_dict(run, query_ids, judgments, ignore_identical_ids) -> (labels: bytearray of int32 (queries, depth),
+ *   lengths: bytearray of int64, depth), or None
+ * rank_run for a run already in memory, {query_id: {doc_id: score}}: each qrels query's entries in trec_eval order
+ * (record_before), with their labels from `judgments` (query q's {doc_id: label}); depth is the longest ranking
+ * (at least 1), lengths are per query (0 where the run lacks it). Only for the plain case, the common one: a dict
+ * of dicts with str ids, the judged queries' scores plain numbers (plain_score) and at least one query in common
+ * with the judgments. Otherwise None: the caller's general path converts the input or says what is wrong. */
+static PyObject *rank_dict(PyObject *self, PyObject *args) {
+    PyObject *run, *query_ids, *judgments, *rows, *query, *ranking, *doc, *value, *row;
+    PyObject *labels = NULL, *lengths = NULL, *result = NULL;
+    Record *records = NULL;
+    int ignore_identical, plain = 1;
+    Py_ssize_t i = 0, j, depth = 1, shared = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &run, &PyList_Type, &query_ids, &PyList_Type, &judgments,
+                          &ignore_identical))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(query_ids);
+    if (PyList_GET_SIZE(judgments) != n) {
+        PyErr_SetString(PyExc_ValueError, "expected one dict per query");
+        return NULL;
+    }
+    if (!(rows = PyDict_New())) return NULL;
+    for (Py_ssize_t q = 0; q < n; q++) {
+        PyObject *index = PyLong_FromSsize_t(q);
+        int failed = !index || PyDict_SetItem(rows, PyList_GET_ITEM(query_ids, q), index) < 0;
+        Py_XDECREF(index);
+        if (failed) goto done;
+    }
+    lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
+    if (!lengths) goto done;
+    int64_t *length = (int64_t *)PyByteArray_AS_STRING(lengths);
+    memset(length, 0, (size_t)n * sizeof(int64_t));
+    /* First pass: the ids are all str, the rankings dicts; each judged query's length */
+    while (plain && PyDict_Next(run, &i, &query, &ranking)) {
+        plain = PyUnicode_CheckExact(query) && PyDict_CheckExact(ranking);
+        for (j = 0; plain && PyDict_Next(ranking, &j, &doc, &value);) plain = PyUnicode_CheckExact(doc);
+        if (!plain || !(row = PyDict_GetItemWithError(rows, query))) {
+            if (PyErr_Occurred()) goto done;
+            continue;
+        }
+        int self_ranked = ignore_identical ? PyDict_Contains(ranking, query) : 0;
+        if (self_ranked < 0) goto done;
+        Py_ssize_t q = PyLong_AsSsize_t(row);
+        length[q] = PyDict_GET_SIZE(ranking) - self_ranked;
+        depth = length[q] > depth ? length[q] : depth;
+        shared++;
+    }
+    if (PyErr_Occurred() || !plain || !shared) goto done;
+    labels = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * depth * sizeof(int32_t)));
+    records = PyMem_Malloc((size_t)depth * sizeof(Record));
+    if (!labels || !records) {
+        if (labels) PyErr_NoMemory();
+        goto done;
+    }
+    int32_t *matrix = (int32_t *)PyByteArray_AS_STRING(labels);
+    for (Py_ssize_t k = 0; k < n * depth; k++) matrix[k] = PAD;
+    /* Second pass: each judged query's entries, sorted, and their labels */
+    for (i = 0; plain && PyDict_Next(run, &i, &query, &ranking);) {
+        if (!(row = PyDict_GetItemWithError(rows, query))) {
+            if (PyErr_Occurred()) goto done;
+            continue;
+        }
+        Py_ssize_t q = PyLong_AsSsize_t(row), m = 0, size;
+        PyObject *judged = PyList_GET_ITEM(judgments, q);
+        for (j = 0; plain && PyDict_Next(ranking, &j, &doc, &value);) {
+            double score;
+            if (ignore_identical && PyUnicode_Compare(doc, query) == 0) continue;
+            if ((plain = plain_score(value, &score)) < 0) goto done;
+            const char *text = plain ? PyUnicode_AsUTF8AndSize(doc, &size) : NULL;
+            if (plain && !text) { /* a lone surrogate has no UTF-8: the general path orders it */
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+                PyErr_Clear();
+                plain = 0;
+            }
+            PyObject *label = plain ? PyDict_GetItemWithError(judged, doc) : NULL;
+            if (PyErr_Occurred()) goto done;
+            plain = plain && (!label || PyLong_CheckExact(label));
+            if (plain) records[m++] = (Record){text, (uint32_t)size, {.label = label ? (int32_t)PyLong_AsLong(label)
+                                                                                      : UNJUDGED}, score};
+        }
+        if (sort_query(records, m) < 0) goto done;
+        for (Py_ssize_t k = 0; plain && k < m; k++) matrix[q * depth + k] = records[k].label;
+    }
+    if (plain && !PyErr_Occurred()) result = Py_BuildValue("(OOn)", labels, lengths, depth);
+done:
+    PyMem_Free(records);
+    Py_DECREF(rows);
+    Py_XDECREF(labels);
+    Py_XDECREF(lengths);
+    if (!result && !PyErr_Occurred()) Py_RETURN_NONE;
+    return result;
+}
+
 /* `value` in decimal, written backwards from `end`; returns the start. */
 static const char *format_long(long value, char *end, Py_ssize_t *n) {
     unsigned long magnitude = value < 0 ? 0ul - (unsigned long)value : (unsigned long)value;
@@ -882,6 +1031,7 @@ done:
 static PyMethodDef methods[] = {
     {"parse_qrels", parse_qrels, METH_VARARGS, "Parse qrels text into {query_id: {doc_id: label}}."},
     {"rank_run", rank_run, METH_VARARGS, "Parse a TREC run, join it with the qrels and rank it."},
+    {"rank_dict", rank_dict, METH_VARARGS, "Rank a {query_id: {doc_id: score}} run against the qrels."},
     {"judgment_lines", judgment_lines, METH_VARARGS, "The qrels as sorted 'query_id\\tdoc_id\\tlabel' lines."},
     {NULL, NULL, 0, NULL},
 };

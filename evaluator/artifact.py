@@ -5,13 +5,19 @@ model named by a hub id, a package-shipped model or a folder) and the revision o
 (a hub commit or the sha256 of the weights file; empty for BM25, whose settings and irboard's code pin it).
 Options that only choose where and how fast the model runs (device, threads, batch size) are left out: they are
 the reproducing machine's choice and move scores only within the tolerance a reproduction allows.
+
+Models irboard cannot run itself are declared as a script in a public git repository at a pinned commit
+(`ScriptArtifact`) or a container image pinned by its digest (`ContainerArtifact`): either runs a command that
+writes a TREC run file, which is compared with the stored ranking as a re-run of a spec is. A tag or branch could
+move, so neither is accepted: a commit is 40 hex digits and an image is `name@sha256:<64 hex>`.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
 # options of the model adapters that do not change what a model computes, only where and how fast
 MACHINE_OPTIONS = ("batch_size", "device", "threads")
@@ -25,6 +31,87 @@ class Artifact(BaseModel):
 
     spec: str = Field(pattern=_SPEC_PATTERN)
     revision: str = Field("", max_length=200, pattern=r"^[A-Za-z0-9:._-]*$")
+
+
+# what a command may name: {run} the run file it writes, {data} the dataset's folder (BEIR layout)
+PLACEHOLDERS = ("{run}", "{data}")
+# a registry host (with a port), then lower-case path components: a Docker image name without a tag
+_IMAGE_NAME = r"([a-z0-9.-]+(:[0-9]{1,5})?/)?[a-z0-9]+([._/-][a-z0-9]+)*"
+
+
+def _command(value: list[str]) -> list[str]:
+    if any(not arg or len(arg) > 500 or re.search(r"[\x00-\x1f\x7f]", arg) for arg in value):
+        raise ValueError("each command argument must be 1 to 500 characters without control characters")
+    if not any("{run}" in arg for arg in value):
+        raise ValueError("the command must name the run file it writes as {run}")
+    return value
+
+
+Command = Annotated[list[str], Field(min_length=1, max_length=50), AfterValidator(_command)]
+
+
+class ScriptArtifact(BaseModel):
+    """`model.artifact` for a model irboard cannot run: a public git repository at a pinned commit and the command,
+    run there without a shell, that writes the run file (`{run}`) from the dataset's folder (`{data}`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    repository: str = Field(max_length=500, pattern=r"^(https|git)://[A-Za-z0-9._~:/@%+-]+$")
+    commit: str
+    command: Command
+
+    @field_validator("commit")
+    @classmethod
+    def _pinned(cls, value: str) -> str:
+        if not re.fullmatch(r"[0-9a-f]{40}", value):
+            raise ValueError("the commit must be its full 40-hex-digit id, not a branch, tag or short id (those can "
+                             "move)")
+        return value
+
+    @property
+    def spec(self) -> str:
+        return f"script {self.repository}"
+
+    @property
+    def revision(self) -> str:
+        return self.commit
+
+
+class ContainerArtifact(BaseModel):
+    """`model.artifact` for a container image pinned by its digest (no tag) and the command run in it that writes
+    the run file (`{run}`) from the dataset's folder (`{data}`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    image: str = Field(max_length=300)
+    command: Command
+
+    @field_validator("image")
+    @classmethod
+    def _pinned(cls, value: str) -> str:
+        if not re.fullmatch(_IMAGE_NAME + r"@sha256:[0-9a-f]{64}", value):
+            raise ValueError("the image must be pinned by its digest, name@sha256:<64 hex digits>, with no tag (a tag "
+                             "can be moved to other contents)")
+        return value
+
+    @property
+    def spec(self) -> str:
+        return f"container {self.image.partition('@')[0]}"
+
+    @property
+    def revision(self) -> str:
+        return self.image.partition("@")[2]
+
+
+def _kind(value) -> str:
+    """Which artifact a declaration is, by its keys (so that an error names the fields of that one kind)."""
+    keys = value.keys() if isinstance(value, dict) else vars(value).keys()
+    return "script" if "repository" in keys else "container" if "image" in keys else "spec"
+
+
+# `model.artifact` (and a ledger record's): a spec irboard runs, a script at a commit, or an image by digest
+AnyArtifact = Annotated[Annotated[Artifact, Tag("spec")] | Annotated[ScriptArtifact, Tag("script")]
+                        | Annotated[ContainerArtifact, Tag("container")], Discriminator(_kind)]
 
 
 def pinned_spec(model_spec: str, revision: str, dtype: str = "") -> str:

@@ -29,7 +29,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluator import below as below_part
-from evaluator.artifact import Artifact
+from evaluator.artifact import AnyArtifact
 from evaluator.below import Below, BelowColumns
 from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings
 from evaluator.errors import OutputExistsError, ResultValidationError
@@ -144,7 +144,7 @@ class ModelBlock(_Strict):
     open_weights: bool | None = None  # None (or absent): not stated
     training_datasets: list[str] | None = Field(None, max_length=500)  # None: not stated; []: trained on none
     url: str = Field("", max_length=500)
-    artifact: Artifact | None = None  # what `irboard reproduce` runs again (evaluator/artifact.py)
+    artifact: AnyArtifact | None = None  # what `irboard reproduce` runs again (evaluator/artifact.py)
 
     @field_validator("id")
     @classmethod
@@ -807,8 +807,10 @@ def temporary_name(path: Path) -> str:
     return f".{path.name}."
 
 
-def write_atomic(path: Path | str, text: str) -> None:
-    """Write via a temporary file in the same folder and rename, so readers never see half a file."""
+def write_atomic(path: Path | str, content: str | bytes, sync: bool = True) -> None:
+    """Write via a temporary file in the same folder and rename, so readers never see half a file.
+
+    Text is written as UTF-8; `sync=False` skips the flush to disk (for caches, which may be lost)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=temporary_name(path), suffix=".tmp")
@@ -816,10 +818,11 @@ def write_atomic(path: Path | str, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content.encode("utf-8") if isinstance(content, str) else content)
+            if sync:
+                stream.flush()
+                os.fsync(stream.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

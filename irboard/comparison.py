@@ -8,8 +8,10 @@ pair of the runs given (the site's is every pair of a dataset's models).
 Over several datasets (qrels a mapping of dataset names to judgments, each run a mapping of the same names to
 runs), each dataset is compared as above and `Report.pooled` holds, per metric and run against the baseline, the
 random-effects pooling of the per-dataset differences (analysis/meta.py): the pooled difference with its
-Hartung-Knapp interval, tau, the prediction interval for a new dataset and P(the run beats the baseline there), the
-numbers the compare page shows for a group of these datasets."""
+Hartung-Knapp interval, tau, the prediction interval for a new dataset and P(the run beats the baseline there), and
+the pooled equivalence verdict: the Hartung-Knapp interval at Bonferroni's level alpha / pairs (the same family as
+the per-dataset verdicts: every pair of the runs given) and whether it lies within the margin; the numbers the
+compare page shows for a group of these datasets."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from evaluator.errors import InputFormatError
 from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_relevance_level, check_text
 
 POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "tau", "prediction_low",
-                  "prediction_high", "p_beats")
+                  "prediction_high", "p_beats", "equivalence_low", "equivalence_high", "equivalent")
 COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "diff",
            "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict")
 DEFAULT_MARGIN = 0.01  # = leaderboard.analysis.verdicts.DEFAULT_MARGIN (tested), kept here for a light import
@@ -121,6 +123,7 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
     then name their dataset and Report.pooled holds the pooling across them (module docstring)."""
     from irboard.inputs import to_judgments, to_measures
     from leaderboard.analysis import stats
+    from leaderboard.analysis.verdicts import family_size
 
     if not isinstance(runs, Mapping) or len(runs) < 2:
         given = f"{len(runs)} run(s)" if isinstance(runs, Mapping) else f"a {type(runs).__name__}"
@@ -134,6 +137,8 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
         raise InputFormatError(f"compare: baseline {baseline!r} is not one of the runs {names}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1 or math.isnan(alpha):
         raise InputFormatError(f"compare: alpha={alpha!r}: expected a number in (0, 1), e.g. 0.05")
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < math.inf:
+        raise InputFormatError(f"compare: margin={margin!r}: expected a number >= 0 in metric units, e.g. 0.01")
     settings = stats.TestSettings(method=check_text(test, "test"), alpha=float(alpha),
                                   correction=check_text(correction, "correction"))  # checks the names
     relevance_level = check_relevance_level(relevance_level)
@@ -154,8 +159,9 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
         rows += part
         queries += count
         per_dataset[dataset] = part
+    pairs = family_size(len(names), settings.correction)
     return Report(rows, baseline, settings.method, settings.correction, alpha, queries,
-                  _pooled(per_dataset, measures, names, baseline))
+                  _pooled(per_dataset, measures, names, baseline, alpha, pairs, margin))
 
 
 def _by_dataset(qrels: Any) -> bool:
@@ -166,9 +172,10 @@ def _by_dataset(qrels: Any) -> bool:
                                                      for grade in docs.values()) for docs in qrels.values())
 
 
-def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], baseline: str) -> list[dict]:
+def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], baseline: str, alpha: float,
+            pairs: int, margin: float) -> list[dict]:
     """Random-effects pooling of each run's per-dataset differences from the baseline, datasets of one parent as
-    one unit (as the site's groups)."""
+    one unit (as the site's groups), with its equivalence verdict at alpha / pairs (meta.equivalence)."""
     from leaderboard.analysis import meta
     from leaderboard.analysis.aggregate import unit_of
 
@@ -184,10 +191,13 @@ def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], base
                      for d in datasets]
             y, v = meta.unit_differences([row["diff"] for row in found], [row["_variance"] for row in found], units)
             fit = meta.pool(y, v)
+            equivalence = meta.equivalence(fit, alpha, pairs, margin) or (None, None, None)
             out.append({"metric": metric, "run": name, "datasets": fit.datasets, "pooled": fit.mean,
                         "ci_low": fit.ci[0] if fit.ci else None, "ci_high": fit.ci[1] if fit.ci else None,
                         "tau": fit.tau, "prediction_low": fit.prediction[0] if fit.prediction else None,
-                        "prediction_high": fit.prediction[1] if fit.prediction else None, "p_beats": fit.p_beats})
+                        "prediction_high": fit.prediction[1] if fit.prediction else None, "p_beats": fit.p_beats,
+                        "equivalence_low": equivalence[0], "equivalence_high": equivalence[1],
+                        "equivalent": equivalence[2]})
     for rows in per_dataset.values():
         for row in rows:
             row.pop("_variance", None)

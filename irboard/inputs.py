@@ -32,6 +32,7 @@ from evaluator.metrics.ranking import (
     MIN_LABEL,
     UNJUDGED,
     rank_columns,
+    rank_plain_dict,
 )
 
 RunLike = str | Path | Mapping[str, Mapping[str, float]] | RankedRun | Any  # Any: a pandas DataFrame
@@ -251,6 +252,10 @@ def _refuse_score(run: Mapping) -> None:
 
 def _ranked_from_mapping(run: Mapping, judgments: Judgments, ignore_identical_ids: bool) -> RankedRun:
     qrels = judgments.qrels
+    if type(run) is dict and judgments.query_kind in (str, None) and judgments.doc_kind in (str, None):
+        ranked = rank_plain_dict(run, qrels, ignore_identical_ids)  # str ids and plain scores, ranked in C
+        if ranked is not None:
+            return ranked
     if not run:
         raise InputFormatError("run: the run is empty; give {query_id: {doc_id: score}}")
     query_kind = _id_kind(run, "run: query id")

@@ -117,9 +117,9 @@ def build(results: str | Path = "results", out: str | Path = "_site", *, strict:
 
 
 def predict_recall(result: Result | ResultFile | str | Path, docs: float, k: int | Sequence[int] = (10, 100, 1000),
-                   growth: str = "uniform") -> dict[str, object]:
-    """Predicted Recall@k at `docs` documents from the result's score samples (growth "uniform" or
-    "fixed-relevant"), as `irboard predict` prints it."""
+                   growth: str = "fixed-relevant") -> dict[str, object]:
+    """Predicted Recall@k at `docs` documents from the result's score samples (growth "fixed-relevant", the
+    default of `irboard predict` and of the site, or "uniform"), as `irboard predict` prints it."""
     from leaderboard.analysis.predict import predict_recall as predict
     from leaderboard.analysis.scale_options import GROWTHS
     from leaderboard.commands.predict import MAX_DOCS

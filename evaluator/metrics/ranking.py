@@ -172,6 +172,18 @@ def _text_order(names: list[str]) -> np.ndarray:
     return byte_order_keys(np.array(names, dtype=object))
 
 
+def rank_plain_dict(run: dict, qrels: Qrels, ignore_identical_ids: bool = False) -> RankedRun | None:
+    """`rank_run` at C speed for the common case: a dict of dicts with str ids, the judged queries' scores floats or
+    ints, finite within float32's range, and a query in common with the qrels. None for anything else (the
+    caller's general path converts it or says what is wrong)."""
+    ranked = _trec.rank_dict(run, list(qrels.query_ids), list(qrels.judgments), ignore_identical_ids)
+    if ranked is None:
+        return None
+    labels, lengths, depth = ranked
+    return RankedRun(list(qrels.query_ids), np.frombuffer(labels, dtype=np.int32).reshape(-1, depth),
+                     np.frombuffer(lengths, dtype=np.int64))
+
+
 def rank_run(
     run: Mapping[str, Mapping[str, float]],
     qrels: Qrels | Mapping[str, Mapping[str, int]],

@@ -145,7 +145,7 @@ class SpladeModel:
                 with torch.inference_mode():
                     logits = self.model(**encoded).logits
                     pooled = max_pool(logits, encoded["attention_mask"])
-                batch_rows = sp.csr_matrix(pooled.float().cpu().numpy())
+                batch_rows = _rows_to_csr(pooled)
                 if prune and self.threshold > 0:
                     batch_rows.data[batch_rows.data < self.threshold] = 0
                     batch_rows.eliminate_zeros()
@@ -157,6 +157,27 @@ class SpladeModel:
         inverse = np.empty_like(order)
         inverse[order] = np.arange(len(order))
         return matrix[inverse] if len(texts) else matrix
+
+
+def _rows_to_csr(pooled) -> sp.csr_matrix:
+    """Pooled term weights (texts x vocabulary) as float32 CSR. On a GPU only the nonzeros cross to the host:
+    a vocabulary-wide dense copy per batch, and scipy scanning it, cost more than the model itself there."""
+    pooled = pooled.float()
+    if pooled.device.type == "cpu":
+        return sp.csr_matrix(pooled.numpy())
+    return nonzeros_to_csr(pooled)
+
+
+def nonzeros_to_csr(pooled) -> sp.csr_matrix:
+    """The CSR matrix `sp.csr_matrix(dense)` gives, built from the tensor's nonzeros (row-major, so sorted)."""
+    import torch
+
+    rows, columns = torch.nonzero(pooled, as_tuple=True)
+    counts = torch.bincount(rows, minlength=pooled.shape[0])
+    indptr = np.zeros(pooled.shape[0] + 1, dtype=np.int32)
+    np.cumsum(counts.cpu().numpy(), out=indptr[1:])
+    data = pooled[rows, columns].cpu().numpy()
+    return sp.csr_matrix((data, columns.to(torch.int32).cpu().numpy(), indptr), shape=tuple(pooled.shape))
 
 
 def max_pool(logits, attention_mask):

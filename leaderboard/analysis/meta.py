@@ -17,6 +17,12 @@ mean mu and spread tau (the datasets of a group are exchangeable: a new dataset 
   small next to their own errors (tau is then often estimated 0), with tau_u 95-99% for 4-30 datasets
   (tests/leaderboard/analysis/test_predictive_simulation.py, docs/statistics.md).
 
+Equivalence of the pooled difference (`equivalence`): the Hartung-Knapp interval of mu at level alpha / pairs
+(Bonferroni over the pairs of the family, as the other verdicts: analysis/verdicts.py) lying within (-margin,
+margin), i.e. two one-sided tests at alpha / (2 pairs) each; all of a family's pooled equivalence claims then hold
+together with probability at least 1 - alpha. It is a claim about mu, the mean over the group's population of
+datasets; a new dataset's difference may still exceed the margin (the prediction interval says by how much).
+
 Datasets below a common parent (beir/cqadupstack/*) are one unit, as in the group means: their differences are
 averaged first. With one unit there is nothing to pool; the prediction needs at least three.
 """
@@ -41,6 +47,7 @@ class Pooled:
     tau: float  # between-dataset SD of the true differences (Paule-Mandel)
     prediction: tuple[float, float] | None  # for a new dataset of the group (None below three units)
     p_beats: float | None  # P(A's true difference over B is above 0 on a new dataset)
+    se: float | None = None  # Hartung-Knapp standard error of mu (None with one unit)
 
 
 def _q(tau2: float, y: np.ndarray, v: np.ndarray) -> float:
@@ -96,7 +103,19 @@ def pool(y, v, confidence: float = CONFIDENCE) -> Pooled:
         spread = float(stats.t.ppf(level, k - 2)) * scale
         prediction = (float(mu - spread), float(mu + spread))
         p_beats = float(stats.t.cdf(mu / scale, k - 2)) if scale > 0 else float(mu > 0)
-    return Pooled(k, mu, (float(mu - half), float(mu + half)), float(np.sqrt(tau2)), prediction, p_beats)
+    return Pooled(k, mu, (float(mu - half), float(mu + half)), float(np.sqrt(tau2)), prediction, p_beats,
+                  float(np.sqrt(hk)))
+
+
+def equivalence(fit: Pooled, alpha: float, pairs: int, margin: float) -> tuple[float, float, bool] | None:
+    """(low, high, equivalent): the Hartung-Knapp interval of the pooled difference at level alpha / pairs (the
+    family's Bonferroni level; pairs 1 without a correction) and whether it lies within (-margin, margin) (module
+    docstring). None with one unit."""
+    if fit.se is None:
+        return None
+    half = float(stats.t.isf(alpha / max(pairs, 1) / 2, fit.datasets - 1)) * fit.se
+    low, high = fit.mean - half, fit.mean + half
+    return low, high, bool(low > -margin and high < margin)
 
 
 def unit_differences(diffs, variances, units) -> tuple[np.ndarray, np.ndarray]:

@@ -148,3 +148,35 @@ def best_set(means, diff, se, df, alpha: float) -> np.ndarray:
     for i in np.flatnonzero(keep):
         keep[i] = stats.t.sf(t[i], df[i]).min() >= level
     return keep
+
+
+def beat_sizes(diff, se, df, alpha: float) -> np.ndarray:
+    """(models, models) int: sizes[i, j] is the largest number of models s at which j is significantly better than
+    i in best_set's one-sided test at alpha / (s - 1), that is (s - 1) p < alpha (0 or 1: never, for s >= 2).
+    The pairwise tests do not depend on the other models, so the best set among any subset S of the models is
+    {i in S: sizes[i, j] < |S| for every other j in S} (best_among): the same rule as best_set over S alone."""
+    m = np.shape(diff)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.negative(diff, dtype=np.float64) / np.asarray(se, dtype=np.float64)
+    t[np.isnan(t)] = -np.inf
+    np.fill_diagonal(t, -np.inf)
+    p = stats.t.sf(t, np.maximum(np.broadcast_to(np.asarray(df, dtype=np.float64), t.shape), 1.0))
+    sizes = np.zeros((m, m), dtype=np.int64)
+    certain = p <= 0.0
+    with np.errstate(divide="ignore"):
+        bound = np.ceil(alpha / np.where(certain, 1.0, p))  # s - 1 < alpha / p
+    sizes[:] = np.minimum(bound, np.iinfo(np.int32).max).astype(np.int64)
+    sizes[certain] = np.iinfo(np.int32).max
+    return sizes
+
+
+def best_among(sizes: np.ndarray, members, tested: int | None = None) -> np.ndarray:
+    """bool per member (indices into sizes): in the best set among these members alone (beat_sizes), testing at
+    alpha / (tested - 1); `tested` (at least the members, default their number) makes it more conservative."""
+    members = np.asarray(members, dtype=np.int64)
+    tested = members.size if tested is None else tested
+    if members.size < 2:
+        return np.ones(members.size, dtype=bool)
+    sub = sizes[np.ix_(members, members)].copy()
+    np.fill_diagonal(sub, 0)
+    return (sub < tested).all(axis=1)

@@ -19,6 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(the repository's reproductions/, written by the maintainers' workflow)")
     parser.add_argument("--max-docs", type=int, help="skip results on corpora larger than this (CI's budget); "
                         "skipped results are listed and leave the exit code 0")
+    parser.add_argument("--run-submitted-code", action="store_true",
+                        help="also reproduce script and container artifacts, which run the submitter's code with this "
+                        "machine's rights (skipped without it; the maintainers' workflow passes it only when a "
+                        "maintainer asks, docs/reproduction.md)")
     parser.add_argument("--cache-dir", help="cache for datasets and encodings (default $IRBOARD_CACHE)")
     parser.add_argument("--batch-size", type=int, help="texts per forward pass for neural models")
     parser.add_argument("--quiet", action="store_true", help="no progress output (the result lines stay)")
@@ -46,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 def _reproduce_one(path: Path, args: argparse.Namespace, data_dirs: dict, data_root: Path | None) -> tuple[bool, str]:
     """(reproduced or skipped, one line: reproduced and where it is recorded, skipped, or not reproduced with the
     first difference)."""
+    from evaluator.artifact import Artifact
     from evaluator.assemble import git_commit
     from evaluator.result import read_result
     from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE, reproduce_result, reproducible
@@ -57,6 +62,9 @@ def _reproduce_one(path: Path, args: argparse.Namespace, data_dirs: dict, data_r
     if args.max_docs is not None and (result.dataset.num_docs or 0) > args.max_docs:
         return True, (f"{path}: skipped: {result.dataset.num_docs} documents, over --max-docs {args.max_docs}; a maintainer "
                 "reproduces it on request")
+    if not isinstance(result.model.artifact, Artifact) and not args.run_submitted_code:
+        return True, (f"{path}: skipped: {result.model.artifact.spec} runs the submitter's code; a maintainer "
+                      "reproduces it on request (--run-submitted-code)")
     dataset_id = result.dataset.id
     data_dir = data_dirs.get(dataset_id) or (data_root / dataset_id if data_root is not None else None)
     outcome = reproduce_result(path, data_dir=data_dir, cache_dir=args.cache_dir, batch_size=args.batch_size)

@@ -78,7 +78,7 @@ def split_result(path: Path, url_base: str, out_dir: Path) -> FullAddress:
     if len(text) > limit:  # pragma: no cover - the main metric alone stays far under the cap
         raise ResultValidationError(f"{path}: the split file would take {len(text)} bytes, over its cap of {limit}")
     try:
-        write_atomic(out_dir / f"{sha256}.json", data.decode("utf-8"))
+        write_atomic(out_dir / f"{sha256}.json", data)  # the exact bytes the sha256 names
         write_atomic(path, text)  # last: until here `path` is the whole file
     except OSError as error:
         raise IrboardError(f"{error.filename or out_dir}: cannot write ({error.strerror}); check --out-dir and "

@@ -78,6 +78,9 @@ class LoadedResult:
     # the costs irboard measured while reproducing it ({"parameters", "dim", "queries_per_s"}); None when not reproduced
     measured: dict | None = None
     references: tuple[tuple[str, str, str], ...] = ()  # (metric, value as published, url): the authors' figures
+    # judged relevant documents the score samples claim are absent from the corpus (absent_relevant): the build
+    # checks no corpus, so the site marks them unchecked; the predictor counts them as misses (analysis.scale)
+    absent_claimed: int = 0
 
     @property
     def tier(self) -> str:
@@ -118,8 +121,20 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
             artifact=_artifact_text(model.artifact),
         ),
         score_samples=result.score_samples,
+        absent_claimed=_absent_claimed(result),
         references=tuple((r.metric, r.value, r.url) for r in result.references),
     )
+
+
+def _absent_claimed(result: ResultFile) -> int:
+    """How many judged relevant documents the result's score samples call absent from the corpus."""
+    samples = result.score_samples
+    if samples is None:
+        return 0
+    flat = samples.flat_scores()
+    if flat is not None:
+        return 0 if flat.absent is None else int(flat.absent.sum())
+    return sum(int(q.absent) for q in samples.queries.values())
 
 
 def _artifact_text(artifact) -> str:

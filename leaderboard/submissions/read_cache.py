@@ -76,7 +76,7 @@ class ReadCache(ContentCache):
             "per_query": {name: values.tolist() for name, values in loaded.per_query.items()},
             "has_run": loaded.has_run, "verified": loaded.verified, "verified_metrics": sorted(loaded.verified_metrics),
             "claimed_metrics": sorted(loaded.claimed_metrics), "provenance": provenance,
-            "references": [list(item) for item in loaded.references],
+            "references": [list(item) for item in loaded.references], "absent_claimed": loaded.absent_claimed,
             "prediction": None if loaded.prediction is None else predictor.encode(loaded.prediction)})
 
     def _result(self, entry: dict, path: str, predictor: Forecaster) -> LoadedResult:
@@ -100,4 +100,5 @@ class ReadCache(ContentCache):
             metrics=entry["metrics"], query_ids=query_ids, per_query=per_query,
             has_run=entry["has_run"], verified=entry["verified"], verified_metrics=frozenset(entry["verified_metrics"]),
             claimed_metrics=frozenset(entry["claimed_metrics"]), provenance=Provenance(**provenance),
-            prediction=prediction, references=tuple((str(m), str(v), str(u)) for m, v, u in entry["references"]))
+            prediction=prediction, references=tuple((str(m), str(v), str(u)) for m, v, u in entry["references"]),
+            absent_claimed=int(entry["absent_claimed"]))

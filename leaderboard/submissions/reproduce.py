@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.errors import IrboardError
+from evaluator.artifact import AnyArtifact, Artifact
+from evaluator.errors import IrboardError, one_line
 from evaluator.result import ResultFile, Run, read_result, read_result_bytes
 
 # |fresh - stored| <= RELATIVE_TOLERANCE * max(|stored|, 1): float32 encoders on other hardware agree to about 1e-6
@@ -47,6 +48,7 @@ class Reproduction:
     parameters: int | None = None
     dim: int | None = None
     queries_per_s: float | None = None
+    artifact: AnyArtifact | None = None  # what was run (recorded in the ledger)
 
 
 def _ids(run: Run) -> np.ndarray:
@@ -79,7 +81,7 @@ def compare_runs(stored: ResultFile, fresh: ResultFile, tolerance: float = RELAT
     wrong = np.flatnonzero(ids_a != ids_b)
     for q in np.unique(np.searchsorted(a.offsets, wrong, side="right") - 1):
         start, end = int(a.offsets[q]), int(a.offsets[q]) + int(a.lengths[q])
-        fresh = dict(zip(ids_b[start:end].tolist(), b.scores[start:end].tolist()))
+        fresh = dict(zip(ids_b[start:end].tolist(), b.scores[start:end].tolist(), strict=True))
         scores = [fresh.get(doc, np.nan) for doc in ids_a[start:end].tolist()]
         gaps = _relative(np.array(scores, dtype=np.float64), a.scores[start:end])
         if not (gaps <= tolerance).all():  # not a swap of documents tied within the tolerance
@@ -149,6 +151,8 @@ def reproduce_result(path: Path | str, *, data_dir: Path | str | None = None, ca
     stored = read_result(path, content=content)
     reproducible(stored, str(path))
     artifact = stored.model.artifact
+    if not isinstance(artifact, Artifact):  # a script at a commit or a container image: run its command
+        return _reproduce_declared(path, content, stored, data_dir, cache_dir, tolerance)
     fresh = evaluate_model(artifact.spec, stored.dataset.id, parse_measures(sorted(stored.metrics)),
                            data_dir=data_dir, cache_dir=cache_dir, top_k=stored.settings.top_k, batch_size=batch_size,
                            command=f"irboard reproduce {path}", reuse_encodings=False)
@@ -171,4 +175,24 @@ def reproduce_result(path: Path | str, *, data_dir: Path | str | None = None, ca
                         dataset_id=stored.dataset.id, spec=artifact.spec, revision=artifact.revision,
                         reproduced=not difference, difference=difference, queries=len(stored.query_ids),
                         depth=stored.run.depth, max_score_difference=worst, parameters=fresh.model.parameters,
-                        dim=fresh.model.dim, queries_per_s=fresh.provenance.timings.get("queries_per_s"))
+                        dim=fresh.model.dim, queries_per_s=fresh.provenance.timings.get("queries_per_s"),
+                        artifact=artifact)
+
+
+def _reproduce_declared(path, content: bytes, stored: ResultFile, data_dir, cache_dir, tolerance: float) -> Reproduction:
+    """A script's or container's re-run compared with the stored ranking (`reproduce_declared`)."""
+    from leaderboard.submissions.reproduce_declared import NotReproduced, rerun_declared
+
+    artifact = stored.model.artifact
+    try:
+        difference, worst = compare_runs(stored, rerun_declared(stored, data_dir, cache_dir), tolerance)
+    except NotReproduced as error:
+        difference, worst = str(error), 0.0
+    except ReproductionError:
+        raise
+    except IrboardError as error:  # nothing could be run here (no dataset folder, no container runtime)
+        raise ReproductionError(f"{path}: {one_line(str(error))}") from None
+    return Reproduction(path=str(path), result_sha256=hashlib.sha256(content).hexdigest(), model_id=stored.model.id,
+                        dataset_id=stored.dataset.id, spec=artifact.spec, revision=artifact.revision,
+                        reproduced=not difference, difference=difference, queries=len(stored.query_ids),
+                        depth=stored.run.depth, max_score_difference=worst, artifact=artifact)

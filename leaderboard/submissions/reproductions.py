@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evaluator.artifact import Artifact
+from evaluator.artifact import AnyArtifact, Artifact
 from evaluator.errors import IrboardError
 from evaluator.result import check_id, result_path, write_atomic
 from leaderboard.submissions.loaded import LoadedResult
@@ -57,7 +57,7 @@ class Record(_Strict):
     model_id: str
     dataset_id: str
     result_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    artifact: Artifact
+    artifact: AnyArtifact
     compared: Compared
     measured: Measured = Measured()
     reproduced_at: str = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -77,7 +77,7 @@ def write_record(reproduction: Reproduction, ledger: Path | str, tolerance: floa
     when = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
     record = Record(format=FORMAT, model_id=reproduction.model_id, dataset_id=reproduction.dataset_id,
                     result_sha256=reproduction.result_sha256,
-                    artifact=Artifact(spec=reproduction.spec, revision=reproduction.revision),
+                    artifact=reproduction.artifact or Artifact(spec=reproduction.spec, revision=reproduction.revision),
                     compared=Compared(queries=reproduction.queries, depth=reproduction.depth,
                                       max_relative_score_difference=reproduction.max_score_difference,
                                       tolerance=tolerance),

@@ -8,13 +8,17 @@ accessible marks), so site/js/board.js builds it from these rows. Values arrive 
 A row: [model_id, href, type, parameters, parameters as shown, licence, flags, groups, prediction, cells, tier]
 - flags: letters o (open weights), z (zero-shot everywhere), v (every result verified), b (the baseline), m (the
   parameter count was measured by irboard, not only claimed);
-- groups: per mean column, [mean, ci, mean rank or null, rank range or null, top group ★ (1) or not (0)] or
+- groups: per mean column, [mean, ci, mean rank or null, rank range or null, ★ (1: in the best set of all ranked
+  models, best_data) or not (0)] or
   "covered/total" for partial coverage;
-- prediction: null without the column, else [text, partial (1) or not (0)]; the text ends in * when a prediction in
-  the mean comes from score samples that were not checked (shown * like an unverified metric);
+- prediction: null without the column, else [text, partial (1) or not (0), the method's measured error as shown
+  (with a mean; null: not measured)]; the text ends in * when a prediction in the mean comes from score samples
+  that were not checked (shown * like an unverified metric);
 - cells: per dataset column, the score as shown ("–" for none), then † when trained on it, then * when not
-  verified; a leading ! marks a top-group value (bold);
+  verified; a leading ! marks a value in the best set of all the dataset's ranked models (bold);
 - tier: the trust tier of the model's least trusted result (self-reported, re-scored or reproduced).
+
+Beside the rows, `best`: per column key, who could be #1 among any shown models (leaderboard/web/best_data.py).
 """
 
 from __future__ import annotations
@@ -35,13 +39,13 @@ def _group(cell: GroupCell):
     if cell.rank_interval:
         low, high = cell.rank_interval
         interval = str(low) if low == high else f"{low}–{high}"
-    return [format_score(cell.mean), format_ci(cell.ci), rank, interval, int(bool(cell.rank_interval) and
-                                                                            cell.rank_interval[0] == 1)]
+    return [format_score(cell.mean), format_ci(cell.ci), rank, interval, int(cell.top)]
 
 
-def _prediction(row: HomeRow):
+def _prediction(row: HomeRow, error: float | None):
     if row.prediction.mean is not None:
-        return [format_score(row.prediction.mean) + ("" if row.prediction.checked else "*"), 0]
+        return [format_score(row.prediction.mean) + ("" if row.prediction.checked else "*"), 0,
+                None if error is None else format_score(error)]
     if row.prediction.covered:
         return [f"{row.prediction.covered}/{row.prediction.total}", 1]
     return [MISSING, 1]
@@ -60,7 +64,7 @@ def board_rows(home: HomeContext) -> list[list]:
                                                   ("m", row.parameters_measured)) if on)
         rows.append([row.model_id, row.href, row.type, row.parameters, format_parameters(row.parameters),
                      row.license, flags, [_group(cell) for cell in row.groups],
-                     _prediction(row) if home.prediction else None, _cells(row), row.tier])
+                     _prediction(row, home.prediction.error) if home.prediction else None, _cells(row), row.tier])
     return rows
 
 
@@ -70,6 +74,6 @@ def board_script(env: Environment, home: HomeContext) -> str:
     of the string literals of older JavaScript."""
     table = env.get_template("_board.html").module
     data = {"head": str(table.head(home, True)), "label": str(table.unranked_label()), "columns": home.column_count,
-            "rows": board_rows(home)}
+            "rows": board_rows(home), "best": home.best_columns}
     text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     return f"(function (d) {{\n  d.board = {text};\n}})(window.irboardData = window.irboardData || {{}});\n"

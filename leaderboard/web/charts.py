@@ -385,3 +385,32 @@ def size_score_chart(models: Sequence[str], parameters: Sequence[float | None], 
             margin={"l": 60, "r": 20, "t": 50, "b": 60},
         ),
     }
+
+
+def stability_chart(models: Sequence[str], split_half: Sequence[float], left_out: Sequence[int], splits: int,
+                    units: int, group: str) -> dict:
+    """How stable a group's #1 is (analysis/stability.py): per model, the share of random query halves in which it
+    is #1 and the share of its dataset units whose leaving-out makes it #1, as grouped horizontal bars (%), the
+    models in the order given (the first drawn at the top); without the second where the group has one unit."""
+    models, group = _plain_all(models)[::-1], _plain(group)
+    checks = [(f"#1 on random halves of the queries ({splits} splits)", [100 * s for s in split_half], BLUE,
+               "of the splits")]
+    if units:
+        checks.append((f"#1 with one dataset unit left out ({units} units)", [100 * c / units for c in left_out],
+                       ORANGE, "of the units left out"))
+    traces = []
+    for name, values, colour, what in checks:
+        traces.append({"type": "bar", "orientation": "h", "name": name, "y": models, "x": _round(values[::-1], 1),
+                       "marker": {"color": colour},
+                       "hovertemplate": "%{y}: #1 in %{x:.1f}% " + what + "<extra></extra>"})
+    return {
+        "data": traces,
+        "layout": _layout(
+            f"How stable is #1 on {group}?", 150 + len(checks) * ROW_PX * len(models), barmode="group",
+            xaxis={"title": {"text": "% of the splits, or of the units left out, in which the model is #1"},
+                   "range": [0, 100], "gridcolor": "#eaeef2"},
+            yaxis={"automargin": True, "type": "category"},
+            legend={**BOTTOM_LEGEND, "traceorder": "normal"},
+            margin={"l": 10, "r": 20, "t": 50, "b": 100},
+        ),
+    }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from leaderboard.submissions.loaded import LoadedResult, ModelInfo
 
@@ -46,6 +46,7 @@ class Figure:
     json: str  # figure as script-safe JSON text
     models: int = 0  # > 0: one row per model, of this many; charts.js draws the top N of them (a control picks N)
     label: str = ""  # its name in a picker of charts (macros.chosen_figure), when not the title
+    note: str = ""  # where its numbers are without JavaScript, when not in the page's table
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class GroupCell:
     total: int
     rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
     band: int | None = None
+    top: bool = False  # ★: could be #1 at 95% among all ranked models (the best set: web.best_data)
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,8 @@ class HomeContext:
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
     answer: str = ""  # which models are best on that column, and how sure
-    best_set: str = ""  # who could be #1 on the default view's group mean at 95% (the best set)
     languages: tuple[str, ...] = ()  # the languages of the multilingual groups' datasets, for the language filter
+    best_columns: dict[str, list] = field(default_factory=dict)  # column key -> who could be #1 (web.best_data)
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,8 @@ class RankTable:
     rows: tuple[RankRow, ...]
     bands: int
     complete: int = 0  # models with a result on every dataset of the group (ranked or not)
-    stability: str = ""  # who could be #1, and how stable #1 is (rank_pages.stability_text)
+    stability: str = ""  # who could be #1, and how stable #1 is (rank_pages.stability)
+    stability_figure: Figure | None = None  # the same two checks as a chart
 
 
 @dataclass(frozen=True)
@@ -259,6 +262,7 @@ class DatasetRow:
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
     value_notes: tuple[str, ...] = ()  # per value of `values`: "–, ranked to 100" where the depth leaves it out
     tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
+    absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
 
 
 @dataclass(frozen=True)
@@ -343,6 +347,7 @@ class ModelDatasetRow:
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     effect: Effect | None = None  # against the baseline
     tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
+    absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ show them). Each file says so: the CSV in its last column `unit`, the JSON in it
 
 Rows come in the pages' order: verified results (ranked) first, then unverified ones with empty ranks, ranges and
 bands (never 0, so that sorting a file does not put them first). `vs_baseline` is the page's ▲/▼: "better" or
-"worse" where the corrected test says so, empty otherwise; `top_group` its ★. The pages' "Download this view"
+"worse" where the corrected test says so, empty otherwise; `top_group` its ★ (on the leaderboard, a group's
+`verdict` is "best set" where the model could be #1 at 95%, web.best_data). The pages' "Download this view"
 writes, in the browser, every column the table shows as it shows it. Column
 `unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated), and the
 prediction's column label when the prediction comes from score samples that were not checked. Column
@@ -78,7 +79,8 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
     columns = [column for group in home.dataset_groups for column in group.columns]
     header += [f"{column.dataset_id} {column.metric}" for column in columns]
     if home.prediction:
-        header += [f"{home.prediction.label}, {home.prediction.detail}", "prediction datasets_covered"]
+        header += [f"{home.prediction.label}, {home.prediction.detail}", "prediction datasets_covered",
+                   "prediction error"]  # the method's measured mean |error|, beside each prediction
     rows = []
     for row in home.rows:
         values = [row.model_id, row.type, row.parameters, row.license, row.open_weights, row.zero_shot, row.verified,
@@ -90,10 +92,11 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
                        cell.covered]
         values += [cell.value for cell in row.cells]
         if home.prediction:
-            values += [row.prediction.mean, row.prediction.covered]
-        for cell in row.groups:  # verdict: "top group" where no ranked model is significantly better (★)
+            values += [row.prediction.mean, row.prediction.covered,
+                       home.prediction.error if row.prediction.mean is not None else None]
+        for cell in row.groups:  # verdict: "best set" where the model could be #1 at 95% among all ranked (★)
             values += [*(cell.rank_interval or (None, None)), cell.band,
-                       None if cell.rank_interval is None else "top group" if cell.rank_interval[0] == 1 else ""]
+                       None if cell.rank_interval is None else "best set" if cell.top else ""]
         rows.append(values)
     for group in home.groups:
         header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band",

@@ -33,6 +33,7 @@ from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE
 from leaderboard.submissions.sample_checks import DENSITY_RATIO, IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
 from leaderboard.web import charts
+from leaderboard.web.best_data import best_of_all, best_sentence, column_entry, dataset_sizes, group_sizes
 from leaderboard.web.contexts import (
     Column,
     CompareContext,
@@ -160,6 +161,8 @@ def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
         group for group in board.groups if group.name == ALL_GROUP]
 
 
+BEST_SET_PAGE = "method.html#best-set"
+
 VERIFIED_RULE = ("Trust: a value is re-scored when it was recomputed from the ranking stored in the result file "
                  "against the official judgments and matched; a result is re-scored when every metric it reports was, "
                  "reproduced when CI also ran its declared artifact again and obtained the same ranking, and "
@@ -186,8 +189,6 @@ def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
 def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeContext:
     page = Page("index.html", "Leaderboard", "", "home")
     boards = {d.info.id: d for d in board.datasets}
-    best = {(d.info.id, model_id): bool(flag) for d in board.datasets for model_id, flag in zip(d.model_ids, d.best,
-                                                                                               strict=True)}
     means = {(d.info.id, model_id): float(mean) for d in board.datasets for model_id, mean in zip(d.model_ids, d.means,
                                                                                                  strict=True)}
     checked = {(d.info.id, r.model.id): d.info.main_metric in r.verified_metrics for d in board.datasets
@@ -206,6 +207,18 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
     models, order_text = home_order(board)
     sorted_group = _sorted_group(board)
     column, predicted = home_predictions(board, [m.info.id for m in models], evidence)
+    # who could be #1 in each column (the ★ and the bold), for every view: best_data
+    row_of = {model.info.id: i for i, model in enumerate(models)}
+    best_columns: dict[str, list] = {}
+    top: set[tuple[str, str]] = set()
+    sized = [(f"g-{group_key(g.name)}", group_sizes(board, g)) for g in groups]
+    sized += [(f"d-{d.slug}", dataset_sizes(board, d)) for d in board.datasets]
+    for key, found in sized:
+        if found is not None:
+            best_columns[key] = column_entry(*found, row_of)
+            top.update((key, model_id) for model_id in best_of_all(found[0], found[2]))
+    best = {(d.info.id, model_id): (f"d-{d.slug}", model_id) in top if f"d-{d.slug}" in best_columns else bool(flag)
+            for d in board.datasets for model_id, flag in zip(d.model_ids, d.best, strict=True)}
     rows = []
     for model in models:
         model_id = model.info.id
@@ -217,7 +230,8 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
                 mean=score.mean if score else None, ci=score.ci if score else None,
                 mean_rank=score.mean_rank if score else None,
                 covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids),
-                rank_interval=score.rank_interval if ranked else None, band=score.band if ranked else None))
+                rank_interval=score.rank_interval if ranked else None, band=score.band if ranked else None,
+                top=ranked and (f"g-{group_key(group.name)}", model_id) in top))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
                         model.zero_shot.get(d) is False, checked.get((d, model_id), False))
@@ -238,8 +252,11 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         "dataset's interval.",
         "Mean rank (rank view): each model's rank on every dataset of the group among the re-scored models that "
         "cover the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
-        f"Bold scores: the model is in the dataset's top group (★ on its page): re-scored there, and no re-scored model "
-        f"is significantly better on that dataset ({describe_tests(board)})",
+        "★ beside a group mean and bold on a dataset value: the model could be #1 there at 95% among the ranked "
+        "models the view shows (the best set: each other shown model is significantly worse than one of them in a "
+        "one-sided test at α / (s − 1), s the number shown rounded up to 2, 5, 17, 65, … or all); without a filter, "
+        "among all ranked models. Each filter recomputes it "
+        f"(the method page: {BEST_SET_PAGE}). Rank ranges stay those among all ranked models.",
         VERIFIED_RULE,
         f"Rank ranges and tie bands of every group mean (among the re-scored models): the ranks page ({RANKS_PAGE}). "
         f"{rank_rule(board)} {band_rule(board)}",
@@ -271,8 +288,8 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         rank_summary=rank_tables(board, rows=False),
         default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
         answer=best_answer(board, sorted_group),
-        best_set=best_set_answer(sorted_group),
         languages=languages,
+        best_columns=best_columns,
     )
 
 
@@ -281,37 +298,17 @@ def _sorted_group(board: Leaderboard) -> GroupBoard | None:
     return next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
 
 
-def best_set_answer(group: GroupBoard | None) -> str:
-    """Who could be #1 on `group` (the default view's group mean, named: the filters and sorts of the table leave
-    this sentence as it is) at 95%: the confidence set for the best model."""
-    if group is None:
-        return ""
-    ranked = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None), key=lambda i: -i[1].mean)
-    if not ranked:
-        return ""
-    contenders = [model_id for model_id, _ in ranked if model_id in group.best_set]
-    return (f"Who could be #1 on {group.name} at 95%: {_listed(contenders)} ({len(contenders)} of {len(ranked)} "
-            "ranked models: the confidence set for the best, every other model being significantly worse than some "
-            f"model in a one-sided test at α / {max(len(ranked) - 1, 1)}).")
-
-
 def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
-    """The home page's first answer: which models are best on the sorted column's group mean, and how sure."""
+    """The home page's first answer, for the default view (every model, sorted by `group`'s mean): who could be #1
+    at 95% (best_data.best_sentence; the table's script rewrites it for each view)."""
     if group is None:
         return ""
-    ranked = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None), key=lambda i: -i[1].mean)
+    ids, means, sizes = group_sizes(board, group)
+    tops = best_of_all(ids, sizes)
+    row_of = {model.info.id: i for i, model in enumerate(home_order(board)[0])}
+    ordered = [ids[k] for k in sorted(range(len(ids)), key=lambda k: (-means[k], row_of[ids[k]])) if ids[k] in tops]
     where = f"{group.name} ({len(group.dataset_ids)} dataset{'s' if len(group.dataset_ids) != 1 else ''})"
-    if not ranked:
-        return (f"No model is ranked on {where}: none has a re-scored result on every one of its datasets, so the "
-                "table cannot say which is best.")
-    tied = [model_id for model_id, score in ranked if score.rank_interval[0] == 1]  # the top group, as ★
-    names = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
-    if len(tied) == 1:
-        return (f"Best on {where}: {tied[0]}, the only ranked model that no other is significantly better "
-                f"than (rank range from 1; the corrected pairwise tests of {len(ranked)} ranked models).")
-    return (f"Best on {where}: {len(tied)} of {len(ranked)} ranked models are tied for best (★: no ranked "
-            f"model is significantly better, so each rank range starts at 1): {names}. The rank range beside each "
-            "mean says how sure its place is.")
+    return best_sentence(where, ordered, len(ids), len(ids), False)
 
 
 def _listed(model_ids: list[str]) -> str:
@@ -359,7 +356,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             values_verified=tuple(value_check(result, metric) for metric in others),
             value_notes=shallow_notes(others, result),
             effect=effect, model_type=result.model.type,
-            coverage=partial_coverage(result), tier=result.tier,
+            coverage=partial_coverage(result), tier=result.tier, absent_claimed=result.absent_claimed,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -481,7 +478,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=effect, tier=result.tier,
+            effect=effect, tier=result.tier, absent_claimed=result.absent_claimed,
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(

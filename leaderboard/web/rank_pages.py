@@ -154,37 +154,51 @@ def group_key(name: str) -> str:
 
 def rank_tables(board: Leaderboard, root: str = "", rows: bool = True) -> tuple[RankTable, ...]:
     groups = [g for g in board.groups if g.name != ALL_GROUP] + [g for g in board.groups if g.name == ALL_GROUP]
-    return tuple(
-        RankTable(name=g.name, key=group_key(g.name), datasets=len(g.dataset_ids),
-                  rows=group_rank_rows(g, root) if rows else (),
-                  bands=max((score.band for score in g.scores.values()), default=0), complete=len(g.scores),
-                  stability=stability_text(board, g) if rows else "")
-        for g in groups
-    )
+    tables = []
+    for g in groups:
+        text, figure = stability(board, g) if rows else ("", None)
+        tables.append(RankTable(name=g.name, key=group_key(g.name), datasets=len(g.dataset_ids),
+                                rows=group_rank_rows(g, root) if rows else (),
+                                bands=max((score.band for score in g.scores.values()), default=0),
+                                complete=len(g.scores), stability=text, stability_figure=figure))
+    return tuple(tables)
 
 
-def stability_text(board: Leaderboard, group: GroupBoard) -> str:
+def stability(board: Leaderboard, group: GroupBoard) -> tuple[str, Figure | None]:
     """Who could be #1 at 95% on the group, how often #1 stays #1 over random halves of the queries, and which
-    model is #1 with each dataset left out (analysis/stability.py)."""
+    model is #1 with each dataset left out (analysis/stability.py): as a sentence, and the two checks as a chart
+    (the sentence gives its numbers: the chart's text alternative)."""
     ranked = list(group.ranked_ids)
     if not ranked:
-        return ""
+        return "", None
     boards = {d.info.id: d for d in board.datasets}
     scores = [boards[d].scores[[boards[d].position[m] for m in ranked]] for d in group.dataset_ids]
     found = group_stability(ranked, scores, list(group.weights), [unit_of(d) for d in group.dataset_ids],
                             seed=board.settings.tests.seed)
     contenders = [m for m in ranked if m in group.best_set]
     shares = sorted(found.split_half.items(), key=lambda item: -item[1])
-    halves = "; ".join(f"{model_id} {share:.0%}" for model_id, share in shares[:5])
+    halves = "; ".join(f"{model_id} {share:.1%}" for model_id, share in shares)
+    units = len(found.leave_one_out)
     changed = {unit: model_id for unit, model_id in found.leave_one_out.items() if model_id != found.leader}
-    left_out = (f"with any one of its {len(found.leave_one_out)} dataset units left out, {found.leader} stays #1"
+    left_out = ("the group has one dataset unit, so none to leave out" if not units else
+                f"with any one of its {units} dataset units left out, {found.leader} stays #1"
                 if not changed else "with one dataset unit left out, #1 changes "
-                f"{len(changed)} time{'s' if len(changed) != 1 else ''} of {len(found.leave_one_out)}: "
-                + "; ".join(f"without {unit}, {model_id}" for unit, model_id in list(changed.items())[:5]))
-    return (f"Who could be #1 at 95%: {', '.join(contenders[:8])}{' …' if len(contenders) > 8 else ''} "
+                f"{len(changed)} time{'s' if len(changed) != 1 else ''} of {units}: "
+                + "; ".join(f"without {unit}, {model_id}" for unit, model_id in list(changed.items())[:10])
+                + (" …" if len(changed) > 10 else ""))
+    text = (f"Who could be #1 at 95%: {', '.join(contenders[:8])}{' …' if len(contenders) > 8 else ''} "
             f"({len(contenders)} of {len(ranked)}; the confidence set for the best, method page). "
             f"#1 by mean: {found.leader}. On random halves of each dataset's queries ({SPLITS} splits), #1 was: "
             f"{halves}. By leaving out datasets: {left_out}.")
+    winners = list(dict.fromkeys([found.leader] + [m for m, _ in shares] + list(found.leave_one_out.values())))
+    counts = [sum(model_id == m for model_id in found.leave_one_out.values()) for m in winners]
+    chart = charts.stability_chart(winners, [found.split_half.get(m, 0.0) for m in winners], counts, SPLITS, units,
+                                   group.name)
+    title = (f"How stable is #1 on {group.name}: for each model that is #1 in either check, the share of {SPLITS} "
+             "random halves of each dataset's queries in which it is #1"
+             + (f", and the share of the {units} dataset units whose leaving-out leaves it #1" if units else ""))
+    return text, Figure(f"fig-stability-{group_key(group.name)}", title, json_text(chart),
+                        note="The chart needs JavaScript; the sentence above gives the same numbers.")
 
 
 def rank_method(board: Leaderboard) -> str:
@@ -259,7 +273,9 @@ def predictive_method(board: Leaderboard) -> tuple[str, ...]:
         "where the corrected test rejects; equivalent where it does not and its interval, Bonferroni's "
         f"simultaneous interval at α / pairs, lies within ± the margin (two one-sided tests at α / (2 × pairs) "
         f"each); undetermined otherwise. All equivalence claims of a dataset hold together with probability at "
-        f"least 1 − α ({alpha:g}), as the significance claims do.",
+        f"least 1 − α ({alpha:g}), as the significance claims do. On the compare page the pooled difference over a "
+        "group's datasets is equivalent where its Hartung–Knapp interval at α / the group's pairs lies within the "
+        "margin: a claim about the mean over the group's datasets (a new dataset may differ by more).",
         "Who could be #1: the 95% confidence set for the best model keeps every model that no other is "
         "significantly better than in a one-sided paired t-test at α / (models − 1). Only one model is the true "
         "best, so only its hypothesis matters: the set holds it with probability at least 95%, at near-ties too, "

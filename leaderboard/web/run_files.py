@@ -7,13 +7,12 @@ Decoding every ranking again would undo the read cache on a warm build, so each 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
-from evaluator.result import read_result, slugify
+from evaluator.result import read_result, slugify, write_atomic
 
 
 def run_path(model_slug: str, dataset_id: str) -> str:
@@ -49,11 +48,5 @@ def _cached_path(path: str, tag: str) -> Path:
 
 def _keep(path: Path, content: bytes) -> None:
     """Write `path` atomically; a cache that cannot be written is only a cache."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-        os.replace(temporary, path)
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        write_atomic(path, content, sync=False)

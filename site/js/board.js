@@ -24,9 +24,12 @@
     "reproduced": "reproduced: re-scored, and CI obtained the same ranking by running the declared artifact again"
   };
 
+  var STAR = " <span class=\"star\" title=\"could be #1 at 95% among the ranked models shown (best set)\">★</span>";
+
   /* One row of data/board.js as the HTML that templates/_board.html writes, plus the dataset cells (the layout
-     of a row: leaderboard/web/board_data.py). */
-  function rowHtml(row) {
+     of a row: leaderboard/web/board_data.py), with the marks of the current view (`marks`: view() below): ★ and
+     bold among the shown models, and the group means over a chosen language. */
+  function rowHtml(row, marks) {
     var flags = row[6], params = row[3] === null ? "" : String(row[3]);
     var html = ["<tr data-id=\"", escape(row[0].toLowerCase()), "\" data-type=\"", escape(row[2]),
       "\" data-params=\"", params, "\" data-license=\"", escape(row[5]), "\" data-open=\"",
@@ -37,26 +40,38 @@
       "</span>",
       "</th><td>", escape(row[2]), "</td><td data-v=\"", params, "\">", escape(row[4]),
       row[3] === null ? "" : flags.indexOf("m") !== -1 ? MEASURED : CLAIMED, "</td>"];
-    row[7].forEach(function (cell) {
-      if (typeof cell === "string") {  /* partial coverage */
+    row[7].forEach(function (cell, g) {
+      var over = marks.over[g], top = marks.g[g] === undefined ? cell[4] : marks.g[g];
+      if (over) {  /* a multilingual group's mean over the chosen language: no interval, no rank range */
+        if (over.mean === null) {
+          html.push("<td class=\"s part\" data-v=\"\">", escape(over.part), "</td><td class=\"r part\" data-v=\"\">",
+                    escape(over.part), "</td>");
+        } else {
+          html.push("<td class=\"s lang\" data-v=\"", escape(over.mean), "\">", escape(over.mean + over.mark),
+                    over.rank === null ? "" : marks.g[g] ? STAR : "", "</td>",
+                    over.rank === null ? "<td class=\"r part\" data-v=\"\">–</td>" : "<td class=\"r\">" + over.rank + "</td>");
+        }
+      } else if (typeof cell === "string") {  /* partial coverage */
         html.push("<td class=\"s part\" data-v=\"\">", escape(cell), "</td><td class=\"r part\" data-v=\"\">", escape(cell),
                   "</td>");
       } else {
         html.push("<td class=\"s\">", escape(cell[0]), " <small>", escape(cell[1]), "</small>",
-                  cell[3] === null ? "" : " <small class=\"rk\" title=\"rank range from corrected pairwise tests" +
-                  (cell[4] ? "; ★ top group: no ranked model significantly better" : "") + "\">rank " + escape(cell[3]) + (cell[4] ? " ★" : "") +
-                  "</small>", "</td>",
+                  cell[3] === null ? "" : " <small class=\"rk\" title=\"rank range from corrected pairwise tests\">rank " +
+                  escape(cell[3]) + "</small>", cell[3] !== null && top ? STAR : "", "</td>",
                   cell[2] === null ? "<td class=\"r part\" data-v=\"\">–</td>" : "<td class=\"r\">" + escape(cell[2]) + "</td>");
       }
     });
     if (row[8]) {
       var unchecked = row[8][0].slice(-1) === "*";
       html.push(row[8][1] ? "<td class=\"pred part\" data-v=\"\">" : "<td class=\"pred\">",
-                escape(unchecked ? row[8][0].slice(0, -1) : row[8][0]), unchecked ? UNCHECKED : "", "</td>");
+                escape(unchecked ? row[8][0].slice(0, -1) : row[8][0]),
+                row[8][2] ? " <small class=\"err\" title=\"predicted, not measured: the method's measured error\">±" +
+                escape(row[8][2]) + "</small>" : "", unchecked ? UNCHECKED : "", "</td>");
     }
-    row[9].forEach(function (cell) {
-      var best = cell.charAt(0) === "!", unverified = cell.slice(-1) === "*";
-      var text = cell.slice(best ? 1 : 0, unverified ? -1 : undefined);
+    row[9].forEach(function (cell, d) {
+      var flagged = cell.charAt(0) === "!", unverified = cell.slice(-1) === "*";
+      var best = marks.d[d] === undefined ? flagged : marks.d[d];
+      var text = cell.slice(flagged ? 1 : 0, unverified ? -1 : undefined);
       html.push(best ? "<td class=\"top\">" : "<td>", escape(text), unverified ? UNVERIFIED : "", "</td>");
     });
     html.push("</tr>");
@@ -70,13 +85,14 @@
 
   /* The sort value of cell `index` of a row, as table.js reads it from a built row (data-v where the cell has one,
      else the number it starts with; text columns lower-cased), without building the row. */
-  function value(row, index) {
+  function value(row, index, marks) {
     var groups = row[7].length, at = index - 3;
     if (index === 0) { return row[0].toLowerCase(); }
     if (index === 1) { return row[2].toLowerCase(); }
     if (index === 2) { return row[3]; }
     if (at < 2 * groups) {
-      var cell = row[7][Math.floor(at / 2)];
+      var cell = row[7][Math.floor(at / 2)], over = marks.over[Math.floor(at / 2)];  /* marks: the record */
+      if (over) { return over.mean === null ? null : at % 2 ? over.rank : number(over.mean); }
       if (typeof cell === "string") { return null; }
       return number(at % 2 ? cell[2] : cell[0]);
     }
@@ -88,102 +104,201 @@
     return number(row[9][at].replace(/^!/, ""));
   }
 
-  /* What cell `index` of a row says about being best there: its mean (null: none), whether it is in the top group
-     (★ of a group mean, bold of a dataset value) and its rank range as shown; null for a column without scores. */
-  function verdict(row, index) {
-    var groups = row[7].length, at = index - 3;
-    if (at < 0) { return null; }
-    if (at < 2 * groups) {
-      var cell = row[7][Math.floor(at / 2)];
-      return typeof cell === "string" ? { mean: null } : { mean: number(cell[0]), top: Boolean(cell[4]), rank: cell[3] };
+  /* Who could be #1 among the shown models on one column (leaderboard/web/best_data.py): the positions, in the
+     column's order (best mean first), of the shown ranked models that no other shown model is significantly better
+     than at alpha / (tested - 1), tested being the grid's smallest size at least the number shown. A run of levels
+     above the index of that size holds a model better than p wherever one of its positions is shown. */
+  function bestAmong(entry, shown) {
+    var order = entry[0], grid = entry[1], rows = entry[2], before = new Int32Array(order.length + 1), members = [];
+    order.forEach(function (row, p) {  /* before[q]: shown models at the positions above q */
+      before[p + 1] = before[p] + (shown[row] ? 1 : 0);
+      if (shown[row]) { members.push(p); }
+    });
+    var size = members.length, k = 0, tops = [];
+    while (k < grid.length - 1 && grid[k] < size) { k += 1; }
+    members.forEach(function (p) {
+      var runs = rows[p], start = 0, beaten = false;
+      for (var t = 0; t < runs.length && !beaten; t += 2) {
+        var end = start + runs[t + 1];
+        beaten = runs[t] > k && before[end] > before[start];
+        start = end;
+      }
+      if (!beaten) { tops.push(p); }  /* the positions after the runs, up to p: level 0, never better */
+    });
+    var isTop = new Uint8Array(order.length);
+    tops.forEach(function (p) { isTop[p] = 1; });
+    return { tops: tops, isTop: isTop, size: size, everyone: order.length, order: order, tested: grid[k],
+             at: positions(entry) };
+  }
+
+  /* Each home row's position in a column's order (-1: not ranked there), computed once per column. */
+  function positions(entry) {
+    if (!entry.positionOf) {  /* not entry.at: every array has a method of that name */
+      entry.positionOf = new Int32Array(rows.length).fill(-1);
+      entry[0].forEach(function (row, p) { entry.positionOf[row] = p; });
     }
-    at -= 2 * groups + (row[8] ? 1 : 0);
-    if (at < 0) { return null; }
-    return { mean: number(row[9][at].replace(/^!/, "")), top: row[9][at].charAt(0) === "!", rank: null };
+    return entry.positionOf;
   }
 
-  function names(records) {
-    var ids = records.slice(0, 5).map(function (record) { return record.id; }).join(", ");
-    return ids + (records.length > 5 ? " and " + (records.length - 5) + " more" : "");
+  /* best_data.best_sentence, word for word. */
+  function sentence(where, tops, ranked, everyone, filtered, mark, tested) {
+    if (!everyone) {
+      return "No model is ranked on " + where + ": none has a re-scored result on every one of its datasets, so " +
+        "the table cannot say which is best.";
+    }
+    if (!ranked) { return "None of the shown models is ranked on " + where + " (" + everyone + " ranked models in all)."; }
+    if (ranked === 1) { return "Who could be #1 on " + where + " among the shown models: " + tops[0] + ", the only one ranked there."; }
+    var names = tops.slice(0, 5).join(", ") + (tops.length > 5 ? " and " + (tops.length - 5) + " more" : "");
+    return "Who could be #1 on " + where + (filtered ? " among the " + ranked + " shown ranked models" : "") +
+      " at 95%: " + names + " (" + tops.length + " of " + ranked + ", marked " + mark + ": the confidence set for " +
+      "the best; each other model is significantly worse than one of them in a one-sided test at α / " +
+      (tested - 1) + ").";
   }
 
-  /* The sentence above the table: which of the models the view shows are best on the column it is sorted by (the
-     mean the page is ordered by when the sort is not a score), from the same verdicts as the ★ and the bold, and
-     how many they are of all the ranked models (the tests are over all of them: a filter hides models, it does not
-     change which are significantly better). Rules as pages.best_answer writes the page's own sentence. */
-  function answer(shown, key, columns, all) {
+  var data = window.irboardData && window.irboardData.board;
+  var rows = data ? data.rows : [];
+  var language = document.getElementById("f-lang");
+
+  /* The view's column keys: group means and dataset columns, each in the order of a row's cells. */
+  function keysOf(columns) {
+    var groupKeys = [], datasetKeys = [];
+    Object.keys(columns).forEach(function (name) {
+      if (name.indexOf("g-") === 0) { groupKeys[(columns[name].index - 3) / 2] = name; }
+      if (name.indexOf("d-") === 0) { datasetKeys.push(name); }
+    });
+    datasetKeys.sort(function (a, b) { return columns[a].index - columns[b].index; });
+    return { groups: groupKeys, datasets: datasetKeys };
+  }
+
+  /* Per group key: null, or for a multilingual group with a language chosen, its dataset keys in that language. */
+  function chosenDatasets(lang, columns, keys) {
+    var boxes = document.querySelectorAll("#filters input[name=col][data-lang]");
+    return keys.groups.map(function (name) {
+      var mine = Array.prototype.filter.call(boxes, function (box) {
+        return columns[box.value] && columns[box.value].th.dataset.group === name.slice(2);
+      });
+      if (!lang || !mine.length) { return null; }  /* no language, or not a multilingual group */
+      return mine.filter(function (box) { return box.dataset.lang === lang; }).map(function (box) { return box.value; });
+    });
+  }
+
+  /* Before the sort: each record's means of the multilingual groups over the chosen language (record.over), the
+     same rule as the build's group means (a model without a result on the chosen dataset gets none). One dataset
+     in the language: its mean, and the model's place among those ranked there; more than one: none (the page does
+     not carry the values to recompute a weighted mean and its tests). */
+  function prepare(state, columns, all) {
+    var keys = keysOf(columns), chosen = chosenDatasets(state.lang || "", columns, keys);
+    all.forEach(function (record) {
+      var row = rows[record.row];
+      record.over = chosen.map(function (picked) {
+        if (!picked) { return null; }
+        if (picked.length !== 1) { return { mean: null, part: "–" }; }
+        var cell = row[9][keys.datasets.indexOf(picked[0])].replace(/^!/, ""), text = cell.replace(/[†*]+$/, "");
+        if (text === "–") { return { mean: null, part: "0/1" }; }
+        var entry = data.best[picked[0]], position = entry ? positions(entry)[record.row] : -1;
+        return { mean: text, mark: cell.slice(text.length), rank: position === -1 ? null : position + 1,
+                 key: picked[0] };
+      });
+    });
+  }
+
+  /* After the filters: ★ of each group mean and bold of each dataset value among the shown models (a record whose
+     marks change loses its element, which table.js builds again), the language line, and the sentence above the
+     table on the sorted column. */
+  function view(shown, state, columns, all) {
+    var visible = new Uint8Array(rows.length), results = {}, lang = state.lang || "";
+    var keys = keysOf(columns), chosen = chosenDatasets(lang, columns, keys);
+    shown.forEach(function (record) { visible[record.row] = 1; });
+    Object.keys(data.best).forEach(function (name) { results[name] = bestAmong(data.best[name], visible); });
+    function top(name, row) {
+      var at = results[name] ? results[name].at[row] : -1;
+      return at !== -1 && results[name].isTop[at] === 1;
+    }
+    all.forEach(function (record) {
+      var marks = { g: [], d: [], over: record.over || [] };
+      keys.groups.forEach(function (name, g) {
+        var over = marks.over[g];
+        if (over) { marks.g[g] = over.mean !== null && over.rank !== null && top(over.key, record.row); }
+        else if (results[name]) { marks.g[g] = top(name, record.row); }
+      });
+      keys.datasets.forEach(function (name, d) { if (results[name]) { marks.d[d] = top(name, record.row); } });
+      var signature = JSON.stringify(marks);
+      if (signature !== record.signature) {
+        record.signature = signature;
+        record.marks = marks;
+        record.node = null;
+      }
+    });
+    var said = [];
+    chosen.forEach(function (picked, g) {
+      if (!picked) { return; }
+      var name = columns[keys.groups[g]].th.dataset.unit.replace(/ mean ×100$/, "");
+      said.push(picked.length === 1 ? name : name + " (" + (picked.length ? picked.length + " datasets in " +
+        lang + ": not recomputed in the page, so no mean" : "no dataset in " + lang) + ")");
+    });
+    var note = document.getElementById("lang-note");
+    if (note) {
+      var text = said.length ? "Language " + lang + ": the " + said.join(" and ") + " mean" +
+        (said.length > 1 ? "s are" : " is") + " over the " + lang + " dataset only, with its mean rank and ★ " +
+        "among the models ranked there, and without an interval or rank range: the page does not carry those of a " +
+        "recomputed mean (each dataset's interval is on its dataset page)." : "";
+      note.hidden = !text;
+      if (note.textContent !== text) { note.textContent = text; }
+    }
+    answer(shown, state, columns, all, results, keys.groups, chosen, lang);
+  }
+
+  /* The sentence above the table: who could be #1 on the sorted column (the mean the page is ordered by when the
+     sort is not a score) among the shown models, as best_data.best_sentence writes the page's own. */
+  function answer(shown, state, columns, all, results, groupKeys, chosen, lang) {
     var target = document.getElementById("answer-text"), form = document.getElementById("filters");
     if (!target) { return; }
-    if (!columns[key] || !columns[key].th.dataset.where) { key = form && form.dataset.sort; }
-    if (!key || !columns[key]) { return; }
-    var index = columns[key].index, where = columns[key].th.dataset.where, dataset = key.indexOf("d-") === 0;
-    function scored(records) {
-      return records.filter(function (record) {
-        var seen = record.verdict(index);
-        return seen && seen.mean !== null && (dataset || seen.rank !== null);  /* a group: ranked there */
-      });
-    }
-    var everyone = scored(all), seen = scored(shown), filtered = shown.length < all.length;
-    var tops = seen.filter(function (record) { return record.verdict(index).top; });
+    var name = state.sort || (form && form.dataset.sort);
+    if (name && name.indexOf("r-") === 0) { name = "g-" + name.slice(2); }
+    if (!name || !columns[name] || !results[name]) { name = form && form.dataset.sort; }
+    if (!name || !columns[name] || !results[name]) { return; }
+    var where = columns[name].th.dataset.where, got = results[name], mark = name.indexOf("d-") === 0 ? "bold" : "★";
     var text;
-    if (dataset) {
-      var bold = "bold: no verified model is significantly better on that dataset";
-      if (!tops.length) {
-        text = seen.length ? "None of the shown models is in the top group on " + where + " (" + bold + "); the " +
-          "highest shown score is " + seen.slice().sort(function (a, b) {
-            return b.verdict(index).mean - a.verdict(index).mean; })[0].id + "'s." :
-          "No shown model has a result on " + where + ".";
-      } else {
-        text = "Best on " + where + (filtered ? " among the shown models" : "") + ": " + names(tops) + " (" + bold + ").";
+    var g = groupKeys.indexOf(name);
+    if (g !== -1 && chosen[g]) {
+      var group = columns[name].th.dataset.unit.replace(/ mean ×100$/, "");
+      if (chosen[g].length !== 1) {
+        text = group + " has " + (chosen[g].length ? chosen[g].length + " datasets in " + lang + ", whose mean the " +
+          "page does not recompute" : "no dataset in " + lang) + ", so it names no best model there.";
+        if (target.textContent !== text) { target.textContent = text; }
+        return;
       }
-    } else if (!everyone.length) {
-      text = "No model is ranked on " + where + ": none has a verified result on every one of its datasets, so the " +
-        "table cannot say which is best.";
-    } else if (!filtered) {
-      text = tops.length === 1 ?
-        "Best on " + where + ": " + tops[0].id + ", the only ranked model that no other is significantly better " +
-        "than (rank range from 1; the corrected pairwise tests of " + everyone.length + " ranked models)." :
-        "Best on " + where + ": " + tops.length + " of " + everyone.length + " ranked models are tied for best (★: " +
-        "no ranked model is significantly better, so each rank range starts at 1): " + names(tops) + ". The rank " +
-        "range beside each mean says how sure its place is.";
-    } else if (!seen.length) {
-      text = "None of the shown models is ranked on " + where + " (" + everyone.length + " ranked models in all).";
-    } else if (tops.length) {
-      text = "Best on " + where + " among the " + seen.length + " shown ranked model" + (seen.length === 1 ? "" : "s") +
-        ": " + tops.length + " of them " + (tops.length === 1 ? "is" : "are") + " in the top group of all " +
-        everyone.length + " ranked models (★: no ranked model is significantly better): " + names(tops) + ".";
-    } else {
-      var best = seen.slice().sort(function (a, b) { return b.verdict(index).mean - a.verdict(index).mean; })[0];
-      text = "None of the " + seen.length + " shown ranked model" + (seen.length === 1 ? " is" : "s is") + " in the " +
-        "top group on " + where + " (★: no ranked model significantly better, of all " + everyone.length + "); the " +
-        "highest shown mean is " + best.id + "'s (rank range " + best.verdict(index).rank + ").";
+      got = results[chosen[g][0]];
+      where = group + " in " + lang + " (1 dataset)";
     }
+    var ids = got.tops.map(function (p) { return rows[got.order[p]][0]; });
+    text = sentence(where, ids, got.size, got.everyone, shown.length < all.length, mark, got.tested);
     if (target.textContent !== text) { target.textContent = text; }
   }
 
   /* One row as table.js handles it: what the filters read, its table body, its sort values, and its element,
      built from rowHtml when it is first shown (a long board shows one page of rows at a time). */
-  function record(row) {
-    var flags = row[6];
-    return {
+  function record(row, index) {
+    var flags = row[6], self = {
       props: { id: row[0].toLowerCase(), type: row[2], params: row[3] === null ? "" : String(row[3]), license: row[5],
                open: flags.indexOf("o") !== -1 ? "1" : "0", zs: flags.indexOf("z") !== -1 ? "1" : "0",
                ver: flags.indexOf("v") !== -1 ? "1" : "0", tier: row[10] },
       ranked: flags.indexOf("v") !== -1,
       id: row[0],
-      verdict: function (index) { return verdict(row, index); },
+      row: index,
+      marks: { g: [], d: [], over: [] },
+      over: [],
+      signature: "",
       node: null,
-      html: function () { return rowHtml(row); },
-      value: function (index) { return value(row, index); }
+      html: function () { return rowHtml(row, self.marks); },
+      value: function (column) { return value(row, column, self); }
     };
+    return self;
   }
 
-  /* The whole table from data/board.js for table.js: its head and the unverified group's label as HTML, the number
-     of columns, and every row; null when the file is not there. */
   /* The language filter of the multilingual groups: it ticks, in the column chooser, the dataset columns of the
      chosen language (data-lang) and unticks the others of those groups, before table.js reads the form (a listener
      on the select runs before the form's). */
-  var language = document.getElementById("f-lang");
   if (language) {
     language.addEventListener("change", function () {
       Array.prototype.forEach.call(document.querySelectorAll("#filters input[name=col][data-lang]"), function (box) {
@@ -193,9 +308,11 @@
     language.form.addEventListener("reset", function () { language.value = ""; });
   }
 
+  /* The whole table from data/board.js for table.js: its head and the unverified group's label as HTML, the number
+     of columns, every row, and view(), which table.js calls with the matching records before it builds rows. */
   window.irboardBoard = function (table) {
-    var data = window.irboardData && window.irboardData.board;
     if (!data || table.id !== "board") { return null; }
-    return { head: data.head, label: data.label, columns: data.columns, rows: data.rows.map(record), answer: answer };
+    return { head: data.head, label: data.label, columns: data.columns, rows: rows.map(record), prepare: prepare,
+             view: view };
   };
 })();

@@ -193,3 +193,13 @@ def test_the_default_margin_is_the_sites():
     from leaderboard.analysis import verdicts
 
     assert DEFAULT_MARGIN == verdicts.DEFAULT_MARGIN
+
+
+def test_predict_recall_prints_what_the_command_prints():
+    # The same defaults (growth, mode, tail) as `irboard predict`: called with no options, both give one answer.
+    import json
+
+    done = subprocess.run([sys.executable, "-m", "leaderboard.cli", "predict", str(BM25), "--docs", "10000000",
+                           "--k", "100"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert irboard.predict_recall(BM25, docs=10_000_000, k=100) == json.loads(done.stdout)

@@ -15,6 +15,7 @@ from leaderboard.analysis.predictions import predict_result
 from leaderboard.submissions.loaded import to_loaded
 from leaderboard.submissions.verify import verify_result
 from tests.conftest import ROOT, SHARED
+from tests.leaderboard.test_hostile_samples import to_stored_depth
 
 BM25 = ROOT / "results" / "bm25" / "beir__scifact.json"
 QRELS = SHARED / "data" / "beir" / "scifact" / "qrels" / "test.tsv"
@@ -46,7 +47,7 @@ def _every_miss_claimed_absent(result, qrels):
 
 @pytest.fixture(scope="module")
 def honest_and_forged():
-    result = read_result(BM25)
+    result = to_stored_depth(read_result(BM25))
     return result, _every_miss_claimed_absent(result, read_qrels(QRELS))
 
 

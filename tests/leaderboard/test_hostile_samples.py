@@ -228,9 +228,20 @@ def _first_query_missing_a_relevant_score(result):
     return row, _with_samples(result, lambda s, t: drop_relevant_below(s, t) if s is samples.queries[query_id] else s)
 
 
+def to_stored_depth(result):
+    """`result` without the judged documents below its stored depth (`run.below`) and the metric that needs them
+    (R@1000), as the repository's results were stored before R@1000 joined the default metrics."""
+    data = expand_result(result)
+    data["run"].pop("below", None)
+    for name in [m for m in data["metrics"] if m == "R@1000"]:
+        del data["metrics"][name], data["per_query"][name]
+    return parse_result(data)
+
+
 def _claiming_absence(result, qrels):
     """(the result with one query's lowest relevant score dropped and the file saying that the corpus lacks one
     judged relevant document, the query's id, a judged relevant document its ranking leaves out, one it holds)."""
+    result = to_stored_depth(result)  # a judged document it leaves out is then not ranked at all
     run, judgments = result.run, dict(zip(qrels.query_ids, qrels.judgments, strict=True))
     for row, query_id in enumerate(result.query_ids):  # the first query with relevant documents in and out of it
         ranked = {run.doc_ids[d] for d in run.docs[run.offsets[row]:run.offsets[row + 1]]}

@@ -13,7 +13,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer
 from evaluator.errors import ModelLoadError, UnknownNameError
 from evaluator.models import load_model
 from evaluator.models.base import SparseModel
-from evaluator.models.splade import idf_weights, keep_largest
+from evaluator.models.splade import idf_weights, keep_largest, nonzeros_to_csr
 from tests.conftest import SCIFACT, SHARED
 
 SPLADE_TINY = SHARED / "models" / "splade-tiny"
@@ -98,6 +98,20 @@ def test_threshold_drops_small_weights(corpus, docs):
 def test_keep_largest_breaks_ties_by_lower_column():
     matrix = sp.csr_matrix(np.array([[0, 2, 1, 2, 0], [0, 0, 0, 0, 0], [3, 0, 0, 0, 1]], dtype=np.float32))
     assert keep_largest(matrix, 1).toarray().tolist() == [[0, 2, 0, 0, 0], [0, 0, 0, 0, 0], [3, 0, 0, 0, 0]]
+
+
+def test_gpu_path_builds_the_same_csr_as_the_dense_copy():
+    # The path a GPU takes (only nonzeros leave the device) run on CPU tensors: empty rows, NaN, -0.0, ties.
+    rng = np.random.default_rng(7)
+    dense = np.where(rng.random((9, 50)) < 0.2, rng.random((9, 50)), 0).astype(np.float32)
+    dense[3] = 0
+    dense[0, :3] = [np.nan, -0.0, 1.0]
+    dense[8, -1] = 2.5
+    expected, built = sp.csr_matrix(dense), nonzeros_to_csr(torch.from_numpy(dense))
+    for name in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(built, name), getattr(expected, name), equal_nan=True), name
+    assert built.dtype == np.float32 and built.shape == dense.shape
+    assert nonzeros_to_csr(torch.zeros((0, 50))).shape == (0, 50)
 
 
 def test_model_info(model):

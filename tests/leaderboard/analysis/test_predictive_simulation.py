@@ -3,12 +3,16 @@
 - the prediction interval for a new dataset's true difference (random-effects pooling, meta.pool) covers it at
   >= 93% for 4-30 datasets with heterogeneous true differences and per-query values with point masses;
 - "equivalent" (the verdict's interval within the margin) is claimed for a pair whose true difference is at the
-  margin at most 5% of the time, with the corrected tests of all pairs of a dataset;
+  margin at most 5% of the time, with the corrected tests of all pairs of a dataset; so is the pooled
+  (random-effects) equivalence verdict at alpha / pairs over 4-30 datasets;
 - the confidence set for the best model (ranks.best_set) holds the true best at >= 95% with near-ties, and is
   smaller than the top group of the rank ranges.
 
-Widths and sizes are computed beside coverage; docs/statistics.md quotes them. Monte Carlo tolerances: three
-standard errors, as in test_honest_simulation.py."""
+Widths and sizes are computed beside coverage; docs/statistics.md tabulates them, and the tests check that its
+rows are this module's (the fast tests one row of each table, the slow one every row). Monte Carlo tolerances:
+three standard errors, as in test_honest_simulation.py."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -95,50 +99,163 @@ def _true_means(base: np.ndarray, noise: float = 0.2, samples: int = 400_000) ->
     return _models(np.random.default_rng(0), base, samples, noise).mean(axis=1)
 
 
-def test_equivalence_at_the_margin_is_claimed_at_most_five_percent_of_the_time():
-    """Six models 1 point apart (the margin); no pair may be called equivalent, over all pairs at once."""
-    rng = np.random.default_rng(34)
-    n, noise, replicates = 400, 0.05, 1000
-    base = np.array([0.40, 0.41, 0.42, 0.43, 0.44, 0.45])
+def equivalence_at_the_margin(queries: int, replicates: int, seed: int, models: int = 6) -> tuple[float, float, float]:
+    """Per dataset: `models` models one margin apart (per-query values clipped to [0, 1], shared query difficulty),
+    the verdicts of all pairs with Holm's correction. Returns (share of replicates in which some pair at the margin
+    is called equivalent, the same with one uncorrected two one-sided test per pair (a 90% interval within the
+    margin), the median width of the verdict's interval of those pairs)."""
+    rng = np.random.default_rng(seed)
+    noise = 0.05
+    base = 0.40 + 0.01 * np.arange(models)
     truth = _true_means(base, noise)
     margin = float(np.min(np.diff(truth)))  # clipping shrinks differences: the closest neighbours are at the margin
     at_margin = np.abs(truth[:, None] - truth[None, :]) >= margin
     np.fill_diagonal(at_margin, False)
+    pairs = models * (models - 1) // 2
     false_claims = naive_claims = 0
     widths = []
     for _ in range(replicates):
-        scores = _models(rng, base, n, noise)
+        scores = _models(rng, base, queries, noise)
         corrected = stats.pairwise_pvalues(scores, "t", "holm")
         diff, sd = spread(scores)
-        low, high = verdict_interval(diff, sd / np.sqrt(n), n - 1, corrected, ALPHA, 15)
+        low, high = verdict_interval(diff, sd / np.sqrt(queries), queries - 1, corrected, ALPHA, pairs)
         words = verdict_words(diff, low, high, corrected, ALPHA, margin)
         false_claims += bool(np.any((words == "equivalent") & at_margin))
         widths.append(np.median((high - low)[at_margin]))
-        # one uncorrected two one-sided tests per pair (a 90% interval within the margin)
-        half = scipy_stats.t.ppf(0.95, n - 1) * sd / np.sqrt(n)
+        half = scipy_stats.t.ppf(1 - ALPHA, queries - 1) * sd / np.sqrt(queries)
         naive_claims += bool(np.any((np.abs(diff) + half < margin) & at_margin))
-    assert false_claims / replicates <= ALPHA + tolerance(replicates, ALPHA), np.median(widths)
+    return false_claims / replicates, naive_claims / replicates, float(np.median(widths))
+
+
+def test_equivalence_at_the_margin_is_claimed_at_most_five_percent_of_the_time():
+    """Six models 1 point apart (the margin); no pair may be called equivalent, over all pairs at once."""
+    replicates = 1000
+    rate, naive, width = equivalence_at_the_margin(400, replicates, seed=34)
+    assert rate <= ALPHA + tolerance(replicates, ALPHA), width
     # the check can fail: uncorrected tests over the five neighbouring pairs call one of them equivalent too often
-    assert naive_claims / replicates > ALPHA + tolerance(replicates, ALPHA)
+    assert naive > ALPHA + tolerance(replicates, ALPHA)
+    assert _row("per-dataset", 400, rate, naive, width) in DOCS.read_text()  # docs/statistics.md quotes this run
 
 
-def test_the_best_set_holds_the_true_best_at_near_ties_and_is_smaller_than_the_top_group():
-    rng = np.random.default_rng(2024)
-    n, replicates = 60, 600
-    se_unit = 0.2 / np.sqrt(n)  # the SE of a pair's difference of means, roughly
-    base = np.r_[0.5 + 0.05 * se_unit, 0.5, 0.5 - 0.05 * se_unit, 0.5 - 3 * se_unit, 0.5 - 4 * se_unit,
+def pooled_equivalence_at_the_margin(datasets: int, tau: float, replicates: int, seed: int,
+                                     models: int = 5) -> tuple[float, float, float]:
+    """Over `datasets` datasets (50-400 queries each): `models` models whose true pooled differences are multiples
+    of the margin; on each dataset a model's true mean moves by N(0, tau^2 / 2), so a pair's true differences spread
+    with SD tau around the pooled one; 40% of the queries score 0 for every model (a point mass), the others a
+    shared difficulty plus noise. Each pair's differences are pooled (meta.pool) and judged by meta.equivalence at
+    alpha / pairs. Returns (share of replicates in which some pair is called equivalent, the same with an
+    uncorrected 90% Hartung-Knapp interval per pair, the median width of the verdict's interval)."""
+    rng = np.random.default_rng(seed)
+    margin, moved, noise = 0.01, 0.6, 0.05
+    base = 0.4 + margin / moved * np.arange(models)  # true differences of means: moved x the base's, multiples of the margin
+    pairs = models * (models - 1) // 2
+    first, second = np.triu_indices(models, k=1)
+    false_claims = naive_claims = 0
+    widths = []
+    for _ in range(replicates):
+        y = np.empty((pairs, datasets))
+        v = np.empty((pairs, datasets))
+        for k in range(datasets):
+            n = int(rng.integers(50, 400))
+            means = base + rng.normal(0, tau / np.sqrt(2) / moved, models)
+            values = means[:, None] + rng.normal(0, 0.25, n)[None, :] + rng.normal(0, noise, (models, n))
+            values[:, rng.random(n) >= moved] = 0.0
+            d = values[first] - values[second]
+            y[:, k] = d.mean(axis=1)
+            v[:, k] = d.var(axis=1, ddof=1) / n
+        claims = naive = False
+        for pair in range(pairs):
+            fit = meta.pool(y[pair], v[pair])
+            low, high, equivalent = meta.equivalence(fit, ALPHA, pairs, margin)
+            claims |= equivalent
+            naive |= meta.equivalence(fit, 2 * ALPHA, 1, margin)[2]  # one 90% interval: TOST at 5% per pair
+            widths.append(high - low)
+        false_claims += claims
+        naive_claims += naive
+    return false_claims / replicates, naive_claims / replicates, float(np.median(widths))
+
+
+def test_pooled_equivalence_at_the_margin_is_claimed_at_most_five_percent_of_the_time():
+    replicates = 300
+    rate, naive, width = pooled_equivalence_at_the_margin(8, 0.002, replicates, seed=8)
+    assert rate <= ALPHA + tolerance(replicates, ALPHA), width
+    # the check can fail: one uncorrected test per pair calls some pair at the margin equivalent too often
+    assert naive > ALPHA + tolerance(replicates, ALPHA)
+    assert _row("pooled", "8, τ = 0.002", rate, naive, width) in DOCS.read_text()
+
+
+def best_set_coverage(queries: int, gap: float, replicates: int, seed: int) -> tuple[float, float, float]:
+    """Twelve models: the best three within `gap` standard errors of a pair's difference of each other, then two
+    at 3 and 4 SE below, seven far behind. Returns (share of replicates in which ranks.best_set holds the true best,
+    its mean size, the mean size of the top group of the rank ranges)."""
+    rng = np.random.default_rng(seed)
+    se_unit = 0.2 / np.sqrt(queries)  # the SE of a pair's difference of means, roughly
+    base = np.r_[0.5 + gap * se_unit, 0.5, 0.5 - gap * se_unit, 0.5 - 3 * se_unit, 0.5 - 4 * se_unit,
                  0.4 - np.arange(7) * 2 * se_unit]
     truth = _true_means(base)
     best = int(np.argmax(truth))
     held = 0
     sizes, top_sizes = [], []
     for _ in range(replicates):
-        scores = _models(rng, base, n)
+        scores = _models(rng, base, queries)
         diff, sd = spread(scores)
-        contenders = best_set(scores.mean(axis=1), diff, sd / np.sqrt(n), n - 1, ALPHA)
+        contenders = best_set(scores.mean(axis=1), diff, sd / np.sqrt(queries), queries - 1, ALPHA)
         held += contenders[best]
         sizes.append(contenders.sum())
         corrected = stats.pairwise_pvalues(scores, "t", "holm")
         top_sizes.append(int((rank_ranges(scores.mean(axis=1), corrected, ALPHA)[:, 0] == 1).sum()))
-    assert held / replicates >= 0.95 - tolerance(replicates, 0.95)
-    assert np.mean(sizes) < np.mean(top_sizes)
+    return held / replicates, float(np.mean(sizes)), float(np.mean(top_sizes))
+
+
+def test_the_best_set_holds_the_true_best_at_near_ties_and_is_smaller_than_the_top_group():
+    replicates = 600
+    coverage, size, top = best_set_coverage(60, 0.05, replicates, seed=2024)
+    assert coverage >= 0.95 - tolerance(replicates, 0.95)
+    assert size < top
+    assert _best_row(60, 0.05, coverage, size, top) in DOCS.read_text()
+
+
+# --- the tables of docs/statistics.md ----------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "statistics.md"
+EQUIVALENCE_ROWS = [("per-dataset", 100, 1000, 100), ("per-dataset", 400, 1000, 34), ("per-dataset", 2000, 1000, 2000)]
+POOLED_ROWS = [(4, 0.0, 300, 4), (8, 0.002, 300, 8), (30, 0.002, 300, 30)]
+BEST_ROWS = [(30, 0.05, 600, 30), (60, 0.05, 600, 2024), (60, 1.0, 600, 61), (300, 0.05, 600, 300)]
+
+
+def _row(kind: str, setting, rate: float, naive: float, width: float) -> str:
+    return f"| {kind} | {setting} | **{rate:.1%}** | {naive:.1%} | {100 * width:.2f} |"
+
+
+def _best_row(queries: int, gap: float, coverage: float, size: float, top: float) -> str:
+    return f"| {queries} | {gap:g} SE | **{coverage:.1%}** | {size:.2f} | {top:.2f} |"
+
+
+def docs_tables() -> list[tuple[str, bool]]:
+    """The rows docs/statistics.md tabulates, each with whether it keeps its level (equivalence: false claims at
+    most alpha; best set: coverage at least 95%, within three Monte Carlo SE), from the same seeds as the fast
+    tests (one row of each table is theirs)."""
+    rows = []
+    for kind, queries, replicates, seed in EQUIVALENCE_ROWS:
+        found = equivalence_at_the_margin(queries, replicates, seed)
+        rows.append((_row(kind, queries, *found), found[0] <= ALPHA + tolerance(replicates, ALPHA)))
+    for k, tau, replicates, seed in POOLED_ROWS:
+        found = pooled_equivalence_at_the_margin(k, tau, replicates, seed)
+        rows.append((_row("pooled", f"{k}, τ = {tau:g}", *found), found[0] <= ALPHA + tolerance(replicates, ALPHA)))
+    for queries, gap, replicates, seed in BEST_ROWS:
+        found = best_set_coverage(queries, gap, replicates, seed)
+        rows.append((_best_row(queries, gap, *found), found[0] >= 0.95 - tolerance(replicates, 0.95)))
+    return rows
+
+
+@pytest.mark.slow
+def test_the_docs_tables_are_this_simulations():
+    """Every row of the equivalence and best-set tables in docs/statistics.md is what this module computes, and
+    keeps its level (`python -m tests.leaderboard.analysis.test_predictive_simulation` prints the rows)."""
+    text = DOCS.read_text()
+    for row, holds in docs_tables():
+        assert row in text and holds, row
+
+
+if __name__ == "__main__":
+    print("\n".join(row for row, _ in docs_tables()))

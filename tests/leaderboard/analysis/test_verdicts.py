@@ -136,3 +136,21 @@ def test_pairs_not_found_different_get_bonferronis_simultaneous_interval_and_equ
     words = verdict_words(diff, low, high, corrected, ALPHA, margin=1e-6)
     assert set(words[kept]) == {"undetermined"}
     assert set(words[(corrected < ALPHA) & (diff > 0)]) <= {"better"}
+
+
+def test_pooled_equivalence_is_the_hartung_knapp_interval_at_bonferronis_level_within_the_margin():
+    rng = np.random.default_rng(12)
+    y = rng.normal(0.002, 0.001, 6)
+    v = rng.uniform(0.5, 3.0, 6) * 1e-6
+    fit = meta.pool(y, v)
+    oracle = combine_effects(y, v, method_re="pm", use_t=True)
+    for pairs in (1, 15):
+        low, high, equivalent = meta.equivalence(fit, ALPHA, pairs, margin=0.01)
+        # statsmodels' Hartung-Knapp interval at level alpha / pairs: the simultaneous interval of the family
+        assert np.allclose((low, high), oracle.conf_int(alpha=ALPHA / pairs, use_t=True)[3], rtol=1e-6)
+        assert equivalent == (low > -0.01 and high < 0.01)
+    assert meta.equivalence(fit, ALPHA, 15, margin=0.01)[2]  # a difference of 0.2 points, well measured
+    assert not meta.equivalence(fit, ALPHA, 15, margin=abs(fit.mean))[2]  # the interval holds the pooled mean
+    wide = meta.equivalence(fit, ALPHA, 15, 0.01)
+    assert wide[1] - wide[0] > fit.ci[1] - fit.ci[0]  # Bonferroni's level widens the 95% interval
+    assert meta.equivalence(meta.pool([0.001], [1e-6]), ALPHA, 1, 0.01) is None  # one unit: nothing pooled

@@ -125,6 +125,22 @@ def test_the_compare_page_agrees_with_the_summary_and_the_api(board, page):
                               {d: SHARED / "data" / d / "qrels" / "test.tsv" for d in DATASETS}, "nDCG@10",
                               baseline="bm25").pooled_dataframe().iloc[0]
         assert api["pooled"] == pytest.approx(fit.mean) and api["prediction_low"] == pytest.approx(fit.prediction[0])
+        # the pooled equivalence verdict: the API over the group's ranked models (the same family: 6 pairs) gives
+        # the page's interval and verdict, the Hartung-Knapp interval at alpha / 6
+        names = sorted(_runs(root, DATASETS[0]))
+        assert len(names) == 4 and NEW in names and all(sorted(_runs(root, d)) == names for d in DATASETS)
+        group_api = irboard.compare({name: {d: _runs(root, d)[name] for d in DATASETS} for name in names},
+                                    {d: SHARED / "data" / d / "qrels" / "test.tsv" for d in DATASETS}, "nDCG@10",
+                                    baseline="bm25").pooled_dataframe().set_index("run").loc[NEW]
+        low, high, equivalent = meta.equivalence(fit, 0.05, 6, 0.01)
+        assert (group_api["equivalence_low"], group_api["equivalence_high"]) == pytest.approx((low, high))
+        assert group_api["equivalent"] == equivalent
+        numbers = [float(x) for x in re.findall(r"-?\d+\.\d+", cells[6])]
+        assert numbers == pytest.approx([100 * low, 100 * high], abs=0.02)
+        assert cells[7] == ("equivalent" if equivalent else "not shown equivalent")
+        # the forest plot draws that interval beside the others
+        forest = page.locator(".compare-forest[open]")
+        expect(forest.locator(".ytick text", has_text="pooled (equivalence interval")).to_have_count(1)
         group = page.locator('#compare-summary tr[data-group="All datasets"] td').all_text_contents()
         assert group[2] != "not ranked" and group[3] in ("better", "worse", "equivalent", "undetermined")
         assert np.isfinite(float(group[0]))

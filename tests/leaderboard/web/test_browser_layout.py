@@ -233,7 +233,7 @@ def test_download_of_a_dataset_view_keeps_every_column_as_shown(watched: Page, s
 
 def test_home_says_which_model_is_best_and_how_sure_with_the_sort_in_view_on_a_phone(open_page):
     page = open_page("home", PHONE)
-    expect(page.locator("#answer")).to_contain_text("Best on All datasets")
+    expect(page.locator("#answer")).to_contain_text("Who could be #1 on All datasets")
     header = page.locator('#board th[data-key="g-all"]')
     expect(header).to_have_attribute("aria-sort", "descending")  # the default order is a sort by this column
     expect(page.locator("#board-sort")).to_have_text("Sorted by All datasets mean, highest first; the rank range "

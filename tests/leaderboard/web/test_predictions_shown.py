@@ -5,6 +5,7 @@ group mean's (measured in Chromium at 1366 px)."""
 
 from __future__ import annotations
 
+import csv
 import re
 
 import pytest
@@ -52,3 +53,24 @@ def test_home_prediction_header_is_no_taller_than_a_group_mean(watched: Page, si
     style = watched.evaluate("""() => { const s = getComputedStyle(document.querySelector('#board tbody td.pred'));
         return [s.fontStyle, s.borderLeftStyle]; }""")
     assert style == ["italic", "dashed"]  # set apart from the measured scores
+
+
+def test_home_prediction_cells_carry_the_error(built_site):
+    """Each predicted mean on the home page shows the method's error in its own cell, and the download gives it
+    in a column beside the prediction (on the metric's scale, as every value there)."""
+    html = (built_site / "index.html").read_text()
+    cells = re.findall(r'<td class="pred">(.*?)</td>', html, re.S)
+    assert cells and all('<small class="err"' in cell and f">{_error()}</small>" in cell for cell in cells)
+    with open(built_site / "downloads" / "leaderboard.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    error = load_evidence().error(SETTINGS.scale_growth, SETTINGS.scale_mode, COLUMN_K)
+    predicted = [row for row in rows if row[next(name for name in row if name.startswith("Predicted"))]]
+    assert predicted and all(float(row["prediction error"]) == pytest.approx(error) for row in predicted)
+    assert all(row["prediction error"] == "" for row in rows if row not in predicted)
+
+
+@pytest.mark.browser
+def test_home_prediction_cells_built_by_the_script_carry_the_error(watched: Page, site_url):
+    watched.goto(f"{site_url}/index.html")
+    texts = watched.locator("#board tbody td.pred:not(.part)").all_text_contents()
+    assert texts and all(_error() in text for text in texts)  # the rows data/board.js builds, not only the page's

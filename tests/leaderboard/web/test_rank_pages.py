@@ -1,17 +1,23 @@
 """The site's honest-ranks parts: effect sizes beside p-values, what each dataset can tell apart, the ranks page."""
 
+import html
+import json
+import re
+
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 from scipy import stats as scipy_stats
 
-from leaderboard.analysis.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
+from leaderboard.analysis.aggregate import ALL_GROUP, SiteSettings, build_leaderboard, unit_of
 from leaderboard.analysis.effects import minimum_detectable_effect, paired_effect
 from leaderboard.analysis.ranks import group_difference_pvalues, rank_ranges, tie_bands
+from leaderboard.analysis.stability import group_stability
 from leaderboard.analysis.stats import corrected_matrix
 from leaderboard.analysis.verdicts import shown_pvalue
 from leaderboard.submissions.load import load_results
 from leaderboard.web.pages import build_dataset, build_home, build_model
-from leaderboard.web.rank_pages import build_ranks
+from leaderboard.web.rank_pages import build_ranks, group_key
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +118,48 @@ def test_built_site_shows_ranks_effects_and_the_method(built_site):
     assert "Who could be #1 on " in home and "Who could be #1 at 95%" in ranks and "random halves" in ranks
     assert "Holm–Bonferroni correction (family-wise error rate)" in method
     assert "99.1%" in method  # the simulation's figure, quoted
+
+
+def test_the_ranks_page_draws_how_stable_number_one_is_with_the_sentences_numbers(board, built_site):
+    """Per ranked group a chart of the two stability checks (analysis/stability.py): its bars are the shares the
+    checks compute, and the sentence above it (its text alternative) states the same numbers."""
+    page = (built_site / "ranks.html").read_text()
+    boards = {d.info.id: d for d in board.datasets}
+    drawn = 0
+    for group in board.groups:
+        ranked = list(group.ranked_ids)
+        if not ranked:
+            continue
+        key = group_key(group.name)
+        figure = json.loads(re.search(rf'id="fig-stability-{key}-data">(.*?)</script>', page, re.S).group(1))
+        found = group_stability(ranked, [boards[d].scores[[boards[d].position[m] for m in ranked]]
+                                         for d in group.dataset_ids],
+                                list(group.weights), [unit_of(d) for d in group.dataset_ids], seed=0)
+        units = len(found.leave_one_out)  # 0 where the group has one unit: no second check
+        halves, *left_out = figure["data"]
+        assert len(left_out) == (1 if units else 0) and halves["y"][-1] == found.leader  # the leader at the top
+        assert set(found.split_half) | set(found.leave_one_out.values()) == set(halves["y"])
+        for model_id, share in zip(halves["y"], halves["x"], strict=True):
+            assert share == round(100 * found.split_half.get(model_id, 0.0), 1)
+        for model_id, left in zip(*(left_out[0][axis] for axis in "yx"), strict=True) if units else ():
+            assert left == round(100 * list(found.leave_one_out.values()).count(model_id) / units, 1)
+        section = page[page.index(f'<section aria-labelledby="{key}">'):]
+        sentence = html.unescape(re.search(r'<p class="stability">(.*?)</p>', section, re.S).group(1))
+        for model_id, share in found.split_half.items():
+            assert f"{model_id} {share:.1%}" in sentence
+        assert (f"{units} dataset units" in sentence or f"of {units}:" in sentence) if units else \
+            "one dataset unit, so none to leave out" in sentence
+        assert "the sentence above gives the same numbers" in section[:section.index("</figure>")]
+        drawn += 1
+    assert drawn >= 3
+    assert 'src="js/plotly.min.js"' in page and 'src="js/charts.js"' in page
+
+
+@pytest.mark.browser
+def test_the_stability_chart_is_drawn_in_chromium(watched, site_url):
+    watched.goto(f"{site_url}/ranks.html")
+    chart = watched.locator("#fig-stability-all")
+    chart.scroll_into_view_if_needed()
+    expect(chart.locator("svg.main-svg").first).to_be_visible()
+    expect(chart.locator("g.trace.bars")).to_have_count(2)  # split halves and datasets left out
+    expect(chart.locator(".legendtext")).to_have_count(2)

@@ -7,7 +7,7 @@ import subprocess
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.submissions.load import load_results
 from leaderboard.web.build import build_site
-from leaderboard.web.pages import best_answer, best_set_answer, build_home, public_note
+from leaderboard.web.pages import best_answer, build_home, public_note
 from leaderboard.web.provenance import BuildStamp, build_stamp, web_address
 from leaderboard.web.rank_pages import build_ranks
 
@@ -70,16 +70,16 @@ def test_nothing_verified_says_so_on_the_ranks_and_home_pages(synth):
     assert home.answer.startswith("No model is ranked on All datasets")
 
 
-def test_home_answer_names_the_models_tied_for_best(synth):
+def test_home_answer_names_who_could_be_first(synth):
     results = load_results(synth.GOLDEN_RESULTS, is_verified=synth.golden_verification).results
     board = build_leaderboard(results, SiteSettings(), synth.golden_lookup)
     overall = next(g for g in board.groups if g.name == "All datasets")
     tied = [m for m, s in overall.scores.items() if s.mean_rank is not None and s.rank_interval[0] == 1]
-    answer = best_answer(board, overall)
-    assert len(tied) > 1 and f"{len(tied)} of" in answer and all(model_id in answer for model_id in tied)
+    ranked = sum(s.mean_rank is not None for s in overall.scores.values())
     # who could be #1 at 95%: the confidence set for the best, never larger than the top group here
     assert overall.best_set and len(overall.best_set) <= len(tied)
-    could = best_set_answer(overall)  # its own sentence, naming its group
-    assert could.startswith("Who could be #1 on All datasets at 95%")
-    assert all(model_id in could for model_id in overall.best_set)
+    answer = best_answer(board, overall)  # one sentence, naming its group, the ★ of the table
+    assert answer.startswith(f"Who could be #1 on All datasets ({len(overall.dataset_ids)} datasets) at 95%")
+    assert f"({len(overall.best_set)} of {ranked}, marked ★" in answer and f"α / {ranked - 1}" in answer
+    assert all(model_id in answer for model_id in overall.best_set)
 

@@ -178,7 +178,8 @@
     var byId = {};
     shared.forEach(function (item) {
       var pair = pairs.differences(item.a.values, item.b.values);
-      byId[item.id] = { mean: pair.mean, variance: pair.n > 1 ? pair.sd * pair.sd / pair.n : 0 };
+      byId[item.id] = { mean: pair.mean, variance: pair.n > 1 ? pair.sd * pair.sd / pair.n : 0, alpha: item.info.alpha,
+        margin: item.info.margin };
     });
     var section = document.createElement("div"), rows = [];
     section.className = "compare-pooled";
@@ -194,7 +195,9 @@
       var v = order.map(function (u) {
         return units[u].reduce(function (s, id) { return s + byId[id].variance; }, 0) / (units[u].length * units[u].length);
       });
-      rows.push({ name: name, units: order, y: y, v: v, fit: pairs.pool(y, v, group.chi20) });
+      var fit = pairs.pool(y, v, group.chi20), first = byId[units[order[0]][0]];
+      rows.push({ name: name, units: order, y: y, v: v, fit: fit, margin: first.margin,
+        equivalence: pairs.poolEquivalence(fit, first.alpha, group.pairs, first.margin) });
     });
     if (!rows.length) { return section; }
     var table = document.createElement("table");
@@ -205,10 +208,15 @@
       "Hartung–Knapp interval (for these datasets' population, not corrected for the number of pairs: a different " +
       "question from the group mean's test above), τ the spread of the true differences between datasets, the 95% " +
       "prediction interval for a new dataset's true difference and the probability that " + nameB + " is better " +
-      "there. It assumes the group's datasets are exchangeable: a new dataset is like a random one of them.";
+      "there. It assumes the group's datasets are exchangeable: a new dataset is like a random one of them. " +
+      "Equivalence: the pooled difference's Hartung–Knapp interval at Bonferroni's level (α / the group's pairs, " +
+      "the family of the group's verdicts above) — the interval this verdict rests on; equivalent where it lies " +
+      "within ± the margin (" + (100 * rows[0].margin).toFixed(2) + " ×100), so all such claims hold together " +
+      "with probability at least 1 − α. It speaks of the mean over the group's datasets: a new dataset may still " +
+      "differ by more (the prediction interval).";
     var head = table.createTHead().insertRow();
     ["Group", "Units pooled", "Pooled Δ", "95% CI (Hartung–Knapp)", "τ", "95% prediction interval",
-      "P(" + nameB + " better on a new dataset)"].forEach(function (text) {
+      "P(" + nameB + " better on a new dataset)", "Interval of the equivalence verdict", "Pooled equivalence"].forEach(function (text) {
       var th = document.createElement("th");
       th.scope = "col";
       th.textContent = text;
@@ -225,13 +233,16 @@
       cell(row, (100 * fit.tau).toFixed(2));
       cell(row, fit.prediction ? pairs.range(fit.prediction) : "– (needs 3 datasets)");
       cell(row, fit.pBeats === null ? "–" : (100 * fit.pBeats).toFixed(0) + "%");
+      cell(row, pairs.range(item.equivalence.interval));
+      cell(row, item.equivalence.equivalent ? "equivalent" : "not shown equivalent");
     });
     section.appendChild(wrapped(table, "compare-pooled-caption"));
     var note = document.createElement("p");
     note.className = "note";
     note.textContent = "Forest plots: each dataset's difference with its own 95% interval (secondary: not corrected " +
       "for the number of pairs; the verdicts above rest on the corrected ones), the pooled difference with its " +
-      "Hartung–Knapp interval and the 95% prediction interval for a new dataset of the group.";
+      "Hartung–Knapp interval, its equivalence interval (Bonferroni's level) against the shaded margin and the " +
+      "95% prediction interval for a new dataset of the group.";
     section.appendChild(note);
     rows.forEach(function (item, index) {
       var details = document.createElement("details");
@@ -254,12 +265,20 @@
   /* Each unit's difference with its 95% t-interval (normal quantile for large n: 1.96 × SE), the pooled mean with
      its Hartung–Knapp interval and the prediction interval for a new dataset. */
   function forest(plot, item, nameA, nameB) {
-    var labels = item.units.concat(["pooled (95% CI)", "new dataset (95% prediction)"]);
-    var centres = item.y.concat([item.fit.mean, item.fit.mean]);
+    var equivalence = item.equivalence.interval;
     var lows = item.y.map(function (y, k) { return y - 1.96 * Math.sqrt(item.v[k]); }).concat([item.fit.ci[0],
-      item.fit.prediction ? item.fit.prediction[0] : item.fit.mean]);
+      equivalence[0], item.fit.prediction ? item.fit.prediction[0] : item.fit.mean]);
     var highs = item.y.map(function (y, k) { return y + 1.96 * Math.sqrt(item.v[k]); }).concat([item.fit.ci[1],
-      item.fit.prediction ? item.fit.prediction[1] : item.fit.mean]);
+      equivalence[1], item.fit.prediction ? item.fit.prediction[1] : item.fit.mean]);
+    /* the axis spans every row but the equivalence interval, and the margin: with two datasets (t with 1 degree of
+       freedom at Bonferroni's level) that interval can be a hundred times wider and would hide the rest */
+    var others = lows.filter(function (x, k) { return k !== item.units.length + 1; })
+      .concat(highs.filter(function (x, k) { return k !== item.units.length + 1; }), [-item.margin, item.margin]);
+    var left = Math.min.apply(null, others), right = Math.max.apply(null, others), pad = 0.08 * (right - left);
+    var beyond = equivalence[0] < left - pad || equivalence[1] > right + pad;
+    var labels = item.units.concat(["pooled (95% CI)", "pooled (equivalence interval" +
+      (beyond ? ", beyond the axis: see the table)" : ")"), "new dataset (95% prediction)"]);
+    var centres = item.y.concat([item.fit.mean, item.fit.mean, item.fit.mean]);
     window.irboardPlot(plot, [{
       type: "scatter", mode: "markers", y: labels.map(plain), x: centres.map(function (x) { return 100 * x; }),
       error_x: { type: "data", symmetric: false, array: highs.map(function (h, k) { return 100 * (h - centres[k]); }),
@@ -269,9 +288,12 @@
       hovertemplate: "%{y}<br>Δ %{x:.2f}<extra></extra>"
     }], {
       height: 120 + 28 * labels.length, margin: { l: 200, r: 20, t: 20, b: 50 },
-      xaxis: { title: { text: plain(nameB + " − " + nameA + " ×100") },
+      xaxis: { title: { text: plain(nameB + " − " + nameA + " ×100") }, range: [100 * (left - pad), 100 * (right + pad)],
         zeroline: true, zerolinecolor: "#8c959f", gridcolor: "#eaeef2" },
       yaxis: { autorange: "reversed", automargin: true },
+      /* the equivalence margin: "equivalent" where the equivalence interval lies inside this band */
+      shapes: [{ type: "rect", xref: "x", yref: "paper", x0: -100 * item.margin, x1: 100 * item.margin, y0: 0, y1: 1,
+        fillcolor: "#2da44e", opacity: 0.12, line: { width: 0 } }],
       font: { family: "system-ui, sans-serif", size: 12, color: "#1f2328" }
     });
   }

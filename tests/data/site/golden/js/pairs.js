@@ -102,7 +102,7 @@
      of chi² with df degrees of freedom. */
   function pool(y, v, chiQuantiles) {
     var k = y.length;
-    if (k === 1) { return { k: 1, mean: y[0], ci: null, tau: 0, prediction: null, pBeats: null }; }
+    if (k === 1) { return { k: 1, mean: y[0], ci: null, tau: 0, prediction: null, pBeats: null, se: null }; }
     var floor = Math.max(Math.max.apply(null, v), 1e-300) * 1e-12;
     v = v.map(function (x) { return Math.max(x, floor); });
     function weighted(tau2) {
@@ -125,7 +125,7 @@
     var fit = weighted(tau2), plain = 1 / fit.sw, hk = fit.q / (k - 1) * plain;
     var half = tQuantileUpper(0.025, k - 1) * Math.sqrt(hk);
     var result = { k: k, mean: fit.mu, ci: [fit.mu - half, fit.mu + half], tau: Math.sqrt(tau2), prediction: null,
-      pBeats: null };
+      pBeats: null, se: Math.sqrt(hk) };
     if (k >= 3) {
       /* tau at its 80% upper Q-profile bound (Q = the 20% quantile of chi² with k − 1 df, from the data file) */
       var scale = Math.sqrt(solve(chiQuantiles[k - 1]) + Math.max(plain, hk)), spread = tQuantileUpper(0.025, k - 2) * scale;
@@ -133,6 +133,15 @@
       result.pBeats = scale > 0 ? tCdf(fit.mu / scale, k - 2) : (fit.mu > 0 ? 1 : 0);
     }
     return result;
+  }
+
+  /* Equivalence of a pooled difference (meta.equivalence): its Hartung–Knapp interval at Bonferroni's level
+     alpha / pairs and whether it lies within ± margin; null with one unit. */
+  function poolEquivalence(fit, alpha, pairs, margin) {
+    if (fit.se === null) { return null; }
+    var half = tQuantileUpper(alpha / Math.max(pairs || 1, 1) / 2, fit.k - 1) * fit.se;
+    var low = fit.mean - half, high = fit.mean + half;
+    return { interval: [low, high], equivalent: low > -margin && high < margin };
   }
 
   /* Paired differences b − a: their mean, SD (n − 1) and count. */
@@ -161,7 +170,7 @@
   }
 
   window.irboardPairs = { loadModel: loadModel, mean: mean, formatP: formatP, effectText: effectText,
-    verdictInterval: verdictInterval, pool: pool, differences: differences, range: range, tQuantileUpper: tQuantileUpper };
+    verdictInterval: verdictInterval, pool: pool, poolEquivalence: poolEquivalence, differences: differences, range: range, tQuantileUpper: tQuantileUpper };
 
   /* Dataset page: any two of its models, typed or picked from the list. */
   var form = document.getElementById("pair-form");

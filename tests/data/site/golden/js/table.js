@@ -11,7 +11,7 @@
   "use strict";
   document.documentElement.classList.add("js");
   var CHECKS = ["open", "zeroshot", "verified"];
-  var TEXTS = ["q", "type", "maxparams", "license", "view", "trust"];
+  var TEXTS = ["q", "type", "maxparams", "license", "view", "trust", "lang"];
   var TIERS = ["self-reported", "re-scored", "reproduced"];  /* the trust ladder, lowest first */
   var DEFAULTS = { view: "score", page: "1" };
 
@@ -213,10 +213,11 @@
     function sortedIndices(state) {
       var order = records.map(function (record, index) { return index; });
       var key = state.sort, sign = state.desc === "1" ? -1 : 1;  /* "0" or "": ascending */
-      if (key && !values[key]) {
-        values[key] = records.map(function (record) { return record.value(columns[key].index, columns[key].text); });
+      var cached = key + "|" + (state.lang || "");  /* a language changes the means of its groups */
+      if (key && !values[cached]) {
+        values[cached] = records.map(function (record) { return record.value(columns[key].index, columns[key].text); });
       }
-      var column = key ? values[key] : null;
+      var column = key ? values[cached] : null;
       order.sort(function (a, b) {
         if (records[a].ranked !== records[b].ranked) { return records[a].ranked ? -1 : 1; }
         var x = column ? column[a] : null, y = column ? column[b] : null;
@@ -325,7 +326,11 @@
 
     function apply() {
       var words = (state.q || "").toLowerCase().split(/\s+/).filter(Boolean);  /* every word matches */
+      if (board && board.prepare) { board.prepare(state, columns, records); }  /* home: language means (board.js) */
       matching = sortedIndices(state).filter(function (index) { return visible(records[index], state, words); });
+      if (board && board.view) {  /* home: ★, bold, language means and the sentence for this view (board.js) */
+        board.view(matching.map(function (index) { return records[index]; }), state, columns, records);
+      }
       if (state.view) { table.dataset.view = state.view; }
       showColumns(state);
       var cut = matching.length > LIMIT && !state.all, pages = Math.max(1, Math.ceil(matching.length / LIMIT));
@@ -355,10 +360,6 @@
       }
       note.textContent = sorted;
       note.hidden = !sorted;
-      if (board && board.answer) {  /* home: which shown models are best on the sorted column (board.js) */
-        board.answer(matching.map(function (index) { return records[index]; }), state.sort || DEFAULTS.sort, columns,
-                     records);
-      }
       writeState(state);
       if (state.reveal) { state.reveal = false; revealSorted(state); }
     }
@@ -392,7 +393,7 @@
 
     /* "Download this view": the rows that match, in their order (on every page, not only the one shown), with every
        column shown, for machines: one value per cell. A shown cell splits into its value and, where it shows them,
-       its interval (ci_low, ci_high), rank range (rank_low, rank_high), wins/ties/losses, the datasets covered of a
+       its interval (ci_low, ci_high), a prediction's measured error (error), rank range (rank_low, rank_high), wins/ties/losses, the datasets covered of a
        partial group (covered, total) and verdict (the marks: top
        group ★ or bold, better ▲, worse ▼, meaningful ●, trained on it †, unverified *, space-separated); numbers as
        numbers (×100 as shown, p-values exact), "–" as an empty cell. Each header names the full dataset id, metric
@@ -416,6 +417,10 @@
         if (text.indexOf(mark[0]) !== -1) { verdict.push(mark[1]); text = text.split(mark[0]).join(" "); }
       });
       text = text.replace(/\b(top group|not ranked.*)$/, "").replace(/\s+/g, " ").trim();
+      if ((found = text.match(/±\s?(\d+(?:\.\d+)?)/))) {  /* a prediction's measured error */
+        out.error = Number(found[1]);
+        text = text.replace(found[0], "").trim();
+      }
       if ((found = text.match(/\[([^,\]]+), ([^\]]+)\]/))) {
         out.ci_low = number(found[1]);
         out.ci_high = number(found[2]);
@@ -447,7 +452,7 @@
       return out;
     }
 
-    var PARTS = ["value", "ci_low", "ci_high", "rank_low", "rank_high", "wins", "ties", "losses", "covered", "total",
+    var PARTS = ["value", "ci_low", "ci_high", "error", "rank_low", "rank_high", "wins", "ties", "losses", "covered", "total",
                  "verdict"];
     /* The view as a table of values: {header, rows}, for the CSV and the Parquet file. */
     function viewTable() {

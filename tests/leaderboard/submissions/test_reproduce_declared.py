@@ -1,0 +1,183 @@
+"""Script and container artifacts (docs/reproduction.md): a script in a real git repository, served by `git daemon` on
+127.0.0.1, is checked out at its pinned commit and run on the real Cranfield collection; its run file is compared with
+the stored ranking. A commit the repository does not hold, a failing script and a differing run are each one line and
+exit 1; a container image must be pinned by digest, and without a container runtime the line says who runs it."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluator.errors import ResultValidationError
+from evaluator.result import expand_result, parse_result, read_result, result_path, write_result
+from leaderboard.cli import main
+from leaderboard.submissions.reproductions import read_record, record_path
+from tests.conftest import SHARED
+
+CRANFIELD = SHARED / "data" / "classic" / "cranfield"
+
+# A small model irboard cannot run: word overlap between query and document, written as a TREC run (stdlib only).
+RANKER = '''import json, sys
+data, out = sys.argv[1], sys.argv[2]
+read = lambda name: [json.loads(line) for line in open(f"{data}/{name}", encoding="utf-8")]
+docs = [(d["_id"], set((d.get("title", "") + " " + d["text"]).lower().split())) for d in read("corpus.jsonl")]
+with open(out, "w") as run:
+    for query in read("queries.jsonl"):
+        words = set(query["text"].lower().split())
+        scored = sorted(((len(words & terms) + i / 1e6, doc) for i, (doc, terms) in enumerate(docs)), reverse=True)
+        ranked = [doc for _, doc in scored[:100]]
+        if SWAP and query["_id"] == "1":
+            ranked[0], ranked[9] = ranked[9], ranked[0]  # the tenth document put first, the scores left in place
+        for rank, (score, _) in enumerate(scored[:100], 1):
+            run.write(f"{query['_id']} Q0 {ranked[rank - 1]} {rank} {score:.6f} overlap\\n")
+'''
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _commit(work: Path, message: str, **files: str) -> str:
+    for name, text in files.items():
+        (work / name).write_text(text)
+    _git(work, "add", "-A")
+    _git(work, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", message)
+    return _git(work, "rev-parse", "HEAD")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """(repository URL, {name: commit}) of a repository served by `git daemon`: the honest ranker, one that swaps
+    two documents, one that fails, and a commit made locally and never pushed (unknown to the server)."""
+    root = tmp_path_factory.mktemp("git")
+    work = root / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    commits = {"honest": _commit(work, "ranker", **{"rank.py": "SWAP = False\n" + RANKER})}
+    commits["swapped"] = _commit(work, "swap", **{"rank.py": "SWAP = True\n" + RANKER})
+    commits["failing"] = _commit(work, "fail", **{"rank.py": "import sys\nsys.exit('no index found: run setup first')\n"})
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(root / "model.git")], check=True)
+    commits["unpushed"] = _commit(work, "local only", **{"rank.py": "SWAP = False\n" + RANKER + "\n"})
+    port = _free_port()
+    daemon = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all", f"--base-path={root}",
+                               "--listen=127.0.0.1", f"--port={port}", str(root)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):  # until it listens
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"git://127.0.0.1:{port}/model.git", commits, work
+    finally:
+        daemon.terminate()
+        daemon.wait(10)
+
+
+@pytest.fixture(scope="module")
+def scripted(served, tmp_path_factory) -> Path:
+    """The honest ranker's result on Cranfield (`irboard evaluate --run`), declaring its script artifact."""
+    url, commits, work = served
+    root = tmp_path_factory.mktemp("results")
+    run = root / "run.trec"
+    _git(work, "checkout", "-q", commits["honest"])
+    subprocess.run([sys.executable, str(work / "rank.py"), str(CRANFIELD), str(run)], check=True)
+    out = root / "made.json"
+    assert main(["evaluate", "--run", str(run), "--model-id", "org/overlap", "--dataset-id", "classic/cranfield",
+                          "--qrels", str(CRANFIELD / "qrels" / "test.tsv"), "--metrics", "nDCG@10,R@100",
+                          "--out", str(out), "--quiet"]) == 0
+    return _declaring(out, result_path("org/overlap", "classic/cranfield", root), url, commits["honest"])
+
+
+def _declaring(source: Path, target: Path, url: str, commit: str) -> Path:
+    data = expand_result(read_result(source))
+    data["model"]["artifact"] = {"repository": url, "commit": commit,
+                                 "command": ["python3", "rank.py", "{data}", "{run}"]}
+    write_result(parse_result(data), target, force=True)
+    return target
+
+
+def test_a_script_at_its_commit_reproduces_and_each_failure_is_one_line(served, scripted, tmp_path, capsys):
+    url, commits, _ = served
+    others = {name: _declaring(scripted, tmp_path / name / "classic__cranfield.json", url, commits[name])
+              for name in ("swapped", "failing", "unpushed")}
+    ledger = tmp_path / "ledger"
+    code = main(["reproduce", str(scripted), *map(str, others.values()), "--data-dir",
+                 f"classic/cranfield={CRANFIELD}", "--ledger", str(ledger), "--run-submitted-code", "--quiet"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1 and len(lines) == 4
+    assert lines[0].startswith(f"{scripted}: reproduced by script {url} (225 queries to depth 100"), lines[0]
+    assert lines[1] == (f"{others['swapped']}: not reproduced by script {url}: query '1' rank 1: the result has "
+                        f"{_first_doc(scripted)!r}, the re-run {_tenth_doc(scripted)!r}")
+    assert lines[2] == (f"{others['failing']}: not reproduced by script {url}: the script's command "
+                        "'python3 rank.py {data} {run}' failed (exit status 1): no index found: run setup first")
+    assert lines[3] == (f"{others['unpushed']}: not reproduced by script {url}: commit {commits['unpushed']} is not "
+                        f"in {url} (moved or removed from its history?); declare a commit the repository holds")
+    record = read_record(record_path(ledger, "org/overlap", "classic/cranfield"))
+    assert (record.artifact.repository, record.artifact.commit) == (url, commits["honest"])
+    assert [p.relative_to(ledger).as_posix() for p in ledger.rglob("*.json")] == [
+        "org__overlap/classic__cranfield.json"]
+    # without --run-submitted-code (a push to main in the workflow) the submitter's code is not run: skipped, exit 0
+    assert main(["reproduce", str(others["swapped"]), "--quiet"]) == 0
+    assert capsys.readouterr().out == (f"{others['swapped']}: skipped: script {url} runs the submitter's code; a "
+                                       "maintainer reproduces it on request (--run-submitted-code)\n")
+
+
+def _ranking(path: Path) -> list:
+    return next(iter(expand_result(read_result(path))["run"]["rankings"].items()))
+
+
+def _first_doc(path: Path) -> str:
+    query, ranking = _ranking(path)
+    assert query == "1"
+    return ranking[0][0]
+
+
+def _tenth_doc(path: Path) -> str:
+    return _ranking(path)[1][9][0]
+
+
+@pytest.mark.parametrize(("image", "said"), [
+    ("ghcr.io/org/model:latest", "pinned by its digest"),
+    ("ghcr.io/org/model:v1@sha256:" + "a" * 64, "pinned by its digest"),  # a tag beside the digest could mislead
+    ("ghcr.io/org/model@sha256:" + "a" * 63, "pinned by its digest"),
+])
+def test_a_container_must_be_pinned_by_digest(scripted, image, said):
+    data = expand_result(read_result(scripted))
+    data["model"]["artifact"] = {"image": image, "command": ["rank", "{data}", "{run}"]}
+    with pytest.raises(ResultValidationError, match=said) as error:
+        parse_result(data)
+    assert "model.artifact" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_script_commit_must_be_pinned(scripted):
+    data = expand_result(read_result(scripted))
+    data["model"]["artifact"] = {"repository": "https://example.org/x.git", "commit": "main",
+                                 "command": ["run", "{run}"]}
+    with pytest.raises(ResultValidationError, match="full 40-hex-digit id"):
+        parse_result(data)
+
+
+def test_without_a_container_runtime_a_container_says_who_runs_it(scripted, tmp_path, capsys, monkeypatch):
+    data = expand_result(read_result(scripted))
+    image = "ghcr.io/org/model@sha256:" + "b" * 64
+    data["model"]["artifact"] = {"image": image, "command": ["rank", "{data}", "{run}"]}
+    path = write_result(parse_result(data), tmp_path / "org__overlap" / "classic__cranfield.json")
+    assert json.loads(path.read_text())["model"]["artifact"]["image"] == image
+    monkeypatch.setenv("PATH", str(tmp_path / "no-runtime"))  # neither docker nor podman to be found
+    code = main(["reproduce", str(path), "--data-dir", f"classic/cranfield={CRANFIELD}", "--run-submitted-code",
+                 "--quiet"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1 and lines == [
+        f"{path}: the container {image} needs a container runtime (docker or podman with its daemon), which this "
+        "machine lacks; the maintainers' reproduce workflow runs it (docs/reproduction.md)"]
