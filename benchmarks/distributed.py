@@ -12,8 +12,9 @@ each size (benchmarks/corpus_memory.py's): each model of `--models` with `--engi
 7,000 queries, top 1,000 (`--queries`, `--top-k`). Reported: the driver's peak RSS (os.wait4, exact), each worker
 node's peak RSS (the sum over its worker processes, sampled every 0.1 s: a shorter peak can be missed),
 throughput per worker, and the local engine's peak RSS on the same corpus (same queries) as the peer, whose
-per-query values the Ray run must equal. `--baseline DIR` (a checkout of other code, its C extensions built)
-runs that code's Ray driver too, on a cluster of its own whose workers import it, in the same invocation.
+per-query values, stored ranking and score samples the Ray run must equal byte for byte. `--baseline DIR` (a
+checkout of other code, its C extensions built) runs that code's Ray driver too, on a cluster of its own whose
+workers import it, in the same invocation.
 
     python benchmarks/distributed.py --scale 100000,1000000 [--models "bm25;dense:all-MiniLM-L6-v2"] [--baseline DIR]
 """
@@ -114,6 +115,11 @@ def start_cluster(code: Path):
     return cluster, raylets
 
 
+def _compared(result: dict) -> dict:
+    """What a Ray result must equal in the local engine's: per-query values, the stored ranking, score samples."""
+    return {key: result.get(key) for key in ("per_query", "run", "score_samples")}
+
+
 def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baseline: Path | None) -> None:
     """Driver and per-node peak memory on a two-worker-node cluster, against the local engine, for each model
     and corpus size; with `baseline` (a checkout of other code) its Ray driver too, on a cluster of its own."""
@@ -125,7 +131,7 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
     codes = [("this", ROOT)] + ([("baseline", baseline.resolve())] if baseline else [])
     print(f"{queries:,} queries, top {top_k:,}\n")
     print("| model | passages | engine | wall s | driver peak RSS GiB | worker node peak RSS GiB | "
-          "index docs/s per worker | queries/s | per-query values equal to local |")
+          "index docs/s per worker | queries/s | per-query values, ranking, samples equal to local |")
     print("|---|---|---|---|---|---|---|---|---|")
     drivers: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as work:
@@ -139,7 +145,7 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
                            f"local:{folder}", "--top-k", str(top_k), "--quiet", "--force", "--out", str(out)]
                 wall, _, peak = measured(command, env)
                 local = json.loads(out.read_text())
-                locals_[model, num_docs] = (command, local["per_query"])
+                locals_[model, num_docs] = (command, _compared(local))
                 timings = local["provenance"]["timings"]
                 print(f"| {model} | {num_docs:,} | local | {wall:.1f} | {peak:.2f} | – | "
                       f"{timings['encode_docs_per_s']:,.0f} | {timings['queries_per_s']:,.0f} | – |", flush=True)
@@ -158,7 +164,7 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
                     sampler.join()
                     result = json.loads(out.read_text())
                     timings = result["provenance"]["timings"]
-                    same = result["per_query"] == per_query
+                    same = _compared(result) == per_query
                     nodes_gib = " / ".join(f"{peak_bytes / 2**30:.2f}" for peak_bytes in sampler.peaks.values())
                     print(f"| {model} | {num_docs:,} | ray, 2 worker nodes ({label}) | {wall:.1f} | {peak:.2f} | "
                           f"{nodes_gib} | {timings['encode_docs_per_s'] / 2:,.0f} | {timings['queries_per_s']:,.0f} | "

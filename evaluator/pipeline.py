@@ -16,6 +16,7 @@ from evaluator.errors import IrboardError
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import PAD, UNJUDGED, rank_arrays
 from evaluator.progress import bars_enabled, step
+from evaluator.result import Run
 
 
 def retrieve(model, corpus_docs, query_texts, top_k: int, timings: dict[str, float], cache=None, spill_dir=None):
@@ -58,14 +59,16 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
                      keep_below: bool = False, depth: int = MIN_RUN_DEPTH, top_k: int | None = None,
                      block: int = 512):
     """Put search output into trec_eval order and join it with the qrels (vectorised), `block` queries at a
-    time so that the scratch arrays stay small at top-1000: the ranked run, each query's top `depth` entries,
-    and (with `keep_below`, else None) the judged entries below them. `corpus` gives the documents' positions
+    time so that the scratch arrays stay small at top-1000: the ranked run, each query's top `depth` entries as a
+    `Run` (arrays, rows aligned with the qrels' queries: no Python list per query), and (with `keep_below`, else
+    None) the judged entries below them. `corpus` gives the documents' positions
     (`positions_of`), their ids (`take_ids`) and keys that sort like the ids (`keys_of`, for ties): a `Corpus`,
     or on Ray its `IdsOnDemand`, which holds no list of ids; `top_k`: the most a ranking keeps (one more is searched where
     the query's own document may be dropped)."""
     from evaluator.metrics import RankedRun
 
     n_queries, k = positions.shape
+    block = getattr(positions, "rows_per_piece", block)  # Ray's top-k comes in pieces: one read a block
     row_of = {q: i for i, q in enumerate(qrels.query_ids)}
     rows = np.array([row_of[q] for q in query_ids], dtype=np.int64)
     position_of = corpus.positions_of()
@@ -87,7 +90,7 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
     width = max(min(k, top_k) if top_k is not None else k, 1)
     matrix = np.full((len(qrels.query_ids), width), PAD, dtype=np.int32)
     lengths = np.zeros(len(qrels.query_ids), dtype=np.int64)
-    top: dict[str, list[tuple[str, float]]] = {}
+    top_rows, top_lengths, top_positions, top_scores = [], [], [], []  # each block's first `depth` hits
     below_rows: dict[int, list[tuple[int, str, float]]] = {}
     for first in range(0, n_queries, block):
         last = min(first + block, n_queries)
@@ -115,10 +118,10 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
         ends = np.minimum(starts[:-1] + depth, starts[:-1] + part_lengths)
         wanted = np.concatenate([np.arange(lo, hi) for lo, hi in zip(starts[:-1].tolist(), ends.tolist(), strict=True)]
                                 or [np.zeros(0, np.int64)]).astype(np.int64)
-        top_ids = iter(corpus.take_ids(sorted_positions[wanted]))
-        for i, query_id in enumerate(query_ids[first:last]):
-            if ends[i] > starts[i]:
-                top[query_id] = [(next(top_ids), s) for s in sorted_scores[starts[i]:ends[i]].tolist()]
+        top_rows.append(block_rows)
+        top_lengths.append(ends - starts[:-1])
+        top_positions.append(sorted_positions[wanted].astype(np.int64))
+        top_scores.append(sorted_scores[wanted])
         if keep_below:  # the judged entries ranked below the depth: (local row, 0-based rank) of each
             local_rows, ranks = np.nonzero((part[:, depth:] != UNJUDGED) & (part[:, depth:] != PAD))
             ranks += depth
@@ -132,7 +135,25 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
     if keep_below:
         below = Below.from_entries(lengths.tolist(), [below_rows.get(row, []) for row in range(len(qrels.query_ids))])
     return (RankedRun(qrels.query_ids, np.ascontiguousarray(matrix[:, :max(used, 1)]), lengths),
-            {q: top[q] for q in qrels.query_ids if q in top}, below)
+            _top_run(corpus, len(qrels.query_ids), depth, top_rows, top_lengths, top_positions, top_scores), below)
+
+
+def _top_run(corpus, num_queries: int, depth: int, rows, lengths, positions, scores):
+    """The `Run` of the blocks' top hits (each block: its qrels rows, each row's count, the hits' positions and
+    scores in rank order): rows in qrels order, the ids read once per distinct document and sorted."""
+    rows = np.concatenate(rows or [np.zeros(0, np.int64)])
+    lengths = np.concatenate(lengths or [np.zeros(0, np.int64)]).astype(np.int64)
+    order = np.argsort(np.repeat(rows, lengths), kind="stable")  # entries in row order, ranks kept within a row
+    positions = np.concatenate(positions or [np.zeros(0, np.int64)])[order]
+    scores = np.concatenate(scores or [np.zeros(0)]).astype(np.float64)[order]
+    per_row = np.zeros(num_queries, np.int64)
+    per_row[rows] = lengths
+    unique, inverse = np.unique(positions, return_inverse=True)
+    ids = corpus.take_ids(unique)
+    by_id = sorted(range(len(ids)), key=ids.__getitem__)  # code point order, as `Run` keeps its ids
+    rank = np.empty(len(ids), np.int64)
+    rank[by_id] = np.arange(len(ids))
+    return Run(depth, tuple(ids[i] for i in by_id), per_row, rank[inverse.reshape(-1)], scores)
 
 
 def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str | Path | None = None,
@@ -194,14 +215,20 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
                                    + (query_ids if spec.ignore_identical_ids else []))
     # the samples first: then the index and the queries go before ranking's scratch arrays come
     with step("sampling score distributions", timings, "score_samples_s"):
-        samples = collect_samples(index, queries, query_ids, ids.positions_of(), dataset.qrels)
+        if engine == "ray":  # on a worker: only the fitted samples reach the driver
+            samples = index.on_a_worker(collect_samples, queries, query_ids, ids.positions_of(), dataset.qrels)
+        else:
+            samples = collect_samples(index, queries, query_ids, ids.positions_of(), dataset.qrels)
     index_bytes = int(index.nbytes)
     del index, queries
+    _release_on_ray(engine)
     with step("ranking and scoring", timings, "metrics_s"):
         ranked, top, below = ranked_from_topk(scores, positions, query_ids, ids, qrels,
                                               spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k),
                                               top_k)
+        top = Run(top.depth, top.doc_ids, top.lengths, top.docs, top.scores, below)
     del scores, positions
+    _release_on_ray(engine)
     info = model.info
     meta = RunMetadata(
         model={"id": info.id, "type": info.type, "revision": info.revision, "parameters": info.parameters,
@@ -218,15 +245,24 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
                            score_samples=samples, below=below)
 
 
+def _release_on_ray(engine: str) -> None:
+    """The Ray driver gives a stage's freed scratch back before the next stage (its peak memory is a goal)."""
+    if engine == "ray":
+        from evaluator.engines.ray_engine import release_freed_memory
+
+        release_freed_memory()
+
+
 def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 1024):
     """Scores of every relevant document and a seeded sample of non-relevant ones per query, scored at those
-    columns only: `block` queries at a time locally (the samples do not depend on it), all queries in one round of
-    shard tasks on Ray."""
+    columns only, `block` queries at a time (on Ray the index's `sample_block`, one round of shard tasks each;
+    the samples do not depend on it): only one block's sample columns exist at once."""
     from evaluator.score_samples import ScoreSampleCollector, fit_to_budget
 
-    collector = ScoreSampleCollector(doc_ids, qrels)
     sharded = hasattr(index, "scores_at")  # each shard scores only the sampled columns it holds
-    step = max(len(query_ids), 1) if sharded else block
+    # on Ray the samples are kept as float32 (the scores' own type, widened when encoded): half the driver's bytes
+    collector = ScoreSampleCollector(doc_ids, qrels, dtype=np.float32 if sharded else np.float64)
+    step = index.sample_block if sharded else block
     for start in range(0, len(query_ids), step):
         ids = query_ids[start:start + step]
         columns = collector.columns_of(ids)
@@ -240,6 +276,7 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 1024
             nonrelevant = [v[len(c.relevant):] for v, c in zip(values, columns, strict=True)]
             nonfinite = counts.tolist()
         collector.add_scores_of(ids, columns, relevant, nonrelevant, nonfinite)
+        del columns, relevant, nonrelevant  # before the next block's are made
     return fit_to_budget(collector.result(), sorted(query_ids))
 
 

@@ -2,15 +2,19 @@
 
 Neural models encode with Ray Data `map_batches` over an actor pool (one model replica per actor, a GPU
 per actor when the cluster has GPUs); BM25 counts terms per shard in Ray tasks, each also giving its
-shard's statistics (terms, document frequencies, total length), which the driver adds up (vocabulary in
+shard's statistics (terms, document frequencies, total length), which one task adds up (vocabulary in
 corpus order, document frequencies, average length) without reading any count matrix; a second pass of
-tasks turns each shard's counts into weights. Every query then goes to every shard and the per-shard
+tasks turns each shard's counts into weights, and the queries are encoded on a worker with the vocabulary,
+which never reaches the driver. Every query then goes to every shard and the per-shard
 top-k lists merge exactly (`shards.merge_topk`). Each finished shard is a checkpoint file; a lost worker
 costs only its shard (Ray restarts it) and a rerun reads finished shards instead of computing them.
 Sparse shards search with the corpus-wide largest weight per term as their pruning bound, so every
 shard accumulates a query's terms in the same order as the local index and the float32 scores match;
 SPLADE's idf option reads the document frequencies summed over shards. Score samples are gathered the
-same way: each shard scores the sampled documents it holds, so the driver never loads the index.
+same way, by a task on a worker (`ShardedIndex.on_a_worker`) that makes each block of queries' sample columns,
+has each shard score those it holds and fits the samples to their size budget: the driver never loads the
+index and receives only the fitted samples. The final top-k comes to the driver in pieces of `TOPK_PIECE`
+queries, one held at a time while the ranking reads it.
 The driver sends no documents either: each task reads its shard's range from the corpus's Arrow file
 (`evaluator.datasets.corpus.read_documents`), which the driver copies once to `--cache-dir/corpora/<sha256>.arrow`
 (a folder every node sees, or a `pyarrow.fs` URI), so no worker machine needs a copy of its own. The driver keeps
@@ -60,8 +64,6 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
                  cache_dir=None, workers=None, shards=None):
     """Like `pipeline.retrieve` on Ray: returns (scores (q, k), positions (q, k), index, queries)."""
     resources = connect(address)  # first: a clear error when Ray is not installed
-    import ray
-
     from evaluator.index import cache as encoding_cache
     from evaluator.index import dense as dense_index
 
@@ -78,8 +80,9 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
     source, corpus_sha256 = encoding_cache.shared_corpus(docs.corpus.path, cache_dir)
     store = ShardStore(_root(cache_dir), _key(model, spec, corpus_sha256, len(plan)))
     with step(f"encoding {len(docs)} documents in {len(plan)} shards on Ray", timings, "index_s"):
+        vocabulary = None
         if lexical:
-            phase = _bm25_passes(model_spec, overrides, model, store, plan, source, len(docs))
+            phase, vocabulary = _bm25_passes(model_spec, overrides, model, store, plan, source, len(docs))
         else:
             _encode_with_actors(model_spec, overrides, store, plan, source, workers, gpus, chunk)
             phase = "encoded"
@@ -88,8 +91,8 @@ def ray_retrieve(model_spec, overrides, model, spec, docs, query_texts, top_k, t
             bound, doc_freqs = _corpus_bounds(store, phase, len(plan))
     timings["encode_docs_per_s"] = len(docs) / max(timings["index_s"], 1e-9)
     with step(f"encoding and searching {len(query_texts)} queries on {len(plan)} shards", timings, "search_s"):
-        if lexical:  # BM25's queries need the corpus vocabulary, which the driver holds
-            queries = ray.put(model.encode_queries(query_texts, sp.csr_matrix((0, len(bound)), dtype=np.float32)))
+        if lexical:  # on a worker, with the corpus vocabulary that stays on the cluster
+            queries = _encode_bm25_queries.remote(model_spec, overrides, vocabulary, list(query_texts))
         else:  # on a worker, where the model is: the driver loads no neural model and never holds the queries
             idf = (doc_freqs, len(docs)) if getattr(model, "idf", False) else None
             queries = _encode_queries.options(num_gpus=1 if gpus else 0).remote(
@@ -109,8 +112,8 @@ class RemoteModel:
 
 
 def load_model_info(model_spec: str, overrides: dict[str, str], address: str | None):
-    """The model as the Ray driver holds it: BM25 itself (light, and its queries need the corpus vocabulary the
-    driver gathers), a neural model as a `RemoteModel` loaded on a worker (on a GPU when the cluster has
+    """The model as the Ray driver holds it: BM25 itself (light: its settings; its vocabulary and queries stay on
+    the workers), a neural model as a `RemoteModel` loaded on a worker (on a GPU when the cluster has
     them, as the encoding actors run it), so the driver never imports torch."""
     from evaluator.models import load_model, parse_model_spec
 
@@ -156,13 +159,16 @@ class RemoteQueries:
 
 
 MERGE_WINDOW = 4  # shard results alive at once: running, or finished and waiting to be merged or placed
+SAMPLE_BLOCK = 1024  # queries whose sample columns the driver makes and places at once (one round of shard tasks)
+TOPK_PIECE = 256  # queries a piece of the final top-k holds: the ranking fetches and ranks one piece at a time
 
 
 class ShardedIndex:
     """The shards' indexes as one: every query goes to every shard, each in its own Ray task, so no
     machine ever holds the whole index. The driver stays flat in the number of shards: search results
     merge pairwise in Ray tasks as they finish (`shards.reduce_as_ready`) and the driver fetches only the
-    final top-k; score samples come back shard by shard and are placed as each arrives. At most
+    final top-k, one piece of queries at a time (`TopkPieces`); score samples come back shard by shard, one
+    block of queries at a time, and are placed as each arrives. At most
     `MERGE_WINDOW` shard results are alive at once. `peak_alive` and `peak_held` (shard replies the driver
     held at once) record what a run reached, for the tests."""
 
@@ -173,6 +179,7 @@ class ShardedIndex:
         self.queries = RemoteQueries(queries, 0, num_queries)
         self.nbytes = 0  # known after `search`
         self.peak_alive = self.peak_held = 0
+        self.sample_block = SAMPLE_BLOCK
 
     def _submit(self, task, shard: int, *args):
         start, stop = self.plan[shard]
@@ -188,9 +195,21 @@ class ShardedIndex:
             len(self.plan), lambda a, b: _merge_parts.options(num_cpus=CPUS_PER_ACTOR).remote(a, b, top_k),
             lambda running: ray.wait(running, num_returns=1), MERGE_WINDOW)
         self.peak_alive = max(self.peak_alive, peak)
-        scores, positions, self.nbytes = ray.get(final)
+        count = -(-len(rows) // TOPK_PIECE)
+        *pieces, sizes = _split_topk.options(num_cpus=CPUS_PER_ACTOR, num_returns=count + 1).remote(final, TOPK_PIECE)
+        del final
+        self.nbytes, width = ray.get(sizes)
         self.peak_held = max(self.peak_held, 1)
-        return scores, positions
+        topk = TopkPieces(pieces, TOPK_PIECE, len(rows), width)
+        return topk.rows(0), topk.rows(1)
+
+    def on_a_worker(self, fn, *args):
+        """`fn(self, *args)` run in a task on the cluster and its result fetched: score sampling (`pipeline.
+        collect_samples`: every query's columns, scores and the fit to the size budget) keeps its per-query state
+        on a worker, which drives the shard tasks, and the driver receives only the fitted samples."""
+        import ray
+
+        return ray.get(_on_a_worker.options(num_cpus=CPUS_PER_ACTOR).remote(fn, self, *args))
 
     def scores_at(self, queries: RemoteQueries, columns) -> list[tuple[np.ndarray, np.ndarray, int]]:
         """For each query of `queries`, (scores at columns.relevant, scores at columns.nonrelevant, non-finite
@@ -223,6 +242,71 @@ class ShardedIndex:
         """One task a shard, at most MERGE_WINDOW running; each reply is fetched when it is ready, placed, and
         let go before the next is fetched."""
         stream_replies(submit, len(self.plan), place, self)
+
+
+class TopkPieces:
+    """The final top-k (scores, positions) as objects of `piece` queries each on the cluster; `rows(0)` and
+    `rows(1)` read like the scores and positions arrays (`shape`, row slices), fetching a piece when its rows are
+    asked for and letting the previous one go: the driver never holds every query's top-k at once. A piece is
+    fetched once (rows are read in order) and its object released then, so that the next takes its place in the
+    object store's memory rather than new pages."""
+
+    def __init__(self, refs: list, piece: int, num_queries: int, width: int):
+        self.refs, self.piece, self.num_queries, self.width = list(refs), piece, num_queries, width
+        self.held: tuple[int, tuple] | None = None  # (piece number, its arrays)
+        self.fetched = 0
+
+    def _piece(self, number: int) -> tuple:
+        import ray
+
+        if self.held is None or self.held[0] != number:
+            self.held = None  # the previous piece goes before the next comes
+            ref, self.refs[number] = self.refs[number], None
+            if ref is None:
+                raise RuntimeError(f"top-k piece {number} was read already: the rows are read once, in order")
+            self.held = (number, ray.get(ref))
+            self.fetched += 1
+        return self.held[1]
+
+    def rows(self, which: int) -> _TopkRows:
+        return _TopkRows(self, which)
+
+
+class _TopkRows:
+    """One of the top-k's arrays (0: scores, 1: positions), read by row slices."""
+
+    def __init__(self, pieces: TopkPieces, which: int):
+        self.pieces, self.which = pieces, which
+        self.rows_per_piece = pieces.piece
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.pieces.num_queries, self.pieces.width
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, step = rows.indices(self.pieces.num_queries)
+        if step != 1:
+            raise ValueError("the top-k is read by contiguous row slices")
+        size, parts = self.pieces.piece, []
+        for number in range(start // size, -(-stop // size)):
+            first = number * size
+            part = self.pieces._piece(number)[self.which][max(start - first, 0):stop - first]
+            parts.append(part if stop - start <= size else part.copy())  # a copy lets its piece go
+        return parts[0] if len(parts) == 1 else np.concatenate(parts or [np.zeros((0, self.shape[1]))])
+
+
+def release_freed_memory() -> None:
+    """Give the heap's freed pages back to the system (glibc's `malloc_trim`; elsewhere nothing): between the
+    driver's stages, so that one stage's freed scratch (small arrays and strings, which the heap otherwise keeps,
+    fragmented) is not counted again under the next stage's."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def stream_replies(submit, count: int, place, record=None) -> None:
@@ -329,25 +413,40 @@ class _ShardEncoder:
         return {"shard": batch["shard"]}
 
 
-def _bm25_passes(model_spec, overrides, model, store, plan, source, num_docs) -> str:
+def _bm25_passes(model_spec, overrides, model, store, plan, source, num_docs):
     """First pass: each task counts its shard's terms and checkpoints them with the shard's statistics (its
-    terms in order of first appearance, their document frequencies, its total length). The driver only adds
-    these small vectors up: no count matrix reaches it. Second pass: each task weighs its shard with the
-    corpus-wide statistics. Returns the phase holding the weights."""
+    terms in order of first appearance, their document frequencies, its total length). A task adds these
+    small vectors up into the corpus-wide statistics and vocabulary, which stay on the cluster: the driver
+    holds neither the vocabulary nor any count matrix. Second pass: each task weighs its shard with the
+    corpus-wide statistics. Returns the phase holding the weights, and the vocabulary (an object on the cluster,
+    which the queries are encoded with on a worker)."""
     import ray
 
     count = _remote(_count_shard)
     ray.get([count.remote(store, model_spec, overrides, s, source, a, b) for s, (a, b) in enumerate(plan)
              if store.file("counts", s) is None])
-    vocabulary, global_ids, df, avg_length = corpus_statistics(
-        (store.read_extra("counts", s) for s in range(len(plan))), num_docs)
-    model.vocabulary = vocabulary  # the queries map onto the corpus vocabulary
-    stats = ray.put({"df": df, "n": num_docs, "avg": avg_length, "k1": model.k1, "b": model.b,
-                     "lucene": model.norms == "lucene", "size": len(vocabulary)})
+    weighting = {"n": num_docs, "k1": model.k1, "b": model.b, "lucene": model.norms == "lucene"}
+    vocabulary, stats = _bm25_statistics.options(num_returns=2).remote(store, len(plan), weighting)
     weigh = _remote(_weigh_shard)
-    ray.get([weigh.remote(store, s, global_ids[s], stats) for s in range(len(plan))
-             if store.file("weights", s) is None])
-    return "weights"
+    ray.get([weigh.remote(store, s, stats) for s in range(len(plan)) if store.file("weights", s) is None])
+    return "weights", vocabulary
+
+
+def _bm25_statistics_of(store, num_shards, weighting):
+    """(the corpus vocabulary, what weighing a shard needs: each shard's global term ids and the corpus-wide
+    statistics), from the shards' count checkpoints in corpus order."""
+    vocabulary, global_ids, df, avg_length = corpus_statistics(
+        (store.read_extra("counts", s) for s in range(num_shards)), weighting["n"])
+    return vocabulary, {**weighting, "global_ids": global_ids, "df": df, "avg": avg_length, "size": len(vocabulary)}
+
+
+def _bm25_queries_of(model_spec, overrides, vocabulary, texts):
+    """BM25's query term counts over the corpus vocabulary."""
+    from evaluator.models import load_model
+
+    model = load_model(model_spec, **overrides)
+    model.vocabulary = vocabulary
+    return model.encode_queries(texts, sp.csr_matrix((0, len(vocabulary)), dtype=np.float32))
 
 
 def _count_shard(store, model_spec, overrides, shard, source, start, stop):
@@ -359,8 +458,8 @@ def _count_shard(store, model_spec, overrides, shard, source, start, stop):
     store.write("counts", shard, counts, extra=shard_statistics(counts, terms))
 
 
-def _weigh_shard(store, shard, global_ids, stats):
-    counts = remap_columns(store.read("counts", shard), global_ids, stats["size"])
+def _weigh_shard(store, shard, stats):
+    counts = remap_columns(store.read("counts", shard), stats["global_ids"][shard], stats["size"])
     store.write("weights", shard, bm25_shard_weights(counts, stats["df"], stats["n"], stats["avg"], stats["k1"],
                                                      stats["b"], stats["lucene"]))
 
@@ -403,9 +502,23 @@ def _search_of(store, phase, shard, start, stop, bound, block_size, queries, fir
 
 
 def _merge_of(a, b, top_k):
-    """Two (scores, positions, index bytes) parts merged into the exact top-k, their index bytes added."""
+    """Two (scores, positions, index bytes) parts merged into the exact top-k, their index bytes added; positions
+    as int32 where they fit (half the bytes the driver maps)."""
     scores, positions = merge_topk([a[:2], b[:2]], top_k)
+    if positions.size and int(positions.max()) < 2**31:
+        positions = positions.astype(np.int32)
     return scores, positions, a[2] + b[2]
+
+
+def _call(fn, *args):
+    return fn(*args)
+
+
+def _split_of(part, piece):
+    """The final (scores, positions, index bytes) as pieces of `piece` queries, then (index bytes, k)."""
+    scores, positions, nbytes = part
+    return (*[(scores[i:i + piece].copy(), positions[i:i + piece].copy()) for i in range(0, len(scores), piece)],
+            (nbytes, scores.shape[1]))
 
 
 def _sample_of(store, phase, shard, start, stop, bound, block_size, queries, first, last, wanted):
@@ -425,8 +538,12 @@ _shard_statistics = _Lazy(_statistics_of)
 _search_shard = _Lazy(_search_of)
 _sample_shard = _Lazy(_sample_of)
 _merge_parts = _Lazy(_merge_of)
+_split_topk = _Lazy(_split_of)
+_on_a_worker = _Lazy(_call)
 _model_info = _Lazy(_model_info_of)
 _encode_queries = _Lazy(_queries_of)
+_bm25_statistics = _Lazy(_bm25_statistics_of)
+_encode_bm25_queries = _Lazy(_bm25_queries_of)
 
 
 def _root(cache_dir):

@@ -139,6 +139,7 @@ def test_ranking_from_ids_read_on_demand_equals_the_lookup_tables(tmp_path):
     from evaluator.metrics import Qrels
     from evaluator.metrics.ranking import rank_run
     from evaluator.pipeline import ranked_from_topk
+    from evaluator.result import Run
 
     ids = ["b", "a10", "a9", "q1", "Z", "a1", "é", "q2", "c", "a"] + [f"x{i}" for i in range(5000)]  # two batches
     path = tmp_path / "corpus.jsonl"
@@ -160,7 +161,8 @@ def test_ranking_from_ids_read_on_demand_equals_the_lookup_tables(tmp_path):
     got = ranked_from_topk(scores, positions, query_ids, on_demand, qrels, True, True, depth=5, top_k=35, block=2)
     expected = ranked_from_topk(scores, positions, query_ids, corpus, qrels, True, True, depth=5, top_k=35, block=2)
     assert got[0].labels.tolist() == expected[0].labels.tolist() and got[0].lengths.tolist() == expected[0].lengths.tolist()
-    assert got[1] == expected[1]
+    for field in ("doc_ids", "lengths", "docs", "scores"):  # the stored tops, as arrays
+        assert np.array_equal(np.asarray(getattr(got[1], field)), np.asarray(getattr(expected[1], field)))
     assert got[2].doc_ids == expected[2].doc_ids and got[2].ranks.tolist() == expected[2].ranks.tolist()
     run = {q: {ids[int(p)]: float(s) for p, s in zip(positions[i], scores[i], strict=True) if p >= 0}
            for i, q in enumerate(query_ids)}
@@ -168,3 +170,9 @@ def test_ranking_from_ids_read_on_demand_equals_the_lookup_tables(tmp_path):
     width = got[0].labels.shape[1]
     assert got[0].labels.tolist() == reference.labels[:, :width].tolist()
     assert got[0].lengths.tolist() == np.minimum(reference.lengths, 35).tolist()
+    # the stored tops: each query's first 5 in trec_eval order (score, then id bytes, descending), less its own
+    tops = {q: [(d, s) for d, s in sorted(run[q].items(), key=lambda item: (item[1], item[0].encode()), reverse=True)
+                if d != q][:5] for q in query_ids}
+    stored = Run.from_rankings(qrels.query_ids, tops, 5)
+    assert got[1].doc_ids == stored.doc_ids and got[1].docs.tolist() == stored.docs.tolist()
+    assert got[1].lengths.tolist() == stored.lengths.tolist() and got[1].scores.tolist() == stored.scores.tolist()

@@ -280,6 +280,12 @@ class _CountingGet:
         return value
 
 
+def _sample_in_this_process(monkeypatch):
+    """Score sampling as a worker runs it (`ShardedIndex.on_a_worker`), here in the test's process, so that what it
+    holds and fetches can be counted; the other tests run it on a worker."""
+    monkeypatch.setattr(ray_engine.ShardedIndex, "on_a_worker", lambda self, fn, *args: fn(self, *args))
+
+
 @pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
 def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_ray, small_scifact, tmp_path,
                                                                      monkeypatch):
@@ -297,6 +303,7 @@ def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_
 
     monkeypatch.setattr(ray_engine, "ShardedIndex", Recording)
     monkeypatch.setattr(ray_engine, "MERGE_WINDOW", 2)
+    _sample_in_this_process(monkeypatch)
     counting = _CountingGet(ray.get)
     monkeypatch.setattr(ray, "get", counting)
     distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=9)
@@ -305,5 +312,48 @@ def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_
     assert index.peak_alive <= 2  # shard results running or awaiting a merge
     assert counting.fetched >= 9  # the sample replies and the final top-k came through ray.get, one by one
     assert counting.peak <= 2  # the final top-k and one reply
+    _assert_same(distributed, local)
+    assert _stored_samples(distributed) == _stored_samples(local)
+
+
+def test_sample_columns_and_the_top_k_come_one_block_at_a_time(local_ray, small_scifact, tmp_path, monkeypatch):
+    """The driver makes the sample columns of one block of queries at a time, each block one round of shard
+    tasks, the collector keeping float32 scores: never all 20 queries' columns alive at once (the driver that
+    made every query's columns first held 20). The final top-k comes back in pieces of 6 queries, one held at a
+    time. The stored samples and rankings are the local engine's, byte for byte."""
+    from evaluator import score_samples
+
+    local = _evaluate("bm25", small_scifact, tmp_path / "local", "local")
+    monkeypatch.setattr(ray_engine, "SAMPLE_BLOCK", 6)
+    monkeypatch.setattr(ray_engine, "TOPK_PIECE", 6)
+    pieces = []
+
+    class Recording(ray_engine.TopkPieces):
+        def __init__(self, *args):
+            super().__init__(*args)
+            pieces.append(self)
+
+    monkeypatch.setattr(ray_engine, "TopkPieces", Recording)
+    counting = _CountingGet(ray.get)
+    monkeypatch.setattr(ray, "get", counting)
+    alive, peak, real = set(), [0], score_samples.ScoreSampleCollector.columns_of
+
+    def columns_of(self, query_ids):
+        made = real(self, query_ids)
+        for one in made:
+            token = object()
+            alive.add(token)
+            weakref.finalize(one, alive.discard, token)
+        peak[0] = max(peak[0], len(alive))
+        return made
+
+    monkeypatch.setattr(score_samples.ScoreSampleCollector, "columns_of", columns_of)
+    _sample_in_this_process(monkeypatch)
+    distributed = _evaluate("bm25", small_scifact, tmp_path / "ray", "ray", workers=2, shards=3)
+    assert 0 < peak[0] <= 6
+    (topk,) = pieces
+    assert len(topk.refs) == 4 and topk.fetched == 4  # 20 queries in pieces of 6, each fetched once
+    assert counting.peak <= 2  # a piece of the top-k or a shard's sample reply, and the one being fetched
+    assert {q.nonrelevant.dtype for q in distributed.score_samples.queries.values()} == {np.dtype(np.float32)}
     _assert_same(distributed, local)
     assert _stored_samples(distributed) == _stored_samples(local)

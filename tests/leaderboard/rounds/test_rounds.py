@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -54,7 +54,7 @@ seed: 20270101
 RUN_DEPTH = 20
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rankings(folder: str) -> dict[str, list[tuple[str, float]]]:
     result = read_result(ROOT / "results" / folder / "beir__scifact.json")
     run = result.run
