@@ -181,3 +181,53 @@ def test_without_a_container_runtime_a_container_says_who_runs_it(scripted, tmp_
     assert code == 1 and lines == [
         f"{path}: the container {image} needs a container runtime (docker or podman with its daemon), which this "
         "machine lacks; the maintainers' reproduce workflow runs it (docs/reproduction.md)"]
+
+
+# A stand-in for `docker`, since this machine runs no container daemon: it answers `info`, checks the options
+# irboard passes (no network, read-only data), maps the two mounts and runs the image's "entry point" (a script
+# named by the image's digest in images.json beside it). What it tests is irboard's side of the contract.
+FAKE_DOCKER = '''import json, pathlib, subprocess, sys
+args = sys.argv[1:]
+if args == ["info"]:
+    sys.exit(0)
+assert args[:6] == ["run", "--rm", "--network", "none", "--pull", "missing"], args
+mounts, rest = {}, args[6:]
+while rest[0] == "-v":
+    host, inside, *mode = rest[1].split(":")
+    assert inside != "/data" or mode == ["ro"], rest[1]
+    mounts[inside], rest = host, rest[2:]
+images = json.loads((pathlib.Path(__file__).parent / "images.json").read_text())
+outside = [next((mounts[m] + a[len(m):] for m in mounts if a.startswith(m)), a) for a in rest[2:]]  # rest[1]: the program
+sys.exit(subprocess.call([sys.executable, images[rest[0]], *outside]))
+'''
+
+
+def test_a_container_at_its_digest_reproduces_through_the_runtime(served, scripted, tmp_path, capsys, monkeypatch):
+    _, commits, work = served
+    runtime = tmp_path / "bin"
+    runtime.mkdir()
+    images = {}
+    for name, digest in (("honest", "c" * 64), ("swapped", "d" * 64)):
+        entry = tmp_path / f"{name}.py"
+        _git(work, "checkout", "-q", commits[name])
+        entry.write_text((work / "rank.py").read_text())
+        images[f"ghcr.io/org/overlap@sha256:{digest}"] = str(entry)
+    (runtime / "images.json").write_text(json.dumps(images))
+    (runtime / "docker").write_text(f"#!{sys.executable}\n" + FAKE_DOCKER)
+    (runtime / "docker").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{runtime}:/usr/bin:/bin")
+    paths = []
+    for image in images:
+        data = expand_result(read_result(scripted))
+        data["model"]["artifact"] = {"image": image, "command": ["rank", "{data}", "{run}"]}
+        paths.append(write_result(parse_result(data), tmp_path / image[-3:] / "classic__cranfield.json"))
+    ledger = tmp_path / "ledger"
+    code = main(["reproduce", *map(str, paths), "--data-dir", f"classic/cranfield={CRANFIELD}", "--ledger",
+                 str(ledger), "--run-submitted-code", "--quiet"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1 and len(lines) == 2
+    assert lines[0].startswith(f"{paths[0]}: reproduced by container ghcr.io/org/overlap (225 queries"), lines[0]
+    assert lines[1] == (f"{paths[1]}: not reproduced by container ghcr.io/org/overlap: query '1' rank 1: the result "
+                        f"has {_first_doc(scripted)!r}, the re-run {_tenth_doc(scripted)!r}")
+    record = read_record(record_path(ledger, "org/overlap", "classic/cranfield"))
+    assert record.artifact.image == next(iter(images))
