@@ -168,6 +168,20 @@ class GroupScore:
     band: int = 0  # tie band of the group mean (ranks.tie_bands), 1 = tied with the best; 0 when not ranked
 
 
+def dataset_differences(boards: dict[str, DatasetBoard], dataset_ids, model_ids: list[str]) -> tuple[list, list, list]:
+    """Per dataset: the (models, models) differences of the models' means, the variances of their per-query
+    differences and the number of queries (what ranks.group_differences combines into a group's tests)."""
+    diffs, variances, queries = [], [], []
+    for dataset_id in dataset_ids:
+        board = boards[dataset_id]
+        rows = [board.position[model_id] for model_id in model_ids]
+        means = board.means[rows]
+        diffs.append(means[:, None] - means[None, :])
+        variances.append(np.square(board.diff_sd[np.ix_(rows, rows)].astype(np.float64)))
+        queries.append(board.scores.shape[1])
+    return diffs, variances, queries
+
+
 @dataclass(frozen=True, eq=False)
 class GroupBoard:
     name: str
@@ -456,15 +470,7 @@ class _GroupAccumulator:
         return group_difference_pvalues(*self._differences(boards, model_ids))
 
     def _differences(self, boards: dict[str, DatasetBoard], model_ids: list[str]) -> tuple[list, list, list, list]:
-        diffs, variances, queries = [], [], []
-        for dataset_id in self.dataset_ids:
-            board = boards[dataset_id]
-            rows = [board.position[model_id] for model_id in model_ids]
-            means = board.means[rows]
-            diffs.append(means[:, None] - means[None, :])
-            variances.append(np.square(board.diff_sd[np.ix_(rows, rows)].astype(np.float64)))
-            queries.append(board.scores.shape[1])
-        return diffs, variances, queries, [self.weights[d] for d in self.dataset_ids]
+        return (*dataset_differences(boards, self.dataset_ids, model_ids), [self.weights[d] for d in self.dataset_ids])
 
     def score_ci(self, boards: dict[str, DatasetBoard], model_ids: list[str], means: np.ndarray) -> np.ndarray:
         """Score intervals of the models' group means: the variance of a weighted mean of independent datasets'

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard.analysis.aggregate import DatasetBoard, GroupBoard, Leaderboard
+from leaderboard.analysis.aggregate import DatasetBoard, GroupBoard, Leaderboard, dataset_differences
 from leaderboard.analysis.ranks import beat_sizes, best_among, group_differences
 
 
@@ -32,15 +32,7 @@ def group_sizes(board: Leaderboard, group: GroupBoard) -> tuple[list[str], np.nd
     if not ids:
         return ids, np.zeros(0), np.zeros((0, 0), dtype=np.int64)
     boards = {d.info.id: d for d in board.datasets}
-    diffs, variances, queries = [], [], []
-    for dataset_id in group.dataset_ids:
-        dataset = boards[dataset_id]
-        rows = [dataset.position[model_id] for model_id in ids]
-        means = dataset.means[rows]
-        diffs.append(means[:, None] - means[None, :])
-        variances.append(np.square(dataset.diff_sd[np.ix_(rows, rows)].astype(np.float64)))
-        queries.append(dataset.scores.shape[1])
-    total, variance, df = group_differences(diffs, variances, queries, group.weights)
+    total, variance, df = group_differences(*dataset_differences(boards, group.dataset_ids, ids), group.weights)
     means = np.array([group.scores[model_id].mean for model_id in ids])
     return ids, means, beat_sizes(total, np.sqrt(variance), df, board.settings.tests.alpha)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
+from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard, dataset_differences
 from leaderboard.analysis.ranks import beat_sizes, best_among, best_set, group_differences
 from leaderboard.submissions.load import load_results
 from leaderboard.web import best_data, pages
@@ -31,15 +31,7 @@ def _group(board, name):
 def _group_tests(board, group, ids):
     """The differences, standard errors and degrees of freedom of the group means of `ids`, pair by pair."""
     boards = {d.info.id: d for d in board.datasets}
-    diffs, variances, queries = [], [], []
-    for dataset_id in group.dataset_ids:
-        dataset = boards[dataset_id]
-        rows = [dataset.position[model_id] for model_id in ids]
-        means = dataset.means[rows]
-        diffs.append(means[:, None] - means[None, :])
-        variances.append(np.square(dataset.diff_sd[np.ix_(rows, rows)].astype(np.float64)))
-        queries.append(dataset.scores.shape[1])
-    total, variance, df = group_differences(diffs, variances, queries, group.weights)
+    total, variance, df = group_differences(*dataset_differences(boards, group.dataset_ids, ids), group.weights)
     return np.array([group.scores[m].mean for m in ids]), total, np.sqrt(variance), df
 
 
