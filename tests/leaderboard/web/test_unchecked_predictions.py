@@ -96,11 +96,12 @@ def test_home_column_marks_a_mean_that_holds_an_unchecked_prediction(site):
     home = {row["model_id"]: row for row in json.loads((out / "downloads" / "leaderboard.json").read_text())["rows"]}
     mean = home[FULL][f"{COLUMN_LABEL}, {DEFAULT_GROWTH} growth, mean over all 10 datasets"]
     assert mean is not None and COLUMN_LABEL in home[FULL]["unverified"]
-    assert _cell(html, mean).startswith(MARK)
+    cell = _cell(html, mean)  # the prediction, its error, then the mark: "27.36 ±0.75*"
+    assert "</small>" + MARK in cell and cell.index("±") < cell.index(MARK)
     script = (out / "data" / "board.js").read_text()
     data = json.loads(script[script.index("d.board = ") + len("d.board = "):script.index(";\n}")])
     (row,) = [row for row in data["rows"] if row[0] == FULL]
-    assert row[8] == [f"{100 * mean:.2f}*", 0]
+    assert row[8] == [f"{100 * mean:.2f}*", 0, re.search(r"±([0-9.]+)<", cell)[1]]  # the same error as the cell
     marked = [row[0] for row in data["rows"] if row[8] and row[8][0].endswith("*")]
     assert marked == [FULL]  # the partial model has no mean, the others only checked predictions
 
