@@ -10,10 +10,7 @@ with its traceback.
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import json
-import logging
 import shutil
 import zlib
 from functools import lru_cache
@@ -24,9 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaluator.result import read_result
-from leaderboard.cli import main
 from tests.conftest import make_scifact_result
-from tests.leaderboard.test_hostile import NEW_MODEL, write_results
+from tests.leaderboard.test_hostile import NEW_MODEL, irboard, write_results
 
 pytestmark = pytest.mark.slow  # excluded from `make check`
 
@@ -89,18 +85,8 @@ def raw_results(draw) -> bytes:
 
 def run_cli(*argv) -> tuple[int, list[str]]:
     """`irboard ARGV` in-process: (exit code, stderr lines, logging included)."""
-    stderr = io.StringIO()
-    root = logging.getLogger()
-    saved = root.handlers[:]
-    handler = logging.StreamHandler(stderr)
-    handler.setFormatter(logging.Formatter("irboard: %(message)s"))
-    root.handlers = [handler]
-    try:
-        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-            code = main([str(arg) for arg in argv])
-    finally:
-        root.handlers = saved
-    return code, stderr.getvalue().splitlines()
+    done = irboard(*argv)
+    return done.returncode, done.stderr.splitlines()
 
 
 def _assert_clean(code: int, lines: list[str], root: Path) -> None:
