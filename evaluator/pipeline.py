@@ -135,12 +135,14 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
     if keep_below:
         below = Below.from_entries(lengths.tolist(), [below_rows.get(row, []) for row in range(len(qrels.query_ids))])
     return (RankedRun(qrels.query_ids, np.ascontiguousarray(matrix[:, :max(used, 1)]), lengths),
-            _top_run(corpus, len(qrels.query_ids), depth, top_rows, top_lengths, top_positions, top_scores), below)
+            _top_run(corpus, len(qrels.query_ids), depth, top_rows, top_lengths, top_positions, top_scores, below),
+            below)
 
 
-def _top_run(corpus, num_queries: int, depth: int, rows, lengths, positions, scores):
+def _top_run(corpus, num_queries: int, depth: int, rows, lengths, positions, scores, below):
     """The `Run` of the blocks' top hits (each block: its qrels rows, each row's count, the hits' positions and
-    scores in rank order): rows in qrels order, the ids read once per distinct document and sorted."""
+    scores in rank order) with the judged entries `below` them: rows in qrels order, the ids read once per distinct
+    document and sorted."""
     rows = np.concatenate(rows or [np.zeros(0, np.int64)])
     lengths = np.concatenate(lengths or [np.zeros(0, np.int64)]).astype(np.int64)
     order = np.argsort(np.repeat(rows, lengths), kind="stable")  # entries in row order, ranks kept within a row
@@ -153,7 +155,7 @@ def _top_run(corpus, num_queries: int, depth: int, rows, lengths, positions, sco
     by_id = sorted(range(len(ids)), key=ids.__getitem__)  # code point order, as `Run` keeps its ids
     rank = np.empty(len(ids), np.int64)
     rank[by_id] = np.arange(len(ids))
-    return Run(depth, tuple(ids[i] for i in by_id), per_row, rank[inverse.reshape(-1)], scores)
+    return Run(depth, tuple(ids[i] for i in by_id), per_row, rank[inverse.reshape(-1)], scores, below)
 
 
 def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str | Path | None = None,
@@ -226,7 +228,6 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
         ranked, top, below = ranked_from_topk(scores, positions, query_ids, ids, qrels,
                                               spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k),
                                               top_k)
-        top = Run(top.depth, top.doc_ids, top.lengths, top.docs, top.scores, below)
     del scores, positions
     _release_on_ray(engine)
     info = model.info
