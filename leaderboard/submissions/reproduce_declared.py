@@ -23,6 +23,7 @@ from evaluator.result import ResultFile
 
 COMMAND_TIMEOUT_S = 6 * 3600  # the maintainers' workflow allows a day; one command gets a quarter of it
 GIT_TIMEOUT_S = 600
+_STDERR_TAIL = 4096  # bytes of a failed command's stderr read for its last line
 # git may reach the declared repository over https:// or git:// only (no file://, ssh or helpers), without prompts
 _GIT = ["git", "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.git.allow=always",
         "-c", "credential.helper=", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"]
@@ -101,17 +102,19 @@ def _git(args: list[str], env: dict, cwd: Path, what: str) -> None:
 
 
 def _run(argv: list[str], cwd: Path, timeout_s: float, what: str) -> None:
-    try:
-        answer = subprocess.run(argv, cwd=cwd, env=_plain_env(cwd),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                timeout=timeout_s, check=False, text=True, errors="replace")
-    except subprocess.TimeoutExpired:
-        raise NotReproduced(f"{what} ran past {timeout_s:g} s") from None
-    except OSError as error:
-        raise NotReproduced(f"{what} could not start: {error.strerror or error}") from None
-    if answer.returncode != 0:
-        said = _last_line(answer.stderr)
-        raise NotReproduced(f"{what} failed (exit status {answer.returncode}){': ' + said if said else ''}")
+    # stderr goes to a file and only its end is read: a submitted command can print without bound
+    with tempfile.TemporaryFile() as errors:
+        try:
+            answer = subprocess.run(argv, cwd=cwd, env=_plain_env(cwd), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=errors, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            raise NotReproduced(f"{what} ran past {timeout_s:g} s") from None
+        except OSError as error:
+            raise NotReproduced(f"{what} could not start: {error.strerror or error}") from None
+        if answer.returncode != 0:
+            errors.seek(max(errors.seek(0, os.SEEK_END) - _STDERR_TAIL, 0))
+            said = _last_line(errors.read().decode("utf-8", errors="replace"))
+            raise NotReproduced(f"{what} failed (exit status {answer.returncode}){': ' + said if said else ''}")
 
 
 def _plain_env(home: Path) -> dict:

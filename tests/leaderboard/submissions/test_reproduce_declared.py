@@ -231,3 +231,16 @@ def test_a_container_at_its_digest_reproduces_through_the_runtime(served, script
                         f"has {_first_doc(scripted)!r}, the re-run {_tenth_doc(scripted)!r}")
     record = read_record(record_path(ledger, "org/overlap", "classic/cranfield"))
     assert record.artifact.image == next(iter(images))
+
+
+def test_a_command_that_floods_stderr_still_fails_in_one_line(tmp_path):
+    # 64 MB of stderr before its last line: only the file's end is read, and the line names the failure
+    from leaderboard.submissions.reproduce_declared import NotReproduced, _run
+
+    flood = "import sys\nsys.stderr.write('x' * 80 + '\\n') or [sys.stderr.write('y' * 1023 + '\\n') for _ in range(65536)]\n" \
+            "sys.exit('index missing: run setup first')\n"
+    (tmp_path / "flood.py").write_text(flood)
+    with pytest.raises(NotReproduced) as error:
+        _run([sys.executable, "flood.py"], tmp_path, 60, "the script's command 'flood'")
+    assert str(error.value) == ("the script's command 'flood' failed (exit status 1): index missing: run setup "
+                                "first")
