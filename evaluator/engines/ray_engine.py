@@ -46,7 +46,7 @@ from evaluator.progress import step
 
 logger = logging.getLogger(__name__)
 
-CPUS_PER_ACTOR = 0.5  # fractional, so Ray Data's own tasks still get a CPU on small machines
+CPUS_PER_ACTOR = 0.5  # fractional, so the search and merge tasks still get a CPU beside the encoders
 
 
 def connect(address: str | None) -> dict:
