@@ -168,7 +168,7 @@ VERIFIED_RULE = ("Trust: a value is re-scored when it was recomputed from the ra
                  "against the official judgments and matched; a result is re-scored when every metric it reports was, "
                  "reproduced when CI also ran its declared artifact again and obtained the same ranking, and "
                  "self-reported otherwise. Only re-scored results (reproduced ones included) are ranked; the others "
-                 "are listed apart below them, without rank or place in a top group, and each value that was not "
+                 "are listed apart below them, without rank or ★, and each value that was not "
                  "re-scored is marked *. The method page gives the rule.")
 
 
@@ -642,7 +642,7 @@ def verification_method() -> tuple[str, ...]:
         "recall 0: a claim can only lower a prediction.",
         "A result is re-scored when every metric it reports was re-scored and matched and its score samples "
         "agree with its ranking and its claims below the stored depth. Only re-scored results are ranked (rank "
-        "ranges, top groups, mean ranks); the others are listed apart, after them, in every table and download.",
+        "ranges, best sets, mean ranks); the others are listed apart, after them, in every table and download.",
         *TRUST_LADDER,
     )
 

@@ -417,7 +417,7 @@
       MARKS.forEach(function (mark) {
         if (text.indexOf(mark[0]) !== -1) { verdict.push(mark[1]); text = text.split(mark[0]).join(" "); }
       });
-      text = text.replace(/\b(top group|not ranked.*)$/, "").replace(/\s+/g, " ").trim();
+      text = text.replace(/\b(not ranked.*)$/, "").replace(/\s+/g, " ").trim();
       if ((found = text.match(/±\s?(\d+(?:\.\d+)?)/))) {  /* a prediction's measured error */
         out.error = Number(found[1]);
         text = text.replace(found[0], "").trim();
