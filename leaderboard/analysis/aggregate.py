@@ -193,7 +193,7 @@ class GroupBoard:
     # behind the rank ranges and bands, which the compare page and irboard compare show pair by pair
     ranked_ids: tuple[str, ...] = ()
     pvalues: np.ndarray | None = None
-    best_set: frozenset[str] = frozenset()  # 95% confidence set for the best ranked model (ranks.best_set)
+    best_set: frozenset[str] = frozenset()  # 1 - alpha confidence set for the best ranked model (ranks.best_set)
 
     @property
     def units(self) -> int:

@@ -83,7 +83,7 @@ class GroupCell:
     total: int
     rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
     band: int | None = None
-    top: bool = False  # ★: could be #1 at 95% among all ranked models (the best set: web.best_data)
+    top: bool = False  # ★: could be #1 at 1 - alpha among all ranked models (the best set: web.best_data)
 
 
 @dataclass(frozen=True)

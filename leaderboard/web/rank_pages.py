@@ -170,7 +170,7 @@ def rank_tables(board: Leaderboard, root: str = "", rows: bool = True) -> tuple[
 
 
 def stability(board: Leaderboard, group: GroupBoard) -> tuple[str, Figure | None]:
-    """Who could be #1 at 95% on the group, how often #1 stays #1 over random halves of the queries, and which
+    """Who could be #1 on the group (at 1 - alpha), how often #1 stays #1 over random halves of the queries, and which
     model is #1 with each dataset left out (analysis/stability.py): as a sentence, and the two checks as a chart
     (the sentence gives its numbers: the chart's text alternative)."""
     ranked = list(group.ranked_ids)
