@@ -63,4 +63,7 @@ def dataset_sentence(dataset: DatasetBoard, alpha: float) -> str:
     request's summary say it."""
     ranked = int(dataset.ranked.sum())
     tops = [model_id for model_id, keep in zip(dataset.model_ids, dataset.best_set, strict=True) if keep]
+    if dataset.scores.shape[1] < 2 and ranked > 1:  # the set holds every ranked model (aggregate.py)
+        return (f"Who could be #1 on {dataset.info.id}: any of its {ranked} ranked models (marked {MARK}); with one "
+                "query no test can tell them apart.")
     return sentence(dataset.info.id, tops, ranked, ranked, False, ranked, alpha)  # rows: best mean first

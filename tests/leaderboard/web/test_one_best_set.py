@@ -210,3 +210,24 @@ def test_the_home_script_writes_the_settings_level(board, watched):
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def test_one_query_names_no_test(tmp_path, synth):
+    """With one query no one-sided test can be made: every ranked model could be #1, and the sentence says why."""
+    from leaderboard.analysis.aggregate import build_leaderboard
+    from leaderboard.analysis.best_words import dataset_sentence
+    from leaderboard.submissions.load import load_results
+
+    dataset = synth.SyntheticDataset("custom/one", "one", "Other", "en", "nDCG@10", 1, 0.0)
+    for model, value in (("org/a", 0.9), ("org/b", 0.1)):
+        data = synth.result_dict(synth.SyntheticModel(model, "dense", 0.5), dataset, ("nDCG@10",), with_run=True)
+        data["per_query"]["nDCG@10"] = {query: value for query in data["per_query"]["nDCG@10"]}
+        data["metrics"]["nDCG@10"] = value
+        path = tmp_path / model.replace("/", "__") / "custom__one.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(synth.dump(data), encoding="utf-8")
+    loaded = load_results(tmp_path, is_verified=synth.VerifiedWhen(lambda result: True))
+    board = build_leaderboard(loaded.results, lookup=synth.golden_lookup).datasets[0]
+    assert board.best_set.tolist() == [True, True]
+    assert dataset_sentence(board, 0.05) == ("Who could be #1 on custom/one: any of its 2 ranked models (marked ★); "
+                                             "with one query no test can tell them apart.")
