@@ -75,7 +75,12 @@ def decode_array(text: str, dtype: str, count: int, where: str) -> np.ndarray:
 
 def encode_strings(values: list[str] | tuple[str, ...]) -> str:
     """Strings (none holding a newline) as a text column."""
-    return _deflate("\n".join(values).encode("utf-8"), zlib.Z_DEFAULT_STRATEGY)
+    return encode_text("\n".join(values).encode("utf-8"))
+
+
+def encode_text(joined: bytes) -> str:
+    """UTF-8 strings already joined by newlines as a text column."""
+    return _deflate(joined, zlib.Z_DEFAULT_STRATEGY)
 
 
 # Ids compress a few times over, never a thousand times (unique strings); a text column that would inflate

@@ -13,6 +13,7 @@ from evaluator.artifact import declare_artifact
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below, stored_depth
 from evaluator.below import Below
 from evaluator.errors import IrboardError
+from evaluator.id_table import IdTable
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import PAD, UNJUDGED, rank_arrays
 from evaluator.progress import bars_enabled, step
@@ -142,7 +143,7 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
 def _top_run(corpus, num_queries: int, depth: int, rows, lengths, positions, scores, below):
     """The `Run` of the blocks' top hits (each block: its qrels rows, each row's count, the hits' positions and
     scores in rank order) with the judged entries `below` them: rows in qrels order, the ids read once per distinct
-    document and sorted."""
+    document into a sorted `IdTable`."""
     rows = np.concatenate(rows or [np.zeros(0, np.int64)])
     lengths = np.concatenate(lengths or [np.zeros(0, np.int64)]).astype(np.int64)
     order = np.argsort(np.repeat(rows, lengths), kind="stable")  # entries in row order, ranks kept within a row
@@ -151,11 +152,8 @@ def _top_run(corpus, num_queries: int, depth: int, rows, lengths, positions, sco
     per_row = np.zeros(num_queries, np.int64)
     per_row[rows] = lengths
     unique, inverse = np.unique(positions, return_inverse=True)
-    ids = corpus.take_ids(unique)
-    by_id = sorted(range(len(ids)), key=ids.__getitem__)  # code point order, as `Run` keeps its ids
-    rank = np.empty(len(ids), np.int64)
-    rank[by_id] = np.arange(len(ids))
-    return Run(depth, tuple(ids[i] for i in by_id), per_row, rank[inverse.reshape(-1)], scores, below)
+    table, rank = IdTable.sorted_from(corpus.take_id_array(unique))  # one Arrow array, no string per id
+    return Run(depth, table, per_row, rank[inverse.reshape(-1)], scores, below)
 
 
 def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str | Path | None = None,

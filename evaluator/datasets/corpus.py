@@ -162,9 +162,13 @@ class Corpus(Mapping[str, tuple[str, str]]):
 
     def take_ids(self, positions: np.ndarray) -> list[str]:
         """The ids at `positions` (an integer array), as Python strings."""
+        return self.take_id_array(positions).to_pylist()
+
+    def take_id_array(self, positions: np.ndarray) -> pa.Array:
+        """The ids at `positions` (an integer array), as one Arrow string array (no Python string per id)."""
         if self._table is None:
-            return take_ids(str(self.path), positions)
-        return self._ids.take(pa.array(np.asarray(positions, np.int64))).to_pylist()
+            return _take_ids(str(self.path), positions)
+        return self._ids.take(pa.array(np.asarray(positions, np.int64)))
 
     def ids_on_demand(self, wanted: Iterable[str]) -> IdsOnDemand:
         """The corpus's ids as a ranking needs them, with no list of them held (`IdsOnDemand`)."""
@@ -370,6 +374,9 @@ class IdsOnDemand:
 
     def take_ids(self, positions: np.ndarray) -> list[str]:
         return take_ids(self.location, positions)
+
+    def take_id_array(self, positions: np.ndarray) -> pa.Array:
+        return _take_ids(self.location, positions)
 
     def keys_of(self, positions: np.ndarray) -> np.ndarray:
         """Keys that sort the documents at `positions` like their ids' bytes: ranks among these documents only,
