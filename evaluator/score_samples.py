@@ -384,13 +384,14 @@ def _columns(samples: ScoreSamples, query_ids: Sequence[str], cap: int) -> dict[
     }
 
 
-def _quantize_all(sampled: Sequence[np.ndarray], levels: int, chunk: int = 256) -> tuple[np.ndarray, np.ndarray,
+def _quantize_all(sampled: Sequence[np.ndarray], levels: int, chunk: int = 64) -> tuple[np.ndarray, np.ndarray,
                                                                                          np.ndarray]:
     """Every query's sorted sample quantised: (lo, hi) per query (0, 0 when empty), codes round((s - lo) / (hi - lo)
     * levels) (all 0 when hi <= lo), stored as each query's first differences from 0, one query after the other.
     `chunk` queries at a time, so that the arrays stay in cache."""
     lows, highs = np.zeros(len(sampled)), np.zeros(len(sampled))
-    parts = []
+    out = np.empty(sum(len(v) for v in sampled), np.uint16)  # filled in place: no list of parts to concatenate
+    at = 0
     for first in range(0, len(sampled), chunk):
         part = sampled[first:first + chunk]
         counts = np.array([len(v) for v in part], dtype=np.int64)
@@ -407,9 +408,10 @@ def _quantize_all(sampled: Sequence[np.ndarray], levels: int, chunk: int = 256) 
         np.clip(codes, 0, levels, out=codes)
         deltas = np.diff(codes, prepend=0)
         deltas[starts[filled]] = codes[starts[filled]]  # each query's first difference is from 0
-        parts.append(deltas.astype(np.uint16))
+        out[at:at + deltas.size] = deltas
+        at += deltas.size
         lows[first:first + chunk], highs[first:first + chunk] = lo, hi
-    return lows, highs, np.concatenate(parts) if parts else np.zeros(0, np.uint16)
+    return lows, highs, out
 
 
 def encoded_size(encoded: Mapping[str, Any]) -> int:
