@@ -5,6 +5,10 @@ At MS MARCO size the top-100 of 7,000 queries names up to 700,000 distinct docum
 driver's memory that grew with the corpus. An `IdTable` keeps them as one Arrow string array (a few bytes an id
 plus a 4-byte offset), sorted in code point order (Arrow compares the UTF-8 bytes, which sort like the code
 points), and gives the text column its newline-joined bytes in one piece when the result is written.
+
+Arrays are made and read here through their buffers (`int_array`, `string_array`, `int_values`, `bool_values`), not
+with `pa.array` or `to_numpy`, which import pandas (to ask whether the input is a pandas object): 28 MB that the
+Ray driver otherwise never loads.
 """
 
 from __future__ import annotations
@@ -14,6 +18,36 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+
+def int_array(values) -> pa.Array:
+    """`values` (integers) as an int64 Arrow array over a numpy buffer."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def string_array(values: Sequence[str]) -> pa.Array:
+    """`values` as an Arrow string array (for a few thousand ids: each is encoded once on the way)."""
+    encoded = [value.encode("utf-8") for value in values]
+    offsets = np.zeros(len(encoded) + 1, np.int32)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:], dtype=np.int32)
+    return pa.StringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
+
+
+JOIN_CHUNK = 4096  # ids whose bytes `IdTable.joined` places at once (three int64 per byte of scratch)
+_NUMPY_OF = {pa.int32(): np.int32, pa.int64(): np.int64, pa.uint32(): np.uint32, pa.uint64(): np.uint64}
+
+
+def int_values(array: pa.Array) -> np.ndarray:
+    """The values of an integer Arrow array without nulls (a view of its buffer)."""
+    dtype = np.dtype(_NUMPY_OF[array.type])
+    return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
+
+
+def bool_values(array: pa.Array) -> np.ndarray:
+    """The values of a boolean Arrow array without nulls (unpacked from its bits)."""
+    bits = np.unpackbits(np.frombuffer(array.buffers()[1], np.uint8), bitorder="little")
+    return bits[array.offset:array.offset + len(array)].astype(bool)
 
 
 class IdTable(Sequence[str]):
@@ -27,10 +61,10 @@ class IdTable(Sequence[str]):
     @classmethod
     def sorted_from(cls, ids: pa.Array) -> tuple[IdTable, np.ndarray]:
         """The table of `ids` (distinct) in code point order, and each input id's index in it."""
-        order = pc.sort_indices(ids).to_numpy()
+        order = int_values(pc.sort_indices(ids))
         rank = np.empty(len(ids), np.int64)
         rank[order] = np.arange(len(ids))
-        return cls(ids.take(pa.array(order))), rank
+        return cls(ids.take(int_array(order))), rank
 
     def __len__(self) -> int:
         return len(self.array)
@@ -49,7 +83,7 @@ class IdTable(Sequence[str]):
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """An object array of the ids (what `np.asarray(run.doc_ids, dtype=object)` gives for a tuple)."""
-        return self.array.to_numpy(zero_copy_only=False).astype(dtype or object, copy=False)
+        return np.fromiter(iter(self), object, len(self)).astype(dtype or object, copy=False)
 
     def __eq__(self, other: object) -> bool:
         """Equal to any sequence of the same strings (a table as read back is a tuple)."""
@@ -63,14 +97,23 @@ class IdTable(Sequence[str]):
 
     def take(self, indices: np.ndarray) -> IdTable:
         """The ids at sorted `indices` (still sorted)."""
-        return IdTable(self.array.take(pa.array(np.asarray(indices, np.int64))))
+        return IdTable(self.array.take(int_array(indices)))
 
     def joined(self) -> bytes:
-        """The ids' UTF-8 bytes joined by newlines (the text column's content), built in one buffer."""
-        if not len(self):
+        """The ids' UTF-8 bytes joined by newlines (the text column's content), copied from the array's buffers
+        a chunk of ids at a time (each byte moves forward by the separators before it)."""
+        n = len(self)
+        if not n:
             return b""
-        as_list = pa.ListArray.from_arrays(pa.array([0, len(self)], pa.int32()), self.array)
-        return pc.binary_join(as_list, "\n")[0].as_buffer().to_pybytes()
+        offsets = np.frombuffer(self.array.buffers()[1], np.int32, n + 1, self.array.offset * 4).astype(np.int64)
+        data = np.frombuffer(self.array.buffers()[2], np.uint8)
+        out = np.full(int(offsets[-1] - offsets[0]) + n - 1, ord("\n"), np.uint8)
+        for first in range(0, n, JOIN_CHUNK):
+            last = min(first + JOIN_CHUNK, n)
+            lo, hi = int(offsets[first]), int(offsets[last])
+            shift = np.repeat(np.arange(first, last), np.diff(offsets[first:last + 1]))  # separators before a byte
+            out[np.arange(lo, hi) - int(offsets[0]) + shift] = data[lo:hi]
+        return out.tobytes()
 
     def is_sorted_unique(self) -> bool:
         """Strictly increasing in code point order."""

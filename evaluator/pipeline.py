@@ -218,8 +218,8 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
                                    + (query_ids if spec.ignore_identical_ids else []))
     # the samples first: then the index and the queries go before ranking's scratch arrays come
     with step("sampling score distributions", timings, "score_samples_s"):
-        if engine == "ray":  # on a worker: only the fitted samples reach the driver
-            samples = index.on_a_worker(collect_samples, queries, query_ids, ids.positions_of(), dataset.qrels)
+        if engine == "ray":  # on a worker: only the fitted samples, encoded as stored, reach the driver
+            samples = index.on_a_worker(collect_packed_samples, queries, query_ids, ids.positions_of(), dataset.qrels)
         else:
             samples = collect_samples(index, queries, query_ids, ids.positions_of(), dataset.qrels)
     index_bytes = int(index.nbytes)
@@ -286,6 +286,13 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 1024
         collector.add_scores_of(ids, columns, relevant, nonrelevant, nonfinite)
         del columns, relevant, nonrelevant  # before the next block's are made
     return fit_to_budget(collector.result(), sorted(query_ids))
+
+
+def collect_packed_samples(index, queries, query_ids, doc_ids, qrels):
+    """`collect_samples` kept as their stored field (`score_samples.packed`), for a Ray worker to send back."""
+    from evaluator.score_samples import packed
+
+    return packed(collect_samples(index, queries, query_ids, doc_ids, qrels))
 
 
 def model_overrides(model_spec: str, spec, batch_size: int | None) -> dict[str, str]:

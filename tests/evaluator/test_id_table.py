@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from evaluator import id_table
 from evaluator.errors import ResultValidationError
 from evaluator.id_table import IdTable
 from evaluator.result import Run, build_result, dump_result, parse_result
@@ -18,7 +19,7 @@ from tests.evaluator.test_result import valid_data
 IDS = ["b", "a10", "a9", "Z", "é", "e", "𝔸", "ｚ", "a", "東京_(都)", "<dbpedia:Zürich>"]
 
 
-def test_an_id_table_reads_like_the_sorted_tuple():
+def test_an_id_table_reads_like_the_sorted_tuple(monkeypatch):
     table, rank = IdTable.sorted_from(pa.array(IDS))
     expected = sorted(IDS)  # code point order, as a result stores its ids
     assert list(table) == expected and len(table) == len(IDS) and table == tuple(expected) and tuple(expected) == table
@@ -27,6 +28,10 @@ def test_an_id_table_reads_like_the_sorted_tuple():
     with pytest.raises(IndexError):
         table[len(IDS)]
     assert table.joined() == "\n".join(expected).encode()
+    for chunk in (1, 2, 4):  # the bytes are placed a chunk of ids at a time
+        monkeypatch.setattr(id_table, "JOIN_CHUNK", chunk)
+        assert table.joined() == "\n".join(expected).encode() and table.take(np.arange(1, 4)).joined() == \
+            "\n".join(expected[1:4]).encode()
     assert list(table.take(np.array([1, 4]))) == [expected[1], expected[4]]
     assert [bisect_left(table, x) for x in ("a1", "é", "zz")] == [bisect_left(expected, x) for x in ("a1", "é", "zz")]
     assert table.is_sorted_unique() and not IdTable(pa.array(IDS)).is_sorted_unique()
