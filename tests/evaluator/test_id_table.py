@@ -70,7 +70,8 @@ def _entries_per_query(tmp_path, num_docs: int, num_queries: int, k: int):
     from evaluator.metrics import Qrels
 
     path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(json.dumps({"_id": f"passage-{i:07d}", "text": "t"}) + "\n" for i in range(num_docs)))
+    if not path.exists():  # written once: a second call reads the Arrow file the first one converted it to
+        path.write_text("".join(json.dumps({"_id": f"passage-{i:07d}", "text": "t"}) + "\n" for i in range(num_docs)))
     corpus = read_corpus(path)
     rng = np.random.default_rng(7)
     # each row k distinct documents from its own random start (k * 1401 < num_docs)
@@ -115,3 +116,33 @@ def test_the_stored_ranking_holds_no_python_string_per_document(tmp_path):
     # the columns' bytes and the text (about 10 bytes an entry). Strings made for the ids would add over 57 each.
     assert ranking_peak < 150 * entries, (ranking_peak, entries)
     assert writing_peak < 64 * entries, (writing_peak, entries)
+
+
+def test_ranking_and_writing_from_a_corpus_file_import_no_pandas(tmp_path):
+    """What the Ray driver does with a corpus (find the judged ids, rank with ids read on demand, build, check and
+    write the result) makes its Arrow arrays from buffers: `pa.array` and `to_numpy` would import pandas (28 MB)."""
+    import subprocess
+
+    _entries_per_query(tmp_path, 3000, 20, 2)  # the corpus file converted here: the script reads it as converted
+    script = f"""
+import sys
+from pathlib import Path
+import numpy as np
+from tests.evaluator.test_id_table import _entries_per_query
+from evaluator.assemble import RunMetadata, assemble_result
+from evaluator.metrics import parse_measures
+from evaluator.pipeline import ranked_from_topk
+from evaluator.result import dump_result
+corpus, positions, scores, query_ids, qrels = _entries_per_query(Path({str(tmp_path)!r}), 3000, 20, 2)
+assert "pandas" not in sys.modules, "imported before the work began"
+on_demand = corpus.ids_on_demand([d for judged in qrels.judgments for d in judged])
+ranked, top, below = ranked_from_topk(scores, positions, query_ids, on_demand, qrels, False, True, depth=1, top_k=2)
+meta = RunMetadata(model={{"id": "org/m", "type": "lexical"}}, dataset_id="local/x", num_docs=3000, top_k=2)
+dump_result(assemble_result(ranked, qrels, parse_measures("nDCG@2,P@1"), top, meta, below=below))
+print("pandas" in sys.modules)
+"""
+    from tests.evaluator.test_result import ROOT
+
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"
