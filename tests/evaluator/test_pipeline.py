@@ -176,3 +176,31 @@ def test_ranking_from_ids_read_on_demand_equals_the_lookup_tables(tmp_path):
     stored = Run.from_rankings(qrels.query_ids, tops, 5)
     assert got[1].doc_ids == stored.doc_ids and got[1].docs.tolist() == stored.docs.tolist()
     assert got[1].lengths.tolist() == stored.lengths.tolist() and got[1].scores.tolist() == stored.scores.tolist()
+
+
+def test_the_label_matrix_is_only_as_wide_as_the_deepest_cutoff(tmp_path):
+    """`label_depth` (the deepest rank a measure reads) keeps that many label columns, the lengths whole, and the
+    measures' values those of the full matrix."""
+    import json
+
+    from evaluator.datasets.layout import read_corpus
+    from evaluator.metrics import Qrels, evaluate, parse_measures
+    from evaluator.pipeline import _deepest_rank, ranked_from_topk
+
+    ids = [f"d{i}" for i in range(60)]
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"_id": d, "text": "t"}) + "\n" for d in ids))
+    corpus = read_corpus(path)
+    rng = np.random.default_rng(5)
+    positions = np.stack([rng.permutation(60)[:30] for _ in range(4)])
+    scores = rng.random(positions.shape).astype(np.float32)
+    qrels = Qrels.from_dict({f"q{i}": {ids[int(p)]: 1 + i % 2 for p in positions[i, ::4]} for i in range(4)})
+    measures = parse_measures("nDCG@10,P@5,R@12,Judged@10")
+    assert _deepest_rank(measures) == 12 and _deepest_rank(parse_measures("nDCG@10,AP")) is None
+    whole = ranked_from_topk(scores, positions, list(qrels.query_ids), corpus, qrels, False, depth=5, top_k=30)[0]
+    narrow = ranked_from_topk(scores, positions, list(qrels.query_ids), corpus, qrels, False, depth=5, top_k=30,
+                              label_depth=12)[0]
+    assert narrow.labels.shape[1] == 12 and whole.labels.shape[1] == 30
+    assert narrow.labels.tolist() == whole.labels[:, :12].tolist() and narrow.lengths.tolist() == whole.lengths.tolist()
+    expected, got = evaluate(whole, qrels, measures), evaluate(narrow, qrels, measures)
+    assert all(np.array_equal(expected[m], got[m]) for m in expected)

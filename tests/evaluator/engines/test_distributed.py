@@ -348,12 +348,15 @@ def test_sample_columns_and_the_top_k_come_one_block_at_a_time(local_ray, small_
         return made
 
     monkeypatch.setattr(score_samples.ScoreSampleCollector, "columns_of", columns_of)
+    sent, real_packed = [], score_samples.packed  # what the worker sends the driver: the stored field
+    monkeypatch.setattr(score_samples, "packed", lambda samples: sent.append(samples) or real_packed(samples))
     _sample_in_this_process(monkeypatch)
     distributed = _evaluate("bm25", small_scifact, tmp_path / "ray", "ray", workers=2, shards=3)
     assert 0 < peak[0] <= 6
     (topk,) = pieces
     assert len(topk.refs) == 4 and topk.fetched == 4  # 20 queries in pieces of 6, each fetched once
     assert counting.peak <= 2  # a piece of the top-k or a shard's sample reply, and the one being fetched
-    assert {q.nonrelevant.dtype for q in distributed.score_samples.queries.values()} == {np.dtype(np.float32)}
+    assert {q.nonrelevant.dtype for q in sent[0].queries.values()} == {np.dtype(np.float32)}
+    assert distributed.score_samples.queries.stored == _stored_samples(local)
     _assert_same(distributed, local)
     assert _stored_samples(distributed) == _stored_samples(local)
