@@ -17,6 +17,7 @@ checkout of other code, its C extensions built) runs that code's Ray driver too,
 workers import it, in the same invocation.
 
     python benchmarks/distributed.py --scale 100000,1000000 [--models "bm25;dense:all-MiniLM-L6-v2"] [--baseline DIR]
+    python benchmarks/distributed.py --scale 8800000 --keep-local DIR     # a rerun reuses the local result kept in DIR
 """
 
 from __future__ import annotations
@@ -120,9 +121,12 @@ def _compared(result: dict) -> dict:
     return {key: result.get(key) for key in ("per_query", "run", "score_samples")}
 
 
-def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baseline: Path | None) -> None:
+def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baseline: Path | None,
+          keep_local: Path | None = None) -> None:
     """Driver and per-node peak memory on a two-worker-node cluster, against the local engine, for each model
-    and corpus size; with `baseline` (a checkout of other code) its Ray driver too, on a cluster of its own."""
+    and corpus size; with `baseline` (a checkout of other code) its Ray driver too, on a cluster of its own.
+    With `keep_local` (a folder) the local engine's results are kept there and reused by a later invocation
+    with the same command, so that a Ray-only rerun at MS MARCO's size need not redo the local run."""
     from corpus_memory import synthetic_corpus  # benchmarks/corpus_memory.py
 
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "OPENBLAS_NUM_THREADS": "1",
@@ -140,15 +144,20 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
         for model in models:
             for num_docs in sizes:
                 folder = synthetic_corpus(num_docs, queries, titles=False)
-                out = work / f"local-{len(locals_)}.json"
                 command = [sys.executable, "-m", "leaderboard.cli", "evaluate", "--model", model, "--dataset",
-                           f"local:{folder}", "--top-k", str(top_k), "--quiet", "--force", "--out", str(out)]
-                wall, _, peak = measured(command, env)
+                           f"local:{folder}", "--top-k", str(top_k), "--quiet", "--force", "--out"]
+                kept = _kept_local(keep_local, command) if keep_local else None
+                out = kept or work / f"local-{len(locals_)}.json"
+                if kept and kept.exists():
+                    figures, note = "– | –", f"kept from an earlier run ({kept.name})"
+                else:
+                    wall, _, peak = measured(command + [str(out)], env)
+                    figures, note = f"{wall:.1f} | {peak:.2f}", "–"
                 local = json.loads(out.read_text())
-                locals_[model, num_docs] = (command, _compared(local))
+                locals_[model, num_docs] = (command + [str(out)], _compared(local))
                 timings = local["provenance"]["timings"]
-                print(f"| {model} | {num_docs:,} | local | {wall:.1f} | {peak:.2f} | – | "
-                      f"{timings['encode_docs_per_s']:,.0f} | {timings['queries_per_s']:,.0f} | – |", flush=True)
+                print(f"| {model} | {num_docs:,} | local | {figures} | – | {timings['encode_docs_per_s']:,.0f} | "
+                      f"{timings['queries_per_s']:,.0f} | {note} |", flush=True)
         for label, code in codes:
             cluster, raylets = start_cluster(code)
             try:
@@ -179,6 +188,14 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
                   f"GiB at {sizes[-1]:,} ({growth:+.1%}, {'flat within 10%' if abs(growth) <= 0.10 else 'NOT flat'})")
 
 
+def _kept_local(folder: Path, command: list[str]) -> Path:
+    """Where the local result of `command` is kept: named by a hash of the command (model, corpus, depth)."""
+    import hashlib
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"local-{hashlib.sha256(' '.join(command[1:]).encode()).hexdigest()[:16]}.json"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="bm25", help="';'-separated model specs")
@@ -188,11 +205,13 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=1000, help="--scale: documents retrieved a query")
     parser.add_argument("--baseline", type=Path, help="--scale: a checkout of other code (its C extensions built), "
                                                       "whose Ray driver runs too, on a cluster of its own")
+    parser.add_argument("--keep-local", type=Path, help="--scale: keep the local engine's results in this folder "
+                                                        "and reuse them when the same command runs again")
     args = parser.parse_args()
     if args.scale:
         require_extra("test", "ray")
         scale([int(n) for n in args.scale.split(",")], args.queries, args.top_k,
-              [m for m in args.models.split(";") if m], args.baseline)
+              [m for m in args.models.split(";") if m], args.baseline, args.keep_local)
         return
     require_extra("test", "ray", "torch", "transformers")
     print("| model | engine | workers | wall s | vs local | nDCG@10 | per-query values equal to local |")
