@@ -39,9 +39,22 @@ def test_bm25_on_scifact_reproduces_pyserini(tmp_path):
 
 @pytest.fixture(scope="module")
 def small_scifact(tmp_path_factory):
-    """A BEIR-layout folder: 25 SciFact test queries, their judged documents and others, 227 in all (200 unjudged)."""
+    """A BEIR-layout folder: 15 SciFact test queries, their judged documents and others, 120 in all (more than
+    the 100 that R@100 reads)."""
     folder = tmp_path_factory.mktemp("small-scifact")
-    return folder, *write_scifact_slice(folder, num_queries=25, num_docs=227)
+    return folder, *write_scifact_slice(folder, num_queries=15, num_docs=120)
+
+
+@pytest.fixture(scope="module")
+def splade_run(tmp_path_factory, small_scifact):
+    """(exit code, result file, the folder under the file:// --cache-dir) of SPLADE evaluated on the slice, once
+    for the tests that read it."""
+    folder, *_ = small_scifact
+    where = tmp_path_factory.mktemp("splade")
+    out = where / "splade.json"
+    code = _evaluate("--model", f"splade:{SPLADE}", "--dataset", f"local:{folder}", "--out", out,
+                     "--cache-dir", f"file://{where}/c")
+    return code, out, where / "c"
 
 
 def _brute_force_check(result, model, folder_docs, qrels, query_texts, dense: bool):
@@ -62,11 +75,9 @@ def _brute_force_check(result, model, folder_docs, qrels, query_texts, dense: bo
 
 
 @pytest.mark.slow
-def test_splade_on_real_model(tmp_path, small_scifact):
-    folder, qrels, docs, query_texts = small_scifact
-    out = tmp_path / "splade.json"
-    code = _evaluate("--model", f"splade:{SPLADE}", "--dataset", f"local:{folder}", "--out", out,
-                     "--cache-dir", tmp_path / "cache")
+def test_splade_on_real_model(small_scifact, splade_run):
+    _, qrels, docs, query_texts = small_scifact
+    code, out, _ = splade_run
     assert code == 0
     result = read_result(out)
     assert result.model.type == "sparse" and result.dataset.id.startswith("local/")
@@ -101,12 +112,11 @@ def test_dense_on_real_model_with_cache_reuse(tmp_path, small_scifact, monkeypat
 
 
 @pytest.mark.slow
-def test_cache_dir_takes_a_file_uri(tmp_path, small_scifact):
+def test_cache_dir_takes_a_file_uri(splade_run):
     """Encodings go under the URI's path; the dataset (a local folder here) is read as without one."""
-    folder, *_ = small_scifact
-    args = ["--model", f"splade:{SPLADE}", "--dataset", f"local:{folder}", "--cache-dir", f"file://{tmp_path}/c"]
-    assert _evaluate(*args, "--out", tmp_path / "a.json") == 0
-    assert len(list((tmp_path / "c" / "encodings").glob("*/complete"))) == 1
+    code, _, cache = splade_run
+    assert code == 0
+    assert len(list((cache / "encodings").glob("*/complete"))) == 1
 
 
 def test_pipeline_errors_are_one_line(tmp_path, capsys):
