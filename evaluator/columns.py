@@ -37,10 +37,19 @@ def _deflate(raw: bytes, strategy: int) -> str:
     return base64.b64encode(packer.compress(raw) + packer.flush()).decode("ascii")
 
 
+PLANE_SLICE = 1 << 20  # values whose plane bytes are copied out for the compressor at a time
+
+
 def encode_array(values: np.ndarray, dtype: str) -> str:
-    """`values` as a numeric column of little-endian `dtype` ('<f8', '<u4', '<u2', '<u8', ...)."""
+    """`values` as a numeric column of little-endian `dtype` ('<f8', '<u4', '<u2', '<u8', ...). The planes reach
+    the compressor a slice at a time (deflate's output does not depend on how its input is split), so no
+    transposed copy of the whole column is made."""
     array = np.ascontiguousarray(values, dtype=dtype)
-    return _deflate(array.view(np.uint8).reshape(-1, array.itemsize).T.tobytes(), NUMERIC_STRATEGY)
+    planes = array.view(np.uint8).reshape(-1, array.itemsize)
+    packer = zlib.compressobj(ZLIB_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS, 8, NUMERIC_STRATEGY)
+    packed = [packer.compress(np.ascontiguousarray(planes[start:start + PLANE_SLICE, plane]))
+              for plane in range(array.itemsize) for start in range(0, len(planes), PLANE_SLICE)]
+    return base64.b64encode(b"".join(packed) + packer.flush()).decode("ascii")
 
 
 def _inflate(text: str, max_bytes: int, where: str) -> tuple[bytes, bool]:
@@ -75,7 +84,12 @@ def decode_array(text: str, dtype: str, count: int, where: str) -> np.ndarray:
 
 def encode_strings(values: list[str] | tuple[str, ...]) -> str:
     """Strings (none holding a newline) as a text column."""
-    return _deflate("\n".join(values).encode("utf-8"), zlib.Z_DEFAULT_STRATEGY)
+    return encode_text("\n".join(values).encode("utf-8"))
+
+
+def encode_text(joined: bytes) -> str:
+    """UTF-8 strings already joined by newlines as a text column."""
+    return _deflate(joined, zlib.Z_DEFAULT_STRATEGY)
 
 
 # Ids compress a few times over, never a thousand times (unique strings); a text column that would inflate

@@ -13,6 +13,7 @@ from evaluator.artifact import declare_artifact
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below, stored_depth
 from evaluator.below import Below
 from evaluator.errors import IrboardError
+from evaluator.id_table import IdTable
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import PAD, UNJUDGED, rank_arrays
 from evaluator.progress import bars_enabled, step
@@ -57,14 +58,15 @@ def encode_corpus(model, docs, cache):
 
 def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_identical_ids: bool,
                      keep_below: bool = False, depth: int = MIN_RUN_DEPTH, top_k: int | None = None,
-                     block: int = 512):
+                     block: int = 512, label_depth: int | None = None):
     """Put search output into trec_eval order and join it with the qrels (vectorised), `block` queries at a
     time so that the scratch arrays stay small at top-1000: the ranked run, each query's top `depth` entries as a
     `Run` (arrays, rows aligned with the qrels' queries: no Python list per query), and (with `keep_below`, else
     None) the judged entries below them. `corpus` gives the documents' positions
     (`positions_of`), their ids (`take_ids`) and keys that sort like the ids (`keys_of`, for ties): a `Corpus`,
     or on Ray its `IdsOnDemand`, which holds no list of ids; `top_k`: the most a ranking keeps (one more is searched where
-    the query's own document may be dropped)."""
+    the query's own document may be dropped); `label_depth`: the deepest rank a measure reads (the ranked run's
+    label matrix keeps no more columns; its lengths stay whole)."""
     from evaluator.metrics import RankedRun
 
     n_queries, k = positions.shape
@@ -88,6 +90,8 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
     judged_labels = np.array(judged_labels, dtype=np.int32)[order]
 
     width = max(min(k, top_k) if top_k is not None else k, 1)
+    if label_depth is not None:
+        width = max(min(width, label_depth), 1)
     matrix = np.full((len(qrels.query_ids), width), PAD, dtype=np.int32)
     lengths = np.zeros(len(qrels.query_ids), dtype=np.int64)
     top_rows, top_lengths, top_positions, top_scores = [], [], [], []  # each block's first `depth` hits
@@ -111,7 +115,7 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
         if top_k is not None and part.shape[1] > top_k:  # the extra document searched was not the query's own
             part, part_lengths = part[:, :top_k], np.minimum(part_lengths, top_k)
         block_rows = rows[first:last]
-        matrix[block_rows, :part.shape[1]] = part
+        matrix[block_rows, :min(part.shape[1], width)] = part[:, :width]
         lengths[block_rows] = part_lengths
         # each query's first `depth` hits, their ids read in one take
         sorted_positions, sorted_scores = flat_positions[row_order], flat_scores[row_order]
@@ -130,7 +134,7 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
             for local_row, rank, doc_id, score in zip(local_rows.tolist(), ranks.tolist(), ids,
                                                       sorted_scores[at].tolist(), strict=True):
                 below_rows.setdefault(int(block_rows[local_row]), []).append((rank + 1, doc_id, score))
-    used = int(lengths.max(initial=0))
+    used = min(int(lengths.max(initial=0)), width)
     below = None
     if keep_below:
         below = Below.from_entries(lengths.tolist(), [below_rows.get(row, []) for row in range(len(qrels.query_ids))])
@@ -142,7 +146,7 @@ def ranked_from_topk(scores, positions, query_ids, corpus, qrels: Qrels, ignore_
 def _top_run(corpus, num_queries: int, depth: int, rows, lengths, positions, scores, below):
     """The `Run` of the blocks' top hits (each block: its qrels rows, each row's count, the hits' positions and
     scores in rank order) with the judged entries `below` them: rows in qrels order, the ids read once per distinct
-    document and sorted."""
+    document into a sorted `IdTable`."""
     rows = np.concatenate(rows or [np.zeros(0, np.int64)])
     lengths = np.concatenate(lengths or [np.zeros(0, np.int64)]).astype(np.int64)
     order = np.argsort(np.repeat(rows, lengths), kind="stable")  # entries in row order, ranks kept within a row
@@ -151,11 +155,8 @@ def _top_run(corpus, num_queries: int, depth: int, rows, lengths, positions, sco
     per_row = np.zeros(num_queries, np.int64)
     per_row[rows] = lengths
     unique, inverse = np.unique(positions, return_inverse=True)
-    ids = corpus.take_ids(unique)
-    by_id = sorted(range(len(ids)), key=ids.__getitem__)  # code point order, as `Run` keeps its ids
-    rank = np.empty(len(ids), np.int64)
-    rank[by_id] = np.arange(len(ids))
-    return Run(depth, tuple(ids[i] for i in by_id), per_row, rank[inverse.reshape(-1)], scores, below)
+    table, rank = IdTable.sorted_from(corpus.take_id_array(unique))  # one Arrow array, no string per id
+    return Run(depth, table, per_row, rank[inverse.reshape(-1)], scores, below)
 
 
 def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str | Path | None = None,
@@ -217,8 +218,8 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
                                    + (query_ids if spec.ignore_identical_ids else []))
     # the samples first: then the index and the queries go before ranking's scratch arrays come
     with step("sampling score distributions", timings, "score_samples_s"):
-        if engine == "ray":  # on a worker: only the fitted samples reach the driver
-            samples = index.on_a_worker(collect_samples, queries, query_ids, ids.positions_of(), dataset.qrels)
+        if engine == "ray":  # on a worker: only the fitted samples, encoded as stored, reach the driver
+            samples = index.on_a_worker(collect_packed_samples, queries, query_ids, ids.positions_of(), dataset.qrels)
         else:
             samples = collect_samples(index, queries, query_ids, ids.positions_of(), dataset.qrels)
     index_bytes = int(index.nbytes)
@@ -227,7 +228,7 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     with step("ranking and scoring", timings, "metrics_s"):
         ranked, top, below = ranked_from_topk(scores, positions, query_ids, ids, qrels,
                                               spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k),
-                                              top_k)
+                                              top_k, label_depth=_deepest_rank(measures))
     del scores, positions
     _release_on_ray(engine)
     info = model.info
@@ -244,6 +245,12 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     )
     return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": index_bytes},
                            score_samples=samples, below=below)
+
+
+def _deepest_rank(measures) -> int | None:
+    """The deepest rank the measures read (None: one reads the whole ranking): the label matrix needs no more."""
+    cutoffs = [m.cutoff for m in measures]
+    return None if not cutoffs or None in cutoffs else max(cutoffs)
 
 
 def _release_on_ray(engine: str) -> None:
@@ -279,6 +286,13 @@ def collect_samples(index, queries, query_ids, doc_ids, qrels, block: int = 1024
         collector.add_scores_of(ids, columns, relevant, nonrelevant, nonfinite)
         del columns, relevant, nonrelevant  # before the next block's are made
     return fit_to_budget(collector.result(), sorted(query_ids))
+
+
+def collect_packed_samples(index, queries, query_ids, doc_ids, qrels):
+    """`collect_samples` kept as their stored field (`score_samples.packed`), for a Ray worker to send back."""
+    from evaluator.score_samples import packed
+
+    return packed(collect_samples(index, queries, query_ids, doc_ids, qrels))
 
 
 def model_overrides(model_spec: str, spec, batch_size: int | None) -> dict[str, str]:

@@ -31,8 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evaluator import below as below_part
 from evaluator.artifact import AnyArtifact
 from evaluator.below import Below, BelowColumns
-from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings
+from evaluator.columns import decode_array, decode_strings, encode_array, encode_strings, encode_text
 from evaluator.errors import OutputExistsError, ResultValidationError
+from evaluator.id_table import IdTable
 from evaluator.metrics.names import parse_measure
 from evaluator.score_samples import (
     ScoreSamples,
@@ -94,10 +95,12 @@ def text_id_problem(value: str) -> str | None:
 
 def _check_text_ids(values: Sequence[str], where: str) -> None:
     """All of `values` are valid ids (one regex pass over the joined text; details only on failure)."""
-    joined = "\n".join(values)
+    if isinstance(values, IdTable):  # no string per id made
+        joined, empty, longest = values.joined().decode("utf-8"), values.has_empty(), values.longest()
+    else:
+        joined, empty, longest = "\n".join(values), "" in values, max(map(len, values), default=0)
     if (joined.count("\n") != max(len(values) - 1, 0) or _BAD_TEXT_ID_CHAR.search(joined.replace("\n", ""))
-            or "" in values
-            or max(map(len, values), default=0) > MAX_TEXT_ID_CHARS):
+            or empty or longest > MAX_TEXT_ID_CHARS):
         value = next(v for v in values if text_id_problem(v))
         raise ResultValidationError(f"{where}: id {value[:80]!r} {text_id_problem(value)}; ids may hold any "
                                     "text but whitespace and control characters")
@@ -317,7 +320,9 @@ class Run:
     """The top `depth` of every query's ranking in trec_eval order, as arrays aligned with the result's queries."""
 
     depth: int
-    doc_ids: tuple[str, ...]  # sorted unique ids (code point order, which is UTF-8 byte order)
+    # sorted unique ids (code point order, which is UTF-8 byte order): a tuple as read, an `IdTable` (no Python
+    # string per id) as `irboard evaluate --model` builds it
+    doc_ids: Sequence[str]
     lengths: np.ndarray  # int64 (queries,)
     docs: np.ndarray  # int64 indices into doc_ids, all rankings concatenated
     scores: np.ndarray  # float64, aligned with docs
@@ -350,7 +355,9 @@ class Run:
         rank = np.arange(self.docs.size) - np.repeat(self.offsets[:-1], self.lengths)
         keep = rank < depth
         used, docs = np.unique(self.docs[keep], return_inverse=True)
-        return Run(depth, tuple(self.doc_ids[i] for i in used.tolist()), np.minimum(self.lengths, depth),
+        table = (self.doc_ids.take(used) if isinstance(self.doc_ids, IdTable)
+                 else tuple(self.doc_ids[i] for i in used.tolist()))
+        return Run(depth, table, np.minimum(self.lengths, depth),
                    docs.astype(np.int64), self.scores[keep])
 
     def ranking(self, row: int) -> list[tuple[str, float]]:
@@ -416,6 +423,8 @@ class ResultFile:
 
 def _sorted_unique(values: Sequence[str]) -> bool:
     """Strictly increasing (sorting an already sorted list is one pass, in C: far faster than a Python loop)."""
+    if isinstance(values, IdTable):
+        return values.is_sorted_unique()
     return list(values) == sorted(values) and len(set(values)) == len(values)
 
 
@@ -775,7 +784,8 @@ def dump_result(result: ResultFile) -> str:
         document["full"] = result.full.model_dump(mode="json")
     if result.run is not None:
         run = result.run
-        document["run"] = {"depth": run.depth, "doc_ids": encode_strings(run.doc_ids),
+        ids = encode_text(run.doc_ids.joined()) if isinstance(run.doc_ids, IdTable) else encode_strings(run.doc_ids)
+        document["run"] = {"depth": run.depth, "doc_ids": ids,
                            "lengths": encode_array(run.lengths, "<u4"), "docs": encode_array(run.docs, "<u4"),
                            "scores": encode_array(run.scores, "<f8")}
         if run.below is not None:

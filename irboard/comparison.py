@@ -1,6 +1,8 @@
 """`irboard.compare`: several runs against the same judgments, with the site's statistics (the same functions
 the leaderboard's dataset pages use, not a second implementation): per metric, each run's mean and 95% score
-interval, its rank range and tie band from the corrected pairwise tests, and against the baseline the paired
+interval, its rank range and tie band from the corrected pairwise tests, `best_set` (★ on the site: whether the run
+could be #1 at 1 - alpha, ranks.best_set over the runs given, a one-sided paired t-test at alpha / (runs - 1)
+whatever `test` is, as the site's), and against the baseline the paired
 difference with the interval its corrected verdict rests on (analysis/verdicts.py), d_z, the corrected p-value and
 the verdict (better, worse, equivalent within the margin, undetermined). The family of the correction is every
 pair of the runs given (the site's is every pair of a dataset's models).
@@ -25,8 +27,8 @@ from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_re
 
 POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "tau", "prediction_low",
                   "prediction_high", "p_beats", "equivalence_low", "equivalence_high", "equivalent")
-COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "diff",
-           "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict")
+COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "best_set",
+           "diff", "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict")
 DEFAULT_MARGIN = 0.01  # = leaderboard.analysis.verdicts.DEFAULT_MARGIN (tested), kept here for a light import
 
 
@@ -76,7 +78,7 @@ class Report:
                 return ""
             if key in ("rank_best", "rank_worst", "band"):
                 return str(value)
-            if key == "significant":
+            if key in ("significant", "best_set"):
                 return "yes" if value else "no"
             if key == "p_corrected":
                 return format_pvalue(value, self.alpha)
@@ -86,11 +88,13 @@ class Report:
 
     def describe(self) -> str:
         from leaderboard.analysis import stats
+        from leaderboard.analysis.best_words import level
 
         return (f"{self.queries} judged queries; {stats.PAIRED_TESTS[self.test].text}, {self.family}, "
                 f"α = {self.alpha:g}; differences against {self.baseline} with the interval each corrected verdict "
                 "rests on (it excludes 0 exactly when the corrected p is below α); rank ranges and bands from the "
-                "corrected tests")
+                f"corrected tests; best_set: could be #1 at {level(self.alpha)} (the best set: one-sided paired "
+                "t-tests at α / (runs − 1))")
 
     def to_markdown(self) -> str:
         lines = ["| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
@@ -213,7 +217,7 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
     from irboard.inputs import to_ranked
     from leaderboard.analysis import stats
     from leaderboard.analysis.effects import pair_effects
-    from leaderboard.analysis.ranks import rank_ranges, tie_bands
+    from leaderboard.analysis.ranks import best_set, rank_ranges, tie_bands
     from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
 
     alpha = settings.alpha
@@ -236,6 +240,9 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
                                          settings.seed)
         ranges, bands = rank_ranges(means, pvalues, alpha), tie_bands(means, pvalues, alpha)
         effects = pair_effects(scores)
+        # the site's one verdict on who is best (aggregate.py); one query: no test, so no run is shown worse
+        contenders = best_set(means, effects.diff, effects.sd / np.sqrt(n), n - 1, alpha) if n > 1 \
+            else np.ones(len(names), dtype=bool)
         se = effects.sd[:, b] / np.sqrt(n)
         low, high = verdict_interval(effects.diff[:, b], se, n - 1, shown_pvalue(pvalues[:, b], alpha), alpha,
                                      family_size(len(names), settings.correction))
@@ -245,7 +252,7 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
             rows.append({
                 "dataset": dataset, "metric": metric, "run": name, "mean": float(means[i]),
                 "ci_low": float(ci[i, 0]), "ci_high": float(ci[i, 1]), "rank_best": int(ranges[i, 0]),
-                "rank_worst": int(ranges[i, 1]), "band": int(bands[i]),
+                "rank_worst": int(ranges[i, 1]), "band": int(bands[i]), "best_set": bool(contenders[i]),
                 "diff": float(effects.diff[i, b]) if against else None,
                 "diff_low": float(low[i]) if against else None,
                 "diff_high": float(high[i]) if against else None,

@@ -1,14 +1,14 @@
 """A `Report` as a table for a paper (LaTeX with booktabs) or a notebook (HTML): runs × metrics, each cell the
-mean, the best mean of each metric in bold, and the verdicts of the corrected tests as marks: ★ in the top group
-(no run significantly better: its rank range starts at 1), ▲/▼ significantly better/worse than the baseline, ≈
-equivalent to it within the report's margin (the `verdict` column)."""
+mean, the best mean of each metric in bold, and the verdicts of the tests as marks: ★ could be #1 (the `best_set`
+column: the site's best set, leaderboard/analysis/best_words.py), ▲/▼ significantly better/worse than the baseline,
+≈ equivalent to it within the report's margin (the `verdict` column)."""
 
 from __future__ import annotations
 
 import html
 from typing import Any
 
-MARKS = {"top": ("$^{\\star}$", "★", "in the top group (no run significantly better)"),
+MARKS = {"top": ("$^{\\star}$", "★", "could be #1 at {level} (the best set)"),
          "better": ("$^{\\uparrow}$", "▲", "significantly better than the baseline"),
          "worse": ("$^{\\downarrow}$", "▼", "significantly worse than the baseline"),
          "equivalent": ("$^{\\approx}$", "≈", "equivalent to the baseline within the margin")}
@@ -32,12 +32,19 @@ def grid(rows: list[dict[str, Any]]) -> tuple[list[str], list[str], dict[tuple[s
 
 def marks(row: dict[str, Any]) -> list[str]:
     """The verdicts on one run and metric, as keys of MARKS."""
-    found = ["top"] if row["rank_best"] == 1 else []
+    found = ["top"] if row["best_set"] else []
     if row["significant"]:
         found.append("better" if row["diff"] > 0 else "worse")
     elif row.get("verdict") == "equivalent":
         found.append("equivalent")
     return found
+
+
+def mark_text(mark: str, report: Any) -> str:
+    """The words of a mark, with the report's level (★: 1 - alpha)."""
+    from leaderboard.analysis.best_words import level
+
+    return MARKS[mark][2].format(level=level(report.alpha))
 
 
 def _best(cells: dict, runs: list[str], metric: str) -> float:
@@ -46,7 +53,8 @@ def _best(cells: dict, runs: list[str], metric: str) -> float:
 
 def caption(report: Any) -> str:
     return (f"Mean over {report.queries} judged queries; bold: the best mean of each metric. "
-            f"{MARKS['top'][2].capitalize()}: $\\star$; {MARKS['better'][2]} ({latex_escape(report.baseline)}): "
+            f"{latex_escape(mark_text('top', report).capitalize())}: $\\star$; {MARKS['better'][2]} "
+            f"({latex_escape(report.baseline)}): "
             f"$\\uparrow$, {MARKS['worse'][2]}: $\\downarrow$, {MARKS['equivalent'][2]}: $\\approx$. "
             f"{latex_escape(report.describe())}.")
 
@@ -87,11 +95,12 @@ def to_html(report: Any, digits: int = 3) -> str:
             text = f"{row['mean']:.{digits}f}"
             if round(row["mean"], digits) == round(_best(cells, runs, metric), digits):
                 text = f"<b>{text}</b>"
-            signs = "".join(f"<span title=\"{MARKS[mark][2]}\">{MARKS[mark][1]}</span>" for mark in marks(row))
+            signs = "".join(f"<span title=\"{html.escape(mark_text(mark, report))}\">{MARKS[mark][1]}</span>"
+                            for mark in marks(row))
             values.append(f"<td style=\"text-align:right\">{text}{signs} <small>[{row['ci_low']:.{digits}f}, "
                           f"{row['ci_high']:.{digits}f}]</small></td>")
         body.append(f"<tr><th style=\"text-align:left\">{html.escape(run)}</th>{''.join(values)}</tr>")
-    legend = "; ".join(f"{sign} {text}" for _, sign, text in MARKS.values())
+    legend = "; ".join(f"{sign} {mark_text(mark, report)}" for mark, (_, sign, _) in MARKS.items())
     return (f"<table><caption style=\"caption-side:bottom;text-align:left\">{html.escape(report.describe())}. "
             f"Bold: the best mean of each metric; {html.escape(legend)} ({html.escape(report.baseline)}); "
             f"[95% interval].</caption><thead><tr><th>Run</th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from evaluator.datasets.download import cache_root
+from evaluator.id_table import bool_values, int_array, int_values, string_array
 
 BATCH = 4096  # documents per record batch: what one read of a range brings in beyond the range
 SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
@@ -162,9 +163,13 @@ class Corpus(Mapping[str, tuple[str, str]]):
 
     def take_ids(self, positions: np.ndarray) -> list[str]:
         """The ids at `positions` (an integer array), as Python strings."""
+        return self.take_id_array(positions).to_pylist()
+
+    def take_id_array(self, positions: np.ndarray) -> pa.Array:
+        """The ids at `positions` (an integer array), as one Arrow string array (no Python string per id)."""
         if self._table is None:
-            return take_ids(str(self.path), positions)
-        return self._ids.take(pa.array(np.asarray(positions, np.int64))).to_pylist()
+            return _take_ids(str(self.path), positions)
+        return self._ids.take(int_array(positions))
 
     def ids_on_demand(self, wanted: Iterable[str]) -> IdsOnDemand:
         """The corpus's ids as a ranking needs them, with no list of them held (`IdsOnDemand`)."""
@@ -232,12 +237,12 @@ def find_positions(location: str, doc_ids: Iterable[str]) -> dict[str, int]:
     ids not in the corpus are left out. Memory: the ids asked for and one batch of ids."""
     import pyarrow.compute as pc
 
-    wanted = pa.array(sorted(set(doc_ids)), pa.string())
+    wanted = string_array(sorted(set(doc_ids)))
     found: dict[str, int] = {}
     if not len(wanted):
         return found
     for start, ids in _id_batches(location):
-        for row in np.flatnonzero(pc.is_in(ids, value_set=wanted).to_numpy(zero_copy_only=False)).tolist():
+        for row in np.flatnonzero(bool_values(pc.is_in(ids, value_set=wanted))).tolist():
             found.setdefault(ids[row].as_py(), start + row)
     return found
 
@@ -259,11 +264,11 @@ def _take_ids(location: str, positions) -> pa.Array:
         reader = pa.ipc.open_file(source, options=_IDS_ONLY)
         for lo, hi in zip(firsts.tolist(), [*firsts[1:].tolist(), len(ordered)], strict=True):
             batch = int(batch_of[lo])
-            pieces.append(reader.get_batch(batch).column(0).take(pa.array(ordered[lo:hi] - batch * BATCH)))
-    taken = pa.concat_arrays(pieces) if pieces else pa.array([], pa.string())
+            pieces.append(reader.get_batch(batch).column(0).take(int_array(ordered[lo:hi] - batch * BATCH)))
+    taken = pa.concat_arrays(pieces) if pieces else string_array([])
     back = np.empty(len(order), np.int64)
     back[order] = np.arange(len(order))
-    return taken.take(pa.array(back))
+    return taken.take(int_array(back))
 
 
 BUCKET_ROWS = 1 << 20  # (hash, position) pairs a spill bucket holds on average: 16 MiB sorted at a time
@@ -316,7 +321,7 @@ def _byte_order_ranks(ids: pa.Array) -> np.ndarray:
     """Each id's rank in UTF-8 byte order (Arrow sorts strings by their bytes)."""
     import pyarrow.compute as pc
 
-    order = pc.sort_indices(ids).to_numpy()
+    order = int_values(pc.sort_indices(ids))
     keys = np.empty(len(ids), np.int64)
     keys[order] = np.arange(len(ids))
     return keys
@@ -370,6 +375,9 @@ class IdsOnDemand:
 
     def take_ids(self, positions: np.ndarray) -> list[str]:
         return take_ids(self.location, positions)
+
+    def take_id_array(self, positions: np.ndarray) -> pa.Array:
+        return _take_ids(self.location, positions)
 
     def keys_of(self, positions: np.ndarray) -> np.ndarray:
         """Keys that sort the documents at `positions` like their ids' bytes: ranks among these documents only,

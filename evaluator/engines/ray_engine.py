@@ -160,7 +160,7 @@ class RemoteQueries:
 
 MERGE_WINDOW = 4  # shard results alive at once: running, or finished and waiting to be merged or placed
 SAMPLE_BLOCK = 1024  # queries whose sample columns the driver makes and places at once (one round of shard tasks)
-TOPK_PIECE = 256  # queries a piece of the final top-k holds: the ranking fetches and ranks one piece at a time
+TOPK_PIECE = 128  # queries a piece of the final top-k holds: the ranking fetches and ranks one piece at a time
 
 
 class ShardedIndex:

@@ -150,5 +150,7 @@ def evaluate(
     if depth_needed > ranked.depth:  # pad so that every cutoff slice has its full width
         extra = np.full((ranked.labels.shape[0], depth_needed - ranked.depth), PAD, dtype=ranked.labels.dtype)
         ranked = RankedRun(ranked.query_ids, np.hstack([ranked.labels, extra]), ranked.lengths)
+    elif depth_needed < ranked.depth:  # the shared arrays (relevant, its running sum) only as wide as a measure looks
+        ranked = RankedRun(ranked.query_ids, ranked.labels[:, :depth_needed], ranked.lengths)
     ctx = _Context(ranked, stats, relevance_level)
     return {str(m): MEASURE_FUNCTIONS[m.kind](ctx, m) for m in measures}

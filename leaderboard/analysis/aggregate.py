@@ -1,14 +1,14 @@
 """From loaded results to the numbers the site shows: per-dataset statistics and group aggregates.
 
 Per dataset (main metric): mean, confidence interval (stats.score_intervals by default), all-pairs paired tests
-with correction, rank ranges and tie bands from them (ranks.py), the top group (the models whose rank range
-starts at 1), and the comparison with the baseline. Across datasets: group means only for models that cover the
+with correction, rank ranges and tie bands from them (ranks.py), the best set (who could be #1: ranks.best_set,
+the site's one verdict on who is best, best_words.py), and the comparison with the baseline. Across datasets: group means only for models that cover the
 whole group, with a bootstrap CI, rank ranges and bands from corrected pairwise tests of the group means
 (ranks.py), and mean ranks. Effect sizes of every pair and what each dataset can tell apart: effects.py.
 
 Only verified results (every reported metric re-scored from the stored ranking, leaderboard/submissions/verify.py) are
-ranked: they come first, and the top group, rank ranges, rank intervals, bands and mean ranks are computed among
-them alone. Unverified results follow, with their means, intervals and tests, but no rank and no place in a top group.
+ranked: they come first, and the best sets, rank ranges, rank intervals, bands and mean ranks are computed among
+them alone. Unverified results follow, with their means, intervals and tests, but no rank and no place in a best set.
 Per result with score samples: the recall-at-scale prediction (predictions.py).
 """
 
@@ -128,7 +128,6 @@ class DatasetBoard:
     means: np.ndarray
     ci: np.ndarray  # (models, 2)
     pvalues: np.ndarray  # (models, models) corrected
-    best: np.ndarray  # bool: verified and no verified result significantly better (rank range starts at 1)
     rank_range: np.ndarray  # (models, 2): best and worst rank among the verified results (0, 0 when unranked)
     zero_shot: np.ndarray
     box: dict[str, np.ndarray]  # per-query distribution: q1, median, q3, low, high (whiskers), mean
@@ -141,7 +140,8 @@ class DatasetBoard:
     # (models, models) SD of the per-query differences of each pair (float32), for the group means' tests
     diff_sd: np.ndarray | None = None
     band: np.ndarray | None = None  # tie band among the verified results (ranks.tie_bands); 0 when unranked
-    best_set: np.ndarray | None = None  # bool: in the 95% confidence set for the best verified result (ranks.best_set)
+    # bool: verified and in the 1 - alpha confidence set for the best verified result (ranks.best_set): the ★
+    best_set: np.ndarray | None = None
     model_ids: tuple[str, ...] = field(init=False, default=())  # from results
     position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
 
@@ -152,7 +152,7 @@ class DatasetBoard:
 
     @functools.cached_property  # every model page asks, for each of its datasets
     def ranked(self) -> np.ndarray:
-        """bool per row: the result is verified, so it has a rank and may be in the top group."""
+        """bool per row: the result is verified, so it has a rank and may be in the best set."""
         return np.array([result.verified for result in self.results], dtype=bool)
 
     def metric_means(self, metric: str) -> list[float | None]:
@@ -193,7 +193,7 @@ class GroupBoard:
     # behind the rank ranges and bands, which the compare page and irboard compare show pair by pair
     ranked_ids: tuple[str, ...] = ()
     pvalues: np.ndarray | None = None
-    best_set: frozenset[str] = frozenset()  # 95% confidence set for the best ranked model (ranks.best_set)
+    best_set: frozenset[str] = frozenset()  # 1 - alpha confidence set for the best ranked model (ranks.best_set)
 
     @property
     def units(self) -> int:
@@ -306,19 +306,17 @@ def percentile_ci(boot: np.ndarray, values: np.ndarray | None = None) -> np.ndar
 
 
 def ranks_among_verified(verified: list[bool], means: np.ndarray, pvalues: np.ndarray,
-                         alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(top group, rank ranges, tie bands) among the verified rows only, from the corrected p-values (ranks.py);
-    the top group is the rows whose rank range starts at 1. Unverified rows get (False, (0, 0), 0)."""
+                         alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rank ranges, tie bands) among the verified rows only, from the corrected p-values (ranks.py). Unverified
+    rows get ((0, 0), 0)."""
     rows = np.flatnonzero(np.asarray(verified, dtype=bool))
-    best = np.zeros(means.size, dtype=bool)
     ranges = np.zeros((means.size, 2), dtype=np.int64)
     bands = np.zeros(means.size, dtype=np.int64)
     if rows.size:
         among = pvalues[np.ix_(rows, rows)]
         ranges[rows] = rank_ranges(means[rows], among, alpha)
-        best[rows] = ranges[rows, 0] == 1
         bands[rows] = tie_bands(means[rows], among, alpha)
-    return best, ranges, bands
+    return ranges, bands
 
 
 def box_stats(scores: np.ndarray) -> dict[str, np.ndarray]:
@@ -373,15 +371,15 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, CONFIDENCE,
                                                         spread)
     verified = np.array([result.verified for result in ranked], dtype=bool)
-    best, rank_range, band = ranks_among_verified(verified, means, pvalues, tests.alpha)
+    rank_range, band = ranks_among_verified(verified, means, pvalues, tests.alpha)
     contenders = np.zeros(len(ranked), dtype=bool)
     if verified.any() and spread is not None:
         rows = np.flatnonzero(verified)
         sub = np.ix_(rows, rows)
         contenders[rows] = best_set(means[rows], spread[0][sub], spread[1][sub] / np.sqrt(scores.shape[1]),
                                     scores.shape[1] - 1, tests.alpha)
-    elif verified.any():
-        contenders[verified] = best[verified]
+    elif verified.any():  # one query: no one-sided test can be made, so none is shown worse than another
+        contenders[verified] = True
     comparison = None
     if b is not None:
         diff = scores - scores[b]
@@ -402,7 +400,6 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         means=means,
         ci=ci,
         pvalues=pvalues,
-        best=best,
         rank_range=rank_range,
         zero_shot=np.array([is_zero_shot(result.model, info) for result in ranked], dtype=object),
         box=box_stats(scores),

@@ -1,9 +1,8 @@
-"""Tied for best, against cost: which of the models that no other beats significantly are worth their cost.
+"""Could be #1, against cost: which of the models that could be #1 are worth their cost.
 
-"Tied for best" is the top group of the site's rank ranges (ranks.rank_ranges): the ranked models whose best rank
-is 1, that is, no ranked model is significantly better after the correction over all pairs. Among them a model is
-on the Pareto front for a cost (parameters, embedding dimensions, milliseconds per query) when no other tied model
-is at least as good at no more cost, and better in one of the two: the mean higher or the cost lower.
+"Could be #1" is the best set (ranks.best_set, the site's one verdict on who is best: best_words.py). Among its
+models a model is on the Pareto front for a cost (parameters, embedding dimensions, milliseconds per query) when no
+other of them is at least as good at no more cost, and better in one of the two: the mean higher or the cost lower.
 """
 
 from __future__ import annotations
@@ -13,16 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from leaderboard.analysis.ranks import rank_ranges
-
 COSTS = ("parameters", "dim", "latency")  # the costs a result can state (docs/result-format.md)
 LATENCY_TIMING = "queries_per_s"  # provenance.timings key the evaluator records while searching
-
-
-def tied_for_best(means, pvalues, alpha: float) -> np.ndarray:
-    """bool per model: no model is significantly better (corrected p < alpha and a higher mean), i.e. its rank
-    range starts at 1. The site reads the same answer from the rank ranges it has already computed."""
-    return rank_ranges(means, pvalues, alpha)[:, 0] == 1
 
 
 def pareto_front(means: Sequence[float], costs: Sequence[float | None]) -> np.ndarray:

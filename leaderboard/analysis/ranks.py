@@ -121,7 +121,7 @@ def difference_pvalues(total: np.ndarray, variance: np.ndarray, df: np.ndarray) 
 
 
 def best_set(means, diff, se, df, alpha: float) -> np.ndarray:
-    """bool per model: in the 95% (1 - alpha) confidence set for the best model. Model i is left out when some
+    """bool per model: in the 1 - alpha confidence set for the best model. Model i is left out when some
     model j is significantly better than it in a one-sided test at level alpha / (models - 1) (Bonferroni over the
     comparisons with i; Hsu's multiple comparisons with the best in its simplest form). Only one hypothesis "i is
     the best" is true (that of the true best), so the set holds the true best with probability at least 1 - alpha,

@@ -6,7 +6,9 @@ and reports from that board, for each new result on its dataset's main metric, t
 and from the current best with the board's corrected p-value (the same test, over the same family: every pair of
 the dataset's models, with the same correction) and the interval that verdict rests on
 (analysis/verdicts.py). The "current best" is the best *verified* other result (re-scored from its stored ranking
-against the judgments, leaderboard/submissions/verify.py), as on the site. It then builds the board without the
+against the judgments, leaderboard/submissions/verify.py), as on the site, and whether the new result could be #1
+(★, the best set: the site's one verdict on who is best, in the site's words, analysis/best_words.py), with the
+sentence naming every model that could be #1 on each dataset it touches. It then builds the board without the
 pull request's files and lists, labelled, the verdicts between other models that the new results change:
 adding a model adds pairs to the family, and a family-wise correction over more pairs moves every p-value.
 """
@@ -21,6 +23,7 @@ import numpy as np
 
 from evaluator.errors import IrboardError
 from evaluator.result import read_result
+from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import DatasetBoard, Leaderboard, SiteSettings, build_leaderboard
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
 from leaderboard.analysis.verdicts import (
@@ -159,11 +162,12 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
              "another); ? undetermined. The interval is the one the verdict rests on (where the corrected test "
              "rejects, the t-interval at the level it tested the pair at; elsewhere Bonferroni's simultaneous "
              "interval): it excludes 0 exactly when the corrected p is below α. The current best is the best "
-             "verified result (re-scored from its stored ranking).", "",
-             "| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline |",
-             "|---|---|---|---|---|---|---|"]
+             f"verified result (re-scored from its stored ranking). {best_words.rule(alpha)}", "",
+             f"| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline | "
+             f"could be #1 at {best_words.level(alpha)} |",
+             "|---|---|---|---|---|---|---|---|"]
     if not ours:
-        lines.append("| (no result files changed) | | | | | | |")
+        lines.append("| (no result files changed) | | | | | | | |")
         return "\n".join(lines) + "\n"
     datasets = {board.info.id: board for board in after.datasets}
     touched: list[str] = []
@@ -172,7 +176,7 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         metric = dataset_info(result.dataset_id).main_metric
         if dataset is None or result.model.id not in dataset.position:  # e.g. a split file without the main metric
             lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset_id)} | {metric} | "
-                         f"{_score(result.metrics.get(metric))} | — | — | — |")
+                         f"{_score(result.metrics.get(metric))} | — | — | — | — |")
             continue
         touched.append(result.dataset_id)
         row = dataset.position[result.model.id]
@@ -186,8 +190,12 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         wtl = "—"
         if dataset.baseline is not None and base is not None:
             wtl = f"{dataset.baseline.wins[row]}/{dataset.baseline.ties[row]}/{dataset.baseline.losses[row]}"
+        could = (f"{best_words.MARK} yes" if dataset.best_set[row] else "no") if dataset.ranked[row] \
+            else "not ranked (not re-scored)"
         lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset_id)} | {metric} | "
-                     f"{dataset.means[row]:.4f} | {cells[0]} | {cells[1]} | {wtl} |")
+                     f"{dataset.means[row]:.4f} | {cells[0]} | {cells[1]} | {wtl} | {could} |")
+    lines += [""] + [f"- {markdown_cell(best_words.dataset_sentence(datasets[d], alpha))}"
+                     for d in dict.fromkeys(touched)]
     lines += ["", "### Change to other models' verdicts (labelled: not about the submitted results)", "",
               "Corrected p-values depend on the models on the board: adding models adds pairs to each dataset's "
               "family, and the correction over more pairs raises p-values (and new models can move rank ranges). "

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from evaluator.errors import IrboardError, ResultValidationError
 from evaluator.metrics.depth import remedy, undetermined
-from evaluator.result import read_result, result_path, slugify
+from evaluator.result import ResultFile, read_result, result_path, slugify
 from leaderboard.submissions.catalog import DatasetInfo
 from leaderboard.submissions.loaded import LoadedResult, ModelInfo, to_loaded
 from leaderboard.submissions.parallel import can_fork, forked_map
@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 SCHEMA_FILE = "schema.json"  # results/schema.json sits next to the model folders
 WORKER_CHUNK = 64  # files a worker reads per task when reading in parallel
 KeepMetrics = Callable[[str], Iterable[str]]  # dataset id -> the metrics whose per-query values are kept
+OnRun = Callable[[str, ResultFile], None]  # (the file's sha256, the result read with its ranking): what else uses it
 
 
 @dataclass
@@ -38,7 +39,8 @@ class LoadReport:
 
 
 def read_loaded(path: Path, keep_metrics: KeepMetrics | None = None, is_verified: Verifier | None = None,
-                predictor: Forecaster | None = None, reads: ReadCache | None = None) -> LoadedResult:
+                predictor: Forecaster | None = None, reads: ReadCache | None = None,
+                on_run: OnRun | None = None) -> LoadedResult:
     """Read and validate one result file through the read step's stages (ResultValidationError names the file
     and field; a verification with a problem is one).
 
@@ -46,7 +48,8 @@ def read_loaded(path: Path, keep_metrics: KeepMetrics | None = None, is_verified
     memory holds only what the site shows. `is_verified` re-scores results that store a ranking (none is verified
     without it); `predictor` predicts recall at scale from the score samples, which are then dropped; `reads`
     (used with a predictor): what these stages made of these exact bytes before, taken instead of reading the
-    file again. A ranking or score samples whose outcome is kept by content are not decoded."""
+    file again. A ranking or score samples whose outcome is kept by content are not decoded; a ranking that was
+    decoded and verified without a problem goes to `on_run` (the build makes its run file from it)."""
     source = read_source(path)
     if reads is not None and predictor is not None:
         found = reads.find(source, keep_metrics, is_verified, predictor)
@@ -64,6 +67,8 @@ def read_loaded(path: Path, keep_metrics: KeepMetrics | None = None, is_verified
         verification = is_verified.verification(result, source.sha256)
         if verification is not None and verification.problems:
             raise ResultValidationError(f"{path}: {verification.problems[0]}")
+    if on_run is not None and result.run is not None:
+        on_run(source.sha256, result)
     loaded = to_loaded(str(path), result, result.query_ids, per_query,
                        verification is not None and verification.complete,
                        verification.verified if verification is not None else frozenset(),
@@ -110,25 +115,26 @@ def find_result_files(results_dir: Path, report: LoadReport) -> list[Path]:
 
 
 def _read_or_problem(path: Path, keep_metrics: KeepMetrics | None, is_verified: Verifier | None,
-                     predictor: Forecaster | None, reads: ReadCache | None) -> LoadedResult | str:
+                     predictor: Forecaster | None, reads: ReadCache | None, on_run: OnRun | None) -> LoadedResult | str:
     try:
-        return read_loaded(path, keep_metrics, is_verified, predictor, reads)
+        return read_loaded(path, keep_metrics, is_verified, predictor, reads, on_run)
     except (IrboardError, OSError) as error:
         return str(error) if isinstance(error, IrboardError) else f"{path}: cannot read ({error})"
 
 
 def _read_all(files: list[Path], keep_metrics: KeepMetrics | None, is_verified: Verifier | None,
-              predictor: Forecaster | None, reads: ReadCache | None, workers: int) -> Iterator[LoadedResult | str]:
+              predictor: Forecaster | None, reads: ReadCache | None, workers: int,
+              on_run: OnRun | None = None) -> Iterator[LoadedResult | str]:
     """`read_loaded` of each file, or its problem; in `workers` forked processes when more than one (each file
     is read, decoded and verified whole by one process; what judgments a worker could not have is added to
     `is_verified.errors`)."""
     if not can_fork(workers) or len(files) < 4 * WORKER_CHUNK:
-        yield from (_read_or_problem(path, keep_metrics, is_verified, predictor, reads) for path in files)
+        yield from (_read_or_problem(path, keep_metrics, is_verified, predictor, reads, on_run) for path in files)
         return
 
     def read(path: Path) -> tuple[LoadedResult | str, list[str]]:  # in a worker: its new errors go back with it
         known = len(is_verified.errors) if is_verified is not None else 0
-        loaded = _read_or_problem(path, keep_metrics, is_verified, predictor, reads)
+        loaded = _read_or_problem(path, keep_metrics, is_verified, predictor, reads, on_run)
         return loaded, is_verified.errors[known:] if is_verified is not None else []
 
     for loaded, new_errors in forked_map(read, files, workers, WORKER_CHUNK):
@@ -139,11 +145,12 @@ def _read_all(files: list[Path], keep_metrics: KeepMetrics | None, is_verified: 
 
 def load_results(results_dir: Path | str, keep_metrics: KeepMetrics | None = None,
                  is_verified: Verifier | None = None, workers: int = 1, predictor: Forecaster | None = None,
-                 reads: ReadCache | None = None, query_set: Callable[[str], str | None] | None = None) -> LoadReport:
+                 reads: ReadCache | None = None, query_set: Callable[[str], str | None] | None = None,
+                 on_run: OnRun | None = None) -> LoadReport:
     """Read every result file under `results_dir` and check them against each other; never raises for
     problems in the files: every problem and warning is collected in the returned report. `workers` > 1 reads
     the files in that many forked processes (the same report); `is_verified`, `predictor`, `reads`: the stages
-    (see read_loaded); `query_set`: see _check_datasets."""
+    (see read_loaded); `query_set`: see _check_datasets; `on_run`: see read_loaded."""
     results_dir = Path(results_dir)
     report = LoadReport()
     if not results_dir.is_dir():
@@ -152,7 +159,7 @@ def load_results(results_dir: Path | str, keep_metrics: KeepMetrics | None = Non
     files = find_result_files(results_dir, report)
     if not files:
         report.problems.append(f"{results_dir}: no result files found; add <model_slug>/<dataset_slug>.json files")
-    for path, loaded in zip(files, _read_all(files, keep_metrics, is_verified, predictor, reads, workers), strict=True):
+    for path, loaded in zip(files, _read_all(files, keep_metrics, is_verified, predictor, reads, workers, on_run), strict=True):
         if isinstance(loaded, str):
             report.problems.append(loaded)
             continue

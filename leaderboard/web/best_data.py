@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import DatasetBoard, GroupBoard, Leaderboard, dataset_differences
 from leaderboard.analysis.ranks import beat_sizes, best_among, group_differences
 
@@ -93,19 +94,8 @@ def column_entry(ids: list[str], means: np.ndarray, sizes: np.ndarray, row_of: d
     return [[row_of[ids[k]] for k in order], sizes_grid, rows]
 
 
-def best_sentence(where: str, tops: list[str], ranked: int, everyone: int, filtered: bool, mark: str = "★") -> str:
-    """The sentence above the home table (site/js/board.js writes the same for each view): who could be #1 on
-    `where` among the `ranked` ranked models the view shows (of `everyone` ranked in all), `tops` best mean
-    first."""
-    if not everyone:
-        return (f"No model is ranked on {where}: none has a re-scored result on every one of its datasets, so the "
-                "table cannot say which is best.")
-    if not ranked:
-        return f"None of the shown models is ranked on {where} ({everyone} ranked models in all)."
-    if ranked == 1:
-        return f"Who could be #1 on {where} among the shown models: {tops[0]}, the only one ranked there."
-    among = f" among the {ranked} shown ranked models" if filtered else ""
-    names = ", ".join(tops[:5]) + (f" and {len(tops) - 5} more" if len(tops) > 5 else "")
-    return (f"Who could be #1 on {where}{among} at 95%: {names} ({len(tops)} of {ranked}, marked {mark}: the "
-            "confidence set for the best; each other model is significantly worse than one of them in a one-sided "
-            f"test at α / {level_size(ranked, everyone) - 1}).")
+def best_sentence(where: str, tops: list[str], ranked: int, everyone: int, filtered: bool, alpha: float,
+                  mark: str = "★") -> str:
+    """The sentence above the home table (best_words.sentence) for `ranked` shown ranked models of `everyone`,
+    tested at the grid size the page uses for them."""
+    return best_words.sentence(where, tops, ranked, everyone, filtered, level_size(ranked, everyone), alpha, mark)

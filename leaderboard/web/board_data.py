@@ -74,6 +74,6 @@ def board_script(env: Environment, home: HomeContext) -> str:
     of the string literals of older JavaScript."""
     table = env.get_template("_board.html").module
     data = {"head": str(table.head(home, True)), "label": str(table.unranked_label()), "columns": home.column_count,
-            "rows": board_rows(home), "best": home.best_columns}
+            "rows": board_rows(home), "best": home.best_columns, "level": home.best_level}
     text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     return f"(function (d) {{\n  d.board = {text};\n}})(window.irboardData = window.irboardData || {{}});\n"

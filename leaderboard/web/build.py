@@ -25,7 +25,7 @@ from leaderboard.submissions.load import load_results, read_cache, registered_qu
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.reproductions import mark_reproduced
 from leaderboard.submissions.stages import Verifier
-from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages
+from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages, run_files
 from leaderboard.web.provenance import BuildStamp
 from leaderboard.web.render import (
     MARKER,
@@ -135,7 +135,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     # what was read of each unchanged file is taken from $IRBOARD_CACHE/read (submissions.read_cache)
     loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified,
                           workers=workers, predictor=predictor, reads=read_cache(),
-                          query_set=registered_query_set(lookup, is_verified))
+                          query_set=registered_query_set(lookup, is_verified), on_run=run_files.keep_decoded)
     problems = loaded.problems + unknown_datasets(loaded.results, lookup) + _check_output(results_dir, out_dir)
     loaded.results = mark_reproduced(loaded.results, reproductions_dir, problems)
     if problems:

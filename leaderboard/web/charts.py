@@ -60,7 +60,7 @@ def _layout(title: str, height: int, **extra) -> dict:
 
 
 def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, baseline_mean: float | None) -> dict:
-    """Horizontal dot-and-whisker chart: each model's mean with its 95% CI; the top group (★) highlighted."""
+    """Horizontal dot-and-whisker chart: each model's mean with its 95% CI; the best set (★) highlighted."""
     models, metric = _plain_all(models)[::-1], _plain(metric)  # Plotly draws the first category at the bottom
     means, low, high, best = (list(values)[::-1] for values in (means, low, high, best))
     colors = [BLUE if flag else GREY for flag in best]
@@ -93,8 +93,7 @@ def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, b
     return {
         "data": [trace],
         "layout": _layout(
-            f"{metric} ×100: mean and 95% CI (blue: top group ★, no verified model significantly better; "
-            "dashed: baseline)",
+            f"{metric} ×100: mean and 95% CI (blue: ★ could be #1, the best set; dashed: baseline)",
             120 + ROW_PX * len(models),
             xaxis={"title": {"text": f"{metric} ×100"}, "zeroline": False, "gridcolor": "#eaeef2"},
             yaxis={"automargin": True, "type": "category"},
@@ -302,14 +301,14 @@ def recall_at_scale(dataset: str, sizes: Sequence[float], ks: Sequence[int], rec
 
 def pareto_chart(models: Sequence[str], costs: Sequence[float], means, low, high, front: Sequence[bool],
                  cost_label: str, metric: str) -> dict:
-    """The models tied for best against one cost (log axis), each mean with its 95% CI; the Pareto front's models
+    """The models that could be #1 against one cost (log axis), each mean with its 95% CI; the Pareto front's models
     in blue, joined by the staircase that bounds what the others reach (up means better, left cheaper)."""
     models, cost_label, metric = _plain_all(models), _plain(cost_label), _plain(metric)
     cost = [float(value) for value in costs]
     mean, lo, hi = (np.asarray(values, dtype=np.float64) for values in (means, low, high))
     log = all(value > 0 for value in cost)  # a cost of 0 (a model without parameters) has no place on a log axis
     traces = []
-    for on_front, name, colour in ((False, "tied for best", GREY), (True, "on the Pareto front", BLUE)):
+    for on_front, name, colour in ((False, "could be #1", GREY), (True, "on the Pareto front", BLUE)):
         keep = [i for i, flag in enumerate(front) if bool(flag) == on_front]
         keep.sort(key=lambda i: (cost[i], -mean[i]))
         if not keep:
@@ -331,7 +330,7 @@ def pareto_chart(models: Sequence[str], costs: Sequence[float], means, low, high
     return {
         "data": traces,
         "layout": _layout(
-            f"Tied for best: {metric} ×100 against {cost_label.lower()} (blue: the Pareto front)",
+            f"Could be #1: {metric} ×100 against {cost_label.lower()} (blue: the Pareto front)",
             450,
             xaxis={"title": {"text": cost_label + (" (log scale)" if log else "")}, "type": "log" if log else "linear",
                    "gridcolor": "#eaeef2",

@@ -83,7 +83,7 @@ class GroupCell:
     total: int
     rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
     band: int | None = None
-    top: bool = False  # ★: could be #1 at 95% among all ranked models (the best set: web.best_data)
+    top: bool = False  # ★: could be #1 at 1 - alpha among all ranked models (the best set: web.best_data)
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,7 @@ class HomeContext:
     column_choices: tuple[GroupHeader, ...] = ()  # the column chooser: each mean column with its datasets
     default_sort: str = ""  # the column key of the default order (table.js shows it as sorted)
     answer: str = ""  # which models are best on that column, and how sure
+    best_level: str = "95%"  # the best set's confidence, 1 - alpha (analysis.best_words.level)
     languages: tuple[str, ...] = ()  # the languages of the multilingual groups' datasets, for the language filter
     best_columns: dict[str, list] = field(default_factory=dict)  # column key -> who could be #1 (web.best_data)
 
@@ -210,6 +211,7 @@ class RankRow:
     rank: int  # by mean
     rank_interval: tuple[int, int]
     band: int
+    best: bool = False  # ★: in the group's best set (could be #1)
 
 
 @dataclass(frozen=True)
@@ -232,6 +234,7 @@ class RanksContext:
     verified: int = 0  # models verified on every dataset they have results for
     figures: tuple[Figure, ...] = ()  # size against score (rank_pages.size_figure)
     unplaced: tuple[str, ...] = ()  # models with a mean left out of it: their result files state no parameter count
+    alpha: float = 0.05  # the level of the best set (★)
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,7 @@ class DatasetContext:
     pairs: str = ""  # script-safe JSON for the any-two-models p-value lookup (pairs.js)
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
     headline: str = ""  # the metrics the dataset is published with, and where ("" when the registry names none)
+    answer: str = ""  # who could be #1 on the dataset (analysis.best_words.dataset_sentence)
 
 
 @dataclass(frozen=True)
@@ -363,7 +367,8 @@ class ModelGroupRow:
     band: int | None = None
     ranked: int = 0  # models with a group mean
     verified: int = 0  # datasets of the group where the model's result is verified
-    top: int = 0  # datasets of the group where the model is in the top group (★)
+    top: int = 0  # datasets of the group where the model is in the best set (★: could be #1)
+    best: bool = False  # in the best set of the group mean (GroupBoard.best_set)
 
 
 @dataclass(frozen=True)

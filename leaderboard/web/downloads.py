@@ -3,8 +3,9 @@ show them). Each file says so: the CSV in its last column `unit`, the JSON in it
 
 Rows come in the pages' order: verified results (ranked) first, then unverified ones with empty ranks, ranges and
 bands (never 0, so that sorting a file does not put them first). `vs_baseline` is the page's ▲/▼: "better" or
-"worse" where the corrected test says so, empty otherwise; `top_group` its ★ (on the leaderboard, a group's
-`verdict` is "best set" where the model could be #1 at 95%, web.best_data). The pages' "Download this view"
+"worse" where the corrected test says so, empty otherwise; `best_set` its ★: true where the model could be #1
+(the best set, analysis/best_words.py; on the leaderboard, a group's `verdict` is "best_set" there, among all ranked
+models, as in a view's download). The pages' "Download this view"
 writes, in the browser, every column the table shows as it shows it. Column
 `unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated), and the
 prediction's column label when the prediction comes from score samples that were not checked. Column
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from leaderboard.analysis import best_words
 from leaderboard.web.contexts import (
     DatasetContext,
     Effect,
@@ -94,9 +96,9 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         if home.prediction:
             values += [row.prediction.mean, row.prediction.covered,
                        home.prediction.error if row.prediction.mean is not None else None]
-        for cell in row.groups:  # verdict: "best set" where the model could be #1 at 95% among all ranked (★)
+        for cell in row.groups:  # verdict: "best set" where the model could be #1 among all ranked (★)
             values += [*(cell.rank_interval or (None, None)), cell.band,
-                       None if cell.rank_interval is None else "best set" if cell.top else ""]
+                       None if cell.rank_interval is None else best_words.COLUMN if cell.top else ""]
         rows.append(values)
     for group in home.groups:
         header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band",
@@ -107,7 +109,7 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
 
 
 def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
-    header = ["model_id", "dataset_id", "rank_best", "rank_worst", "top_group", page.main_metric, "ci_low", "ci_high",
+    header = ["model_id", "dataset_id", "rank_best", "rank_worst", best_words.COLUMN, page.main_metric, "ci_low", "ci_high",
               *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "vs_baseline",
               "zero_shot", "verified", "unverified", "trust"]
     rows = [
@@ -131,7 +133,7 @@ def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
 def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
     """The model's dataset table, with every metric and the efficiency figures as extra columns."""
     timing_keys = sorted({key for row in page.efficiency for key, _ in row.timings})
-    header = ["dataset_id", "main_metric", "score", "ci_low", "ci_high", "rank_best", "rank_worst", "top_group",
+    header = ["dataset_id", "main_metric", "score", "ci_low", "ci_high", "rank_best", "rank_worst", best_words.COLUMN,
               "baseline_score", "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot", "verified",
               "unverified", "trust", *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware", "measured_queries_per_s"]
     values = dict(page.metric_rows)
@@ -158,7 +160,7 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
     groups = {group.name: {"mean": group.mean, "ci": list(group.ci) if group.ci else None,
                            "mean_rank": group.mean_rank, "datasets_covered": group.covered,
                            "datasets_in_group": group.total, "rank_interval": group.rank_interval,
-                           "band": group.band} for group in page.groups}
+                           "band": group.band, best_words.COLUMN: group.best} for group in page.groups}
     meta = {"table": f"model {page.model.id}", "model_id": page.model.id, "baseline": page.baseline_id,
             "significance": page.tests, "group_means": rounded(groups)}
     return _both(f"downloads/models/{slug}", header, rows, meta)

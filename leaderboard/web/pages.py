@@ -13,7 +13,7 @@ from scipy import stats as scipy_stats
 from evaluator.metrics import parse_measure
 from evaluator.metrics.depth import is_determined, ranked_to
 from evaluator.result import SCHEMA_VERSION, slugify
-from leaderboard.analysis import meta
+from leaderboard.analysis import best_words, meta
 from leaderboard.analysis.aggregate import (
     ALL_GROUP,
     DatasetBoard,
@@ -60,16 +60,17 @@ from leaderboard.web.rank_pages import (
     RANKS_PAGE,
     band_rule,
     baseline_effect,
+    best_rule,
     effect_method,
     equivalence_mark,
     family_rule,
     group_key,
+    group_where,
     rank_rule,
     rank_tables,
     separability_method,
     separability_row,
     statistics_method,
-    top_rule,
 )
 from leaderboard.web.references import reference_rows
 from leaderboard.web.render import json_rounded, json_text, public_note
@@ -167,7 +168,7 @@ VERIFIED_RULE = ("Trust: a value is re-scored when it was recomputed from the ra
                  "against the official judgments and matched; a result is re-scored when every metric it reports was, "
                  "reproduced when CI also ran its declared artifact again and obtained the same ranking, and "
                  "self-reported otherwise. Only re-scored results (reproduced ones included) are ranked; the others "
-                 "are listed apart below them, without rank or place in a top group, and each value that was not "
+                 "are listed apart below them, without rank or ★, and each value that was not "
                  "re-scored is marked *. The method page gives the rule.")
 
 
@@ -208,6 +209,7 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
     sorted_group = _sorted_group(board)
     column, predicted = home_predictions(board, [m.info.id for m in models], evidence)
     # who could be #1 in each column (the ★ and the bold), for every view: best_data
+    best_level = best_words.level(board.settings.tests.alpha)
     row_of = {model.info.id: i for i, model in enumerate(models)}
     best_columns: dict[str, list] = {}
     top: set[tuple[str, str]] = set()
@@ -218,7 +220,7 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
             best_columns[key] = column_entry(*found, row_of)
             top.update((key, model_id) for model_id in best_of_all(found[0], found[2]))
     best = {(d.info.id, model_id): (f"d-{d.slug}", model_id) in top if f"d-{d.slug}" in best_columns else bool(flag)
-            for d in board.datasets for model_id, flag in zip(d.model_ids, d.best, strict=True)}
+            for d in board.datasets for model_id, flag in zip(d.model_ids, d.best_set, strict=True)}
     rows = []
     for model in models:
         model_id = model.info.id
@@ -252,8 +254,8 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         "dataset's interval.",
         "Mean rank (rank view): each model's rank on every dataset of the group among the re-scored models that "
         "cover the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
-        "★ beside a group mean and bold on a dataset value: the model could be #1 there at 95% among the ranked "
-        "models the view shows (the best set: each other shown model is significantly worse than one of them in a "
+        f"★ beside a group mean and bold on a dataset value: the model could be #1 there at {best_level} among the "
+        "ranked models the view shows (the best set: each other shown model is significantly worse than one of them in a "
         "one-sided test at α / (s − 1), s the number shown rounded up to 2, 5, 17, 65, … or all); without a filter, "
         "among all ranked models. Each filter recomputes it "
         f"(the method page: {BEST_SET_PAGE}). Rank ranges stay those among all ranked models.",
@@ -287,7 +289,7 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         separability=tuple(separability_row(d, "") for d in board.datasets),
         rank_summary=rank_tables(board, rows=False),
         default_sort=f"g-{group_key(sorted_group.name)}" if sorted_group else "",
-        answer=best_answer(board, sorted_group),
+        answer=best_answer(board, sorted_group), best_level=best_level,
         languages=languages,
         best_columns=best_columns,
     )
@@ -300,15 +302,14 @@ def _sorted_group(board: Leaderboard) -> GroupBoard | None:
 
 def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
     """The home page's first answer, for the default view (every model, sorted by `group`'s mean): who could be #1
-    at 95% (best_data.best_sentence; the table's script rewrites it for each view)."""
+    at 1 - alpha (best_data.best_sentence; the table's script rewrites it for each view)."""
     if group is None:
         return ""
     ids, means, sizes = group_sizes(board, group)
     tops = best_of_all(ids, sizes)
     row_of = {model.info.id: i for i, model in enumerate(home_order(board)[0])}
     ordered = [ids[k] for k in sorted(range(len(ids)), key=lambda k: (-means[k], row_of[ids[k]])) if ids[k] in tops]
-    where = f"{group.name} ({len(group.dataset_ids)} dataset{'s' if len(group.dataset_ids) != 1 else ''})"
-    return best_sentence(where, ordered, len(ids), len(ids), False)
+    return best_sentence(group_where(group), ordered, len(ids), len(ids), False, board.settings.tests.alpha)
 
 
 def _listed(model_ids: list[str]) -> str:
@@ -341,7 +342,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             model_id=model_id, href=f"{root}models/{slugify(model_id)}.html",
             rank_low=int(dataset.rank_range[i, 0]) if ranked else None,
             rank_high=int(dataset.rank_range[i, 1]) if ranked else None,
-            best=bool(dataset.best[i]), mean=float(dataset.means[i]),
+            best=bool(dataset.best_set[i]), mean=float(dataset.means[i]),
             ci=(float(dataset.ci[i, 0]), float(dataset.ci[i, 1])), whisker=position,
             values=tuple(result.metrics.get(metric) for metric in others),
             diff=float(comparison.diff[i]) if comparison else None,
@@ -364,7 +365,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
     tests = board.settings.tests
     figures = [
         _figure("fig-scores", f"{metric} with 95% CI", charts.scores_with_ci(
-            models, SCALE * dataset.means, SCALE * dataset.ci[:, 0], SCALE * dataset.ci[:, 1], dataset.best, metric,
+            models, SCALE * dataset.means, SCALE * dataset.ci[:, 0], SCALE * dataset.ci[:, 1], dataset.best_set, metric,
             SCALE * float(dataset.means[dataset.position[comparison.model_id]]) if comparison else None)),
         _figure("fig-pvalues", "p-values of all pairs" if len(models) <= HEATMAP_MODELS else
                 f"p-values of the pairs among the {HEATMAP_MODELS} best of {len(models):,} models",
@@ -387,7 +388,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs. "
         f"{family_rule(board)}",
         f"Among the re-scored results only. {rank_rule(board)}",
-        top_rule(board),
+        best_rule(board),
         VERIFIED_RULE,
         (f"Against the baseline {comparison.model_id}: Δ is the difference of means; W/T/L count queries where "
          f"the model scores higher / within 1e-9 / lower; p is the corrected p-value of that pair; ▲/▼ mark "
@@ -401,6 +402,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         queries=len(dataset.query_ids), rows=tuple(rows),
         baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
         tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
+        answer=best_words.dataset_sentence(dataset, alpha),
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json"),
                    Download("Parquet", f"{root}downloads/datasets/{dataset.slug}.parquet")),
@@ -468,7 +470,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             rank_low=int(dataset.rank_range[i, 0]) if ranked else None,
             rank_high=int(dataset.rank_range[i, 1]) if ranked else None,
             models=int(dataset.ranked.sum()) if dataset else 0,
-            best=bool(dataset.best[i]) if i is not None else False,
+            best=bool(dataset.best_set[i]) if i is not None else False,
             baseline_mean=float(dataset.means[b]) if b is not None else None,
             diff=float(comparison.diff[i]) if comparison and i is not None else None,
             wins=int(comparison.wins[i]) if comparison and i is not None else None,
@@ -493,6 +495,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             ranked=g.ranked_models,
             verified=sum(by_dataset[d].verified for d in g.dataset_ids if d in by_dataset),
             top=sum(by_dataset[d].best for d in g.dataset_ids if d in by_dataset),
+            best=model.info.id in g.best_set,
         )
         for g in _ordered_groups(board)
     )
@@ -639,7 +642,7 @@ def verification_method() -> tuple[str, ...]:
         "recall 0: a claim can only lower a prediction.",
         "A result is re-scored when every metric it reports was re-scored and matched and its score samples "
         "agree with its ranking and its claims below the stored depth. Only re-scored results are ranked (rank "
-        "ranges, top groups, mean ranks); the others are listed apart, after them, in every table and download.",
+        "ranges, best sets, mean ranks); the others are listed apart, after them, in every table and download.",
         *TRUST_LADDER,
     )
 

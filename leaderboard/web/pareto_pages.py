@@ -1,13 +1,14 @@
-"""The "tied for best" page: on each group mean and each dataset, the models no ranked model beats significantly
-(the top group of the rank ranges, ★ elsewhere on the site), against what they cost, with each cost's Pareto front.
+"""The "could be #1" page: on each group mean and each dataset, the models that could be #1 (the best set, ★
+elsewhere on the site: analysis/best_words.py), against what they cost, with each cost's Pareto front.
 
-No second test is run here: the groups' rank intervals and the datasets' rank ranges come from the corrected
-pairwise tests of leaderboard/analysis (aggregate.py, ranks.py); leaderboard/analysis/pareto.py marks the front.
+No second test is run here: the groups' and the datasets' best sets come from leaderboard/analysis (aggregate.py,
+ranks.best_set); leaderboard/analysis/pareto.py marks the front.
 """
 
 from __future__ import annotations
 
 from evaluator.result import slugify
+from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard, ModelBoard
 from leaderboard.analysis.pareto import COSTS, LATENCY_TIMING, latency_ms, pareto_front
 from leaderboard.web import charts
@@ -20,7 +21,7 @@ from leaderboard.web.contexts import (
     ParetoRow,
     ParetoView,
 )
-from leaderboard.web.rank_pages import group_key, guarantee, top_rule
+from leaderboard.web.rank_pages import best_rule, group_key
 from leaderboard.web.render import format_parameters, json_text
 
 PARETO_PAGE = "pareto.html"
@@ -39,7 +40,7 @@ WHY_NOT_MEASURED = "no cost measured by irboard: not every result here was repro
 # A lexical model (BM25) weighs terms by a formula: it has no learned parameters, so it is placed at 0 rather than
 # left off the chart when its result files state no count.
 LEXICAL_PARAMETERS = "0 (lexical: no learned parameters)"
-# The cost the page shows first: the first of these that places every model tied for best.
+# The cost the page shows first: the first of these that places every model that could be #1.
 DEFAULT_COSTS = ("latency", "parameters", "dim")
 
 
@@ -56,13 +57,13 @@ def cost_text(cost: str, value: float | None) -> str:
 
 
 def pareto_rule(board: Leaderboard) -> str:
-    return ("Tied for best: the ranked models that no ranked model beats significantly, that is, whose rank range "
-            "starts at 1 (the corrected pairwise tests of the ranks page). Among them a model is on the Pareto front "
-            "of a cost when no other tied model has at least its mean at no more cost, better in one of the two. "
+    return (f"Could be #1: the ranked models in the best set ({best_words.level(board.settings.tests.alpha)}; "
+            "marked ★ on the ranks, dataset and home pages). Among them a model is on the Pareto front "
+            "of a cost when no other of them has at least its mean at no more cost, better in one of the two. "
             "A lexical model whose result files state no parameter count is plotted at 0 learned parameters (its "
             "term weights come from a formula); any other model whose result files do not state the cost is listed, "
             "not plotted. The page opens on the first cost, of milliseconds per query, parameters and embedding "
-            f"dimensions, that places every model tied for best. {guarantee(board)}")
+            "dimensions, that places every model that could be #1.")
 
 
 def _model_costs(model: ModelBoard, dataset_ids) -> tuple[dict[str, float | None], bool]:
@@ -91,12 +92,12 @@ def cost_label(key: str) -> str:
 
 def _choice(board: Leaderboard, choice_key: str, name: str, kind: str, metric: str, href: str, dataset_ids,
             tied: list[tuple[str, float, tuple[float, float], tuple[int, int]]], ranked: int) -> ParetoChoice:
-    """`tied`: (model id, mean, CI, rank range) of each model tied for best, best mean first."""
+    """`tied`: (model id, mean, CI, rank range) of each model that could be #1 (the best set), best mean first."""
     where = f"{name} ({len(dataset_ids)} dataset{'s' if len(dataset_ids) != 1 else ''})" if kind == "group" else name
     if not ranked:
         return ParetoChoice(choice_key, name, kind, metric, href, 0, (), (),
                             f"No model is ranked on {where}: none has a verified result on every one of its "
-                            "datasets, so none can be called tied for best.")
+                            "datasets, so none can be called #1.")
     models = {m.info.id: m for m in board.models}
     stated = [_model_costs(models[model_id], dataset_ids) for model_id, *_ in tied]
     measured = [was for _, was in stated]
@@ -120,7 +121,7 @@ def _choice(board: Leaderboard, choice_key: str, name: str, kind: str, metric: s
                 [tied[i][0] for i in shown], [costs[i][key] for i in shown],
                 [SCALE * means[i] for i in shown], [SCALE * tied[i][2][0] for i in shown],
                 [SCALE * tied[i][2][1] for i in shown], [fronts[key][i] for i in shown], COST_LABELS[cost], metric)
-            figure = Figure(f"fig-{choice_key}-{key}", f"{name}: the models tied for best against "
+            figure = Figure(f"fig-{choice_key}-{key}", f"{name}: the models that could be #1 against "
                             f"{cost_label(key).lower()}", json_text(chart))
         why = WHY_NOT_MEASURED if key != cost else WHY_MISSING[cost]
         views.append(ParetoView(key, cost_label(key), why, figure,
@@ -131,23 +132,23 @@ def _choice(board: Leaderboard, choice_key: str, name: str, kind: str, metric: s
     default = next((cost for cost in DEFAULT_COSTS if placed[cost] == len(tied)), max(COSTS, key=placed.get))
     count = len(tied)
     summary = (f"{count} of {ranked} ranked model{'s' if ranked != 1 else ''} "
-               f"{'is' if count == 1 else 'are'} tied for best on {where}.")
+               f"could be #1 on {where} at {best_words.level(board.settings.tests.alpha)} (the best set).")
     return ParetoChoice(choice_key, name, kind, metric, href, ranked, rows, tuple(views), summary, default)
 
 
 def group_choice(board: Leaderboard, group: GroupBoard) -> ParetoChoice:
     ranked = [(m, s) for m, s in group.scores.items() if s.mean_rank is not None]
-    tied = sorted(((m, s.mean, s.ci, tuple(s.rank_interval)) for m, s in ranked if s.rank_interval[0] == 1),
+    tied = sorted(((m, s.mean, s.ci, tuple(s.rank_interval)) for m, s in ranked if m in group.best_set),
                   key=lambda row: (-row[1], row[0]))
     return _choice(board, f"g-{group_key(group.name)}", group.name, "group", "group mean",
                    f"ranks.html#{group_key(group.name)}", group.dataset_ids, tied, len(ranked))
 
 
 def dataset_choice(board: Leaderboard, dataset: DatasetBoard) -> ParetoChoice:
-    # dataset.best: verified and no verified result significantly better (rank range from 1), the ★ top group
+    # dataset.best_set: verified and could be #1, the ★
     tied = sorted(((model_id, float(dataset.means[i]), (float(dataset.ci[i, 0]), float(dataset.ci[i, 1])),
                     (int(dataset.rank_range[i, 0]), int(dataset.rank_range[i, 1])))
-                   for i, model_id in enumerate(dataset.model_ids) if dataset.best[i]),
+                   for i, model_id in enumerate(dataset.model_ids) if dataset.best_set[i]),
                   key=lambda row: (-row[1], row[0]))
     return _choice(board, f"d-{dataset.slug}", dataset.info.id, "dataset", dataset.info.main_metric,
                    f"datasets/{dataset.slug}.html", (dataset.info.id,), tied, int(dataset.ranked.sum()))
@@ -166,7 +167,7 @@ def build_pareto(board: Leaderboard) -> list[ParetoContext]:
     choices = [group_choice(board, group) for group in groups]
     choices += [dataset_choice(board, dataset) for dataset in board.datasets]
     methods = (
-        top_rule(board),
+        best_rule(board),
         "Costs: parameters and embedding dimensions (model.parameters, model.dim); milliseconds per query: 1000 ÷ "
         f"the search rate (provenance.timings.{LATENCY_TIMING}), the median over the datasets of the choice, only "
         "where every one of them records it. A cost is measured only when irboard measured it: CI reproduced every "
@@ -183,7 +184,7 @@ def build_pareto(board: Leaderboard) -> list[ParetoContext]:
     for choice in choices or [None]:
         path = paths[choice.key] if choice else PARETO_PAGE
         root = "../" if "/" in path else ""
-        title = "Tied for best, against cost" + (f": {choice.name}" if choice and path != PARETO_PAGE else "")
+        title = "Could be #1, against cost" + (f": {choice.name}" if choice and path != PARETO_PAGE else "")
         links = tuple((c.key, c.name, c.kind, root + paths[c.key]) for c in choices)
         pages.append(ParetoContext(page=Page(path, title, root, "pareto"), choice=choice, links=links,
                                    costs=tuple((cost, COST_LABELS[cost]) for cost in COSTS), rule=pareto_rule(board),

@@ -1,13 +1,14 @@
 """Honest ranks on the site: effect sizes beside p-values, what each dataset can tell apart, the ranks page with
-rank ranges and tie bands of every group mean, and the method page's statistics section. The sentences that state
-a rule (rank ranges, top group, bands, their guarantee) are made here once and quoted on every page that shows it."""
+rank ranges, tie bands and the best set (★) of every group mean, and the method page's statistics section. The
+sentences that state a rule (rank ranges, bands, their guarantee; ★ from analysis/best_words.py) are made here once
+and quoted on every page that shows it."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from evaluator.result import slugify
-from leaderboard.analysis import effects
+from leaderboard.analysis import best_words, effects
 from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard, unit_of
 from leaderboard.analysis.stability import SPLITS, group_stability
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
@@ -36,10 +37,9 @@ def rank_rule(board: Leaderboard) -> str:
             f"models minus those significantly worse. {guarantee(board)}")
 
 
-def top_rule(board: Leaderboard) -> str:
-    return ("★ marks the top group: the ranked models whose rank range starts at 1, that is, no ranked model is "
-            "significantly better (the same corrected tests). It can include a model with a lower mean than one "
-            "left out, when that one is significantly worse than some other model and this one is not.")
+def best_rule(board: Leaderboard) -> str:
+    """What ★ means on every page that marks it: the best set (analysis/best_words.py)."""
+    return best_words.rule(board.settings.tests.alpha)
 
 
 def band_rule(board: Leaderboard) -> str:
@@ -49,13 +49,13 @@ def band_rule(board: Leaderboard) -> str:
 
 
 def guarantee(board: Leaderboard) -> str:
-    """What the rank ranges, the top group and the bands promise under the build's correction."""
+    """What the rank ranges and the bands promise under the build's correction."""
     tests = board.settings.tests
-    level = f"{1 - tests.alpha:.0%}"
+    level = best_words.level(tests.alpha)
     if tests.correction == "holm":
         return (f"Holm's correction bounds the chance of any false claim among all pairs by α, so with probability "
-                f"at least {level} every rank range holds its model's true rank at once, the top group holds the "
-                "best model and no band is ordered wrongly (a simulation with a near-tie cluster and small binary "
+                f"at least {level} every rank range holds its model's true rank at once and no band is ordered "
+                "wrongly (a simulation with a near-tie cluster and small binary "
                 "datasets measured 99%; the method page gives the figures).")
     return (f"This build uses {CORRECTIONS[tests.correction][1]}: the ranges and bands carry no family-wise "
             f"guarantee, so they are not {level} sets; Holm's correction (the default) gives one.")
@@ -143,9 +143,14 @@ def group_rank_rows(group: GroupBoard, root: str) -> tuple[RankRow, ...]:
                      key=lambda item: (-item[1].mean, item[0]))
     return tuple(
         RankRow(model_id=model_id, href=f"{root}models/{slugify(model_id)}.html", mean=score.mean, ci=score.ci,
-                rank=position, rank_interval=score.rank_interval, band=score.band)
+                rank=position, rank_interval=score.rank_interval, band=score.band, best=model_id in group.best_set)
         for position, (model_id, score) in enumerate(ordered, start=1)
     )
+
+
+def group_where(group: GroupBoard) -> str:
+    """How the sentences on who could be #1 name a group: "BEIR (4 datasets)"."""
+    return f"{group.name} ({len(group.dataset_ids)} dataset{'s' if len(group.dataset_ids) != 1 else ''})"
 
 
 def group_key(name: str) -> str:
@@ -165,7 +170,7 @@ def rank_tables(board: Leaderboard, root: str = "", rows: bool = True) -> tuple[
 
 
 def stability(board: Leaderboard, group: GroupBoard) -> tuple[str, Figure | None]:
-    """Who could be #1 at 95% on the group, how often #1 stays #1 over random halves of the queries, and which
+    """Who could be #1 on the group (at 1 - alpha), how often #1 stays #1 over random halves of the queries, and which
     model is #1 with each dataset left out (analysis/stability.py): as a sentence, and the two checks as a chart
     (the sentence gives its numbers: the chart's text alternative)."""
     ranked = list(group.ranked_ids)
@@ -175,7 +180,8 @@ def stability(board: Leaderboard, group: GroupBoard) -> tuple[str, Figure | None
     scores = [boards[d].scores[[boards[d].position[m] for m in ranked]] for d in group.dataset_ids]
     found = group_stability(ranked, scores, list(group.weights), [unit_of(d) for d in group.dataset_ids],
                             seed=board.settings.tests.seed)
-    contenders = [m for m in ranked if m in group.best_set]
+    means = {m: group.scores[m].mean for m in ranked}
+    contenders = sorted((m for m in ranked if m in group.best_set), key=lambda m: (-means[m], m))
     shares = sorted(found.split_half.items(), key=lambda item: -item[1])
     halves = "; ".join(f"{model_id} {share:.1%}" for model_id, share in shares)
     units = len(found.leave_one_out)
@@ -186,9 +192,9 @@ def stability(board: Leaderboard, group: GroupBoard) -> tuple[str, Figure | None
                 f"{len(changed)} time{'s' if len(changed) != 1 else ''} of {units}: "
                 + "; ".join(f"without {unit}, {model_id}" for unit, model_id in list(changed.items())[:10])
                 + (" …" if len(changed) > 10 else ""))
-    text = (f"Who could be #1 at 95%: {', '.join(contenders[:8])}{' …' if len(contenders) > 8 else ''} "
-            f"({len(contenders)} of {len(ranked)}; the confidence set for the best, method page). "
-            f"#1 by mean: {found.leader}. On random halves of each dataset's queries ({SPLITS} splits), #1 was: "
+    who = best_words.sentence(group_where(group), contenders, len(ranked), len(ranked), False, len(ranked),
+                              board.settings.tests.alpha)
+    text = (f"{who} #1 by mean: {found.leader}. On random halves of each dataset's queries ({SPLITS} splits), #1 was: "
             f"{halves}. By leaving out datasets: {left_out}.")
     winners = list(dict.fromkeys([found.leader] + [m for m, _ in shares] + list(found.leave_one_out.values())))
     counts = [sum(model_id == m for model_id in found.leave_one_out.values()) for m in winners]
@@ -234,10 +240,10 @@ def size_figure(board: Leaderboard) -> tuple[Figure | None, tuple[str, ...]]:
 def build_ranks(board: Leaderboard) -> RanksContext:
     figure, unplaced = size_figure(board)
     return RanksContext(page=Page(RANKS_PAGE, "Ranks with uncertainty", "", "ranks"), tables=rank_tables(board),
-                        methods=(rank_method(board), band_rule(board), top_rule(board),
+                        methods=(rank_method(board), band_rule(board), best_rule(board),
                                  f"See the method page ({METHOD_ANCHOR}) for the reasons."),
                         verified=sum(model.verified == "all" for model in board.models),
-                        figures=(figure,) if figure else (), unplaced=unplaced)
+                        figures=(figure,) if figure else (), unplaced=unplaced, alpha=board.settings.tests.alpha)
 
 
 def statistics_method(board: Leaderboard) -> StatisticsMethod:
@@ -276,9 +282,10 @@ def predictive_method(board: Leaderboard) -> tuple[str, ...]:
         f"least 1 − α ({alpha:g}), as the significance claims do. On the compare page the pooled difference over a "
         "group's datasets is equivalent where its Hartung–Knapp interval at α / the group's pairs lies within the "
         "margin: a claim about the mean over the group's datasets (a new dataset may differ by more).",
-        "Who could be #1: the 95% confidence set for the best model keeps every model that no other is "
-        "significantly better than in a one-sided paired t-test at α / (models − 1). Only one model is the true "
-        "best, so only its hypothesis matters: the set holds it with probability at least 95%, at near-ties too, "
-        "and it needs far less evidence than the top group of the rank ranges, whose Holm correction starts at "
-        "α / (all pairs). The home page names it above the table.",
+        f"Who could be #1 (★ on every page): the {best_words.level(alpha)} confidence set for the best model keeps "
+        "every model that no other is significantly better than in a one-sided paired t-test at α / (models − 1). "
+        "Only one model is the true best, so only its hypothesis matters: the set holds it with probability at "
+        f"least {best_words.level(alpha)}, at near-ties too, and it needs far less evidence than a claim about "
+        "every pair, whose Holm correction starts at α / (all pairs). The home, ranks and dataset pages name it in "
+        "one sentence.",
     )

@@ -24,6 +24,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from leaderboard.analysis import best_words
 from leaderboard.analysis.verdicts import pvalue_text
 from leaderboard.web.contexts import CLAIMED_RANKS
 from leaderboard.web.provenance import BuildStamp
@@ -192,7 +193,8 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env.filters.update(
         score=format_score, ci=format_ci, signed=format_signed, pvalue=format_pvalue, params=format_parameters,
         bytes=format_bytes, number=format_number, count=format_count, json_script=json_script,
-        score_cells=score_cells, scale_rows=scale_rows,
+        score_cells=score_cells, scale_rows=scale_rows, best_level=best_words.level, best_title=best_words.mark_title,
+        best_rule=best_words.rule,
     )
     return env
 

@@ -1,4 +1,4 @@
-/* The "tied for best" pages, one per group mean and dataset: the datasets picker opens another's page (keeping
+/* The "could be #1" pages, one per group mean and dataset: the datasets picker opens another's page (keeping
    the cost), the cost picker shows that cost's chart and draws it; the address keeps the cost as ?cost=COST. */
 (function () {
   "use strict";

@@ -345,7 +345,8 @@
       if (unranked) { unranked = fill(unranked, apart, label); }
       if (label) { label.hidden = apart.length === 0; }  /* a group label without a listed row is hidden too */
       var sorted = state.sort ? "Sorted by " + sortName(state.sort) + (state.desc === "1" ? ", highest first" :
-        ", lowest first") + (state.sort.indexOf("g-") === 0 ? "; the rank range beside each mean says how sure." : ".") : "";
+        ", lowest first") + (state.sort.indexOf("g-") === 0 ? (board && board.sortNote &&
+        board.sortNote(state.sort, state, columns)) || "; the rank range beside each mean says how sure." : ".") : "";
       pager.hidden = !cut;
       previous.setAttribute("aria-disabled", String(page === 1));
       next.setAttribute("aria-disabled", String(page === pages));
@@ -394,8 +395,8 @@
     /* "Download this view": the rows that match, in their order (on every page, not only the one shown), with every
        column shown, for machines: one value per cell. A shown cell splits into its value and, where it shows them,
        its interval (ci_low, ci_high), a prediction's measured error (error), rank range (rank_low, rank_high), wins/ties/losses, the datasets covered of a
-       partial group (covered, total) and verdict (the marks: top
-       group ★ or bold, better ▲, worse ▼, meaningful ●, trained on it †, unverified *, space-separated); numbers as
+       partial group (covered, total) and verdict (the marks: best_set
+       for ★ or bold, could be #1 (analysis/best_words.py), better ▲, worse ▼, meaningful ●, trained on it †, unverified *, space-separated); numbers as
        numbers (×100 as shown, p-values exact), "–" as an empty cell. Each header names the full dataset id, metric
        and unit; the column `verified` says whether every result of the model was re-scored. */
     function shownText(cell) {
@@ -405,18 +406,18 @@
     }
 
     var NUMBER = /^[+\-−]?\d+(\.\d+)?%?$/;
-    var MARKS = [["★", "top"], ["▲", "better"], ["▼", "worse"], ["●", "meaningful"], ["†", "trained"], ["*", "unverified"]];
+    var MARKS = [["★", "best_set"], ["▲", "better"], ["▼", "worse"], ["●", "meaningful"], ["†", "trained"], ["*", "unverified"]];
     function number(text) { return Number(text.replace("−", "-").replace(/^\+/, "").replace(/%$/, "")); }
 
     function cellFields(cell, rankColumn) {
       var copy = cell.cloneNode(true), out = {}, verdict = [], found;
       list(copy.querySelectorAll(".sr, svg")).forEach(function (node) { node.remove(); });
       var text = copy.textContent.replace(/\s+/g, " ").trim();
-      if (cell.tagName === "TD" && cell.classList.contains("top")) { verdict.push("top"); }
+      if (cell.tagName === "TD" && cell.classList.contains("top")) { verdict.push("best_set"); }
       MARKS.forEach(function (mark) {
         if (text.indexOf(mark[0]) !== -1) { verdict.push(mark[1]); text = text.split(mark[0]).join(" "); }
       });
-      text = text.replace(/\b(top group|not ranked.*)$/, "").replace(/\s+/g, " ").trim();
+      text = text.replace(/\b(not ranked.*)$/, "").replace(/\s+/g, " ").trim();
       if ((found = text.match(/±\s?(\d+(?:\.\d+)?)/))) {  /* a prediction's measured error */
         out.error = Number(found[1]);
         text = text.replace(found[0], "").trim();

@@ -39,9 +39,22 @@ def test_bm25_on_scifact_reproduces_pyserini(tmp_path):
 
 @pytest.fixture(scope="module")
 def small_scifact(tmp_path_factory):
-    """A BEIR-layout folder: 25 SciFact test queries, their judged documents and others, 227 in all (200 unjudged)."""
+    """A BEIR-layout folder: 15 SciFact test queries, their judged documents and others, 120 in all (more than
+    the 100 that R@100 reads)."""
     folder = tmp_path_factory.mktemp("small-scifact")
-    return folder, *write_scifact_slice(folder, num_queries=25, num_docs=227)
+    return folder, *write_scifact_slice(folder, num_queries=15, num_docs=120)
+
+
+@pytest.fixture(scope="module")
+def splade_run(tmp_path_factory, small_scifact):
+    """(exit code, result file, the folder under the file:// --cache-dir) of SPLADE evaluated on the slice, once
+    for the tests that read it."""
+    folder, *_ = small_scifact
+    where = tmp_path_factory.mktemp("splade")
+    out = where / "splade.json"
+    code = _evaluate("--model", f"splade:{SPLADE}", "--dataset", f"local:{folder}", "--out", out,
+                     "--cache-dir", f"file://{where}/c")
+    return code, out, where / "c"
 
 
 def _brute_force_check(result, model, folder_docs, qrels, query_texts, dense: bool):
@@ -62,11 +75,9 @@ def _brute_force_check(result, model, folder_docs, qrels, query_texts, dense: bo
 
 
 @pytest.mark.slow
-def test_splade_on_real_model(tmp_path, small_scifact):
-    folder, qrels, docs, query_texts = small_scifact
-    out = tmp_path / "splade.json"
-    code = _evaluate("--model", f"splade:{SPLADE}", "--dataset", f"local:{folder}", "--out", out,
-                     "--cache-dir", tmp_path / "cache")
+def test_splade_on_real_model(small_scifact, splade_run):
+    _, qrels, docs, query_texts = small_scifact
+    code, out, _ = splade_run
     assert code == 0
     result = read_result(out)
     assert result.model.type == "sparse" and result.dataset.id.startswith("local/")
@@ -101,12 +112,11 @@ def test_dense_on_real_model_with_cache_reuse(tmp_path, small_scifact, monkeypat
 
 
 @pytest.mark.slow
-def test_cache_dir_takes_a_file_uri(tmp_path, small_scifact):
+def test_cache_dir_takes_a_file_uri(splade_run):
     """Encodings go under the URI's path; the dataset (a local folder here) is read as without one."""
-    folder, *_ = small_scifact
-    args = ["--model", f"splade:{SPLADE}", "--dataset", f"local:{folder}", "--cache-dir", f"file://{tmp_path}/c"]
-    assert _evaluate(*args, "--out", tmp_path / "a.json") == 0
-    assert len(list((tmp_path / "c" / "encodings").glob("*/complete"))) == 1
+    code, _, cache = splade_run
+    assert code == 0
+    assert len(list((cache / "encodings").glob("*/complete"))) == 1
 
 
 def test_pipeline_errors_are_one_line(tmp_path, capsys):
@@ -176,3 +186,31 @@ def test_ranking_from_ids_read_on_demand_equals_the_lookup_tables(tmp_path):
     stored = Run.from_rankings(qrels.query_ids, tops, 5)
     assert got[1].doc_ids == stored.doc_ids and got[1].docs.tolist() == stored.docs.tolist()
     assert got[1].lengths.tolist() == stored.lengths.tolist() and got[1].scores.tolist() == stored.scores.tolist()
+
+
+def test_the_label_matrix_is_only_as_wide_as_the_deepest_cutoff(tmp_path):
+    """`label_depth` (the deepest rank a measure reads) keeps that many label columns, the lengths whole, and the
+    measures' values those of the full matrix."""
+    import json
+
+    from evaluator.datasets.layout import read_corpus
+    from evaluator.metrics import Qrels, evaluate, parse_measures
+    from evaluator.pipeline import _deepest_rank, ranked_from_topk
+
+    ids = [f"d{i}" for i in range(60)]
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"_id": d, "text": "t"}) + "\n" for d in ids))
+    corpus = read_corpus(path)
+    rng = np.random.default_rng(5)
+    positions = np.stack([rng.permutation(60)[:30] for _ in range(4)])
+    scores = rng.random(positions.shape).astype(np.float32)
+    qrels = Qrels.from_dict({f"q{i}": {ids[int(p)]: 1 + i % 2 for p in positions[i, ::4]} for i in range(4)})
+    measures = parse_measures("nDCG@10,P@5,R@12,Judged@10")
+    assert _deepest_rank(measures) == 12 and _deepest_rank(parse_measures("nDCG@10,AP")) is None
+    whole = ranked_from_topk(scores, positions, list(qrels.query_ids), corpus, qrels, False, depth=5, top_k=30)[0]
+    narrow = ranked_from_topk(scores, positions, list(qrels.query_ids), corpus, qrels, False, depth=5, top_k=30,
+                              label_depth=12)[0]
+    assert narrow.labels.shape[1] == 12 and whole.labels.shape[1] == 30
+    assert narrow.labels.tolist() == whole.labels[:, :12].tolist() and narrow.lengths.tolist() == whole.lengths.tolist()
+    expected, got = evaluate(whole, qrels, measures), evaluate(narrow, qrels, measures)
+    assert all(np.array_equal(expected[m], got[m]) for m in expected)

@@ -245,3 +245,28 @@ def test_malformed_fields_are_rejected_with_the_field_named(case):
         decode_score_samples(field, QUERIES, where="results/m/d.json: score_samples")
     message = str(caught.value)
     assert message.startswith("results/m/d.json: score_samples") and field_name in message
+
+
+def test_packed_samples_write_the_same_field_and_read_back_as_decoded():
+    """What a Ray worker sends the driver (`packed`): the stored field, written as it is, the same bytes as the
+    scores encoded in the driver; each query decoded from it when read; another order of queries encodes anew."""
+    from pathlib import Path
+
+    from evaluator.result import read_result
+    from evaluator.score_samples import packed
+
+    samples = read_result(Path(__file__).parents[2] / "results" / "bm25" / "beir__scifact.json").score_samples
+    ids = sorted(samples.queries)
+    rng = np.random.default_rng(2)
+    # scores as sampling makes them (float32, not yet quantised): the packed field is what encoding them gives
+    raw = replace(samples, queries={q: replace(v, nonrelevant=np.sort(v.nonrelevant.astype(np.float32)
+                                                       + rng.random(v.nonrelevant.size, np.float32) * 1e-3))
+                                    for q, v in samples.queries.items()}, flat=None)
+    small = packed(raw)
+    assert encode_score_samples(small, ids) is small.queries.stored
+    assert small.queries.stored == encode_score_samples(raw, ids) and list(small.queries) == ids
+    assert len(small.queries) == len(ids) and ids[0] in small.queries and "nope" not in small.queries
+    decoded = decode_score_samples(encode_score_samples(raw, ids), ids).queries
+    assert np.array_equal(small.queries[ids[3]].nonrelevant, decoded[ids[3]].nonrelevant)
+    assert encode_score_samples(small, ids[::-1]) == encode_score_samples(  # re-encoded from the decoded queries
+        replace(raw, queries=dict(decoded), flat=None), ids[::-1])

@@ -47,7 +47,7 @@ def test_latex_is_a_booktabs_table_of_runs_by_metrics(report):
             number = float(re.search(r"\d\.\d{3}", cell).group())
             assert number == pytest.approx(line["mean"], abs=5e-4)
             assert cell.startswith("\\textbf{") == (round(line["mean"], 3) == best)  # bold: the best of the column
-            assert ("\\star" in cell) == (line["rank_best"] == 1)
+            assert ("\\star" in cell) == bool(line["best_set"])  # ★: could be #1, not the rank range
             significant = bool(line["significant"]) if name != "bm25" else False
             assert ("\\uparrow" in cell) == (significant and line["diff"] > 0)
             assert ("\\downarrow" in cell) == (significant and line["diff"] < 0)
@@ -61,7 +61,7 @@ def test_a_mark_follows_the_verdict(report):
     """Turn a verdict around: the marks follow it (the table reads the report's rows, not its own guess)."""
     rows = [dict(row) for row in report.rows]
     target = next(row for row in rows if row["run"] == "splade-tiny" and row["metric"] == "nDCG@10")
-    target.update(significant=True, diff=-0.01, rank_best=2)
+    target.update(significant=True, diff=-0.01, rank_best=1, best_set=False)
     changed = type(report)(rows, report.baseline, report.test, report.correction, report.alpha, report.queries)
     cell = _body(changed.to_latex())[1][1]
     assert "\\downarrow" in cell and "\\uparrow" not in cell and "\\star" not in cell

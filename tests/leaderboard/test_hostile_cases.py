@@ -117,7 +117,7 @@ def test_metrics_the_stored_ranking_does_not_determine_are_shown_unverified(tmp_
     assert "1 verified by re-scoring" in done.stdout  # the baseline only
     assert [row["model_id"] for row in table["rows"]] == ["bm25", NEW_MODEL]  # unverified after verified
     new, bm25 = rows[NEW_MODEL], rows["bm25"]
-    assert (new["verified"], new["rank_best"], new["top_group"]) == (False, None, False)
+    assert (new["verified"], new["rank_best"], new["best_set"]) == (False, None, False)
     assert new["unverified"] == " ".join(name for name in [m for m in table["columns"] if m in names])
     assert (bm25["verified"], bm25["rank_best"], bm25["unverified"]) == (True, 1, "")
     model = json.loads((tmp_path / "_site" / "downloads" / "models" / "org__new-model.json").read_text())

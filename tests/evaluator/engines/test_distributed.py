@@ -19,26 +19,31 @@ from evaluator.index import dense as dense_index
 from evaluator.metrics import DEFAULT_MEASURES
 from evaluator.pipeline import evaluate_model
 from evaluator.score_samples import encode_score_samples
-from tests.conftest import SCIFACT, SHARED, write_scifact_slice
+from tests.conftest import SCIFACT, SHARED
 
 pytestmark = pytest.mark.ray  # excluded from `make check`
 
 SPLADE = SHARED / "models" / "splade-tiny"
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
-    yield
-    ray.shutdown()
+@pytest.fixture
+def local_ray(ray_cluster):
+    """The session's Ray (tests/evaluator/engines/conftest.py): two worker nodes of one CPU, the driver connected."""
+    return ray_cluster
 
 
-@pytest.fixture(scope="module")
-def small_scifact(tmp_path_factory):
-    """A BEIR-layout folder: 20 SciFact test queries, their judged documents and others, 150 in all."""
-    folder = tmp_path_factory.mktemp("scifact-150")
-    write_scifact_slice(folder, num_queries=20, num_docs=150)
-    return folder
+@pytest.fixture(scope="session")
+def ray_cache(tmp_path_factory):
+    """A --cache-dir per model for the Ray runs that search the same nine shards: the first run encodes them,
+    the next reads them (as a rerun does) and runs only what it tests, the search and the samples."""
+    folders = {}
+
+    def cache_of(model: str) -> Path:
+        if model not in folders:
+            folders[model] = tmp_path_factory.mktemp("ray-cache")
+        return folders[model]
+
+    return cache_of
 
 
 def _evaluate(model, folder, cache_dir, engine, **extra):
@@ -68,12 +73,13 @@ def _stored_samples(result) -> dict:
 
 
 @pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", f"splade:{SPLADE},idf=true", "dense:all-MiniLM-L6-v2"])
-def test_ray_engine_matches_local_engine(model, local_ray, small_scifact, tmp_path, monkeypatch):
-    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 30)  # both engines encode in the same batches
-    monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 30)  # and search in the same blocks
-    local = _evaluate(model, small_scifact, tmp_path / "local", "local")
-    distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=5)
-    assert len(list(tmp_path.glob("ray/encodings/*/*-000004.np[yz]"))) >= 1  # five shards
+def test_ray_engine_matches_local_engine(model, local_ray, small_scifact, local_result, ray_cache, monkeypatch):
+    monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 15)  # both engines encode in the same batches
+    monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 15)  # and search in the same blocks
+    local = local_result(model, 15, 15)
+    cache_dir = ray_cache(model)
+    distributed = _evaluate(model, small_scifact, cache_dir, "ray", workers=2, shards=9)
+    assert len(list(cache_dir.glob("encodings/*/*-000008.np[yz]"))) >= 1  # nine shards
     _assert_same(distributed, local)
     # the same postings or embeddings; sparse shards each add per-term arrays
     assert distributed.provenance.index_bytes >= local.provenance.index_bytes > 0
@@ -101,10 +107,10 @@ def _encoder_worker_pids() -> list[int]:
     return pids
 
 
-def test_killed_worker_costs_only_its_shard(local_ray, small_scifact, tmp_path, monkeypatch):
+def test_killed_worker_costs_only_its_shard(local_ray, small_scifact, local_result, tmp_path, monkeypatch):
     model = f"splade:{SPLADE}"
     monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 25)
-    reference = _evaluate(model, small_scifact, tmp_path / "reference", "local")
+    reference = local_result(model, 25)
     cache_dir = tmp_path / "ray"
     killed: dict[str, object] = {}
     job_done = threading.Event()
@@ -287,13 +293,14 @@ def _sample_in_this_process(monkeypatch):
 
 
 @pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
-def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_ray, small_scifact, tmp_path,
-                                                                     monkeypatch):
+def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_ray, small_scifact, local_result,
+                                                                     ray_cache, monkeypatch):
     """Nine shards, a window of two: the driver holds at most the final top-k and one shard reply at a time
-    (gathering every shard's top-k or samples at once would hold nine), and the result is the local one."""
+    (gathering every shard's top-k or samples at once would hold nine), and the result is the local one. The
+    shards' encodings are those test_ray_engine_matches_local_engine checkpointed, when it ran first."""
     monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 15)
     monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 15)
-    local = _evaluate(model, small_scifact, tmp_path / "local", "local")
+    local = local_result(model, 15, 15)
     indexes = []
 
     class Recording(ray_engine.ShardedIndex):
@@ -306,7 +313,7 @@ def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_
     _sample_in_this_process(monkeypatch)
     counting = _CountingGet(ray.get)
     monkeypatch.setattr(ray, "get", counting)
-    distributed = _evaluate(model, small_scifact, tmp_path / "ray", "ray", workers=2, shards=9)
+    distributed = _evaluate(model, small_scifact, ray_cache(model), "ray", workers=2, shards=9)
     (index,) = indexes
     assert len(index.plan) == 9
     assert index.peak_alive <= 2  # shard results running or awaiting a merge
@@ -348,12 +355,15 @@ def test_sample_columns_and_the_top_k_come_one_block_at_a_time(local_ray, small_
         return made
 
     monkeypatch.setattr(score_samples.ScoreSampleCollector, "columns_of", columns_of)
+    sent, real_packed = [], score_samples.packed  # what the worker sends the driver: the stored field
+    monkeypatch.setattr(score_samples, "packed", lambda samples: sent.append(samples) or real_packed(samples))
     _sample_in_this_process(monkeypatch)
     distributed = _evaluate("bm25", small_scifact, tmp_path / "ray", "ray", workers=2, shards=3)
     assert 0 < peak[0] <= 6
     (topk,) = pieces
     assert len(topk.refs) == 4 and topk.fetched == 4  # 20 queries in pieces of 6, each fetched once
     assert counting.peak <= 2  # a piece of the top-k or a shard's sample reply, and the one being fetched
-    assert {q.nonrelevant.dtype for q in distributed.score_samples.queries.values()} == {np.dtype(np.float32)}
+    assert {q.nonrelevant.dtype for q in sent[0].queries.values()} == {np.dtype(np.float32)}
+    assert distributed.score_samples.queries.stored == _stored_samples(local)
     _assert_same(distributed, local)
     assert _stored_samples(distributed) == _stored_samples(local)

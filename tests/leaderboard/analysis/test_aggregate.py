@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 from scipy.stats import rankdata
 
 from leaderboard.analysis import stats
@@ -63,13 +64,18 @@ def test_dataset_statistics_match_stats_module(board):
         expected = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, seed)
         np.testing.assert_array_equal(dataset.pvalues, expected)
         np.testing.assert_array_equal(dataset.ci, stats.score_intervals(scores))
-        # rank ranges, tie bands and the top group (rank range from 1) among the verified results alone
+        # rank ranges and tie bands among the verified results alone
         among = expected[np.ix_(verified, verified)]
         ranges = rank_ranges(dataset.means[verified], among, tests.alpha)
         np.testing.assert_array_equal(dataset.rank_range[verified], ranges)
-        np.testing.assert_array_equal(dataset.best[verified], ranges[:, 0] == 1)
         np.testing.assert_array_equal(dataset.band[verified], tie_bands(dataset.means[verified], among, tests.alpha))
-        assert not dataset.best[~verified].any() and not dataset.rank_range[~verified].any()
+        # the best set (★): no verified result better in scipy's one-sided paired t-test at alpha / (verified - 1)
+        rows = np.flatnonzero(verified)
+        level = tests.alpha / (rows.size - 1)
+        best = [not any(scipy_stats.ttest_rel(scores[j], scores[i], alternative="greater").pvalue < level
+                        for j in rows if j != i) for i in rows]
+        assert dataset.best_set[verified].tolist() == best
+        assert not dataset.best_set[~verified].any() and not dataset.rank_range[~verified].any()
         baseline = dataset.baseline
         b = dataset.model_ids.index("bm25")
         for i in range(len(dataset.results)):

@@ -1,13 +1,11 @@
-"""Tied for best and the Pareto front (leaderboard/analysis/pareto.py), against their definitions written out."""
+"""The Pareto front (leaderboard/analysis/pareto.py), against their definitions written out."""
 
-import itertools
 import math
 
-import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from leaderboard.analysis.pareto import latency_ms, pareto_front, tied_for_best
+from leaderboard.analysis.pareto import latency_ms, pareto_front
 
 
 def _dominated(i: int, means, costs) -> bool:
@@ -33,17 +31,6 @@ def test_the_front_is_exactly_the_undominated(points):
     costs = [cost for _, cost in points]
     expected = [cost is not None and not _dominated(i, means, costs) for i, cost in enumerate(costs)]
     assert pareto_front(means, costs).tolist() == expected
-
-
-@given(st.lists(st.integers(0, 20), min_size=2, max_size=7), st.randoms(use_true_random=False))
-def test_tied_for_best_is_no_model_significantly_better(scores, rng):
-    means = np.array(scores, dtype=float) / 20
-    size = len(means)
-    p = np.ones((size, size))
-    for i, j in itertools.combinations(range(size), 2):
-        p[i, j] = p[j, i] = rng.choice([0.001, 0.04, 0.05, 0.3])
-    expected = [not any(means[j] > means[i] and p[i, j] < 0.05 for j in range(size)) for i in range(size)]
-    assert tied_for_best(means, p, 0.05).tolist() == expected
 
 
 def test_latency_is_the_median_only_when_every_dataset_has_it():

@@ -17,6 +17,8 @@ from leaderboard.submissions.load import load_results
 from leaderboard.web import best_data, pages
 from leaderboard.web.rank_pages import group_key
 
+ALPHA = 0.05  # the site's default level, which the board below is built with
+
 
 @pytest.fixture(scope="module")
 def board(synth):
@@ -153,7 +155,7 @@ def test_star_bold_and_sentence_follow_filter_and_sort(watched: Page, site_url, 
     ranked = [m for m in beir.ranked_ids if m in shown]
     assert len(ranked) >= 2 and tops
     expect(answer).to_have_text(best_data.best_sentence(_where(beir), tops, len(ranked), len(beir.ranked_ids),
-                                                        True))
+                                                        True, ALPHA))
     for group in board.groups:
         assert _starred(page, f"g-{group_key(group.name)}") == set(expected_group_set(board, group, shown)), group.name
     for dataset in board.datasets:
@@ -175,7 +177,7 @@ def test_star_bold_and_sentence_follow_filter_and_sort(watched: Page, site_url, 
     ranked_there = [m for i, m in enumerate(dataset.model_ids) if dataset.ranked[i] and m in shown]
     expect(answer).to_have_text(best_data.best_sentence(
         f"{dataset.info.id} ({dataset.info.main_metric})", expected_dataset_set(board, dataset, shown),
-        len(ranked_there), int(dataset.ranked.sum()), True, "bold"))
+        len(ranked_there), int(dataset.ranked.sum()), True, ALPHA, "bold"))
 
 
 @pytest.mark.browser
@@ -206,10 +208,20 @@ def test_a_language_recomputes_the_multilingual_means_and_the_address_keeps_it(w
         assert all(text == "–" for text, _, _ in page.evaluate(READ, "g-mmarco").values())
         expect(page.locator("#answer-text")).to_have_text(best_data.best_sentence(
             "MIRACL in fi (1 dataset)", expected_dataset_set(board, fi, set(fi.model_ids)), len(ranked), len(ranked),
-            False))
+            False, ALPHA))
+        # the sort line says what the recomputed mean lacks: no rank range says how sure the order is
+        expect(page.locator("#board-sort")).to_have_text(
+            "Sorted by MIRACL mean, highest first; each mean is over the fi dataset only and has no rank range, so "
+            "nothing here says how sure the order is (the dataset page's rank ranges do).")
 
     check()
     assert "lang=fi" in page.url and "sort=g-miracl" in page.url
     page.goto(page.url)  # a shared link opens the same view
     expect(page.locator("#f-lang")).to_have_value("fi")
     check()
+    sort = page.locator("#board-sort")
+    page.locator('#board th[data-key="g-mmarco"] button.sort').click()  # no fi dataset: no mean to order by
+    expect(sort).to_contain_text("; this group has no mean in fi, so the rows keep the default order.")
+    page.select_option("#f-lang", "")  # over every language the means have their rank ranges again
+    expect(sort).to_contain_text("; the rank range beside each mean says how sure.")
+    expect(sort).not_to_contain_text("no rank range")

@@ -164,7 +164,7 @@ def test_the_default_sort_shows_rank_ranges_and_the_download_equals_the_view(hom
         assert [row[part["rank_low"]], row[part["rank_high"]]] == (
             [ranks[1], ranks[2] or ranks[1]] if ranks else ["", ""])
         assert (ranks is not None) == (kind == "ranked" and value is not None)
-        assert row[part["verdict"]] == ("top" if "★" in text else "")
+        assert row[part["verdict"]] == ("best_set" if "★" in text else "")
         assert row[-1] == ("true" if kind == "ranked" else "false")
         assert (oracle[model_id]["verified"] == "all") == (kind == "ranked")
     assert any(kind == "unranked" for _, kind, _ in rows)

@@ -209,16 +209,16 @@ def test_download_of_a_dataset_view_keeps_every_column_as_shown(watched: Page, s
     assert event.value.suggested_filename == "beir__scifact-view.csv"
     rows = list(csv.reader(io.StringIO(Path(event.value.path()).read_text(encoding="utf-8"))))
     header, body = rows[0], rows[1:]
-    for name in ("Rank range rank_low", "Rank range rank_high", "Top verdict", "95% CI ci_low", "95% CI ci_high",
+    for name in ("Rank range rank_low", "Rank range rank_high", "Best set verdict", "95% CI ci_low", "95% CI ci_high",
                  "W/T/L wins", "W/T/L ties", "W/T/L losses", "p vs baseline", "verified"):
         assert name in header
     shown = page.eval_on_selector_all("#scores tbody tr:not(.group-label):not([hidden])",
                                       "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
     assert len(body) == len(shown)
     low, high, top, ci_low, ci_high, wins = (header.index(name) for name in (
-        "Rank range rank_low", "Rank range rank_high", "Top verdict", "95% CI ci_low", "95% CI ci_high", "W/T/L wins"))
+        "Rank range rank_low", "Rank range rank_high", "Best set verdict", "95% CI ci_low", "95% CI ci_high", "W/T/L wins"))
     assert any(row[low] != row[high] for row in body if row[low])  # ranges stay ranges (1–4, not 1)
-    assert {row[top] for row in body} <= {"top", ""} and any(row[top] == "top" for row in body)
+    assert {row[top] for row in body} <= {"best_set", ""} and any(row[top] == "best_set" for row in body)
     assert all(float(row[ci_low]) < float(row[ci_high]) for row in body)
     assert all(row[wins] == "" or row[wins].isdigit() for row in body)
     main = header.index("beir/scifact nDCG@10 ×100")

@@ -79,7 +79,7 @@ def test_downloads_hold_the_tables(built_site, synth):
     assert bm25["rank_best"] >= 1 and bm25["verified"] is True and bm25["unverified"] == ""
     markup = next(row for row in scifact["rows"] if row["model_id"] == "test/markup-in-metadata")
     assert scifact["rows"][-2:].count(markup) == 1  # unverified rows come last, without rank
-    assert (markup["rank_best"], markup["top_group"], markup["verified"]) == (None, False, False)
+    assert (markup["rank_best"], markup["best_set"], markup["verified"]) == (None, False, False)
     assert markup["unverified"] == "nDCG@10 R@100 RR@10"
     assert "Holm–Bonferroni" in scifact["significance"]
 

@@ -62,10 +62,10 @@ def test_the_home_table_gives_each_group_its_verdict(built_site, synth):
     for row in rows:
         for group in groups:
             low = row[f"{group} rank_low"]
-            expected = "" if low == "" else "best set" if row["model_id"] in best[group] else ""
+            expected = "" if low == "" else "best_set" if row["model_id"] in best[group] else ""
             assert row[f"{group} verdict"] == expected
             assert (low == "") == (row[f"{group} rank_high"] == "")
-    assert any(row["All datasets verdict"] == "best set" for row in rows)
+    assert any(row["All datasets verdict"] == "best_set" for row in rows)
 
 
 @pytest.mark.parametrize("page", ["index.html", "datasets/beir__scifact.html", "models/bm25.html"])

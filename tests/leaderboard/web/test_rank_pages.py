@@ -115,7 +115,7 @@ def test_built_site_shows_ranks_effects_and_the_method(built_site):
                   "Wilson", "Lancaster", "Hartung", "Paule", "Q-profile"):
         assert cited in method
     assert "exchangeable" in method and "Corrected p-values depend on the board" in method
-    assert "Who could be #1 on " in home and "Who could be #1 at 95%" in ranks and "random halves" in ranks
+    assert "Who could be #1 on " in home and "Who could be #1 on BEIR (4 datasets) at 95%" in ranks and "random halves" in ranks
     assert "Holm–Bonferroni correction (family-wise error rate)" in method
     assert "99.1%" in method  # the simulation's figure, quoted
 

@@ -57,3 +57,16 @@ def test_every_linked_run_holds_its_results_ranking(built_site, synth):
             assert [(f[0], f[2], int(f[3])) for f in lines] == expected
             linked += 1
     assert linked == len([p for p in synth.GOLDEN_RESULTS.rglob("*.json") if read_result(p).run is not None])
+
+
+def test_a_cold_build_parses_each_result_once(tmp_path, monkeypatch, synth, parsed):
+    """The run files come from the rankings the read step decoded: no result is read a second time for them."""
+    from leaderboard.web.build import build_site
+
+    monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path / "cache"))  # cold: nothing read before
+    build_site(synth.GOLDEN_RESULTS, tmp_path / "_site", is_verified=synth.golden_verification,
+               lookup=synth.golden_lookup)
+    files = sorted(str(path) for path in synth.GOLDEN_RESULTS.glob("*/*.json"))
+    assert sorted(parsed) == files
+    assert sum(1 for _ in (tmp_path / "_site" / "downloads" / "runs").rglob("*.trec.gz")) == sum(
+        read_result(path).run is not None for path in files)

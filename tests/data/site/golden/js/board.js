@@ -24,7 +24,6 @@
     "reproduced": "reproduced: re-scored, and CI obtained the same ranking by running the declared artifact again"
   };
 
-  var STAR = " <span class=\"star\" title=\"could be #1 at 95% among the ranked models shown (best set)\">★</span>";
 
   /* One row of data/board.js as the HTML that templates/_board.html writes, plus the dataset cells (the layout
      of a row: leaderboard/web/board_data.py), with the marks of the current view (`marks`: view() below): ★ and
@@ -150,12 +149,14 @@
     if (ranked === 1) { return "Who could be #1 on " + where + " among the shown models: " + tops[0] + ", the only one ranked there."; }
     var names = tops.slice(0, 5).join(", ") + (tops.length > 5 ? " and " + (tops.length - 5) + " more" : "");
     return "Who could be #1 on " + where + (filtered ? " among the " + ranked + " shown ranked models" : "") +
-      " at 95%: " + names + " (" + tops.length + " of " + ranked + ", marked " + mark + ": the confidence set for " +
+      " at " + LEVEL + ": " + names + " (" + tops.length + " of " + ranked + ", marked " + mark + ": the confidence set for " +
       "the best; each other model is significantly worse than one of them in a one-sided test at α / " +
       (tested - 1) + ").";
   }
 
   var data = window.irboardData && window.irboardData.board;
+  var LEVEL = data ? data.level : "95%";  /* the best set's confidence, 1 - α (analysis/best_words.py) */
+  var STAR = " <span class=\"star\" title=\"could be #1 at " + LEVEL + " among the ranked models shown (best set)\">★</span>";
   var rows = data ? data.rows : [];
   var language = document.getElementById("f-lang");
 
@@ -276,6 +277,18 @@
     if (target.textContent !== text) { target.textContent = text; }
   }
 
+  /* The end of the sort line under the table when it is sorted by the group mean `name`: how sure the order is.
+     Under a chosen language a multilingual group's mean is recomputed over that language's dataset and has no
+     rank range; "" where the rank ranges shown say it (table.js's own words). */
+  function sortNote(name, state, columns) {
+    var lang = state.lang || "", keys = keysOf(columns), g = keys.groups.indexOf(name);
+    var picked = g === -1 ? null : chosenDatasets(lang, columns, keys)[g];
+    if (!picked) { return ""; }
+    return picked.length === 1 ? "; each mean is over the " + lang + " dataset only and has no rank range, so " +
+      "nothing here says how sure the order is (the dataset page's rank ranges do)." :
+      "; this group has no mean in " + lang + ", so the rows keep the default order.";
+  }
+
   /* One row as table.js handles it: what the filters read, its table body, its sort values, and its element,
      built from rowHtml when it is first shown (a long board shows one page of rows at a time). */
   function record(row, index) {
@@ -313,6 +326,6 @@
   window.irboardBoard = function (table) {
     if (!data || table.id !== "board") { return null; }
     return { head: data.head, label: data.label, columns: data.columns, rows: rows.map(record), prepare: prepare,
-             view: view };
+             view: view, sortNote: sortNote };
   };
 })();
