@@ -1,4 +1,4 @@
-"""One Ray cluster for every Ray test of the session, and one SciFact slice written once.
+"""One Ray cluster for every Ray test of this folder, and one SciFact slice written once.
 
 Starting a cluster and the workers that import torch costs far more than the small encodings the tests make, so
 the tests share: a head without CPUs (the driver runs there, no task can) and two worker nodes of one CPU, as
@@ -32,9 +32,10 @@ def head_and_two_workers():
         cluster.shutdown()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_cluster():
-    """(cluster, its two worker nodes), the driver connected, for the whole session."""
+    """(cluster, its two worker nodes), the driver connected, for this folder's tests. Not for the session: a test
+    process still connected to Ray when a later test forks (the build's worker pools) can be ended by Ray."""
     with head_and_two_workers() as nodes:
         yield nodes
 
