@@ -96,11 +96,11 @@ def test_ray_engine_matches_local_engine_on_full_scifact(local_ray, tmp_path):
 
 
 def _encoder_worker_pids() -> list[int]:
-    """Processes of Ray Data's actor pool (their title names the map worker class)."""
+    """Processes of the encoding actors (their title names the actor class: ray::_ShardEncoder)."""
     pids = []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and b"MapWorker" in (proc / "cmdline").read_bytes():
+            if proc.name.isdigit() and b"ray::_ShardEncoder" in (proc / "cmdline").read_bytes():
                 pids.append(int(proc.name))
         except OSError:  # the process ended meanwhile
             continue
