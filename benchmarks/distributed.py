@@ -18,6 +18,7 @@ workers import it, in the same invocation.
 
     python benchmarks/distributed.py --scale 100000,1000000 [--models "bm25;dense:all-MiniLM-L6-v2"] [--baseline DIR]
     python benchmarks/distributed.py --scale 8800000 --keep-local DIR     # a rerun reuses the local result kept in DIR
+    python benchmarks/distributed.py --scale 100000,1000000 --local-up-to 100000   # 1M: the Ray run alone
 """
 
 from __future__ import annotations
@@ -122,11 +123,12 @@ def _compared(result: dict) -> dict:
 
 
 def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baseline: Path | None,
-          keep_local: Path | None = None) -> None:
+          keep_local: Path | None = None, local_up_to: int | None = None) -> None:
     """Driver and per-node peak memory on a two-worker-node cluster, against the local engine, for each model
     and corpus size; with `baseline` (a checkout of other code) its Ray driver too, on a cluster of its own.
     With `keep_local` (a folder) the local engine's results are kept there and reused by a later invocation
-    with the same command, so that a Ray-only rerun at MS MARCO's size need not redo the local run."""
+    with the same command, so that a Ray-only rerun at MS MARCO's size need not redo the local run. With
+    `local_up_to` the local engine runs only at sizes up to it: larger sizes measure the Ray run's memory alone."""
     from corpus_memory import synthetic_corpus  # benchmarks/corpus_memory.py
 
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "OPENBLAS_NUM_THREADS": "1",
@@ -148,6 +150,9 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
                            f"local:{folder}", "--top-k", str(top_k), "--quiet", "--force", "--out"]
                 kept = _kept_local(keep_local, command) if keep_local else None
                 out = kept or work / f"local-{len(locals_)}.json"
+                if local_up_to is not None and num_docs > local_up_to:
+                    locals_[model, num_docs] = (command + [str(out)], None)  # Ray alone: nothing to compare
+                    continue
                 if kept and kept.exists():
                     figures, note = "– | –", f"kept from an earlier run ({kept.name})"
                 else:
@@ -173,11 +178,12 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
                     sampler.join()
                     result = json.loads(out.read_text())
                     timings = result["provenance"]["timings"]
-                    same = _compared(result) == per_query
+                    same = "– (local not run)" if per_query is None else \
+                        "yes" if _compared(result) == per_query else "NO"
                     nodes_gib = " / ".join(f"{peak_bytes / 2**30:.2f}" for peak_bytes in sampler.peaks.values())
                     print(f"| {model} | {num_docs:,} | ray, 2 worker nodes ({label}) | {wall:.1f} | {peak:.2f} | "
                           f"{nodes_gib} | {timings['encode_docs_per_s'] / 2:,.0f} | {timings['queries_per_s']:,.0f} | "
-                          f"{'yes' if same else 'NO'} |", flush=True)
+                          f"{same} |", flush=True)
                     drivers.setdefault((model, label), []).append(peak)
             finally:
                 cluster.shutdown()
@@ -207,11 +213,13 @@ def main() -> None:
                                                       "whose Ray driver runs too, on a cluster of its own")
     parser.add_argument("--keep-local", type=Path, help="--scale: keep the local engine's results in this folder "
                                                         "and reuse them when the same command runs again")
+    parser.add_argument("--local-up-to", type=int, help="--scale: run the local engine only at sizes up to this "
+                                                          "(larger: the Ray run alone, not compared)")
     args = parser.parse_args()
     if args.scale:
         require_extra("test", "ray")
         scale([int(n) for n in args.scale.split(",")], args.queries, args.top_k,
-              [m for m in args.models.split(";") if m], args.baseline, args.keep_local)
+              [m for m in args.models.split(";") if m], args.baseline, args.keep_local, args.local_up_to)
         return
     require_extra("test", "ray", "torch", "transformers")
     print("| model | engine | workers | wall s | vs local | nDCG@10 | per-query values equal to local |")
