@@ -366,11 +366,11 @@ def _encode_with_actors(model_spec, overrides, store, plan, source, workers, gpu
     logger.info("ray: %d of %d shards to encode (%d checkpointed)", len(todo), len(plan), len(plan) - len(todo))
     if not todo:
         return
-    overrides = actor_overrides(model_spec, overrides, gpus)
-    threads = max(1, int(ray.cluster_resources().get("CPU", 1) // workers))
+    threads = max(1, int(ray.cluster_resources().get("CPU", 1) // workers))  # each actor's share of the cores
+    overrides = encoder_overrides(model_spec, overrides, gpus, threads)
     encoder = ray.remote(_ShardEncoder).options(num_cpus=CPUS_PER_ACTOR, num_gpus=1 if gpus else 0,
                                                 max_restarts=-1, max_task_retries=-1)
-    idle = [encoder.remote(model_spec, overrides, store, threads, chunk, source)
+    idle = [encoder.remote(model_spec, overrides, store, chunk, source)
             for _ in range(min(workers, len(todo)))]
     waiting, running, done = list(reversed(todo)), {}, []
     while waiting or running:
@@ -396,15 +396,24 @@ def actor_overrides(model_spec: str, overrides: dict[str, str], gpus: int) -> di
     return overrides
 
 
+def encoder_overrides(model_spec: str, overrides: dict[str, str], gpus: int, threads: int) -> dict[str, str]:
+    """An encoding actor's model options: `actor_overrides`, and on CPU torch threads as many as the actor's share
+    of the cluster's cores, unless the spec says (the models' default, every core of the node, would make each
+    actor run as many threads as the node has cores)."""
+    from evaluator.models import parse_model_spec
+
+    overrides = actor_overrides(model_spec, overrides, gpus)
+    if gpus or "threads" in parse_model_spec(model_spec)[2] or "threads" in overrides:
+        return overrides
+    return {**overrides, "threads": str(threads)}
+
+
 class _ShardEncoder:
     """One model replica per actor; encodes a shard and checkpoints it."""
 
-    def __init__(self, model_spec, overrides, store, threads, chunk, source):
-        import torch
-
+    def __init__(self, model_spec, overrides, store, chunk, source):
         from evaluator.models import load_model
 
-        torch.set_num_threads(threads)
         self.model = load_model(model_spec, **overrides)
         self.store, self.chunk, self.source = store, chunk, source
 

@@ -24,6 +24,10 @@ from tests.conftest import SCIFACT, SHARED
 pytestmark = pytest.mark.ray  # excluded from `make check`
 
 SPLADE = SHARED / "models" / "splade-tiny"
+# The engines' agreement does not depend on how much of a passage is read; encoding whole abstracts on one CPU
+# took most of each test's time, so the equality tests cut them at 32 word pieces (the same spec on both sides).
+SPLADE_SHORT = f"splade:{SPLADE},doc_max_length=32"
+DENSE_SHORT = "dense:all-MiniLM-L6-v2,max_length=32"
 
 
 @pytest.fixture
@@ -72,7 +76,7 @@ def _stored_samples(result) -> dict:
     return encode_score_samples(result.score_samples, result.query_ids)
 
 
-@pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", f"splade:{SPLADE},idf=true", "dense:all-MiniLM-L6-v2"])
+@pytest.mark.parametrize("model", ["bm25", SPLADE_SHORT, f"{SPLADE_SHORT},idf=true", DENSE_SHORT])
 def test_ray_engine_matches_local_engine(model, local_ray, small_scifact, local_result, ray_cache, monkeypatch):
     monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 15)  # both engines encode in the same batches
     monkeypatch.setattr(dense_index, "DEFAULT_BLOCK_SIZE", 15)  # and search in the same blocks
@@ -108,7 +112,7 @@ def _encoder_worker_pids() -> list[int]:
 
 
 def test_killed_worker_costs_only_its_shard(local_ray, small_scifact, local_result, tmp_path, monkeypatch):
-    model = f"splade:{SPLADE}"
+    model = SPLADE_SHORT
     monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", 25)
     reference = local_result(model, 25)
     cache_dir = tmp_path / "ray"
@@ -195,6 +199,18 @@ def test_gpu_actors_run_the_model_on_their_gpu():
     assert actor_overrides(f"splade:{SPLADE}", {"batch_size": "8"}, gpus=2) == {"batch_size": "8", "device": "cuda"}
     assert actor_overrides(f"splade:{SPLADE},device=cpu", {}, gpus=2) == {}  # the user's choice stands
     assert actor_overrides("dense:all-MiniLM-L6-v2", {}, gpus=0) == {}
+
+
+def test_cpu_actors_run_as_many_torch_threads_as_their_share_of_cores():
+    """Not every core of the node for each actor (the models' default): two actors on a two-core node would run
+    four threads. A spec's own `threads` stands; a GPU actor's model runs on its GPU."""
+    from evaluator.engines.ray_engine import encoder_overrides
+
+    assert encoder_overrides(f"splade:{SPLADE}", {}, gpus=0, threads=1) == {"threads": "1"}
+    assert encoder_overrides("dense:all-MiniLM-L6-v2", {"batch_size": "8"}, gpus=0, threads=4) == \
+        {"batch_size": "8", "threads": "4"}
+    assert encoder_overrides(f"splade:{SPLADE},threads=3", {}, gpus=0, threads=1) == {}
+    assert encoder_overrides(f"splade:{SPLADE}", {}, gpus=1, threads=1) == {"device": "cuda"}
 
 
 def test_sharded_scores_at_sampled_columns(local_ray, tmp_path):
@@ -292,7 +308,7 @@ def _sample_in_this_process(monkeypatch):
     monkeypatch.setattr(ray_engine.ShardedIndex, "on_a_worker", lambda self, fn, *args: fn(self, *args))
 
 
-@pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
+@pytest.mark.parametrize("model", ["bm25", SPLADE_SHORT, DENSE_SHORT])
 def test_more_shards_than_the_merge_window_keep_the_driver_bounded(model, local_ray, small_scifact, local_result,
                                                                      ray_cache, monkeypatch):
     """Nine shards, a window of two: the driver holds at most the final top-k and one shard reply at a time

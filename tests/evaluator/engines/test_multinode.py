@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.evaluator.engines.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
+from tests.evaluator.engines.test_distributed import (
+    DENSE_SHORT,
+    SPLADE_SHORT,
+    _assert_same,
+    _evaluate,
+    _stored_samples,
+)
 
 pytestmark = pytest.mark.ray  # excluded from `make check`
 
@@ -70,7 +76,7 @@ def driver_run(ray_cluster, small_scifact, tmp_path_factory):
     return run
 
 
-@pytest.mark.parametrize("model", ["bm25", f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
+@pytest.mark.parametrize("model", ["bm25", SPLADE_SHORT, DENSE_SHORT])
 def test_two_worker_nodes_give_the_local_engines_result(model, driver_run, local_result):
     local = local_result(model, CHUNK, CHUNK)
     done, distributed, _, cache_dir = driver_run(model)
@@ -100,7 +106,7 @@ def test_shared_cache_uri_lets_a_rerun_skip_every_finished_shard(ray_cluster, sm
     _assert_same(rerun, local)
 
 
-@pytest.mark.parametrize("model", [f"splade:{SPLADE}", "dense:all-MiniLM-L6-v2"])
+@pytest.mark.parametrize("model", [SPLADE_SHORT, DENSE_SHORT])
 def test_the_driver_never_imports_torch(model, driver_run):
     """The driver loads no neural model: the workers read its information and encode the queries, so a driver
     process that evaluates SPLADE or a dense model on the cluster never imports torch (or transformers); the

@@ -9,7 +9,13 @@ import pytest
 import ray
 
 from evaluator.index import cache as encoding_cache
-from tests.evaluator.engines.test_distributed import SPLADE, _assert_same, _evaluate, _stored_samples
+from tests.evaluator.engines.test_distributed import (
+    SPLADE,
+    SPLADE_SHORT,
+    _assert_same,
+    _evaluate,
+    _stored_samples,
+)
 
 pytestmark = pytest.mark.ray  # excluded from `make check`
 
@@ -31,7 +37,7 @@ def cluster_to_lose_a_node(ray_cluster):
 def test_removed_worker_node_and_the_job_still_finishes(cluster_to_lose_a_node, small_scifact, local_result,
                                                          tmp_path, monkeypatch):
     cluster, workers = cluster_to_lose_a_node
-    model = f"splade:{SPLADE}"
+    model = SPLADE_SHORT
     monkeypatch.setattr(encoding_cache, "ENCODE_CHUNK", CHUNK)
     local = local_result(model, CHUNK)
     cache_dir = tmp_path / "ray"
@@ -75,7 +81,7 @@ def test_rerun_after_a_killed_job_redoes_only_unfinished_shards(ray_cluster, sma
 
     from tests.conftest import ROOT
 
-    model = f"splade:{SPLADE}"
+    model = f"splade:{SPLADE}"  # whole passages: the job must still be encoding when the test kills it
     cache_dir = tmp_path / "ray"
     script = (
         "from evaluator import pipeline\n"
