@@ -26,11 +26,18 @@ def int_array(values) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
+MAX_STRING_BYTES = 2**31 - 1  # an Arrow string array's offsets are int32
+
+
 def string_array(values: Sequence[str]) -> pa.Array:
-    """`values` as an Arrow string array (for a few thousand ids: each is encoded once on the way)."""
+    """`values` as an Arrow string array (a batch of a few thousand: each is encoded once on the way)."""
     encoded = [value.encode("utf-8") for value in values]
+    ends = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+    if len(ends) and ends[-1] > MAX_STRING_BYTES:
+        raise OverflowError(f"{ends[-1]:,} bytes of text in one batch of {len(ends):,}: at most "
+                            f"{MAX_STRING_BYTES:,} fit")
     offsets = np.zeros(len(encoded) + 1, np.int32)
-    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:], dtype=np.int32)
+    offsets[1:] = ends
     return pa.StringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
 
 

@@ -68,9 +68,9 @@ class CorpusWriter:
 
     def _flush(self) -> None:
         if self._ids:
-            self._writer.write_batch(pa.record_batch([pa.array(self._ids, pa.string()),
-                                                      pa.array(self._titles, pa.string()),
-                                                      pa.array(self._texts, pa.string())], schema=SCHEMA))
+            # from buffers: `pa.array` would import pandas (about 30 MB that a Ray driver keeps to its end)
+            self._writer.write_batch(pa.record_batch([string_array(self._ids), string_array(self._titles),
+                                                      string_array(self._texts)], schema=SCHEMA))
             self._ids, self._titles, self._texts = [], [], []
 
     def finish(self) -> Corpus:

@@ -146,3 +146,42 @@ print("pandas" in sys.modules)
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "False"
+
+
+def test_converting_a_corpus_imports_no_pandas_and_writes_what_pa_array_would(tmp_path):
+    """A first run converts the corpus to Arrow in the process that loads it (a Ray driver too): its string columns
+    are made from buffers, since `pa.array` would import pandas (about 30 MB kept to the process's end). The file
+    holds what `pa.array` would have made of the same documents."""
+    import subprocess
+
+    from tests.evaluator.test_result import ROOT
+
+    docs = [{"_id": doc_id, "title": "" if i % 3 else f"title {i} ☃", "text": f"text of {doc_id} " * (i % 5)}
+            for i, doc_id in enumerate(IDS)]
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "text"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\t{IDS[0]}\t1\n")
+    script = f"""
+import sys
+from evaluator.datasets import load_dataset
+dataset = load_dataset("local:{folder}", cache_dir={str(tmp_path / "cache")!r})
+print("pandas" in sys.modules, dataset.corpus.path)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported, path = done.stdout.split()
+    assert imported == "False"
+    with pa.memory_map(path) as source:
+        table = pa.ipc.open_file(source).read_all()
+    for i, key in enumerate(("_id", "title", "text")):
+        assert table.column(i).combine_chunks().equals(pa.array([d[key] for d in docs], pa.string()))
+
+
+def test_a_batch_of_more_text_than_int32_offsets_hold_is_refused(monkeypatch):
+    """Arrow string arrays offset their bytes with int32: a batch past that is an error, not wrapped offsets."""
+    assert id_table.string_array(["ab", "c"]).to_pylist() == ["ab", "c"]
+    monkeypatch.setattr(id_table, "MAX_STRING_BYTES", 2)
+    with pytest.raises(OverflowError, match="3 bytes of text in one batch of 2"):
+        id_table.string_array(["ab", "c"])
