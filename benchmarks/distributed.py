@@ -19,6 +19,7 @@ workers import it, in the same invocation.
     python benchmarks/distributed.py --scale 100000,1000000 [--models "bm25;dense:all-MiniLM-L6-v2"] [--baseline DIR]
     python benchmarks/distributed.py --scale 8800000 --keep-local DIR     # a rerun reuses the local result kept in DIR
     python benchmarks/distributed.py --scale 100000,1000000 --local-up-to 100000   # 1M: the Ray run alone
+    python benchmarks/distributed.py --scale 100000,1000000 --ray-cache DIR   # a rerun's Ray runs encode nothing
 """
 
 from __future__ import annotations
@@ -123,12 +124,15 @@ def _compared(result: dict) -> dict:
 
 
 def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baseline: Path | None,
-          keep_local: Path | None = None, local_up_to: int | None = None) -> None:
+          keep_local: Path | None = None, local_up_to: int | None = None, ray_cache: Path | None = None) -> None:
     """Driver and per-node peak memory on a two-worker-node cluster, against the local engine, for each model
     and corpus size; with `baseline` (a checkout of other code) its Ray driver too, on a cluster of its own.
     With `keep_local` (a folder) the local engine's results are kept there and reused by a later invocation
     with the same command, so that a Ray-only rerun at MS MARCO's size need not redo the local run. With
-    `local_up_to` the local engine runs only at sizes up to it: larger sizes measure the Ray run's memory alone."""
+    `local_up_to` the local engine runs only at sizes up to it: larger sizes measure the Ray run's memory alone.
+    With `ray_cache` (a folder) the Ray runs checkpoint their encodings there, so a later invocation measures the
+    driver again without encoding again. Each Ray driver converts the corpus to Arrow itself (an empty cache of
+    its own), as a first run on a fresh driver machine does."""
     from corpus_memory import synthetic_corpus  # benchmarks/corpus_memory.py
 
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "OPENBLAS_NUM_THREADS": "1",
@@ -169,11 +173,12 @@ def scale(sizes: list[int], queries: int, top_k: int, models: list[str], baselin
                 for (model, num_docs), (command, per_query) in locals_.items():
                     sampler = NodePeaks(raylets)
                     sampler.start()
-                    out = work / "ray.json"
+                    out, fresh = work / "ray.json", work / f"driver-cache-{label}-{num_docs}"
+                    shared = f"file://{ray_cache.resolve() / label if ray_cache else work / f'shared-{label}'}"
                     wall, _, peak = measured(command[:-1] + [str(out), "--engine", "ray", "--address",
                                                              cluster.address, "--workers", "2", "--cache-dir",
-                                                             f"file://{work}/shared-{label}"],
-                                             {**env, "PYTHONPATH": str(code)}, cwd=code)
+                                                             shared],
+                                             {**env, "PYTHONPATH": str(code), "IRBOARD_CACHE": str(fresh)}, cwd=code)
                     sampler.stop.set()
                     sampler.join()
                     result = json.loads(out.read_text())
@@ -213,13 +218,16 @@ def main() -> None:
                                                       "whose Ray driver runs too, on a cluster of its own")
     parser.add_argument("--keep-local", type=Path, help="--scale: keep the local engine's results in this folder "
                                                         "and reuse them when the same command runs again")
+    parser.add_argument("--ray-cache", type=Path, help="--scale: the Ray runs' shared cache (encodings), kept in "
+                                                       "this folder for a later invocation")
     parser.add_argument("--local-up-to", type=int, help="--scale: run the local engine only at sizes up to this "
                                                           "(larger: the Ray run alone, not compared)")
     args = parser.parse_args()
     if args.scale:
         require_extra("test", "ray")
         scale([int(n) for n in args.scale.split(",")], args.queries, args.top_k,
-              [m for m in args.models.split(";") if m], args.baseline, args.keep_local, args.local_up_to)
+              [m for m in args.models.split(";") if m], args.baseline, args.keep_local, args.local_up_to,
+              args.ray_cache)
         return
     require_extra("test", "ray", "torch", "transformers")
     print("| model | engine | workers | wall s | vs local | nDCG@10 | per-query values equal to local |")
