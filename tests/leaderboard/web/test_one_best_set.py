@@ -231,3 +231,26 @@ def test_one_query_names_no_test(tmp_path, synth):
     assert board.best_set.tolist() == [True, True]
     assert dataset_sentence(board, 0.05) == ("Who could be #1 on custom/one: any of its 2 ranked models (marked ★); "
                                              "with one query no test can tell them apart.")
+
+
+def test_the_method_page_says_which_test_decides_the_star(board, synth):
+    """★ and bold come from the best set's one-sided paired t-tests, not from the corrected test of the settings:
+    the method page says so and links to #best-set, and the set is the same whichever test the settings choose."""
+    from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
+    from leaderboard.submissions.load import load_results
+
+    method = (board["sites"][0.05] / "method.html").read_text(encoding="utf-8")
+    correction = re.search(r"<li><strong>Correction: .*?</li>", method, re.S)[0]
+    assert "every mark" not in correction and '<a href="#best-set">' in correction
+    assert "one-sided paired <em>t</em>-tests at α / (models − 1)" in correction
+    decides = re.search(r"The same corrected test decides [^.]*\.", correction)[0]
+    assert "★" not in decides and "bold" not in decides, decides
+    tied = re.search(r'<p id="tied-for-best">.*?</p>', method, re.S)[0]
+    assert '(<a href="#best-set">the best set above</a>' in tied
+    assert method.index('id="best-set"') < method.index('id="tied-for-best"')
+    loaded = load_results(board["sites"][0.05].parent / "results", is_verified=synth.VerifiedWhen(lambda result: True))
+    for test in ("wilcoxon", "randomization"):
+        settings = SiteSettings(tests=TestSettings(method=test, resamples=2_000))
+        dataset = build_leaderboard(loaded.results, settings, lookup=synth.golden_lookup).datasets[0]
+        assert {m for m, keep in zip(dataset.model_ids, dataset.best_set, strict=True) if keep} == best_set(
+            board["values"], 0.05), test
