@@ -182,6 +182,13 @@ def dataset_differences(boards: dict[str, DatasetBoard], dataset_ids, model_ids:
     return diffs, variances, queries
 
 
+def testable(boards: dict[str, DatasetBoard], dataset_ids) -> bool:
+    """Can the group of these datasets test its means' differences? Not when every dataset has one query: the
+    variance of a difference is then unknown, not 0, so no model is shown better than another (as on each of the
+    datasets) and every ranked model could be #1."""
+    return any(boards[dataset_id].scores.shape[1] >= 2 for dataset_id in dataset_ids)
+
+
 @dataclass(frozen=True, eq=False)
 class GroupBoard:
     name: str
@@ -520,8 +527,12 @@ class _GroupAccumulator:
         if ranked.any():
             chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
             total, variance, df = group_differences(*self._differences(boards, chosen))
-            pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
-            best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
+            if testable(boards, self.dataset_ids):
+                pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
+                best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
+            else:  # one query on each dataset: no test, as on each of those datasets (build_dataset)
+                pvalues = np.ones_like(total)
+                best[ranked] = True
             intervals[ranked] = rank_ranges(means[ranked], pvalues, self.tests.alpha)
             bands[ranked] = tie_bands(means[ranked], pvalues, self.tests.alpha)
         scores = {

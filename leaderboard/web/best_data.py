@@ -23,7 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from leaderboard.analysis import best_words
-from leaderboard.analysis.aggregate import DatasetBoard, GroupBoard, Leaderboard, dataset_differences
+from leaderboard.analysis.aggregate import (
+    DatasetBoard,
+    GroupBoard,
+    Leaderboard,
+    dataset_differences,
+    testable,
+)
 from leaderboard.analysis.ranks import beat_sizes, best_among, group_differences
 
 
@@ -33,8 +39,10 @@ def group_sizes(board: Leaderboard, group: GroupBoard) -> tuple[list[str], np.nd
     if not ids:
         return ids, np.zeros(0), np.zeros((0, 0), dtype=np.int64)
     boards = {d.info.id: d for d in board.datasets}
-    total, variance, df = group_differences(*dataset_differences(boards, group.dataset_ids, ids), group.weights)
     means = np.array([group.scores[model_id].mean for model_id in ids])
+    if not testable(boards, group.dataset_ids):  # no test: no model beats another at any size
+        return ids, means, np.zeros((len(ids), len(ids)), dtype=np.int64)
+    total, variance, df = group_differences(*dataset_differences(boards, group.dataset_ids, ids), group.weights)
     return ids, means, beat_sizes(total, np.sqrt(variance), df, board.settings.tests.alpha)
 
 

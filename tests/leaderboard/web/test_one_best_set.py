@@ -233,10 +233,20 @@ def test_one_query_names_no_test(tmp_path, synth):
     """With one query no one-sided test can be made: every ranked model could be #1, and the sentence says why."""
     from leaderboard.analysis.best_words import dataset_sentence
 
-    board = _small_board(tmp_path, synth, 1).datasets[0]
+    from leaderboard.web import best_data
+
+    leaderboard = _small_board(tmp_path, synth, 1)
+    board = leaderboard.datasets[0]
     assert board.best_set.tolist() == [True, True]
     assert dataset_sentence(board, 0.05) == ("Who could be #1 on custom/one: any of its 2 ranked models (marked ★); "
                                              "with one query no test can tell them apart.")
+    # its group (Other, this one dataset) makes no test either: both could be #1 there too, on every page and view
+    (group,) = leaderboard.groups
+    assert group.best_set == {"org/a", "org/b"}
+    assert [group.scores[m].rank_interval for m in ("org/a", "org/b")] == [(1, 2), (1, 2)]
+    assert board.rank_range.tolist() == [[1, 2], [1, 2]]
+    ids, _, sizes = best_data.group_sizes(leaderboard, group)
+    assert best_data.best_of_all(ids, sizes) == {"org/a", "org/b"}
 
 
 @pytest.mark.parametrize("verified, expected", [
@@ -247,7 +257,6 @@ def test_a_dataset_with_fewer_than_two_ranked_models_is_spoken_of_as_a_dataset(t
     """A dataset has no datasets and no filter: its sentence (dataset and "could be #1" pages, pull request) says
     neither."""
     from leaderboard.analysis.best_words import dataset_sentence
-
     from leaderboard.web.pareto_pages import dataset_choice
 
     board = _small_board(tmp_path, synth, 3, lambda result: result.model.id in verified)
