@@ -232,7 +232,6 @@ def _small_board(root, synth, queries: int, verified=lambda result: True):
 def test_one_query_names_no_test(tmp_path, synth):
     """With one query no one-sided test can be made: every ranked model could be #1, and the sentence says why."""
     from leaderboard.analysis.best_words import dataset_sentence
-
     from leaderboard.web import best_data
 
     leaderboard = _small_board(tmp_path, synth, 1)
