@@ -15,7 +15,6 @@ if TYPE_CHECKING:  # imported by irboard's light report tables, so no heavy impo
     from leaderboard.analysis.aggregate import DatasetBoard
 
 MARK = "★"
-NAME = "best set"  # its name in sentences
 # its word in every download: the true/false column of the dataset and model downloads and of irboard.compare's
 # rows, and the word of the leaderboard download's and each view download's verdict columns
 COLUMN = "best_set"
