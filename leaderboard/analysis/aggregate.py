@@ -39,7 +39,6 @@ from leaderboard.analysis.ranks import (
     GroupBootstrap,
     best_set,
     difference_pvalues,
-    group_difference_pvalues,
     group_differences,
     rank_ranges,
     tie_bands,
@@ -180,6 +179,27 @@ def dataset_differences(boards: dict[str, DatasetBoard], dataset_ids, model_ids:
         variances.append(np.square(board.diff_sd[np.ix_(rows, rows)].astype(np.float64)))
         queries.append(board.scores.shape[1])
     return diffs, variances, queries
+
+
+def dataset_tests(means: np.ndarray, diff_sd: np.ndarray, queries: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The best set's one-sided tests among some models of a dataset (queries >= 2): the differences of their means,
+    standard errors from the stored (float32) SDs of their per-query differences, and degrees of freedom. The
+    build's best set and the home page's sets for any view (web/best_data.py) both take them from here, so that
+    they cannot differ at a rounding."""
+    return means[:, None] - means[None, :], diff_sd.astype(np.float64) / np.sqrt(queries), queries - 1
+
+
+def group_tests(boards: dict[str, DatasetBoard], dataset_ids, weights, model_ids: list[str]):
+    """(difference, variance, df) of the group means of these models (ranks.group_differences): the group's rank
+    ranges, its best set and the home page's sets for any view all come from here."""
+    return group_differences(*dataset_differences(boards, dataset_ids, model_ids), weights)
+
+
+def testable(boards: dict[str, DatasetBoard], dataset_ids) -> bool:
+    """Can the group of these datasets test its means' differences? Not when every dataset has one query: the
+    variance of a difference is then unknown, not 0, so no model is shown better than another (as on each of the
+    datasets) and every ranked model could be #1."""
+    return any(boards[dataset_id].scores.shape[1] >= 2 for dataset_id in dataset_ids)
 
 
 @dataclass(frozen=True, eq=False)
@@ -372,12 +392,12 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
                                                         spread)
     verified = np.array([result.verified for result in ranked], dtype=bool)
     rank_range, band = ranks_among_verified(verified, means, pvalues, tests.alpha)
+    diff_sd = (spread[1] if spread is not None else np.zeros((len(ranked),) * 2)).astype(np.float32)
     contenders = np.zeros(len(ranked), dtype=bool)
     if verified.any() and spread is not None:
         rows = np.flatnonzero(verified)
-        sub = np.ix_(rows, rows)
-        contenders[rows] = best_set(means[rows], spread[0][sub], spread[1][sub] / np.sqrt(scores.shape[1]),
-                                    scores.shape[1] - 1, tests.alpha)
+        contenders[rows] = best_set(means[rows], *dataset_tests(means[rows], diff_sd[np.ix_(rows, rows)],
+                                                                scores.shape[1]), tests.alpha)
     elif verified.any():  # one query: no one-sided test can be made, so none is shown worse than another
         contenders[verified] = True
     comparison = None
@@ -407,7 +427,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         left_out=left_out,
         baseline_effects=against,
         separability=separability,
-        diff_sd=(spread[1] if spread is not None else np.zeros((len(ranked),) * 2)).astype(np.float32),
+        diff_sd=diff_sd,
         band=band,
         best_set=contenders,
     )
@@ -462,13 +482,6 @@ class _GroupAccumulator:
             self.bootstrap.add(columns, self.weights[board.info.id], unit_of(board.info.id), resampled.T)
         self.coverage[columns] += 1
 
-    def pvalues(self, boards: dict[str, DatasetBoard], model_ids: list[str]) -> np.ndarray:
-        """Uncorrected p-values of the differences of the models' group means (ranks.group_difference_pvalues)."""
-        return group_difference_pvalues(*self._differences(boards, model_ids))
-
-    def _differences(self, boards: dict[str, DatasetBoard], model_ids: list[str]) -> tuple[list, list, list, list]:
-        return (*dataset_differences(boards, self.dataset_ids, model_ids), [self.weights[d] for d in self.dataset_ids])
-
     def score_ci(self, boards: dict[str, DatasetBoard], model_ids: list[str], means: np.ndarray) -> np.ndarray:
         """Score intervals of the models' group means: the variance of a weighted mean of independent datasets'
         means, Student's t with Welch-Satterthwaite degrees of freedom (stats.score_bounds)."""
@@ -519,9 +532,14 @@ class _GroupAccumulator:
         best = np.zeros(len(complete), dtype=bool)
         if ranked.any():
             chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
-            total, variance, df = group_differences(*self._differences(boards, chosen))
-            pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
-            best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
+            total, variance, df = group_tests(boards, self.dataset_ids, [self.weights[d] for d in self.dataset_ids],
+                                              chosen)
+            if testable(boards, self.dataset_ids):
+                pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
+                best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
+            else:  # one query on each dataset: no test, as on each of those datasets (build_dataset)
+                pvalues = np.ones_like(total)
+                best[ranked] = True
             intervals[ranked] = rank_ranges(means[ranked], pvalues, self.tests.alpha)
             bands[ranked] = tie_bands(means[ranked], pvalues, self.tests.alpha)
         scores = {

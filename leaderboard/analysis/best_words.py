@@ -15,7 +15,6 @@ if TYPE_CHECKING:  # imported by irboard's light report tables, so no heavy impo
     from leaderboard.analysis.aggregate import DatasetBoard
 
 MARK = "★"
-NAME = "best set"  # its name in sentences
 # its word in every download: the true/false column of the dataset and model downloads and of irboard.compare's
 # rows, and the word of the leaderboard download's and each view download's verdict columns
 COLUMN = "best_set"
@@ -49,8 +48,10 @@ def sentence(where: str, tops: list[str], ranked: int, everyone: int, filtered: 
                 "table cannot say which is best.")
     if not ranked:
         return f"None of the shown models is ranked on {where} ({everyone} ranked models in all)."
-    if ranked == 1:
+    if ranked == 1 and filtered:
         return f"Who could be #1 on {where} among the shown models: {tops[0]}, the only one ranked there."
+    if ranked == 1:
+        return f"Who could be #1 on {where}: {tops[0]}, the only model ranked there."
     among = f" among the {ranked} shown ranked models" if filtered else ""
     names = ", ".join(tops[:5]) + (f" and {len(tops) - 5} more" if len(tops) > 5 else "")
     return (f"Who could be #1 on {where}{among} at {level(alpha)}: {names} ({len(tops)} of {ranked}, marked {mark}: "
@@ -63,7 +64,14 @@ def dataset_sentence(dataset: DatasetBoard, alpha: float) -> str:
     request's summary say it."""
     ranked = int(dataset.ranked.sum())
     tops = [model_id for model_id, keep in zip(dataset.model_ids, dataset.best_set, strict=True) if keep]
-    if dataset.scores.shape[1] < 2 and ranked > 1:  # the set holds every ranked model (aggregate.py)
-        return (f"Who could be #1 on {dataset.info.id}: any of its {ranked} ranked models (marked {MARK}); with one "
+    where = dataset.info.id
+    if not ranked:
+        results = dataset.scores.shape[0]
+        return (f"No model is ranked on {where}: none of its {results} result{'s' if results != 1 else ''} is "
+                "re-scored, so none can be called #1.")
+    if ranked == 1:
+        return f"Who could be #1 on {where}: {tops[0]}, its only ranked model."
+    if dataset.scores.shape[1] < 2:  # the set holds every ranked model (aggregate.py)
+        return (f"Who could be #1 on {where}: any of its {ranked} ranked models (marked {MARK}); with one "
                 "query no test can tell them apart.")
-    return sentence(dataset.info.id, tops, ranked, ranked, False, ranked, alpha)  # rows: best mean first
+    return sentence(where, tops, ranked, ranked, False, ranked, alpha)  # rows: best mean first

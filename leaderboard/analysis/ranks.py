@@ -133,21 +133,45 @@ def best_set(means, diff, se, df, alpha: float) -> np.ndarray:
     m = means.size
     if m < 2:
         return np.ones(m, dtype=bool)
-    level = alpha / (m - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.negative(diff, dtype=np.float64) / np.asarray(se, dtype=np.float64)  # j better than i; se 0: +-inf
-    t[np.isnan(t)] = -np.inf  # no difference, no variance: never better
-    np.fill_diagonal(t, -np.inf)
+    t = _better_t(diff, se)
     best_other = t.argmax(axis=1)
     rows = np.arange(m)
+    # kept when no other model's beat size (the rule beat_sizes and best_among use, so the home page's sets agree)
+    # reaches m, that is when p >= alpha / (m - 1) for every other model
     if np.ndim(df) == 0:  # one df: the smallest p of a row is that of its largest t
-        return stats.t.sf(t[rows, best_other], max(float(df), 1.0)) >= level
+        return _sizes(stats.t.sf(t[rows, best_other], max(float(df), 1.0)), alpha) < m
     df = np.maximum(np.asarray(df, dtype=np.float64), 1.0)
     # most rows are decided by their largest t; the others (a few near the top) by every comparison
-    keep = stats.t.sf(t[rows, best_other], df[rows, best_other]) >= level
+    keep = _sizes(stats.t.sf(t[rows, best_other], df[rows, best_other]), alpha) < m
     for i in np.flatnonzero(keep):
-        keep[i] = stats.t.sf(t[i], df[i]).min() >= level
+        keep[i] = (_sizes(stats.t.sf(t[i], df[i]), alpha) < m).all()
     return keep
+
+
+def _better_t(diff, se) -> np.ndarray:
+    """t[i, j]: how far j is better than i, in standard errors (se 0: +-inf; no difference and no variance, or
+    the model itself: -inf, never better)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.negative(diff, dtype=np.float64) / np.asarray(se, dtype=np.float64)
+    t[np.isnan(t)] = -np.inf
+    np.fill_diagonal(t, -np.inf)
+    return t
+
+
+_NEVER_DOUBTED = np.iinfo(np.int32).max  # the beat size of a certain difference
+
+
+def _sizes(p: np.ndarray, alpha: float) -> np.ndarray:
+    """int per one-sided p-value: the largest s with p < alpha / (s - 1), compared as written (0 or 1: never).
+    alpha / p is rounded, so its ceiling can be one off where p is alpha / (s - 1) to the last bit: each is checked
+    against the level itself, which best_set's rule and the page's (best_among) then share."""
+    p = np.asarray(p, dtype=np.float64)
+    certain = p <= 0.0
+    with np.errstate(divide="ignore"):
+        size = np.minimum(np.ceil(alpha / np.where(certain, 1.0, p)), _NEVER_DOUBTED)
+        size = np.where((size >= 2) & (p >= alpha / np.maximum(size - 1, 1)), size - 1, size)
+        size = np.where((size < _NEVER_DOUBTED) & (p < alpha / np.maximum(size, 1)), size + 1, size)
+    return np.where(certain, _NEVER_DOUBTED, size).astype(np.int64)
 
 
 def beat_sizes(diff, se, df, alpha: float) -> np.ndarray:
@@ -155,19 +179,8 @@ def beat_sizes(diff, se, df, alpha: float) -> np.ndarray:
     i in best_set's one-sided test at alpha / (s - 1), that is (s - 1) p < alpha (0 or 1: never, for s >= 2).
     The pairwise tests do not depend on the other models, so the best set among any subset S of the models is
     {i in S: sizes[i, j] < |S| for every other j in S} (best_among): the same rule as best_set over S alone."""
-    m = np.shape(diff)[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.negative(diff, dtype=np.float64) / np.asarray(se, dtype=np.float64)
-    t[np.isnan(t)] = -np.inf
-    np.fill_diagonal(t, -np.inf)
-    p = stats.t.sf(t, np.maximum(np.broadcast_to(np.asarray(df, dtype=np.float64), t.shape), 1.0))
-    sizes = np.zeros((m, m), dtype=np.int64)
-    certain = p <= 0.0
-    with np.errstate(divide="ignore"):
-        bound = np.ceil(alpha / np.where(certain, 1.0, p))  # s - 1 < alpha / p
-    sizes[:] = np.minimum(bound, np.iinfo(np.int32).max).astype(np.int64)
-    sizes[certain] = np.iinfo(np.int32).max
-    return sizes
+    t = _better_t(diff, se)
+    return _sizes(stats.t.sf(t, np.maximum(np.broadcast_to(np.asarray(df, dtype=np.float64), t.shape), 1.0)), alpha)
 
 
 def best_among(sizes: np.ndarray, members, tested: int | None = None) -> np.ndarray:

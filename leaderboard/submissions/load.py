@@ -49,7 +49,8 @@ def read_loaded(path: Path, keep_metrics: KeepMetrics | None = None, is_verified
     without it); `predictor` predicts recall at scale from the score samples, which are then dropped; `reads`
     (used with a predictor): what these stages made of these exact bytes before, taken instead of reading the
     file again. A ranking or score samples whose outcome is kept by content are not decoded; a ranking that was
-    decoded and verified without a problem goes to `on_run` (the build makes its run file from it)."""
+    decoded goes to `on_run` (the build makes its run file from it) once the read has no problem, whether it was
+    verified or not (no verify stage, no judgments)."""
     source = read_source(path)
     if reads is not None and predictor is not None:
         found = reads.find(source, keep_metrics, is_verified, predictor)

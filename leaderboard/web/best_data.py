@@ -23,8 +23,15 @@ from __future__ import annotations
 import numpy as np
 
 from leaderboard.analysis import best_words
-from leaderboard.analysis.aggregate import DatasetBoard, GroupBoard, Leaderboard, dataset_differences
-from leaderboard.analysis.ranks import beat_sizes, best_among, group_differences
+from leaderboard.analysis.aggregate import (
+    DatasetBoard,
+    GroupBoard,
+    Leaderboard,
+    dataset_tests,
+    group_tests,
+    testable,
+)
+from leaderboard.analysis.ranks import beat_sizes, best_among
 
 
 def group_sizes(board: Leaderboard, group: GroupBoard) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -33,8 +40,10 @@ def group_sizes(board: Leaderboard, group: GroupBoard) -> tuple[list[str], np.nd
     if not ids:
         return ids, np.zeros(0), np.zeros((0, 0), dtype=np.int64)
     boards = {d.info.id: d for d in board.datasets}
-    total, variance, df = group_differences(*dataset_differences(boards, group.dataset_ids, ids), group.weights)
     means = np.array([group.scores[model_id].mean for model_id in ids])
+    if not testable(boards, group.dataset_ids):  # no test: no model beats another at any size
+        return ids, means, np.zeros((len(ids), len(ids)), dtype=np.int64)
+    total, variance, df = group_tests(boards, group.dataset_ids, group.weights, ids)
     return ids, means, beat_sizes(total, np.sqrt(variance), df, board.settings.tests.alpha)
 
 
@@ -45,9 +54,8 @@ def dataset_sizes(board: Leaderboard, dataset: DatasetBoard) -> tuple[list[str],
         return None
     rows = np.flatnonzero(dataset.ranked)
     means = dataset.means[rows]
-    se = dataset.diff_sd[np.ix_(rows, rows)].astype(np.float64) / np.sqrt(n)
-    return [dataset.model_ids[i] for i in rows], means, beat_sizes(means[:, None] - means[None, :], se, n - 1,
-                                                                   board.settings.tests.alpha)
+    return [dataset.model_ids[i] for i in rows], means, beat_sizes(
+        *dataset_tests(means, dataset.diff_sd[np.ix_(rows, rows)], n), board.settings.tests.alpha)
 
 
 def best_of_all(ids: list[str], sizes: np.ndarray) -> set[str]:

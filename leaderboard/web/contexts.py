@@ -535,7 +535,7 @@ class SubmitContext:
 
 @dataclass(frozen=True)
 class ParetoCost:
-    """One cost of a model tied for best: its value as shown, and whether it is on that cost's Pareto front."""
+    """One cost of a model that could be #1: its value as shown, and whether it is on that cost's Pareto front."""
 
     value: float | None  # None: the result files do not state it
     text: str
@@ -555,8 +555,8 @@ class ParetoRow:
 
 @dataclass(frozen=True)
 class ParetoView:
-    """One cost of one choice: the chart (None when no tied model states the cost), the front, and the tied
-    models listed but not plotted for want of the cost."""
+    """One cost of one choice: the chart (None when no model that could be #1 states the
+    cost), the front, and those models listed but not plotted for want of the cost."""
 
     cost: str
     label: str
@@ -569,7 +569,7 @@ class ParetoView:
 
 @dataclass(frozen=True)
 class ParetoChoice:
-    """A group mean or one dataset: its models tied for best against each cost."""
+    """A group mean or one dataset: its models that could be #1 (the best set) against each cost."""
 
     key: str
     name: str
@@ -577,15 +577,15 @@ class ParetoChoice:
     metric: str  # what the mean is, in words
     href: str
     ranked: int  # models ranked there (verified on every dataset of it)
-    rows: tuple[ParetoRow, ...]  # the models tied for best, best mean first
+    rows: tuple[ParetoRow, ...]  # the models that could be #1, best mean first
     views: tuple[ParetoView, ...]
-    summary: str  # how many are tied for best, of how many ranked; or why there are none (the empty state)
+    summary: str  # how many could be #1, of how many ranked; or why there are none (the empty state)
     default_cost: str = "parameters"  # the cost shown first: the first of latency, parameters, dim placing every model
 
 
 @dataclass(frozen=True)
 class ParetoContext:
-    """One page of the "tied for best" view: one group or dataset, and links to the pages of the others."""
+    """One page of the "could be #1, against cost" view: one group or dataset, and links to the pages of the others."""
 
     page: Page
     choice: ParetoChoice | None  # None: the board has no dataset

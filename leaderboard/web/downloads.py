@@ -96,7 +96,7 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         if home.prediction:
             values += [row.prediction.mean, row.prediction.covered,
                        home.prediction.error if row.prediction.mean is not None else None]
-        for cell in row.groups:  # verdict: "best set" where the model could be #1 among all ranked (★)
+        for cell in row.groups:  # verdict: "best_set" where the model could be #1 among all ranked (★)
             values += [*(cell.rank_interval or (None, None)), cell.band,
                        None if cell.rank_interval is None else best_words.COLUMN if cell.top else ""]
         rows.append(values)

@@ -33,7 +33,7 @@ from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE
 from leaderboard.submissions.sample_checks import DENSITY_RATIO, IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
 from leaderboard.web import charts
-from leaderboard.web.best_data import best_of_all, best_sentence, column_entry, dataset_sizes, group_sizes
+from leaderboard.web.best_data import best_sentence, column_entry, dataset_sizes, group_sizes
 from leaderboard.web.contexts import (
     Column,
     CompareContext,
@@ -212,14 +212,13 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
     best_level = best_words.level(board.settings.tests.alpha)
     row_of = {model.info.id: i for i, model in enumerate(models)}
     best_columns: dict[str, list] = {}
-    top: set[tuple[str, str]] = set()
     sized = [(f"g-{group_key(g.name)}", group_sizes(board, g)) for g in groups]
     sized += [(f"d-{d.slug}", dataset_sizes(board, d)) for d in board.datasets]
     for key, found in sized:
         if found is not None:
             best_columns[key] = column_entry(*found, row_of)
-            top.update((key, model_id) for model_id in best_of_all(found[0], found[2]))
-    best = {(d.info.id, model_id): (f"d-{d.slug}", model_id) in top if f"d-{d.slug}" in best_columns else bool(flag)
+    # with no filter the page shows the build's own best sets, which the script finds again from the same tests
+    best = {(d.info.id, model_id): bool(flag)
             for d in board.datasets for model_id, flag in zip(d.model_ids, d.best_set, strict=True)}
     rows = []
     for model in models:
@@ -233,7 +232,7 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
                 mean_rank=score.mean_rank if score else None,
                 covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids),
                 rank_interval=score.rank_interval if ranked else None, band=score.band if ranked else None,
-                top=ranked and (f"g-{group_key(group.name)}", model_id) in top))
+                top=ranked and model_id in group.best_set))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
                         model.zero_shot.get(d) is False, checked.get((d, model_id), False))
@@ -305,10 +304,9 @@ def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
     at 1 - alpha (best_data.best_sentence; the table's script rewrites it for each view)."""
     if group is None:
         return ""
-    ids, means, sizes = group_sizes(board, group)
-    tops = best_of_all(ids, sizes)
+    ids = list(group.ranked_ids)
     row_of = {model.info.id: i for i, model in enumerate(home_order(board)[0])}
-    ordered = [ids[k] for k in sorted(range(len(ids)), key=lambda k: (-means[k], row_of[ids[k]])) if ids[k] in tops]
+    ordered = sorted((m for m in ids if m in group.best_set), key=lambda m: (-group.scores[m].mean, row_of[m]))
     return best_sentence(group_where(group), ordered, len(ids), len(ids), False, board.settings.tests.alpha)
 
 

@@ -21,7 +21,7 @@ from leaderboard.web.contexts import (
     ParetoRow,
     ParetoView,
 )
-from leaderboard.web.rank_pages import best_rule, group_key
+from leaderboard.web.rank_pages import best_rule, group_key, group_where
 from leaderboard.web.render import format_parameters, json_text
 
 PARETO_PAGE = "pareto.html"
@@ -91,13 +91,12 @@ def cost_label(key: str) -> str:
 
 
 def _choice(board: Leaderboard, choice_key: str, name: str, kind: str, metric: str, href: str, dataset_ids,
-            tied: list[tuple[str, float, tuple[float, float], tuple[int, int]]], ranked: int) -> ParetoChoice:
-    """`tied`: (model id, mean, CI, rank range) of each model that could be #1 (the best set), best mean first."""
-    where = f"{name} ({len(dataset_ids)} dataset{'s' if len(dataset_ids) != 1 else ''})" if kind == "group" else name
+            tied: list[tuple[str, float, tuple[float, float], tuple[int, int]]], ranked: int, where: str,
+            empty: str) -> ParetoChoice:
+    """`tied`: (model id, mean, CI, rank range) of each model that could be #1 (the best set), best mean first;
+    `where` names the group or dataset in the summary, `empty` says why none is ranked there."""
     if not ranked:
-        return ParetoChoice(choice_key, name, kind, metric, href, 0, (), (),
-                            f"No model is ranked on {where}: none has a verified result on every one of its "
-                            "datasets, so none can be called #1.")
+        return ParetoChoice(choice_key, name, kind, metric, href, 0, (), (), empty)
     models = {m.info.id: m for m in board.models}
     stated = [_model_costs(models[model_id], dataset_ids) for model_id, *_ in tied]
     measured = [was for _, was in stated]
@@ -140,8 +139,11 @@ def group_choice(board: Leaderboard, group: GroupBoard) -> ParetoChoice:
     ranked = [(m, s) for m, s in group.scores.items() if s.mean_rank is not None]
     tied = sorted(((m, s.mean, s.ci, tuple(s.rank_interval)) for m, s in ranked if m in group.best_set),
                   key=lambda row: (-row[1], row[0]))
+    where = group_where(group)
     return _choice(board, f"g-{group_key(group.name)}", group.name, "group", "group mean",
-                   f"ranks.html#{group_key(group.name)}", group.dataset_ids, tied, len(ranked))
+                   f"ranks.html#{group_key(group.name)}", group.dataset_ids, tied, len(ranked), where,
+                   f"No model is ranked on {where}: none has a verified result on every one of its datasets, so "
+                   "none can be called #1.")
 
 
 def dataset_choice(board: Leaderboard, dataset: DatasetBoard) -> ParetoChoice:
@@ -151,7 +153,8 @@ def dataset_choice(board: Leaderboard, dataset: DatasetBoard) -> ParetoChoice:
                    for i, model_id in enumerate(dataset.model_ids) if dataset.best_set[i]),
                   key=lambda row: (-row[1], row[0]))
     return _choice(board, f"d-{dataset.slug}", dataset.info.id, "dataset", dataset.info.main_metric,
-                   f"datasets/{dataset.slug}.html", (dataset.info.id,), tied, int(dataset.ranked.sum()))
+                   f"datasets/{dataset.slug}.html", (dataset.info.id,), tied, int(dataset.ranked.sum()),
+                   dataset.info.id, best_words.dataset_sentence(dataset, board.settings.tests.alpha))
 
 
 def choice_path(key: str, default: str) -> str:

@@ -23,15 +23,24 @@ def run_path(model_slug: str, dataset_id: str) -> str:
 
 def trec_run_gz(path: str, tag: str) -> bytes:
     """The ranking stored in the result file at `path`, in trec_eval's order, tagged `tag` (the model's slug)."""
-    content = read_result_bytes(path)
-    cached = _cached_path(hashlib.sha256(content).hexdigest(), tag)
     try:
-        return cached.read_bytes()
+        return _cached_path(_file_sha256(path), tag).read_bytes()
     except OSError:
-        pass
+        pass  # not kept yet (or the result cannot be read: read_result_bytes says so)
+    content = read_result_bytes(path)
     run_file = _trec_gz(read_result(path, content=content, with_samples=False), tag)
-    _keep(cached, run_file)
+    _keep(_cached_path(hashlib.sha256(content).hexdigest(), tag), run_file)
     return run_file
+
+
+def _file_sha256(path: str) -> str:
+    """The sha256 of a file's bytes, read in 1 MB blocks: a warm build finds its run files without holding a result
+    in memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def keep_decoded(file_sha256: str, result: ResultFile) -> None:
@@ -39,7 +48,9 @@ def keep_decoded(file_sha256: str, result: ResultFile) -> None:
     tagged with its model's slug, for trec_run_gz to find (`build_site` passes this to the read step)."""
     if result.run is not None:
         tag = slugify(result.model.id)
-        _keep(_cached_path(file_sha256, tag), _trec_gz(result, tag))
+        path = _cached_path(file_sha256, tag)
+        if not path.exists():  # kept before: same bytes, same tag, same code, so the same run file
+            _keep(path, _trec_gz(result, tag))
 
 
 def _trec_gz(result: ResultFile, tag: str) -> bytes:

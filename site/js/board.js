@@ -146,7 +146,8 @@
         "the table cannot say which is best.";
     }
     if (!ranked) { return "None of the shown models is ranked on " + where + " (" + everyone + " ranked models in all)."; }
-    if (ranked === 1) { return "Who could be #1 on " + where + " among the shown models: " + tops[0] + ", the only one ranked there."; }
+    if (ranked === 1 && filtered) { return "Who could be #1 on " + where + " among the shown models: " + tops[0] + ", the only one ranked there."; }
+    if (ranked === 1) { return "Who could be #1 on " + where + ": " + tops[0] + ", the only model ranked there."; }
     var names = tops.slice(0, 5).join(", ") + (tops.length > 5 ? " and " + (tops.length - 5) + " more" : "");
     return "Who could be #1 on " + where + (filtered ? " among the " + ranked + " shown ranked models" : "") +
       " at " + LEVEL + ": " + names + " (" + tops.length + " of " + ranked + ", marked " + mark + ": the confidence set for " +

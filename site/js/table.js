@@ -396,7 +396,7 @@
        column shown, for machines: one value per cell. A shown cell splits into its value and, where it shows them,
        its interval (ci_low, ci_high), a prediction's measured error (error), rank range (rank_low, rank_high), wins/ties/losses, the datasets covered of a
        partial group (covered, total) and verdict (the marks: best_set
-       for ★ or bold, could be #1 (analysis/best_words.py), better ▲, worse ▼, meaningful ●, trained on it †, unverified *, space-separated); numbers as
+       for ★ or bold, where the model could be #1 (analysis/best_words.py), better ▲, worse ▼, meaningful ●, trained on it †, unverified *, space-separated); numbers as
        numbers (×100 as shown, p-values exact), "–" as an empty cell. Each header names the full dataset id, metric
        and unit; the column `verified` says whether every result of the model was re-scored. */
     function shownText(cell) {

@@ -7,7 +7,15 @@ from scipy import stats as scipy_stats
 
 from leaderboard.analysis.aggregate import bootstrap_means, percentile_ci
 from leaderboard.analysis.effects import spread
-from leaderboard.analysis.ranks import GroupBootstrap, group_difference_pvalues, rank_ranges, tie_bands
+from leaderboard.analysis.ranks import (
+    GroupBootstrap,
+    beat_sizes,
+    best_among,
+    best_set,
+    group_difference_pvalues,
+    rank_ranges,
+    tie_bands,
+)
 
 
 def test_rank_ranges_count_the_significantly_better_and_worse():
@@ -49,6 +57,29 @@ def test_group_difference_test_uses_welch_satterthwaite_degrees_of_freedom():
     df = sum(parts) ** 2 / sum(v * v / (s.shape[1] - 1) for v, s in zip(parts, sets, strict=True))
     expected = 2 * scipy_stats.t.sf(abs(diff) / np.sqrt(sum(parts)), df)
     assert p[0, 1] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("scalar_df", [True, False])
+def test_best_set_and_the_pages_sets_apply_one_rule_where_p_is_the_level_to_the_last_bit(scalar_df):
+    """best_set (the build's ★ and bold) and best_among(beat_sizes) (the home page's sets for any view) keep a model
+    exactly when no one-sided p against it is below alpha / (models - 1), the p from scipy. Model 0 leads model 1 by
+    t standard errors, t within 20 units in the last place of the level's critical value; at 28 models, alpha 0.01
+    and 29 df, p is alpha / 27 to the last bit and alpha / p rounds to 27.000000000000004, whose ceiling once left
+    the model out of the page's set but not of the build's."""
+    at_the_level = 0
+    for m, alpha, df in [(28, 0.01, 29), (3, 0.05, 9), (5, 0.1, 99), (40, 0.05, 29), (17, 0.025, 49)]:
+        level = alpha / (m - 1)
+        critical = scipy_stats.t.isf(level, df)
+        for t in critical + np.arange(-20, 21) * np.spacing(critical):
+            diff = np.zeros((m, m))
+            diff[0, 1], diff[1, 0] = t, -t
+            se, dfs = np.ones((m, m)), (df if scalar_df else np.full((m, m), float(df)))
+            p = scipy_stats.t.sf(t, df)
+            at_the_level += p == level
+            keep = best_set(np.zeros(m), diff, se, dfs, alpha)
+            assert keep[1] == (p >= level) and keep[0] and keep[2:].all(), (m, alpha, t)
+            assert best_among(beat_sizes(diff, se, dfs, alpha), range(m)).tolist() == keep.tolist(), (m, alpha, t)
+    assert at_the_level  # the boundary itself was met
 
 
 def test_resampling_datasets_widens_the_interval_when_datasets_disagree():

@@ -212,22 +212,108 @@ def test_the_home_script_writes_the_settings_level(board, watched):
         thread.join(timeout=5)
 
 
-def test_one_query_names_no_test(tmp_path, synth):
-    """With one query no one-sided test can be made: every ranked model could be #1, and the sentence says why."""
+def _small_board(root, synth, queries: int, verified=lambda result: True):
+    """A board of one dataset, custom/one, with `queries` queries: org/a scores 0.9 and org/b 0.1 on each."""
     from leaderboard.analysis.aggregate import build_leaderboard
-    from leaderboard.analysis.best_words import dataset_sentence
     from leaderboard.submissions.load import load_results
 
-    dataset = synth.SyntheticDataset("custom/one", "one", "Other", "en", "nDCG@10", 1, 0.0)
+    dataset = synth.SyntheticDataset("custom/one", "one", "Other", "en", "nDCG@10", queries, 0.0)
     for model, value in (("org/a", 0.9), ("org/b", 0.1)):
         data = synth.result_dict(synth.SyntheticModel(model, "dense", 0.5), dataset, ("nDCG@10",), with_run=True)
         data["per_query"]["nDCG@10"] = {query: value for query in data["per_query"]["nDCG@10"]}
         data["metrics"]["nDCG@10"] = value
-        path = tmp_path / model.replace("/", "__") / "custom__one.json"
+        path = root / model.replace("/", "__") / "custom__one.json"
         path.parent.mkdir(parents=True)
         path.write_text(synth.dump(data), encoding="utf-8")
-    loaded = load_results(tmp_path, is_verified=synth.VerifiedWhen(lambda result: True))
-    board = build_leaderboard(loaded.results, lookup=synth.golden_lookup).datasets[0]
+    loaded = load_results(root, is_verified=synth.VerifiedWhen(verified))
+    return build_leaderboard(loaded.results, lookup=synth.golden_lookup)
+
+
+def test_one_query_names_no_test(tmp_path, synth):
+    """With one query no one-sided test can be made: every ranked model could be #1, and the sentence says why."""
+    from leaderboard.analysis.best_words import dataset_sentence
+    from leaderboard.web import best_data
+
+    leaderboard = _small_board(tmp_path, synth, 1)
+    board = leaderboard.datasets[0]
     assert board.best_set.tolist() == [True, True]
     assert dataset_sentence(board, 0.05) == ("Who could be #1 on custom/one: any of its 2 ranked models (marked ★); "
                                              "with one query no test can tell them apart.")
+    # its group (Other, this one dataset) makes no test either: both could be #1 there too, on every page and view
+    (group,) = leaderboard.groups
+    assert group.best_set == {"org/a", "org/b"}
+    assert [group.scores[m].rank_interval for m in ("org/a", "org/b")] == [(1, 2), (1, 2)]
+    assert board.rank_range.tolist() == [[1, 2], [1, 2]]
+    ids, _, sizes = best_data.group_sizes(leaderboard, group)
+    assert best_data.best_of_all(ids, sizes) == {"org/a", "org/b"}
+
+
+@pytest.mark.parametrize("verified, expected", [
+    (set(), "No model is ranked on custom/one: none of its 2 results is re-scored, so none can be called #1."),
+    ({"org/b"}, "Who could be #1 on custom/one: org/b, its only ranked model."),
+])
+def test_a_dataset_with_fewer_than_two_ranked_models_is_spoken_of_as_a_dataset(tmp_path, synth, verified, expected):
+    """A dataset has no datasets and no filter: its sentence (dataset and "could be #1" pages, pull request) says
+    neither."""
+    from leaderboard.analysis.best_words import dataset_sentence
+    from leaderboard.web.pareto_pages import dataset_choice
+
+    board = _small_board(tmp_path, synth, 3, lambda result: result.model.id in verified)
+    assert dataset_sentence(board.datasets[0], 0.05) == expected
+    if not verified:  # the "could be #1" page's empty state says the same
+        assert dataset_choice(board, board.datasets[0]).summary == expected
+
+
+def test_one_ranked_model_is_among_the_shown_models_only_under_a_filter():
+    from leaderboard.analysis.best_words import sentence
+
+    assert sentence("G", ["org/a"], 1, 1, False, 1, 0.05) == "Who could be #1 on G: org/a, the only model ranked there."
+    assert sentence("G", ["org/a"], 1, 3, True, 3, 0.05) == ("Who could be #1 on G among the shown models: org/a, "
+                                                             "the only one ranked there.")
+
+
+@pytest.mark.browser
+def test_the_home_script_says_shown_only_under_a_filter(tmp_path, synth, watched):
+    """One ranked model and no filter: the home's sentence, the build's and the script's, names no shown models."""
+    from leaderboard.web.build import make_server
+
+    _small_board(tmp_path / "results", synth, 3, lambda result: result.model.id == "org/b")
+    site = tmp_path / "site"
+    build_site(tmp_path / "results", site, is_verified=synth.VerifiedWhen(lambda result: result.model.id == "org/b"),
+               lookup=synth.golden_lookup)
+    expected = "Who could be #1 on Other (1 dataset): org/b, the only model ranked there."
+    assert _answer((site / "index.html").read_text(encoding="utf-8"), "answer") == expected
+    server = make_server(site, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        watched.goto(f"http://127.0.0.1:{server.server_address[1]}/index.html")
+        expect(watched.locator("#board-sort")).to_contain_text("Sorted by")  # the script has built the view
+        expect(watched.locator("#answer-text")).to_have_text(expected)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_the_method_page_says_which_test_decides_the_star(board, synth):
+    """★ and bold come from the best set's one-sided paired t-tests, not from the corrected test of the settings:
+    the method page says so and links to #best-set, and the set is the same whichever test the settings choose."""
+    from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
+    from leaderboard.submissions.load import load_results
+
+    method = (board["sites"][0.05] / "method.html").read_text(encoding="utf-8")
+    correction = re.search(r"<li><strong>Correction: .*?</li>", method, re.S)[0]
+    assert "every mark" not in correction and '<a href="#best-set">' in correction
+    assert "one-sided paired <em>t</em>-tests at α / (models − 1)" in correction
+    decides = re.search(r"The same corrected test decides [^.]*\.", correction)[0]
+    assert "★" not in decides and "bold" not in decides, decides
+    tied = re.search(r'<p id="tied-for-best">.*?</p>', method, re.S)[0]
+    assert '(<a href="#best-set">the best set above</a>' in tied
+    assert method.index('id="best-set"') < method.index('id="tied-for-best"')
+    loaded = load_results(board["sites"][0.05].parent / "results", is_verified=synth.VerifiedWhen(lambda result: True))
+    for test in ("wilcoxon", "randomization"):
+        settings = SiteSettings(tests=TestSettings(method=test, resamples=2_000))
+        dataset = build_leaderboard(loaded.results, settings, lookup=synth.golden_lookup).datasets[0]
+        assert {m for m, keep in zip(dataset.model_ids, dataset.best_set, strict=True) if keep} == best_set(
+            board["values"], 0.05), test

@@ -70,3 +70,27 @@ def test_a_cold_build_parses_each_result_once(tmp_path, monkeypatch, synth, pars
     assert sorted(parsed) == files
     assert sum(1 for _ in (tmp_path / "_site" / "downloads" / "runs").rglob("*.trec.gz")) == sum(
         read_result(path).run is not None for path in files)
+
+
+def test_a_kept_run_file_is_found_by_streaming_and_not_written_again(tmp_path, monkeypatch, synth):
+    """A warm build finds a run file by the sha256 of the result's bytes, hashed block by block (the result is not
+    read whole), and the read step's decoding does not write a run file that is already kept."""
+    import hashlib
+
+    from leaderboard.web import run_files
+
+    monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path / "cache"))
+    path = next(str(p) for p in sorted(synth.GOLDEN_RESULTS.glob("*/*.json")) if read_result(p).run is not None)
+    result = read_result(path)
+    tag = slugify(result.model.id)
+    made = trec_run_gz(path, tag)  # cold: decoded and kept
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read or written again")
+
+    monkeypatch.setattr(run_files, "read_result_bytes", refuse)
+    monkeypatch.setattr(run_files, "write_atomic", refuse)
+    assert trec_run_gz(path, tag) == made
+    with open(path, "rb") as file:
+        run_files.keep_decoded(hashlib.sha256(file.read()).hexdigest(), result)
+    assert _parse(made) == _parse(run_files._trec_gz(result, tag))
