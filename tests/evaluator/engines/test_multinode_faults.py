@@ -81,7 +81,7 @@ def test_rerun_after_a_killed_job_redoes_only_unfinished_shards(ray_cluster, sma
 
     from tests.conftest import ROOT
 
-    model = f"splade:{SPLADE}"  # whole passages: the job must still be encoding when the test kills it
+    model = SPLADE_SHORT
     cache_dir = tmp_path / "ray"
     script = (
         "from evaluator import pipeline\n"
