@@ -10,7 +10,6 @@ import ray
 
 from evaluator.index import cache as encoding_cache
 from tests.evaluator.engines.test_distributed import (
-    SPLADE,
     SPLADE_SHORT,
     _assert_same,
     _evaluate,
