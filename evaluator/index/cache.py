@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow.fs as pafs
 from tqdm import tqdm
 
-from evaluator.datasets.download import cache_root
+from evaluator.datasets.download import cache_root, file_sha256
 from evaluator.errors import IrboardError
 
 logger = logging.getLogger(__name__)
@@ -70,10 +70,7 @@ def shared_corpus(path: Path, cache_dir: str | os.PathLike | None) -> tuple[str,
     content and moved into place whole, so worker machines need no copy of their own and a rerun, or another
     driver with the same corpus, uploads nothing. Without `--cache-dir` it is the local file (a path every node
     must see)."""
-    import hashlib
-
-    with open(path, "rb") as f:
-        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    digest = file_sha256(path)
     if cache_dir is None or cache_dir == "":
         return str(path), digest
     filesystem, root = open_location(cache_dir)

@@ -14,6 +14,7 @@ import gzip
 import hashlib
 from pathlib import Path
 
+from evaluator.datasets import download
 from evaluator.result import ResultFile, read_result, read_result_bytes, slugify, write_atomic
 
 
@@ -24,23 +25,14 @@ def run_path(model_slug: str, dataset_id: str) -> str:
 def trec_run_gz(path: str, tag: str) -> bytes:
     """The ranking stored in the result file at `path`, in trec_eval's order, tagged `tag` (the model's slug)."""
     try:
-        return _cached_path(_file_sha256(path), tag).read_bytes()
+        # hashed in 1 MiB blocks: a warm build finds its run files without holding a result in memory
+        return _cached_path(download.file_sha256(Path(path)), tag).read_bytes()
     except OSError:
         pass  # not kept yet (or the result cannot be read: read_result_bytes says so)
     content = read_result_bytes(path)
     run_file = _trec_gz(read_result(path, content=content, with_samples=False), tag)
     _keep(_cached_path(hashlib.sha256(content).hexdigest(), tag), run_file)
     return run_file
-
-
-def _file_sha256(path: str) -> str:
-    """The sha256 of a file's bytes, read in 1 MB blocks: a warm build finds its run files without holding a result
-    in memory."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def keep_decoded(file_sha256: str, result: ResultFile) -> None:
@@ -60,11 +52,10 @@ def _trec_gz(result: ResultFile, tag: str) -> bytes:
 
 
 def _cached_path(file_sha256: str, tag: str) -> Path:
-    from evaluator.datasets.download import cache_root
     from leaderboard.submissions.cache import code_version
 
     key = hashlib.sha256(f"{code_version(__name__)}\n{tag}\n{file_sha256}".encode()).hexdigest()
-    return cache_root() / "runs" / key[:2] / f"{key}.trec.gz"
+    return download.cache_root() / "runs" / key[:2] / f"{key}.trec.gz"
 
 
 def _keep(path: Path, content: bytes) -> None:
