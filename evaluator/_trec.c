@@ -15,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,10 +25,11 @@
 
 enum { TREC, MSMARCO }; /* run layouts: `qid Q0 docid rank score tag [more]`, or MS MARCO's `qid docid rank` */
 
-enum { WORD, SPACE, NEWLINE };
+enum { WORD, BLANK, SPACE, NEWLINE };
 static unsigned char char_class[256]; /* set at import: the ASCII whitespace that bytes.split() uses */
 static unsigned char tab_class[256];  /* a tab-separated file's: only tabs (and a line's '\r') separate fields, so
-                                         an id may hold spaces */
+                                         an id may hold spaces; the other ASCII whitespace (BLANK) around a field
+                                         is not part of it, as trec_eval reads `301<TAB>  2.129133` */
 
 typedef struct { const char *p; uint32_t n, hash; } Bytes; /* a field of the file, or a str's UTF-8 */
 typedef struct { uint32_t hash, index; } Slot;             /* open addressing; index 0: empty, else i + 1 */
@@ -90,22 +92,40 @@ static void table_insert(Slot *slots, uint32_t mask, uint32_t hash, Py_ssize_t i
     slots[i] = (Slot){hash, (uint32_t)(index + 1)};
 }
 
-/* Split the line at *pos into fields (the first `max` stored, all counted) at the bytes `classes` calls SPACE;
- * *pos moves past its '\n'. *high tells whether the line has a non-ASCII byte. */
+/* Split the line at *pos into fields (the first `max` stored, all counted) at the bytes `classes` calls SPACE,
+ * each without the BLANK bytes around it; *pos moves past its '\n'. *high tells whether the line has a non-ASCII
+ * byte. */
 static int split_line(const unsigned char *classes, const char **pos, Bytes *fields, int max, int *high) {
-    const unsigned char *p = (const unsigned char *)*pos, *start;
+    const unsigned char *p = (const unsigned char *)*pos, *start, *stop;
     unsigned char any = 0;
     int count = 0;
     for (;;) {
-        while (classes[*p] == SPACE) p++;
+        while (classes[*p] == SPACE || classes[*p] == BLANK) p++;
         if (*p == '\n') break;
-        for (start = p; classes[*p] == WORD; p++) any |= *p;
-        if (count < max) fields[count] = (Bytes){(const char *)start, (uint32_t)(p - start), 0};
+        for (start = p; classes[*p] <= BLANK; p++) any |= *p;
+        for (stop = p; classes[stop[-1]] == BLANK; stop--) {} /* start is a WORD byte: the loop stops there */
+        if (count < max) fields[count] = (Bytes){(const char *)start, (uint32_t)(stop - start), 0};
         count++;
     }
     *pos = (const char *)p + 1;
     *high = any >> 7;
     return count;
+}
+
+/* How a line with the wrong number of columns was split, and the fix, written into `note`. A tab-separated
+ * file's line that has from `min` to `max` columns when split at spaces too (as trec_eval splits) is told so: a
+ * column holds spaces, or spaces separate its columns. */
+static const char *count_fix(const unsigned char *classes, const char *line, int min, int max, char *note,
+                             size_t size) {
+    int high, loose;
+    if (classes != tab_class) return "; fix or remove the line";
+    loose = split_line(char_class, &line, NULL, 0, &high);
+    if (loose >= min && loose <= max)
+        snprintf(note, size, " (the file is tab-separated, as its first line is); split at spaces too, as trec_eval "
+                 "splits, it has %d: separate this line's columns by tabs, as the first line does", loose);
+    else
+        snprintf(note, size, " (the file is tab-separated, as its first line is); fix or remove the line");
+    return note;
 }
 
 static int is_utf8(const char *p, Py_ssize_t n) {
@@ -209,15 +229,17 @@ static PyObject *parse_qrels(PyObject *self, PyObject *args) {
     PyObject *qrels = PyDict_New(), *judged = NULL, *message = NULL;
     Bytes fields[4], last_query = {NULL, 0, 0};
     if (skip_header) split_line(classes, &pos, fields, 4, &high);
+    char note[256];
     while (qrels && !message && pos < end) {
+        const char *line_start = pos;
         line++;
         if (!(count = split_line(classes, &pos, fields, 4, &high))) continue;
         const Bytes *query = &fields[0], *doc = &fields[columns - 2], *relevance = &fields[columns - 1];
         if (count != columns) {
-            message = PyUnicode_FromFormat("expected %s, found %d%s; fix or remove the line",
+            message = PyUnicode_FromFormat("expected %s, found %d%s",
                                            columns == 4 ? "4 columns 'query_id 0 doc_id relevance'"
                                                         : "3 columns 'query-id corpus-id score'", count,
-                                           tabs ? " (the file is tab-separated, as its first line is)" : "");
+                                           count_fix(classes, line_start, columns, columns, note, sizeof note));
         } else if (parse_label(relevance, &label) < 0) {
             message = format_fields("relevance %R is not an integer; labels are whole numbers such as 0, 1, 2",
                                     relevance, NULL);
@@ -591,12 +613,14 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
                         : msmarco ? (parse_label(&f[2], &rank) < 0 || rank < 1 || rank > (1L << 24) ? -1 : 0)
                                   : parse_score(f[4].p, f[4].n, &score);
         if (bad_count || bad_text || bad_score) {
-            const char *separated = r->classes == tab_class ? " (the file is tab-separated, as its first line is)" : "";
+            char note[256];
             if (bad_count)
-                *message = msmarco ? PyUnicode_FromFormat("expected 3 columns 'query_id doc_id rank' (MS MARCO run), "
-                                                          "found %d%s; fix or remove the line", n_fields, separated)
-                                   : PyUnicode_FromFormat("expected 6 columns 'query_id Q0 doc_id rank score tag', "
-                                                          "found %d%s; fix or remove the line", n_fields, separated);
+                *message = PyUnicode_FromFormat(msmarco ? "expected 3 columns 'query_id doc_id rank' (MS MARCO run), "
+                                                          "found %d%s"
+                                                        : "expected 6 columns 'query_id Q0 doc_id rank score tag', "
+                                                          "found %d%s",
+                                                n_fields, count_fix(r->classes, line_start, wanted,
+                                                                    msmarco ? 3 : INT_MAX, note, sizeof note));
             else if (bad_text)
                 *message = PyUnicode_FromString("is not valid UTF-8; save the file as UTF-8");
             else if (msmarco)
@@ -756,7 +780,8 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     }
     if (r.repeated && (!r.repeated_rank || r.repeated < r.repeated_rank)) {
         Bytes doc = {r.repeated, 0, 0};
-        while (r.classes[(unsigned char)r.repeated[doc.n]] == WORD) doc.n++;
+        while (r.classes[(unsigned char)r.repeated[doc.n]] <= BLANK) doc.n++; /* the field as split_line cut it */
+        while (r.classes[(unsigned char)r.repeated[doc.n - 1]] == BLANK) doc.n--;
         for (line = 1; (buffer = memchr(buffer, '\n', (size_t)(r.repeated - buffer))) != NULL; buffer++) line++;
         message = format_fields("document %R appears a second time for its query; a run ranks each document "
                                 "once per query", &doc, NULL);
@@ -1044,6 +1069,7 @@ PyMODINIT_FUNC PyInit__trec(void) {
     char_class[' '] = char_class['\t'] = char_class['\r'] = char_class['\v'] = char_class['\f'] = SPACE;
     char_class['\n'] = NEWLINE;
     for (int c = 0; c < 256; c++) tab_class[c] = WORD;
+    tab_class[' '] = tab_class['\v'] = tab_class['\f'] = BLANK;
     tab_class['\t'] = tab_class['\r'] = SPACE;
     tab_class['\n'] = NEWLINE;
     return PyModule_Create(&module);

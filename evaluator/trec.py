@@ -7,7 +7,8 @@ Formats:
 
 Every malformed line is an `InputFormatError` naming the file and the line. The separator is chosen per file,
 never guessed per line: a file whose first line has three or more tab-separated fields is split on tabs only
-(so an id may hold spaces), any other on ASCII whitespace. Ids are compared as UTF-8 bytes. A UTF-8 byte-order mark is removed (and said);
+(so an id may hold spaces, but the whitespace around a field is not part of it, as for trec_eval), any other on
+ASCII whitespace. Ids are compared as UTF-8 bytes. A UTF-8 byte-order mark is removed (and said);
 a gzip, bzip2 or xz file is inflated first, within the caps of `inflate.py`.
 The large-file work (parsing, joining with the qrels, tie-aware sorting) is done by the `_trec` C
 extension on a memory-mapped file; `read_run` is the plain Python reader for small files.
@@ -98,10 +99,13 @@ def _tabbed(line: bytes) -> bool:
 
 def split_fields(line: bytes, tabs: bool | None = None) -> list[bytes]:
     """A line's fields as the parser splits them: on tabs (and a '\r') when `tabs` (default: as a first line,
-    `tab_separated`), else on ASCII whitespace."""
+    `tab_separated`), each without the ASCII whitespace around it (`301<TAB>  2.129133`, as trec_eval's own test
+    run pads scores), else on ASCII whitespace."""
     if tabs is None:
         tabs = _tabbed(line)
-    return [f for f in line.replace(b"\r", b"\t").split(b"\t") if f] if tabs else line.split()
+    if not tabs:
+        return line.split()
+    return [field for field in (f.strip() for f in line.replace(b"\r", b"\t").split(b"\t")) if field]
 
 
 @contextmanager
