@@ -1,4 +1,5 @@
-"""`irboard evaluate`: a run file from any toolkit, or a model on a dataset, into one result file."""
+"""`irboard evaluate`: a run file from any toolkit, or a model on a dataset, into one result file; or, without
+--out and --results-dir, a run file's metrics printed as trec_eval prints them (`print_run_metrics`)."""
 
 from __future__ import annotations
 

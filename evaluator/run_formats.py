@@ -14,7 +14,8 @@
   (`Run.save(..., kind="json")`) produce, saved as one JSON object; a key given twice, at any level, is an
   error (a JSON reader would keep the last silently).
 
-A file whose first line has three or more tab-separated fields is split on tabs only, so ids may hold spaces (`trec.py`). Scores must be
+A file whose first line has three or more tab-separated fields is split on tabs only, so ids may hold spaces, and
+the whitespace around a field is not part of it, as trec_eval reads `104<TAB>  2.129133` (`trec.py`). Scores must be
 finite and within float32's range, the precision trec_eval orders by. The format is detected from the first
 line (`--run-format` overrides it). A file in none of them is one error line naming the format it looks like
 and the fix.
