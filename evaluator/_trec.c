@@ -128,6 +128,14 @@ static const char *count_fix(const unsigned char *classes, const char *line, int
     return note;
 }
 
+/* Whether one of the first n fields holds a BLANK byte (inside it: split_line trimmed those around it). */
+static int has_blank(const Bytes *fields, int n) {
+    for (int i = 0; i < n; i++)
+        for (uint32_t k = 0; k < fields[i].n; k++)
+            if (tab_class[(unsigned char)fields[i].p[k]] == BLANK) return 1;
+    return 0;
+}
+
 static int is_utf8(const char *p, Py_ssize_t n) {
     PyObject *text = PyUnicode_DecodeUTF8(p, n, "strict");
     Py_XDECREF(text);
@@ -279,6 +287,8 @@ typedef struct {
     int layout;                        /* TREC or MSMARCO: which columns hold the query, document and score */
     const unsigned char *classes;      /* char_class, or tab_class for a tab-separated file */
     Py_ssize_t extra_lines, first_extra; /* TREC lines with more than 6 columns (ignored, as trec_eval does) */
+    Py_ssize_t spaced_lines, first_spaced; /* tab-separated TREC lines with a space inside one of the first five
+                                              columns: trec_eval, which splits at spaces too, reads them otherwise */
     Bytes *unjudged;                     /* the distinct run query ids without judgments (skipped) */
     Slot *unjudged_slots;
     uint32_t unjudged_mask, n_unjudged;
@@ -319,6 +329,7 @@ static void ranking_reset(Ranking *r) {
     memset(r->below_count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
     if (r->top_slots) memset(r->top_slots, 0, ((size_t)r->top_mask + 1) * sizeof(Slot));
     r->n_records = r->n_labels = r->n_tops = r->n_top_table = r->n_below = r->extra_lines = r->first_extra = 0;
+    r->spaced_lines = r->first_spaced = 0;
     if (r->unjudged_slots) memset(r->unjudged_slots, 0, ((size_t)r->unjudged_mask + 1) * sizeof(Slot));
     r->n_unjudged = 0;
     r->first_query.p = r->repeated = r->repeated_rank = NULL;
@@ -636,6 +647,7 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
             return -1;
         }
         if (n_fields > wanted && !r->extra_lines++) r->first_extra = *line;
+        if (!msmarco && r->classes == tab_class && has_blank(f, 5) && !r->spaced_lines++) r->first_spaced = *line;
         if (msmarco) { /* the same fields as a TREC line: document second, score from the rank */
             f[2] = f[1];
             score = -(double)rank; /* exact, and float32-exact up to 2^24: the ranks give the order */
@@ -733,7 +745,7 @@ static int below_columns(Ranking *r, PyObject **counts, PyObject **ranks, PyObje
 /* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth, judged_below, layout, tabs)
  *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth,
  *       doc_ids, top_lengths, top_docs, top_scores, below_counts, below_ranks, below_judged, below_scores,
- *       extra_lines, first_extra_line, unjudged_queries)
+ *       extra_lines, first_extra_line, unjudged_queries, spaced_lines, first_spaced_line)
  * depth is the longest ranking, at most label_depth (no limit when negative); lengths are the full lengths.
  * The next four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
  * doc_ids the distinct doc ids in byte order, top_lengths per query (int64; 0 where the run lacks the query),
@@ -742,9 +754,10 @@ static int below_columns(Ranking *r, PyObject **counts, PyObject **ranks, PyObje
  * below_counts per query (int64), and per entry its 1-based rank (int64), its index among all judgments in the
  * order of `judgments` (int64) and its score (float64); without it they are empty.
  * layout: 0 for TREC lines (6 columns or more), 1 for MS MARCO's `qid docid rank` (score = -rank; a rank given
- * twice in a query is an error); tabs: fields are split on tabs only (a tab-separated file). The last three
- * results: how many TREC lines have more than 6 columns, the first of them, and the number of distinct run query
- * ids without judgments. */
+ * twice in a query is an error); tabs: fields are split on tabs only (a tab-separated file). The last five
+ * results: how many TREC lines have more than 6 columns, the first of them, the number of distinct run query
+ * ids without judgments, and how many lines of a tab-separated TREC run have a space inside one of their first five
+ * columns, and the first of them. */
 static PyObject *rank_run(PyObject *self, PyObject *args) {
     Py_buffer view;
     PyObject *query_ids, *judgments, *message = NULL, *labels = NULL, *lengths = NULL, *top_lengths = NULL;
@@ -823,9 +836,9 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
         ((int64_t *)PyByteArray_AS_STRING(lengths))[q] = r.count[q];
         ((int64_t *)PyByteArray_AS_STRING(top_lengths))[q] = r.top_count[q];
     }
-    result = Py_BuildValue("(OOnOOOOOOOOnnn)", labels, lengths, depth, doc_ids, top_lengths, docs, scores,
+    result = Py_BuildValue("(OOnOOOOOOOOnnnnn)", labels, lengths, depth, doc_ids, top_lengths, docs, scores,
                            below_counts, below_ranks, below_judged, below_scores, r.extra_lines, r.first_extra,
-                           (Py_ssize_t)r.n_unjudged);
+                           (Py_ssize_t)r.n_unjudged, r.spaced_lines, r.first_spaced);
 done:
     PyBuffer_Release(&view);
     ranking_free(&r);

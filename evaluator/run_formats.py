@@ -36,7 +36,15 @@ import orjson
 from evaluator.errors import InputFormatError
 from evaluator.metrics.ranking import FLOAT32_PROBLEM, Qrels, float32_overflows
 from evaluator.result import text_id_problem
-from evaluator.trec import BOM_NOTE, RunRanking, first_line, input_bytes, rank_run_text, split_fields
+from evaluator.trec import (
+    BOM_NOTE,
+    SPACED_NOTE,
+    RunRanking,
+    first_line,
+    input_bytes,
+    rank_run_text,
+    split_fields,
+)
 
 RUN_FORMATS = ("trec", "msmarco", "json")
 # first bytes of files that are not runs in any readable form -> what they are and the fix
@@ -93,6 +101,10 @@ def read_run_file(
     if ranking.extra_column_lines:
         notes.append(f"{shown}: {ranking.extra_column_lines:,} lines have columns after the sixth (the first is "
                      f"line {ranking.first_extra_column_line}); they are ignored, as trec_eval ignores them")
+    if ranking.spaced_lines:
+        lines = f"{ranking.spaced_lines:,} lines hold" if ranking.spaced_lines > 1 else "1 line holds"
+        notes.append(f"{shown}: " + SPACED_NOTE.format(what=f"{lines} a space inside one of the first five columns "
+                                                       f"(the first is line {ranking.first_spaced_line})"))
     if chosen == "msmarco":
         notes.append(f"{shown}: read as an MS MARCO run; {MSMARCO_SCORES}")
     return RunReading(ranking, chosen, compression, tuple(notes), had_bom)

@@ -169,3 +169,22 @@ def test_a_malformed_padded_qrels_line_is_one_error_naming_the_line(tmp_path, ca
     (tmp_path / "qrels").write_text("\n".join(text))
     errors = evaluate_errors(capsys, DATA / "results.test", tmp_path / "qrels")
     assert len(errors) == 1 and "qrels line 5: relevance '1.5' is not an integer" in errors[0], errors
+
+
+def test_ids_holding_spaces_in_a_tab_separated_file_are_said_to_read_otherwise_in_trec_eval(tmp_path, capsys,
+                                                                                            caplog):
+    """Split on tabs, `FR94 A` is one id; trec_eval splits at the space and reads other columns (other numbers),
+    so the run and the qrels each say so once; trec_eval's own padded files say nothing of it."""
+    (tmp_path / "run").write_text("301\tQ0\tFR94 A\t1\t  2.5\tSTANDARD\n301\tQ0\tFR94 B\t2\t2.0\tSTANDARD\n"
+                                  "301\tQ0\tFR94\t3\t1.0\tSTANDARD\n")
+    (tmp_path / "qrels").write_text("301\t0\tFR94 A\t1\n301\t0\tFR94\t0\n")
+    code = main(["evaluate", "--run", str(tmp_path / "run"), "--qrels", str(tmp_path / "qrels"), "--metrics", "AP"])
+    out, err = capsys.readouterr()
+    assert code == 0 and out == "AP                    \tall\t1.0000\n", err
+    said = err + caplog.text
+    assert "run: 2 lines hold a space inside one of the first five columns (the first is line 1)" in said
+    assert "qrels: ids hold spaces" in said
+    assert said.count("trec_eval, which splits at spaces too, would read other columns") == 2
+    caplog.clear()
+    assert main(["evaluate", "--run", str(DATA / "results.trunc"), "--qrels", str(DATA / "qrels.test")]) == 0
+    assert "splits at spaces too" not in capsys.readouterr().err + caplog.text
