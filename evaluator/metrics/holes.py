@@ -268,6 +268,34 @@ def _dinkelbach(dcg: np.ndarray, prefix: np.ndarray, denominators: list[np.ndarr
     return trial
 
 
+def _bpref(view: _View, m: Measure, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # Every labelling judges every unjudged document, so x made relevant give R' = R + x and N' = N + u - x. For a
+    # given x, a relevant document moved above a non-relevant one never raises a penalty: the earliest x give the
+    # most, the latest x the least. Each x costs a pass over the label matrix.
+    order = np.cumsum(view.unjudged, axis=1) - 1  # each unjudged document's place among its row's unjudged
+    judged_nonrelevant = (view.labels >= 0) & (view.labels < view.level)
+    allowed = _allowed(view)
+    low = np.full(len(value), np.inf)
+    high = np.full(len(value), -np.inf)
+    for x in range(int(allowed.max(initial=0)) + 1):
+        rows = np.flatnonzero(allowed >= x)
+        unjudged, labels_order, u = view.unjudged[rows], order[rows], view.n_unjudged[rows, None]
+        r_prime = view.n_relevant[rows, None] + x
+        bound = np.minimum(r_prime, view.stats.n_nonrelevant[rows, None] + u - x)
+        for made, keep in (((labels_order < x), np.maximum), ((labels_order >= u - x), np.minimum)):
+            relevant = view.relevant[rows] | (unjudged & made)
+            nonrelevant = judged_nonrelevant[rows] | (unjudged & ~made)
+            above = np.cumsum(nonrelevant, axis=1, dtype=np.int64) - nonrelevant
+            penalty = np.divide(np.minimum(above, r_prime), bound, out=np.zeros(above.shape), where=bound > 0)
+            total = np.where(relevant, 1.0 - penalty, 0.0).sum(axis=1)
+            found = np.divide(total, r_prime[:, 0], out=np.zeros_like(total), where=r_prime[:, 0] > 0)
+            if keep is np.maximum:
+                high[rows] = np.maximum(high[rows], found)
+            else:
+                low[rows] = np.minimum(low[rows], found)
+    return low, high
+
+
 def _cumulative(matrix: np.ndarray) -> np.ndarray:
     """Per row, the count of True in the first j columns for j = 0..width (a leading 0 column)."""
     counts = np.cumsum(matrix, axis=1, dtype=np.int64)
@@ -303,4 +331,5 @@ _BOUNDS: dict[str, _Bound] = {
     "Rprec": _r_precision,
     "AP": _average_precision,
     "nDCG": _ndcg,
+    "Bpref": _bpref,
 }
