@@ -113,11 +113,13 @@ class _View:
         """Column indices of each row's unjudged documents in rank order (last first with `reverse`), as a
         (queries, most unjudged) matrix, and the mask of real entries."""
         most = int(self.n_unjudged.max(initial=0))
-        order = np.argsort(~self.unjudged, axis=1, kind="stable")[:, :most]
+        rows, columns = np.nonzero(self.unjudged)  # row by row, in rank order
+        place = np.arange(len(rows)) - np.repeat(np.cumsum(self.n_unjudged) - self.n_unjudged, self.n_unjudged)
+        if reverse:
+            place = self.n_unjudged[rows] - 1 - place
+        order = np.zeros((len(self.n_unjudged), most), dtype=np.int64)
+        order[rows, place] = columns
         valid = np.arange(most)[None, :] < self.n_unjudged[:, None]
-        if reverse:  # the same entries, last unjudged first
-            index = np.where(valid, self.n_unjudged[:, None] - 1 - np.arange(most)[None, :], 0)
-            order = np.take_along_axis(order, index, axis=1)
         return order, valid
 
 
