@@ -26,7 +26,6 @@ import argparse
 import sys
 import time
 
-import numpy as np
 from metrics import generate  # benchmarks/metrics.py: the same seeded load
 from peers import require_extra  # benchmarks/peers.py
 
