@@ -1,10 +1,10 @@
 """Unjudged documents: Judged@k, and the hole bounds of a metric (docs/metrics.md, "Unjudged documents").
 
 The hole bounds of a measure are, per query, the minimum and maximum of its value over every labelling of the
-unjudged documents the measure reads (those within its cutoff; the whole ranking for AP, Rprec and an uncut
-nDCG or RR), each labelled with a grade of the qrels' scale 0..max. A labelled document joins the query's
-judgments, so it also counts in R and in the ideal DCG: which is why nDCG, AP and Rprec can fall below
-trec_eval's value (where unjudged counts as non-relevant) and why their maximum is not always "every unjudged
+unjudged documents the measure reads (those within its cutoff; the whole ranking for AP, Rprec, Bpref and an
+uncut nDCG or RR), each labelled with a grade of the qrels' scale 0..max. A labelled document joins the query's
+judgments, so it also counts in R, in Bpref's N and in the ideal DCG: which is why nDCG, AP, Rprec and Bpref can
+fall below trec_eval's value (where unjudged counts as non-relevant) and why their maximum is not always "every unjudged
 document relevant at the top grade". Labellings are independent per query, so the range of the mean over
 queries is [mean of the lows, mean of the highs]. Condensed lists (trec_eval -J) are `RankedRun.condensed()`,
 asked for by name with `judged_only=True` (`nDCG(judged_only=True)@10`).
@@ -21,8 +21,6 @@ from evaluator.errors import UnknownNameError
 from evaluator.metrics.measures import evaluate
 from evaluator.metrics.names import Measure, parse_measure
 from evaluator.metrics.ranking import PAD, UNJUDGED, Qrels, QrelsStats, RankedRun
-
-_TOLERANCE = 1e-12  # the bounds are exact; this only absorbs the rounding of two summation orders
 
 
 @dataclass(frozen=True)
@@ -70,7 +68,7 @@ def hole_bounds(ranked: RankedRun, qrels: Qrels | QrelsStats, measure: Measure |
     """Per-query hole bounds of `measure` (a Measure or its name) for a ranked run against `qrels`.
 
     Unjudged documents are those labelled UNJUDGED in `ranked` (within the measure's cutoff; for an uncut measure,
-    the whole label matrix). Their grades range over 0..`top_grade`, by default the qrels' top grade
+    the whole label matrix: a ranking kept to depth 100 bounds an uncut measure over its top 100 only). Their grades range over 0..`top_grade`, by default the qrels' top grade
     (`max_grade`). `value` is trec_eval's value; `low <= value <= high` for every measure but Bpref (which skips
     unjudged documents, a value no labelling gives). Raises UnknownNameError for a measure without bounds (ARP)."""
     measure = parse_measure(measure) if isinstance(measure, str) else measure
