@@ -46,6 +46,16 @@ if seen:
     sys.exit(f"judgments in reach: {seen[0]}")
 '''
 
+# (irboard's command line names the ledger, and /proc/<parent>/cmdline shows it; the test, which calls irboard in
+# its own process, hands the path over as an argument instead)
+FORGER = '''import json, os, pathlib, sys
+ledger = pathlib.Path(sys.argv[3])
+assert not any(str(ledger.resolve()) in value for value in os.environ.values()), "the ledger in the environment"
+assert not any(p.resolve() == ledger.resolve() for p in pathlib.Path.cwd().parent.parent.rglob("*")), "in reach"
+(ledger / "org__other").mkdir(parents=True, exist_ok=True)
+(ledger / "org__other" / "classic__cranfield.json").write_text(json.dumps({"format": "irboard-reproduction/1"}))
+'''
+
 
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
@@ -83,6 +93,8 @@ def served(tmp_path_factory):
     ranker.write_text("SWAP = False\n" + RANKER)
     subprocess.run([sys.executable, str(ranker), str(CRANFIELD), str(ranking)], check=True)
     commits["fixed"] = _commit(work, "fixed", **{"ranking.trec": ranking.read_text()})
+    # finds the ledger through its parent process and writes a record for a result that never ran
+    commits["forger"] = _commit(work, "forger", **{"rank.py": FORGER + "SWAP = False\n" + RANKER})
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(root / "model.git")], check=True)
     commits["unpushed"] = _commit(work, "local only", **{"rank.py": "SWAP = False\n" + RANKER + "\n"})
     port = _free_port()
@@ -132,7 +144,8 @@ def test_a_script_at_its_commit_reproduces_and_each_failure_is_one_line(served, 
     code = main(["reproduce", str(scripted), *map(str, others.values()), "--data-dir",
                  f"classic/cranfield={CRANFIELD}", "--ledger", str(ledger), "--run-submitted-code", "--quiet"])
     lines = capsys.readouterr().out.splitlines()
-    assert code == 1 and len(lines) == 4
+    assert code == 1 and len(lines) == 5  # the record is written once every re-run has ended
+    assert lines[4] == f"{scripted}: recorded in {record_path(ledger, 'org/overlap', 'classic/cranfield')}"
     assert lines[0].startswith(f"{scripted}: reproduced by script {url} (225 queries to depth 100"), lines[0]
     assert lines[1] == (f"{others['swapped']}: not reproduced by script {url}: query '1' rank 1: the result has "
                         f"{_first_doc(scripted)!r}, the re-run {_tenth_doc(scripted)!r}")
@@ -242,7 +255,7 @@ def test_a_container_at_its_digest_reproduces_through_the_runtime(served, script
     code = main(["reproduce", *map(str, paths), "--data-dir", f"classic/cranfield={CRANFIELD}", "--ledger",
                  str(ledger), "--run-submitted-code", "--quiet"])
     lines = capsys.readouterr().out.splitlines()
-    assert code == 1 and len(lines) == 2
+    assert code == 1 and len(lines) == 3 and lines[2].startswith(f"{paths[0]}: recorded in ")
     assert lines[0].startswith(f"{paths[0]}: reproduced by container ghcr.io/org/overlap (225 queries"), lines[0]
     assert lines[1] == (f"{paths[1]}: not reproduced by container ghcr.io/org/overlap: query '1' rank 1: the result "
                         f"has {_first_doc(scripted)!r}, the re-run {_tenth_doc(scripted)!r}")
@@ -332,3 +345,20 @@ def test_a_run_line_without_end_is_never_read_whole(tmp_path):
         out.truncate(10**7)  # ten million zero bytes, no newline
     with pytest.raises(NotBlind, match="^the run file's line 1 is over 4096 bytes"):
         map_back(run, Disguise({}, {}), tmp_path / "mapped.trec", 10**8)
+
+
+def test_submitted_code_cannot_add_to_the_ledger(served, scripted, tmp_path, capsys):
+    """The command runs in a folder of its own with no ledger in its environment; one that still finds the ledger
+    (through its parent process) and writes there gets nothing recorded, its own honest re-run included."""
+    url, commits, _ = served
+    ledger = tmp_path / "ledger"
+    forger = _declaring(scripted, tmp_path / "forger" / "classic__cranfield.json", url, commits["forger"],
+                        ("python3", "rank.py", "{data}", "{run}", str(ledger)))
+    code = main(["reproduce", str(forger), "--data-dir", f"classic/cranfield={CRANFIELD}", "--ledger", str(ledger),
+                 "--run-submitted-code", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out.startswith(f"{forger}: reproduced by script {url}"), out + err
+    assert err.strip() == (f"error: {ledger / 'org__other' / 'classic__cranfield.json'}: the ledger changed while "
+                           "the artifacts ran (submitted code writing records?); no record written: remove what this "
+                           "run did not write and reproduce again")
+    assert [p.relative_to(ledger).as_posix() for p in ledger.rglob("*.json")] == ["org__other/classic__cranfield.json"]
