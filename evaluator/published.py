@@ -133,7 +133,7 @@ def make_results(results_dir: Path, manifest: Path = MANIFEST, cache_dir: str | 
     paths = [fetch_run(run, cache_dir) for run in runs]  # every download checked before any result is written
     parser = argparse.ArgumentParser(prog="irboard evaluate")
     cli.add_arguments(parser)
-    for run, path in zip(runs, paths):
+    for run, path in zip(runs, paths, strict=True):
         argv = evaluate_arguments(run, path, results_dir)
         args = parser.parse_args(argv[1:])
         args.command_line = shlex.join(["irboard", *argv])  # what `irboard evaluate` records

@@ -35,13 +35,13 @@ from evaluator.columns import decode_array, decode_strings, encode_array, encode
 from evaluator.errors import OutputExistsError, ResultValidationError
 from evaluator.id_table import IdTable
 from evaluator.metrics.names import parse_measure
-from evaluator.source import Source
 from evaluator.score_samples import (
     ScoreSamples,
     decode_score_samples,
     decode_score_samples_v1,
     encode_score_samples,
 )
+from evaluator.source import Source
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
