@@ -67,3 +67,25 @@ def test_a_result_at_another_level_is_refused(tmp_path):
                  "--dataset-id", "msmarco-passage/trec-dl-2020", "--out", str(tmp_path / "r.json"), "--quiet",
                  "--relevance-level", "1"])
     assert code == 1 and not (tmp_path / "r.json").exists()
+
+
+def test_validate_reads_the_official_judgments_from_the_data_folder_offline(tmp_path, monkeypatch, capsys):
+    """`--data-dir` naming a folder laid out as ../shared/data (official/qrels/<file>) verifies without a download;
+    a copy whose sha256 is not the official file's is not used."""
+    results = tmp_path / "results"
+    assert main(["evaluate", "--run", str(RUNS / "dl20-bm25.trec.xz"), "--model-id", "bm25-run", "--dataset-id",
+                 "msmarco-passage/trec-dl-2020", "--results-dir", str(results), "--quiet"]) == 0
+    empty = tmp_path / "empty-mirror"
+    empty.mkdir()
+    monkeypatch.setenv("IRBOARD_MIRROR", str(empty))  # a download would fail
+    monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path / "fresh-cache"))
+    data = tmp_path / "data"
+    (data / "official" / "qrels").mkdir(parents=True)
+    copy = data / "official" / "qrels" / "qrels.dl20-passage.txt"
+    copy.write_bytes((OFFICIAL / "qrels" / "qrels.dl20-passage.txt").read_bytes())
+    capsys.readouterr()
+    assert main(["validate", str(results), "--data-dir", str(data)]) == 0
+    assert "1 verified" in capsys.readouterr().out
+    copy.write_bytes(copy.read_bytes().replace(b" 3\n", b" 2\n", 1))  # not the official file
+    assert main(["validate", str(results), "--data-dir", str(data)]) == 1
+    assert "official qrels not available" in capsys.readouterr().err
