@@ -715,6 +715,7 @@ def groups_data(board: Leaderboard) -> dict:
     return {g.name: {"datasets": list(g.dataset_ids), "weights": list(g.weights),
                      "units": [unit_of(d) for d in g.dataset_ids], "models": list(g.ranked_ids),
                      "pairs": family_size(len(g.ranked_ids), board.settings.tests.correction),
+                     "minEquivalence": meta.MIN_EQUIVALENCE_UNITS,  # fewer units: pooled equivalence withheld
                      # the prediction's tau bound (analysis/meta.py): 20% quantiles of chi^2 with 0 .. units df
                      "chi20": [0.0] + [float(scipy_stats.chi2.ppf(meta.UPPER_TAU_QUANTILE, df))
                                        for df in range(1, g.units + 1)]}
