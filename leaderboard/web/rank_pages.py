@@ -232,7 +232,7 @@ def size_figure(board: Leaderboard) -> tuple[Figure | None, tuple[str, ...]]:
                                     [info[m].type for m, _, _ in shown], [100 * s.mean for *_, s in shown],
                                     [100 * s.ci[0] for *_, s in shown], [100 * s.ci[1] for *_, s in shown], group.name)
     title = (f"Size against score: the {group.name} mean ({len(group.dataset_ids)} datasets) ×100 of every model "
-             "with one, with its 95% confidence interval, against its parameter count (log scale), one colour per "
+             f"with one, with its {best_words.level(board.settings.tests.alpha)} confidence interval, against its parameter count (log scale), one colour per "
              "model type; lexical models (no learned parameters) are dashed lines at their mean")
     return Figure("fig-size", title, json_text(chart)), tuple(model_id for model_id, _, _ in unplaced)
 

@@ -140,7 +140,7 @@ def doc_tables(table: dict) -> list[str]:
     for effect, tau in [("normal", 0.0)] + [(e, t) for e in EFFECTS for t in TAUS if t]:
         row = []
         for k in ks:
-            def chosen(c, k=k):
+            def chosen(c, k=k, tau=tau, effect=effect):
                 return c["k"] == k and c["tau"] == tau and (c["effect"] == effect or not tau)
             row.append(f"**{_pct(worst(chosen, 'chosen'))}** ({_pct(worst(chosen, 'hk'))})")
         lines.append(f"| {effect if tau else 'any'} | {tau:g} | " + " | ".join(row) + " |")
@@ -148,7 +148,7 @@ def doc_tables(table: dict) -> list[str]:
     for shape in PER_QUERY:
         row = []
         for k in ks:
-            def chosen(c, k=k):
+            def chosen(c, k=k, shape=shape):
                 return c["k"] == k and c["per_query"] == shape
             row.append(f"**{_pct(worst(chosen, 'chosen'))}** ({_pct(worst(chosen, 'hk'))})")
         lines.append(f"| {shape} | " + " | ".join(row) + " |")
