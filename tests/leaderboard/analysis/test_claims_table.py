@@ -27,7 +27,7 @@ def test_the_stored_table_covers_the_whole_grid():
     assert {c["k"] for c in TABLE["cells"]} >= {3, 30} and min(c["replicates"] for c in TABLE["cells"]) >= 400
 
 
-@pytest.mark.parametrize("index", [0, 53])
+@pytest.mark.parametrize("index", [0, 40])
 def test_a_cell_rerun_with_its_seed_gives_the_stored_numbers(index):
     stored = TABLE["cells"][index]
     k, tau, effect, per_query = simulate_claims.grid()[index]
