@@ -8,7 +8,7 @@ mean mu and spread tau (the datasets of a group are exchangeable: a new dataset 
   its expectation k - 1; 0 when Q at tau = 0 is already below it);
 - mu with the hull of two intervals, each t with k - 1 degrees of freedom (`mean_interval`): the modified
   Hartung-Knapp-Sidik-Jonkman interval, variance max(q, 1) / sum w_k with q = Q / (k - 1) (Roever, Knapp & Friede
-  2015; Jackson, Law, Roever & Schmidli 2017: with the Paule-Mandel tau, q < 1 exactly when tau is estimated 0, and
+  2015; Jackson, Law, Ruecker & Schwarzer 2017: with the Paule-Mandel tau, q < 1 exactly when tau is estimated 0, and
   the plain Hartung-Knapp interval is then narrower than the fixed-effect one just when the spread is hidden), and
   the t-interval of the unweighted mean of the units' differences, which targets the mean over the population of
   datasets whatever the weights (when a dataset's true difference is linked to its size, the weighted mean leans to
