@@ -38,8 +38,10 @@ class DatasetFacts:
 def definition_facts(spec: DatasetSpec) -> DatasetFacts:
     """The facts of `spec`, with the judgments its declaration names (evaluator.datasets.declared)."""
     from evaluator.datasets.declared import find_declared
+    from evaluator.datasets.spec import registry
 
-    declared = find_declared(spec.id)
+    # a registered id is the registry's: a declaration file of its name is refused (declared.clash), never read
+    declared = None if spec in registry().all() else find_declared(spec.id)
     qrels, source = (declared.qrels_sha256, declared.source) if declared is not None else (None, "")
     return DatasetFacts(spec.id, spec.split, spec.relevance_level, spec.num_docs, qrels, source)
 

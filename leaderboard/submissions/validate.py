@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.datasets.declared import unknown_remedy
-from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNameError, one_line
+from evaluator.datasets.declared import declaration_problems, unknown_remedy
+from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
 from evaluator.metadata import missing_note
 from evaluator.metrics.depth import remedy, undetermined
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
@@ -84,6 +84,9 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport, query
         spec = get_spec(result.dataset.id)
     except UnknownNameError as error:
         report.add(path, f"dataset.id: {error}; {unknown_remedy(result.dataset.id)}")
+        return
+    except DatasetLoadError as error:  # its declaration is refused (said once for the declaration too)
+        report.add(path, f"dataset.id: {result.dataset.id} has no valid definition ({one_line(str(error))})")
         return
     facts = definition_facts(spec)
     queries = result.query_ids
@@ -240,6 +243,7 @@ def validate_paths(
         report.valid.append(path)
     report.problems.extend(judgments.errors)
     report.problems.extend(_model_disagreements(models))
+    report.problems.extend(declaration_problems())
     return report
 
 
@@ -396,7 +400,7 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
         outcome.ids = (str(entry["model_id"]), dataset_id)
         outcome.note = str(entry["note"])
         outcome.model = str(entry["model"])
-    except (KeyError, TypeError, ValueError, UnknownNameError):
+    except (KeyError, TypeError, ValueError, IrboardError):
         return False
     if verification is not None:
         outcome.verified = verification.complete
