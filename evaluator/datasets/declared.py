@@ -123,7 +123,15 @@ def declaration_path(dataset_id: str, folder: Path | None = None) -> Path:
 
 
 def read_declaration(path: Path) -> Declaration:
-    """One declaration file, validated; DatasetLoadError names the file, the field and the fix."""
+    """One declaration file, validated; DatasetLoadError names the file, the field and the fix, on one line (a field
+    name from the file may hold a line break)."""
+    try:
+        return _read_declaration(path)
+    except DatasetLoadError as error:
+        raise DatasetLoadError(one_line(str(error))) from None
+
+
+def _read_declaration(path: Path) -> Declaration:
     from evaluator.metrics.names import parse_measure
 
     try:
