@@ -215,6 +215,9 @@ def write_declaration(dataset_id: str, qrels, *, split: str = "test", relevance_
                               ignore_identical_ids=ignore_identical_ids, num_queries=len(qrels.query_ids),
                               query_ids_sha256=query_ids_sha256(qrels.query_ids), qrels_sha256=qrels.sha256())
     path = declaration_path(dataset_id)
+    taken = clash(declaration)
+    if taken is not None:  # never write what validate refuses
+        raise DatasetLoadError(one_line(f"{path}: {taken}"))
     write_atomic(path, json.dumps(declaration.model_dump(exclude_defaults=False), indent=1, sort_keys=True) + "\n")
     return path
 

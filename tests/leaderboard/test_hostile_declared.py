@@ -184,3 +184,13 @@ def test_a_declared_corpus_size_is_the_only_one_trusted(folder):
 def test_every_stated_fact_is_held_to_the_registry(folder, edit, expected, in_build):
     path = write_results(folder / "results", edit)
     refused_everywhere(folder, path, expected, in_build)
+
+
+def test_evaluate_never_declares_what_validate_refuses(folder):
+    run = folder / "run.trec"
+    judged = [line.split("\t") for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]]
+    run.write_text("".join(f"{q} Q0 {d} 1 1.0 x\n" for q, d, _ in judged))
+    done = irboard("evaluate", "--run", run, "--qrels", SCIFACT / "qrels" / "test.tsv", "--model-id", "org/x",
+                   "--dataset-id", "beir/scifact-v2", "--declare", "--results-dir", folder / "mine", "--quiet")
+    assert done.returncode == 1 and "'beir' is a registered family" in done.stderr, done.stderr
+    assert not (folder / "datasets").exists() and not (folder / "mine").exists()
