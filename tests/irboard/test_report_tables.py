@@ -196,5 +196,5 @@ def test_a_bad_digits_argument_is_one_irboard_error(report, digits):
     for render in (report.to_latex, lambda digits: irboard.report_tables.to_html(report, digits)):
         with pytest.raises(irboard.errors.InputFormatError, match=r"^digits=.*expected a whole number") as caught:
             render(digits)
-        assert "\n" not in str(caught.value) and not type(caught.value) in (ValueError, TypeError)
+        assert "\n" not in str(caught.value) and type(caught.value) not in (ValueError, TypeError)
     assert report.to_latex(digits=0).count("\\textbf{") >= 3 and report.to_latex(digits=10)

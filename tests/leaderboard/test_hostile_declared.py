@@ -11,7 +11,7 @@ import pytest
 from evaluator.datasets import all_specs, query_ids_sha256
 from evaluator.trec import read_qrels
 from tests.conftest import SCIFACT
-from tests.leaderboard.test_hostile import NEW_MODEL, irboard, write_results
+from tests.leaderboard.test_hostile import irboard, write_results
 
 QRELS = read_qrels(SCIFACT / "qrels" / "test.tsv")
 
@@ -166,8 +166,8 @@ def test_a_shallow_ranking_never_determines_a_deeper_metric(folder, num_docs):
 
 def test_a_declared_corpus_size_is_the_only_one_trusted(folder):
     """A declaration without num_docs: the result's own count decides nothing."""
-    from leaderboard.submissions.facts import DatasetFacts, StatedFacts, fact_problems
     from evaluator.metrics.depth import undetermined
+    from leaderboard.submissions.facts import DatasetFacts, StatedFacts, fact_problems
 
     facts = DatasetFacts("acme/claims", "test", 1)
     assert fact_problems(facts, StatedFacts("test", 100, "a" * 64, 1)) == []
