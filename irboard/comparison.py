@@ -99,9 +99,13 @@ class Report:
                 "t-tests at α / (runs − 1))")
 
     def to_markdown(self) -> str:
-        lines = ["| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |" for cells in self._cells()]
-        return "\n".join(lines) + f"\n\n{self.describe()}\n"
+        """A Markdown table of the rows: every cell on one line, its punctuation escaped (report_tables)."""
+        from irboard.report_tables import markdown_escape
+
+        lines = ["| " + " | ".join(markdown_escape(name) for name in self.columns) + " |",
+                 "|" + "---|" * len(self.columns)]
+        lines += ["| " + " | ".join(markdown_escape(cell) for cell in cells) + " |" for cells in self._cells()]
+        return "\n".join(lines) + f"\n\n{markdown_escape(self.describe())}\n"
 
     def to_latex(self, digits: int = 3) -> str:
         """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks and a
