@@ -44,13 +44,19 @@ serve: site
 # The shared test data (real datasets, judgments, a SPLADE model) is fetched first when missing, checksummed
 # (what is there is only checked); the browser tests need Chromium: installed here when missing and possible. Each
 # stops with one line saying what to do when it cannot. The log ends with the 30 slowest tests (setup included).
+# A venv kept across `git clean -xfd` has lost the compiled extensions (ignored files) though .venv/.test is newer
+# than their sources: they are built again here.
+BUILT_EXTENSIONS = $(PY) -c "import evaluator._trec, evaluator.index._sparse" 2>/dev/null || $(PIP) -e '.[test]'
+
 test: $(VENV)/.test
+	@$(BUILT_EXTENSIONS)
 	$(PY) -m tests.data.fetch_shared $(SHARED)
 	$(PY) -m tests.chromium
 	$(PY) -m pytest --durations=30
 
 # The fast part of the suite, for the edit-test loop: no browser, Ray or slow tests (CONTRIBUTING.md).
 check: $(VENV)/.test
+	@$(BUILT_EXTENSIONS)
 	$(PY) -m tests.data.fetch_shared $(SHARED)
 	$(PY) -m pytest -q -m "not browser and not ray and not slow"
 
