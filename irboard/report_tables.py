@@ -6,7 +6,10 @@ column: the site's best set, leaderboard/analysis/best_words.py), ▲/▼ signif
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
+
+from evaluator.errors import InputFormatError
 
 MARKS = {"top": ("$^{\\star}$", "★", "could be #1 at {level} (the best set)"),
          "better": ("$^{\\uparrow}$", "▲", "significantly better than the baseline"),
@@ -14,11 +17,38 @@ MARKS = {"top": ("$^{\\star}$", "★", "could be #1 at {level} (the best set)"),
          "equivalent": ("$^{\\approx}$", "≈", "equivalent to the baseline within the margin")}
 LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  "α": r"$\alpha$", "–": "--", "×": r"$\times$"}
+                  "α": r"$\alpha$", "–": "--", "×": r"$\times$",
+                  # in the default (OT1) font encoding these print as other glyphs
+                  "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+# Line breaks and other control characters in a name: a blank line would end the table's paragraph, a line break
+# would split a Markdown row; each run of them becomes one space.
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# Markdown's punctuation with a meaning in a table cell or inline (CommonMark escapes any ASCII punctuation)
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>|#~$&])")
+MAX_DIGITS = 10
 
 
 def latex_escape(text: str) -> str:
-    return "".join(LATEX_SPECIALS.get(char, char) for char in text)
+    return "".join(LATEX_SPECIALS.get(char, char) for char in _BREAKS.sub(" ", text))
+
+
+def latex_cell(text: str) -> str:
+    """A row's first cell: escaped, and after `\\\\` or `\\midrule` (which look ahead, past spaces, for `*` and an
+    optional `[...]`) a leading `[` or `*` is kept text by an empty group before it."""
+    escaped = latex_escape(text)
+    return "{}" + escaped if escaped.lstrip()[:1] in ("[", "*") else escaped
+
+
+def markdown_escape(text: str) -> str:
+    """One table cell of Markdown: on one line, its punctuation shown as written."""
+    return _MARKDOWN.sub(r"\\\1", _BREAKS.sub(" ", text))
+
+
+def check_digits(digits: object) -> int:
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= MAX_DIGITS:
+        raise InputFormatError(f"digits={digits!r}: expected a whole number of decimals from 0 to {MAX_DIGITS}, "
+                               "e.g. 3")
+    return digits
 
 
 def grid(rows: list[dict[str, Any]]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
@@ -61,6 +91,7 @@ def caption(report: Any) -> str:
 
 def to_latex(report: Any, digits: int = 3) -> str:
     """A booktabs table (\\usepackage{booktabs}): one row per run, one column per metric."""
+    digits = check_digits(digits)
     runs, metrics, cells = grid(report.rows)
     lines = ["\\begin{table}", "\\centering", f"\\begin{{tabular}}{{l{'r' * len(metrics)}}}", "\\toprule",
              " & ".join(["Run", *(latex_escape(metric) for metric in metrics)]) + r" \\", "\\midrule"]
@@ -75,13 +106,14 @@ def to_latex(report: Any, digits: int = 3) -> str:
             if round(row["mean"], digits) == round(_best(cells, runs, metric), digits):
                 text = f"\\textbf{{{text}}}"
             values.append(text + "".join(MARKS[mark][0] for mark in marks(row)))
-        lines.append(" & ".join([latex_escape(run), *values]) + r" \\")
+        lines.append(" & ".join([latex_cell(run), *values]) + r" \\")
     lines += ["\\bottomrule", "\\end{tabular}", f"\\caption{{{caption(report)}}}", "\\end{table}"]
     return "\n".join(lines) + "\n"
 
 
 def to_html(report: Any, digits: int = 3) -> str:
     """The same table for a notebook: each cell the mean with its 95% interval and the marks."""
+    digits = check_digits(digits)
     runs, metrics, cells = grid(report.rows)
     head = "".join(f"<th>{html.escape(metric)}</th>" for metric in metrics)
     body = []

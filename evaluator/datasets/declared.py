@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator.datasets.spec import DatasetSpec
-from evaluator.errors import DatasetLoadError
+from evaluator.errors import DatasetLoadError, one_line
 
 DECLARED_ENV = "IRBOARD_DATASETS"
 DECLARED_DIR = "datasets"
@@ -60,6 +60,52 @@ class Declared:
     source: str  # the declaration file or folder, for messages
 
 
+# Names the site uses for its own: the mean over every dataset (leaderboard.analysis.aggregate.ALL_GROUP, whose
+# page key is "all") and the group of an id no one defined (catalog.dataset_info); `local/` ids are the folders
+# named with --data-dir local:DIR.
+RESERVED_GROUPS = ("All datasets", "Other")
+RESERVED_GROUP_KEYS = ("all", "group")  # the site's key of the all-datasets mean, and of a name without letters
+RESERVED_FAMILIES = ("local",)
+
+
+def group_key(name: str) -> str:
+    """How the site names a group in its pages and anchors (leaderboard.web.rank_pages.group_key): two groups of one
+    key would write one page twice."""
+    return "".join(char for char in name.lower() if char.isalnum())
+
+
+def clash(declaration: Declaration) -> str | None:
+    """The first way `declaration` would take a name the board already uses (a registered id, slug, family, group
+    or dataset name, or one the site reserves), as 'field: why; fix', or None. Read from the registry, so that
+    every registered dataset is covered."""
+    from evaluator.datasets.spec import all_specs
+
+    specs = all_specs()
+    slugs = {_slug(spec.id): spec.id for spec in specs}
+    family = declaration.id.split("/", 1)[0].lower()
+    families = {spec.id.split("/", 1)[0].lower() for spec in specs} | {spec.family.lower() for spec in specs}
+    if _slug(declaration.id) in slugs:
+        return (f"id: {declaration.id!r} is the registered dataset {slugs[_slug(declaration.id)]}, whose results are "
+                "held to the registry; remove this declaration")
+    if family in families or family in RESERVED_FAMILIES:
+        whose = "reserved for the folders named with --data-dir local:DIR" if family in RESERVED_FAMILIES \
+            else "a registered family"
+        return (f"id: {family!r} is {whose}; declare the dataset under a family of your own, e.g. "
+                f"'acme/{declaration.id.split('/')[-1]}'")
+    key = group_key(declaration.group)
+    groups = {group_key(spec.group): spec.group for spec in specs}
+    reserved = {group_key(name): name for name in RESERVED_GROUPS} | {key: key for key in RESERVED_GROUP_KEYS}
+    if key in groups or key in reserved or not key:
+        taken = groups.get(key) or reserved.get(key)
+        why = f"is the registered group {taken!r}" if key in groups else (
+            f"is the site's own ({taken!r})" if key else "has no letter or digit")
+        return f"group: {declaration.group!r} {why}; choose a group of your own, e.g. 'Acme'"
+    names = {spec.name.lower(): spec.id for spec in specs if spec.name} | {spec.id.lower(): spec.id for spec in specs}
+    if declaration.name.lower() in names:
+        return f"name: {declaration.name!r} names the registered dataset {names[declaration.name.lower()]}; choose another name"
+    return None
+
+
 _LOCAL: dict[str, Declared] = {}  # id -> a folder named with --data-dir local:DIR in this process
 
 
@@ -77,16 +123,24 @@ def declaration_path(dataset_id: str, folder: Path | None = None) -> Path:
 
 
 def read_declaration(path: Path) -> Declaration:
-    """One declaration file, validated; DatasetLoadError names the file, the field and the fix."""
+    """One declaration file, validated; DatasetLoadError names the file, the field and the fix, on one line (a field
+    name from the file may hold a line break)."""
+    try:
+        return _read_declaration(path)
+    except DatasetLoadError as error:
+        raise DatasetLoadError(one_line(str(error))) from None
+
+
+def _read_declaration(path: Path) -> Declaration:
     from evaluator.metrics.names import parse_measure
 
     try:
         if path.stat().st_size > MAX_DECLARATION_BYTES:
             raise DatasetLoadError(f"{path}: a dataset declaration is a small JSON file (at most 64 KB)")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8"))
         declaration = Declaration.model_validate(data)
         parse_measure(declaration.main_metric)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise DatasetLoadError(f"{path}: cannot read the dataset declaration ({error}); write it as JSON, "
                                "docs/datasets.md, \"Your own collection\"") from None
     except ValidationError as error:
@@ -99,6 +153,9 @@ def read_declaration(path: Path) -> Declaration:
     if _slug(declaration.id) != path.stem:
         raise DatasetLoadError(f"{path}: declares {declaration.id!r}, whose file is {declaration_path(declaration.id, path.parent).name}; "
                                "rename the file")
+    taken = clash(declaration)
+    if taken is not None:
+        raise DatasetLoadError(f"{path}: {taken}")
     return declaration
 
 
@@ -158,6 +215,9 @@ def write_declaration(dataset_id: str, qrels, *, split: str = "test", relevance_
                               ignore_identical_ids=ignore_identical_ids, num_queries=len(qrels.query_ids),
                               query_ids_sha256=query_ids_sha256(qrels.query_ids), qrels_sha256=qrels.sha256())
     path = declaration_path(dataset_id)
+    taken = clash(declaration)
+    if taken is not None:  # never write what validate refuses
+        raise DatasetLoadError(one_line(f"{path}: {taken}"))
     write_atomic(path, json.dumps(declaration.model_dump(exclude_defaults=False), indent=1, sort_keys=True) + "\n")
     return path
 
@@ -189,3 +249,51 @@ def declared_ids() -> list[str]:
         except DatasetLoadError:
             continue
     return sorted({*ids, *_LOCAL})
+
+
+def declaration_files(folder: Path | None = None) -> list[Path]:
+    """Every file of the declarations folder (hidden ones aside): each must be a declaration."""
+    folder = folder or declared_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(path for path in folder.iterdir() if not path.name.startswith("."))
+
+
+def declaration_problems(folder: Path | None = None) -> list[str]:
+    """One line for each declaration that does not read, takes a name the board uses (`clash`), or shares its
+    group's page with another declaration's group; `irboard validate` and `build` both report these, whatever
+    their caches hold."""
+    problems, groups = [], {}
+    for path in declaration_files(folder):
+        if path.suffix != ".json" or not path.is_file():
+            problems.append(f"{path}: not a dataset declaration; the folder holds <dataset_slug>.json files only")
+            continue
+        try:
+            declaration = read_declaration(path)
+        except DatasetLoadError as error:
+            problems.append(one_line(str(error)))
+            continue
+        first = groups.setdefault(group_key(declaration.group), (declaration.group, path))
+        if first[0] != declaration.group:
+            problems.append(f"{path}: group: {declaration.group!r} and {first[0]!r} ({first[1]}) would share one page; "
+                            "spell the group as that declaration does, or choose another")
+    return problems
+
+
+def declarations_digest(folder: Path | None = None) -> str:
+    """The sha256 of every declaration (file names and bytes) and of the local folders named in this process: part
+    of the key of every cache whose work depends on a dataset's definition (leaderboard.submissions.cache)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in declaration_files(folder):
+        try:
+            with path.open("rb") as stream:
+                content = stream.read(MAX_DECLARATION_BYTES + 1)
+        except OSError:
+            content = b"\0unreadable"
+        digest.update(f"{path.name}\n{len(content)}\n".encode())
+        digest.update(content)
+    for dataset_id, declared in sorted(_LOCAL.items()):
+        digest.update(f"local\n{dataset_id}\n{declared.source}\n".encode())
+    return digest.hexdigest()

@@ -50,9 +50,9 @@ from leaderboard.submissions.parallel import forked_map
 
 logger = logging.getLogger(__name__)
 
-GROUP_ORDER = ("BEIR", "MIRACL", "mMARCO", "Classic", "Local", "Other")
+GROUP_ORDER = ("BEIR", "MIRACL", "mMARCO", "TREC DL", "Classic", "Local", "Other")
 ALL_GROUP = "All datasets"
-CONFIDENCE = 0.95  # stats.TestSettings describes a 95% interval
+CONFIDENCE = 0.95  # the default level of the intervals; a build uses 1 - settings.tests.alpha
 
 
 @dataclass(frozen=True)
@@ -310,9 +310,9 @@ def model_major(boot: np.ndarray) -> np.ndarray:
     return out
 
 
-def percentile_ci(boot: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+def percentile_ci(boot: np.ndarray, values: np.ndarray | None = None, confidence: float = CONFIDENCE) -> np.ndarray:
     """(models, 2) percentile interval; rows of constant per-query values get a zero-width interval."""
-    alpha = 1 - CONFIDENCE
+    alpha = 1 - confidence
     # np.percentile partitions each row; sorting the rows first (a vectorised sort) and letting it partition
     # sorted rows gives the same values several times faster
     rows = np.array(boot.T, order="C")
@@ -375,10 +375,10 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     resampled = None
     seed = dataset_seed(tests.seed, info.id)
     if tests.ci_method == "score":
-        ci = stats.score_intervals(scores, CONFIDENCE)
+        ci = stats.score_intervals(scores, 1 - tests.alpha)
     elif tests.ci_method == "percentile":
         resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
-        ci = percentile_ci(resampled.T, scores)
+        ci = percentile_ci(resampled.T, scores, 1 - tests.alpha)
     else:
         ci = np.array([stats.bootstrap_ci(row, tests.ci_method, tests.ci_resamples, seed) for row in scores])
     model_ids = [result.model.id for result in ranked]
@@ -388,7 +388,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     with threadpool_limits(limits=1, user_api="blas"):
         pvalues = stats.pairwise_pvalues(scores, tests.method, tests.correction, tests.resamples, seed)
         spread = effects.spread(scores) if scores.shape[1] >= 2 else None
-        against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, CONFIDENCE,
+        against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, 1 - tests.alpha,
                                                         spread)
     verified = np.array([result.verified for result in ranked], dtype=bool)
     rank_range, band = ranks_among_verified(verified, means, pvalues, tests.alpha)
@@ -501,7 +501,7 @@ class _GroupAccumulator:
             bounded &= (rows.min(axis=1) >= 0.0) & (rows.max(axis=1) <= 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             df = np.where(df_terms > 0, variance * variance / np.where(df_terms > 0, df_terms, 1.0), 1.0)
-        quantile = scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, np.maximum(df, 1.0))
+        quantile = scipy_stats.t.ppf(0.5 + (1 - self.tests.alpha) / 2, np.maximum(df, 1.0))
         return stats.score_bounds(means, variance, np.full(len(model_ids), share), quantile, bounded)
 
     def finish(self, boards: dict[str, DatasetBoard]) -> GroupBoard:
@@ -522,7 +522,7 @@ class _GroupAccumulator:
         if not complete:
             ci = np.zeros((0, 2))
         elif self.bootstrap is not None:
-            ci = percentile_ci(self.bootstrap.by_model[complete].T)
+            ci = percentile_ci(self.bootstrap.by_model[complete].T, confidence=1 - self.tests.alpha)
         else:
             ci = self.score_ci(boards, complete_ids, means)
         intervals = np.zeros((len(complete), 2), dtype=np.int64)

@@ -456,4 +456,4 @@ class TestSettings:
         correction = CORRECTIONS[self.correction][1]
         ci = CI_TEXT[self.ci_method]
         resampled = "" if self.ci_method == "score" else f", {self.ci_resamples:,} resamples, seed {self.seed}"
-        return f"{test}, {correction}, α = {self.alpha:g}; dataset means with a 95% {ci}{resampled}."
+        return f"{test}, {correction}, α = {self.alpha:g}; dataset means with a {100 * (1 - self.alpha):.10g}% {ci}{resampled}."

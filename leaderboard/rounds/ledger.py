@@ -70,6 +70,21 @@ ALLOWED_IN = {COMMITMENTS: "open", REVEALS: "frozen", POOL_FILE: "revealed", JUD
 MAINTAINERS_ONLY = (POOL_FILE, SCORES_FILE, JUDGMENTS)  # derived files and the judgments
 
 
+class Problem(str):
+    """A problem's line, with the file it is about (`about`, relative to the round folder: a reveal by its entry,
+    `reveals/<entry>`; the judgments by their folder) and, for a file whose every version is read, the instant
+    the version it is about entered (`at`; None: the file as the tree holds it). The pull-request check answers
+    for the problems of the files it adds or changes, and for no other (`pull_request_problems`)."""
+
+    about: str
+    at: datetime | None
+
+    def __new__(cls, text: str, about: str, at: datetime | None = None) -> Problem:
+        problem = super().__new__(cls, text)
+        problem.about, problem.at = about, at
+        return problem
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -297,20 +312,22 @@ def _rules(folder: Path, history: History, problems: list[str]) -> list[tuple[da
     for entered, data in history.versions.get(ROUND_FILE, []):
         if data is None:
             if accepted:
-                problems.append(f"{path}: deleted at {entered.isoformat()}; a round keeps its declaration")
+                problems.append(Problem(f"{path}: deleted at {entered.isoformat()}; a round keeps its declaration",
+                                        ROUND_FILE, entered))
             continue
         try:
             spec = parse_round(data, folder)
         except RoundError as error:
             if accepted:
-                problems.append(f"{error} (entered at {entered.isoformat()}; the round keeps its earlier rules)")
+                problems.append(Problem(f"{error} (entered at {entered.isoformat()}; the round keeps its earlier "
+                                        "rules)", ROUND_FILE, entered))
                 continue
             raise
         if accepted and entered >= accepted[-1][1].phases.open:
             why = extension_problem(accepted[-1][1], spec, entered, _first_judgments(history))
             if why:
-                problems.append(f"{path}: changed at {entered.isoformat()}, after the round opened: {why}; the "
-                                "change is ignored")
+                problems.append(Problem(f"{path}: changed at {entered.isoformat()}, after the round opened: {why}; "
+                                        "the change is ignored", ROUND_FILE, entered))
                 continue
         accepted.append((entered, spec))
     if not accepted:
@@ -340,7 +357,8 @@ def read_ledger(folder: Path, history: History | Mapping[str, datetime], now: da
             ledger.query_ids = frozenset(queries(spec))
         except IrboardError as error:
             ledger.queries_known = False
-            ledger.problems.append(f"{folder}: {one_line(str(error))}; no pool can be made without them")
+            ledger.problems.append(Problem(f"{folder}: {one_line(str(error))}; no pool can be made without them",
+                                           ROUND_FILE))
     for unknown in sorted(_unknown_files(folder)):
         ledger.problems.append(f"{unknown}: not part of a round; see docs/rounds.md for the files a round holds")
     _commitments(ledger, history)
@@ -350,12 +368,13 @@ def read_ledger(folder: Path, history: History | Mapping[str, datetime], now: da
     _copied_hashes(ledger)
     accepted = {entry.name: entry for entry in ledger.entries if entry.status not in ("refused", "tampered")}
     for path in _reveal_files(folder):  # each without its suffix: path.name is the entry (which may hold dots)
-        entry = accepted.get(path.name)
+        entry, about = accepted.get(path.name), f"{REVEALS}/{path.name}"
         if entry is None:
-            ledger.problems.append(f"{path}: reveals no accepted commitment; only committed runs can be revealed")
+            ledger.problems.append(Problem(f"{path}: reveals no accepted commitment; only committed runs can be "
+                                           "revealed", about))
         elif entry.status == "withdrawn" and entry.changed_at is not None:
-            ledger.problems.append(f"{path}: reveals a commitment its owner deleted at {entry.changed_at.isoformat()}; "
-                                   "a withdrawn entry is never pooled")
+            ledger.problems.append(Problem(f"{path}: reveals a commitment its owner deleted at "
+                                           f"{entry.changed_at.isoformat()}; a withdrawn entry is never pooled", about))
     _judgments(ledger, history.times)
     return ledger
 
@@ -381,7 +400,7 @@ def _commitments(ledger: Ledger, history: History) -> None:
             entry.commitment = parse_commitment(versions[0][1], path)
         except RoundError as error:
             entry.status, entry.reason = "refused", str(error)
-            ledger.problems.append(str(error))
+            ledger.problems.append(Problem(str(error), relative, committed_at))
             continue
         spec = ledger.spec_at(committed_at)
         late = in_phase(spec, COMMITMENTS, committed_at)
@@ -406,8 +425,9 @@ def _commitments(ledger: Ledger, history: History) -> None:
             elif last != versions[0][1] or any(data != versions[0][1] for _, data in versions):
                 entry.status, entry.reason = "tampered", (f"changed at {last_at.isoformat()} after it entered; "
                                                           "shown as it entered, and never scored")
-                ledger.problems.append(f"{path}: changed at {last_at.isoformat()} after it entered at "
-                                       f"{committed_at.isoformat()}; a commitment never changes")
+                ledger.problems.append(Problem(f"{path}: changed at {last_at.isoformat()} after it entered at "
+                                               f"{committed_at.isoformat()}; a commitment never changes", relative,
+                                               last_at))
 
 
 def _copied_hashes(ledger: Ledger) -> None:
@@ -430,8 +450,9 @@ def _copied_hashes(ledger: Ledger) -> None:
                 entry.status, entry.reason = "refused", (f"a copy of the hash of {original.name}, which its reveal "
                                                          "opened; a copied hash can never be opened")
                 entry.run_path = entry.run = None
-                ledger.problems.append(f"{ledger.round.folder / COMMITMENTS / entry.name}.json: copies the hash of "
-                                       f"{original.name}")
+                ledger.problems.append(Problem(f"{ledger.round.folder / COMMITMENTS / entry.name}.json: copies the "
+                                               f"hash of {original.name}", f"{COMMITMENTS}/{entry.name}.json",
+                                               entry.committed_at))
             elif entry.status == "committed":
                 entry.reason = (f"the same hash as {original.name}, merged earlier: only the entry and owner the "
                                 "hash was made for can open it")
@@ -468,7 +489,7 @@ def _reveal(ledger: Ledger, entry: Entry, times: Mapping[str, datetime]) -> None
     why = _unusable(folder / run_key, ledger.query_ids)
     if isinstance(why, str):
         entry.status, entry.reason = "invalid", why
-        ledger.problems.append(f"{folder / run_key}: {why}; left out of the pool")
+        ledger.problems.append(Problem(f"{folder / run_key}: {why}; left out of the pool", f"{REVEALS}/{entry.name}"))
         return
     entry.status, entry.run_path, entry.run = "revealed", folder / run_key, why
 
@@ -495,15 +516,16 @@ def _judgments(ledger: Ledger, times: Mapping[str, datetime]) -> None:
         judged_at = max(qrels_time, provenance_time)
         late = in_phase(ledger.spec_at(judged_at), JUDGMENTS, judged_at)
         if late:
-            ledger.problems.append(f"{folder / JUDGMENTS}: {late}")
+            ledger.problems.append(Problem(f"{folder / JUDGMENTS}: {late}", JUDGMENTS))
         else:
             try:
                 ledger.provenance = read_provenance(folder / JUDGMENTS / PROVENANCE_FILE)
                 ledger.judged_at = judged_at
             except (RoundError, OSError) as error:
-                ledger.problems.append(one_line(str(error)))
+                ledger.problems.append(Problem(one_line(str(error)), JUDGMENTS))
     elif qrels_time is not None or provenance_time is not None:
-        ledger.problems.append(f"{folder / JUDGMENTS}: needs both {QRELS_FILE} and {PROVENANCE_FILE}")
+        ledger.problems.append(Problem(f"{folder / JUDGMENTS}: needs both {QRELS_FILE} and {PROVENANCE_FILE}",
+                                       JUDGMENTS))
 
 
 def _reveal_files(folder: Path) -> list[Path]:
@@ -596,6 +618,39 @@ def change_problems(ledger: Ledger, history: History, changes: Mapping[str, str]
             if why:
                 problems.append(f"{path}: {why.replace('entered', 'would enter', 1)}")
     return problems
+
+
+def _about(problem: str, relative: str, now: datetime) -> bool:
+    """Is `problem` about the file `relative` that a pull request adds, changes or deletes, entering at `now`?"""
+    about, at = getattr(problem, "about", None), getattr(problem, "at", None)
+    if about is None or (at is not None and at != now):
+        return False  # about no file, or about an earlier version of it (already on the round's page)
+    part = relative.split("/", 1)[0]
+    return (relative == about or (about == JUDGMENTS and part == JUDGMENTS)
+            or (part == REVEALS and relative.rsplit(".", 1)[0] == about))
+
+
+def pull_request_problems(ledger: Ledger, problems: list[str], changes: Mapping[str, str], now: datetime) -> list[str]:
+    """The problems of the files a pull request adds, changes or deletes (`changes`, relative to the round folder),
+    each judged on its own in `ledger`, where the pull request's files entered at `now`, whatever main holds
+    already: the `problems` about one of its files (or about the round, when it changes round.yml), a commitment
+    it adds that is refused (late, a second one for a model revision, over runs_per_participant), a reveal it adds
+    that does not open its commitment. Problems about other files are the round page's, never its author's: an
+    honest reveal never fails because someone else's copy is refused once it is opened."""
+    folder = ledger.round.folder
+    found = [problem for problem in problems if any(_about(problem, relative, now) for relative in changes)]
+    entries = {entry.name: entry for entry in ledger.entries}
+    for relative, change in sorted(changes.items()):
+        part, _, rest = relative.partition("/")
+        entry = entries.get(rest.rsplit(".", 1)[0]) if part in (COMMITMENTS, REVEALS) else None
+        if change == "D" or entry is None or any(_about(problem, relative, now) for problem in found):
+            continue
+        if part == COMMITMENTS and entry.committed_at == now and entry.status == "refused":
+            found.append(Problem(f"{folder / relative}: is refused: {entry.reason}", relative, now))
+        elif part == REVEALS and entry.status == "mismatch":
+            found.append(Problem(f"{folder / REVEALS / entry.name}: does not open its commitment: {entry.reason}",
+                                 f"{REVEALS}/{entry.name}"))
+    return found
 
 
 def pending_problems(round_: Round, paths: list[str], now: datetime) -> list[str]:

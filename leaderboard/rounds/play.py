@@ -16,11 +16,13 @@ from evaluator.result import ModelBlock, write_atomic
 from leaderboard.rounds.history import History, git_history, tracked, tree_history
 from leaderboard.rounds.ledger import (
     COMMITMENTS,
+    JUDGMENTS,
     MAX_RUN_BYTES,
     POOL_FILE,
     REVEALS,
     SCORES_FILE,
     Ledger,
+    Problem,
     change_problems,
     check_entry,
     commitment_binding,
@@ -28,6 +30,7 @@ from leaderboard.rounds.ledger import (
     entry_name,
     parse_commitment,
     pending_problems,
+    pull_request_problems,
     read_ledger,
 )
 from leaderboard.rounds.pool import Pool, assessment_text, check_pool_file, round_pool
@@ -185,9 +188,9 @@ def round_status(folder: Path | str, now: datetime, times: Mapping[str, datetime
                 history.versions.setdefault(relative, []).append((now, data))
     status = _status(read_ledger(folder, history, now, queries))
     if author is not None:
-        # a pull request answers for what it changes: the problems already on main are on the round's page
-        before = set(_status(read_ledger(folder, base_history, now, queries)).problems)
-        status.problems = [problem for problem in status.problems if problem not in before]
+        # a pull request answers for each file it adds, changes or deletes, judged on its own whatever main
+        # holds; the problems of other files are on the round's page
+        status.problems = pull_request_problems(status.ledger, status.problems, changes, now)
         status.problems += change_problems(status.ledger, base_history, changes, author, now)
     else:
         status.problems += pending_problems(status.ledger.round, list(changes), now)
@@ -198,13 +201,13 @@ def _status(ledger: Ledger) -> RoundStatus:
     status = RoundStatus(ledger, problems=list(ledger.problems))
     if ledger.phase in ("revealed", "judged", "published") and ledger.revealed() and ledger.queries_known:
         status.pool = round_pool(ledger)
-        status.problems += check_pool_file(ledger, status.pool)
+        status.problems += [Problem(problem, POOL_FILE) for problem in check_pool_file(ledger, status.pool)]
         if ledger.judged_at is not None:
             try:
                 status.board = score_round(ledger, status.pool)
-                status.problems += check_scores_file(ledger, status.board)
+                status.problems += [Problem(problem, SCORES_FILE) for problem in check_scores_file(ledger, status.board)]
             except IrboardError as error:  # judgments that cannot be read or judge pairs outside the pool
-                status.problems.append(one_line(str(error)))
+                status.problems.append(Problem(one_line(str(error)), JUDGMENTS))
     return status
 
 

@@ -2,8 +2,8 @@
 
 Scores follow trec_eval (`evaluator.metrics`): unjudged documents count as not relevant, and the mean is over
 the judged queries. Beside each run's scores the board gives what tells a reader how far to trust them:
-- `judged_share`: the share of the run's top `pool_depth` documents that were judged (1.0 for every revealed
-  run, since each one is in the pool; below 1 only for documents the assessors skipped);
+- `judged_share`: the share of the run's top `pool_depth` documents that were judged (1.0 for a run pooled at
+  the full depth, unless the assessors skipped documents; below it for a run the pool share cap pooled less deep);
 - `unique` and `unique_relevant`: pooled documents only this run's participant (its owner, or the owner's
   group) contributed, and the relevant ones among them;
 - `leave_one_out`: the first metric when those documents are treated as unjudged, as if the participant had
@@ -25,7 +25,7 @@ import orjson
 from evaluator.metrics import Qrels, evaluate, parse_measures, rank_run
 from evaluator.trec import read_qrels
 from leaderboard.rounds.ledger import JUDGMENTS, QRELS_FILE, SCORES_FILE, Ledger, plain_file, read_limited
-from leaderboard.rounds.pool import Pool, participants, read_runs
+from leaderboard.rounds.pool import Pool, participants, read_runs, top_documents
 from leaderboard.rounds.spec import RoundError
 
 
@@ -113,12 +113,14 @@ def score_round(ledger: Ledger, pool: Pool) -> Board:
         reduced = Qrels.from_dict({q: {d: label for d, label in judged.items() if (q, d) not in unique}
                                    for q, judged in zip(qrels.query_ids, qrels.judgments, strict=True)})
         left_out = evaluate(rank_run(run, reduced), reduced, measures[:1])[first]
-        pooled = [(q, d) for (q, d), names in pool.contributors.items() if entry.name in names]
+        # over the run's own top pool_depth, not its pooled pairs: below a depth the share cap cut, its
+        # documents went unjudged, and the share says so
+        top = [(q, d) for q, docs in top_documents(run, spec.pool_depth).items() for d in docs]
         commitment = entry.commitment
         rows.append(RunScore(
             entry=entry.name, model_id=commitment.model.id, revision=commitment.model.revision,
             metrics={name: _mean(value) for name, value in values.items()},
-            judged_share=round(sum(pair in judged_pairs for pair in pooled) / max(len(pooled), 1), 10),
+            judged_share=round(sum(pair in judged_pairs for pair in top) / max(len(top), 1), 10),
             unique=len(unique), unique_relevant=len(unique & relevant), leave_one_out=_mean(left_out),
             shares_judge=_shares_judge(commitment.uses_models, commitment.model.id, judge),
             participant=owners[entry.name], pooled_depth=pool.depths.get(entry.name, spec.pool_depth),

@@ -102,8 +102,12 @@ class ContentCache:
     modules whose work the entries hold: see `code_version`)."""
 
     def __init__(self, folder: Path, code: Iterable[str]):
+        from evaluator.datasets.declared import declarations_digest
+
         self.folder = folder
-        self.code = code_version(*code)
+        # the dataset declarations are part of every key: what a file's checks, re-scoring or reading gave depends
+        # on its dataset's definition, which for a declared one is a file, not code
+        self.code = f"{code_version(*code)}+{declarations_digest()}"
         self._root = os.fspath(folder)
 
     def _path(self, fields: dict[str, str]) -> str:

@@ -9,6 +9,7 @@ from evaluator.datasets import all_specs
 from evaluator.datasets.download import cache_root
 from evaluator.datasets.official import SOURCE, is_cached, known_query_ids_sha256, official_judgments
 from evaluator.errors import IrboardError
+from leaderboard.submissions.facts import DatasetFacts, definition_facts
 
 DEFAULT_MAIN_METRIC = "nDCG@10"
 DEFAULT_BASELINE = "bm25"  # the model id the site and `irboard compare` measure every other result against
@@ -25,6 +26,7 @@ class DatasetInfo:
     headline_source: str = ""  # where (paper or leaderboard)
     query_ids_sha256: str | None = None  # the registered query set (evaluator.datasets.query_ids_sha256), if any
     known: bool = True  # registered or declared (False: an id no one defined, which the build refuses)
+    facts: DatasetFacts | None = None  # what its definition states, which the build holds results to (facts.py)
 
 
 def dataset_info(dataset_id: str) -> DatasetInfo:
@@ -33,12 +35,13 @@ def dataset_info(dataset_id: str) -> DatasetInfo:
 
     try:
         spec = get_spec(dataset_id)
+        facts = definition_facts(spec)
     except (LookupError, ValueError, IrboardError):
         return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC, known=False)
     return DatasetInfo(
         id=dataset_id, name=spec.name or dataset_id, group=spec.group or "Other", language=spec.language,
         main_metric=spec.main_metric or DEFAULT_MAIN_METRIC, headline_metrics=tuple(spec.headline_metrics),
-        headline_source=spec.headline_source, query_ids_sha256=known_query_ids_sha256(dataset_id),
+        headline_source=spec.headline_source, query_ids_sha256=known_query_ids_sha256(dataset_id), facts=facts,
     )
 
 

@@ -18,6 +18,7 @@ from evaluator.errors import IrboardError, ResultValidationError
 from evaluator.metrics.depth import remedy, undetermined
 from evaluator.result import ResultFile, read_result, result_path, slugify
 from leaderboard.submissions.catalog import DatasetInfo
+from leaderboard.submissions.facts import DatasetFacts
 from leaderboard.submissions.loaded import LoadedResult, ModelInfo, to_loaded
 from leaderboard.submissions.parallel import can_fork, forked_map
 from leaderboard.submissions.read_cache import ReadCache
@@ -28,6 +29,7 @@ logger = logging.getLogger(__name__)
 SCHEMA_FILE = "schema.json"  # results/schema.json sits next to the model folders
 WORKER_CHUNK = 64  # files a worker reads per task when reading in parallel
 KeepMetrics = Callable[[str], Iterable[str]]  # dataset id -> the metrics whose per-query values are kept
+Facts = Callable[[str], DatasetFacts | None]  # dataset id -> what its definition states (None: nothing known)
 OnRun = Callable[[str, ResultFile], None]  # (the file's sha256, the result read with its ranking): what else uses it
 
 
@@ -147,11 +149,12 @@ def _read_all(files: list[Path], keep_metrics: KeepMetrics | None, is_verified: 
 def load_results(results_dir: Path | str, keep_metrics: KeepMetrics | None = None,
                  is_verified: Verifier | None = None, workers: int = 1, predictor: Forecaster | None = None,
                  reads: ReadCache | None = None, query_set: Callable[[str], str | None] | None = None,
-                 on_run: OnRun | None = None) -> LoadReport:
+                 on_run: OnRun | None = None, facts: Facts | None = None) -> LoadReport:
     """Read every result file under `results_dir` and check them against each other; never raises for
     problems in the files: every problem and warning is collected in the returned report. `workers` > 1 reads
     the files in that many forked processes (the same report); `is_verified`, `predictor`, `reads`: the stages
-    (see read_loaded); `query_set`: see _check_datasets; `on_run`: see read_loaded."""
+    (see read_loaded); `query_set`: see _check_datasets; `on_run`: see read_loaded; `facts(dataset_id)`: what the
+    dataset's definition states (`catalog.DatasetInfo.facts`), which each result is held to (`dataset_facts`)."""
     results_dir = Path(results_dir)
     report = LoadReport()
     if not results_dir.is_dir():
@@ -173,7 +176,7 @@ def load_results(results_dir: Path | str, keep_metrics: KeepMetrics | None = Non
             continue
         report.results.append(loaded)
     _check_slugs(report)
-    _check_datasets(report, query_set)
+    _check_datasets(report, query_set, facts)
     _check_models(report)
     logger.info("loaded %d result files from %s", len(report.results), results_dir)
     return report
@@ -211,7 +214,8 @@ def registered_query_set(lookup: Callable[[str], DatasetInfo],
     return query_set
 
 
-def _check_datasets(report: LoadReport, query_set: Callable[[str], str | None] | None = None) -> None:
+def _check_datasets(report: LoadReport, query_set: Callable[[str], str | None] | None = None,
+                    facts: Facts | None = None) -> None:
     """All results on a dataset must score the same queries against the same qrels. `query_set(dataset_id)`: the
     registered fingerprint of its query set (evaluator.datasets.query_ids_sha256), which then decides, never the
     majority of the submitted files; for a dataset without one, most files' queries do."""
@@ -219,12 +223,15 @@ def _check_datasets(report: LoadReport, query_set: Callable[[str], str | None] |
 
     by_dataset: dict[str, list[LoadedResult]] = {}
     for result in report.results:
+        checked = dataset_facts(result, report, facts)
+        if checked is None:
+            continue
         known = query_set(result.dataset_id) if query_set is not None else None
-        if known is not None and query_ids_sha256(result.query_ids) != known:
+        if known is not None and query_ids_sha256(checked.query_ids) != known:
             report.problems.append(f"{result.path}: per_query's query ids differ from the official queries of "
                                    f"{result.dataset_id}; evaluate on every query of the dataset's official qrels")
             continue
-        by_dataset.setdefault(result.dataset_id, []).append(result)
+        by_dataset.setdefault(result.dataset_id, []).append(checked)
     kept: list[LoadedResult] = []
     for dataset_id, items in sorted(by_dataset.items()):
         reference = _majority(items, lambda r: (r.split, r.qrels_sha256, r.query_ids))
@@ -253,7 +260,7 @@ def _check_datasets(report: LoadReport, query_set: Callable[[str], str | None] |
                     f"{dataset_id!r} are not comparable: re-run `irboard evaluate` with the dataset's settings "
                     "(`irboard validate` names them)"
                 )
-            shallow = undetermined(item.metrics, int(dict(item.settings)["top_k"]), item.num_docs)
+            shallow = undetermined(item.metrics, int(dict(item.settings)["top_k"]), item.num_docs)  # the definition's
             if shallow:  # never shown as if it were a deeper result's value
                 report.warnings.append(f"{item.path}: {remedy(shallow, int(dict(item.settings)['top_k']))}; "
                                        "the board leaves them out")
@@ -262,6 +269,22 @@ def _check_datasets(report: LoadReport, query_set: Callable[[str], str | None] |
             # Equal query ids become one shared tuple, so memory holds one per dataset.
             kept.append(replace(item, query_ids=example.query_ids))
     report.results = sorted(kept, key=lambda r: r.path)
+
+
+def dataset_facts(result: LoadedResult, report: LoadReport, facts: Facts | None) -> LoadedResult | None:
+    """The result with the corpus size its dataset's definition states (`facts(dataset_id)`, never the file's), or
+    None when a fact it states differs from the definition's (said in `report`). Without `facts`, or for an id no
+    one defined (the build refuses it: `web.build.unknown_datasets`), no corpus size."""
+    from leaderboard.submissions.facts import StatedFacts, fact_problems
+
+    known = facts(result.dataset_id) if facts is not None else None
+    if known is None:
+        return replace(result, num_docs=None)
+    stated = StatedFacts(result.split, result.num_docs, result.qrels_sha256,
+                         int(dict(result.settings)["relevance_level"]))
+    problems = fact_problems(known, stated)
+    report.problems += [f"{result.path}: {problem}" for problem in problems]
+    return None if problems else replace(result, num_docs=known.num_docs)
 
 
 def _rules(result: LoadedResult) -> dict[str, object]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator.artifact import AnyArtifact, Artifact
-from evaluator.errors import IrboardError
+from evaluator.errors import IrboardError, one_line
 from evaluator.result import check_id, result_path, write_atomic
 from leaderboard.submissions.loaded import LoadedResult
 from leaderboard.submissions.reproduce import Reproduction
@@ -97,13 +97,15 @@ def read_record(path: Path) -> Record:
         record = Record.model_validate(json.loads(path.read_bytes()))
         check_id(record.model_id, "model_id")
         check_id(record.dataset_id, "dataset_id")
-    except (OSError, ValueError) as error:  # JSON, pydantic and id errors are ValueErrors
+    except (OSError, ValueError, RecursionError) as error:  # JSON, pydantic and id errors are ValueErrors
         if isinstance(error, ValidationError):
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "(top level)"
             error = f"{where}: {first['msg']}"
-        raise IrboardError(f"{path}: not a reproduction record ({str(error).splitlines()[0]}); records are written "
-                           "by irboard reproduce --ledger") from None
+        elif isinstance(error, RecursionError):
+            error = "nested too deeply"
+        raise IrboardError(one_line(f"{path}: not a reproduction record ({error}); records are written by irboard "
+                                    "reproduce --ledger")) from None
     if path != record_path(path.parents[1], record.model_id, record.dataset_id):
         raise IrboardError(f"{path}: the record names {record.model_id} on {record.dataset_id}, whose record lies at "
                            f"{record_path(path.parents[1], record.model_id, record.dataset_id)}")

@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.datasets.declared import find_declared, unknown_remedy
-from evaluator.errors import DatasetLoadError, ResultValidationError, UnknownNameError, one_line
+from evaluator.datasets.declared import declaration_problems, unknown_remedy
+from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
 from evaluator.metadata import missing_note
 from evaluator.metrics.depth import remedy, undetermined
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
 from leaderboard.submissions.cache import ContentCache
+from leaderboard.submissions.facts import StatedFacts, definition_facts, fact_problems
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.sample_checks import claims_absences
 from leaderboard.submissions.verify import Judgments
@@ -84,25 +85,24 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport, query
     except UnknownNameError as error:
         report.add(path, f"dataset.id: {error}; {unknown_remedy(result.dataset.id)}")
         return
-    declared = find_declared(spec.id)
-    if declared is not None and declared.qrels_sha256 is not None \
-            and result.dataset.qrels_sha256 != declared.qrels_sha256:
-        report.add(path, f"dataset.qrels_sha256 is not the judgments {declared.source} declares for {spec.id}; "
-                         "re-run `irboard evaluate` with its judgments")
-    if result.dataset.split != spec.split:
-        report.add(path, f"dataset.split is {result.dataset.split!r}; {spec.id} is scored on {spec.split!r}")
+    except DatasetLoadError as error:  # its declaration is refused (said once for the declaration too)
+        report.add(path, f"dataset.id: {result.dataset.id} has no valid definition ({one_line(str(error))})")
+        return
+    facts = definition_facts(spec)
+    queries = result.query_ids
+    registered = known_query_ids_sha256(spec.id)
+    known = query_set(spec.id) if query_set is not None else registered
+    for problem in fact_problems(facts, stated_facts(result)):
+        report.add(path, problem)
     for problem in settings_problems(result, spec):
         report.add(path, problem)
     for reference in result.references:
         if reference.metric not in result.metrics:
             report.add(path, f"references: {reference.metric} is cited but not reported; add it to the result "
                              "(`irboard evaluate --metrics`) or leave the reference out")
-    shallow = undetermined(result.metrics, result.settings.top_k, result.dataset.num_docs or spec.num_docs)
+    shallow = undetermined(result.metrics, result.settings.top_k, facts.num_docs)  # never the file's
     if shallow:
         report.add(path, f"metrics: {remedy(shallow, result.settings.top_k)}")
-    queries = result.query_ids
-    registered = known_query_ids_sha256(spec.id)
-    known = query_set(spec.id) if query_set is not None else registered
     if known == registered and spec.num_queries is not None and len(queries) != spec.num_queries:
         report.add(path, f"per_query has {len(queries)} queries, expected {spec.num_queries} "
                          f"(the {spec.split} qrels of {spec.id})")
@@ -112,13 +112,17 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport, query
                          "evaluate on every query of the dataset's official qrels")
 
 
+def stated_facts(result: ResultFile) -> StatedFacts:
+    dataset = result.dataset
+    return StatedFacts(dataset.split, dataset.num_docs, dataset.qrels_sha256,
+                       result.settings.relevance_level)
+
+
 def settings_problems(result: ResultFile, spec) -> list[str]:
-    """Where the result's evaluation settings differ from the dataset's definition in a way that can matter."""
+    """Where the result's identical-ids setting differs from the dataset's definition in a way that can matter (its
+    relevance level is a fact: `facts`)."""
     problems = []
     settings = result.settings
-    if settings.relevance_level != spec.relevance_level:
-        problems.append(f"settings.relevance_level is {settings.relevance_level}; {spec.id} counts grades >= "
-                        f"{spec.relevance_level} as relevant: re-run `irboard evaluate` with the dataset's settings")
     # The setting changes nothing unless a stored ranking holds its own query's id, so such results stand.
     if settings.ignore_identical_ids != spec.ignore_identical_ids and _may_retrieve_own_id(result):
         rule = "drops" if spec.ignore_identical_ids else "keeps"
@@ -239,6 +243,7 @@ def validate_paths(
         report.valid.append(path)
     report.problems.extend(judgments.errors)
     report.problems.extend(_model_disagreements(models))
+    report.problems.extend(declaration_problems())
     return report
 
 
@@ -395,7 +400,7 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
         outcome.ids = (str(entry["model_id"]), dataset_id)
         outcome.note = str(entry["note"])
         outcome.model = str(entry["model"])
-    except (KeyError, TypeError, ValueError, UnknownNameError):
+    except (KeyError, TypeError, ValueError, IrboardError):
         return False
     if verification is not None:
         outcome.verified = verification.complete

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluator.datasets.declared import declaration_problems
 from evaluator.errors import IrboardError, one_line
 from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, build_leaderboard
 from leaderboard.analysis.predictions import Evidence, Predictor, load_evidence
@@ -135,8 +136,10 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     # what was read of each unchanged file is taken from $IRBOARD_CACHE/read (submissions.read_cache)
     loaded = load_results(results_dir, keep_metrics=lambda d: [lookup(d).main_metric], is_verified=is_verified,
                           workers=workers, predictor=predictor, reads=read_cache(),
-                          query_set=registered_query_set(lookup, is_verified), on_run=run_files.keep_decoded)
-    problems = loaded.problems + unknown_datasets(loaded.results, lookup) + _check_output(results_dir, out_dir)
+                          query_set=registered_query_set(lookup, is_verified), on_run=run_files.keep_decoded,
+                          facts=lambda dataset_id: lookup(dataset_id).facts)
+    problems = loaded.problems + unknown_datasets(loaded.results, lookup) + declaration_problems() \
+        + _check_output(results_dir, out_dir)
     loaded.results = mark_reproduced(loaded.results, reproductions_dir, problems)
     if problems:
         raise BuildError(problems)

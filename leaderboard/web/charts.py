@@ -59,8 +59,9 @@ def _layout(title: str, height: int, **extra) -> dict:
     return layout
 
 
-def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, baseline_mean: float | None) -> dict:
-    """Horizontal dot-and-whisker chart: each model's mean with its 95% CI; the best set (★) highlighted."""
+def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, baseline_mean: float | None,
+                   level: str = "95%") -> dict:
+    """Horizontal dot-and-whisker chart: each model's mean with its CI (at `level`); the best set (★) highlighted."""
     models, metric = _plain_all(models)[::-1], _plain(metric)  # Plotly draws the first category at the bottom
     means, low, high, best = (list(values)[::-1] for values in (means, low, high, best))
     colors = [BLUE if flag else GREY for flag in best]
@@ -80,7 +81,7 @@ def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, b
             "width": 3,
         },
         "customdata": [[lo, hi] for lo, hi in zip(_round(low), _round(high), strict=True)],
-        "hovertemplate": "%{y}<br>" + metric + " %{x:.2f}<br>95% CI %{customdata[0]:.2f} to %{customdata[1]:.2f}"
+        "hovertemplate": "%{y}<br>" + metric + " %{x:.2f}<br>" + level + " CI %{customdata[0]:.2f} to %{customdata[1]:.2f}"
         "<extra></extra>",
         "name": metric,
         "showlegend": False,
@@ -93,7 +94,7 @@ def scores_with_ci(models: Sequence[str], means, low, high, best, metric: str, b
     return {
         "data": [trace],
         "layout": _layout(
-            f"{metric} ×100: mean and 95% CI (blue: ★ could be #1, the best set; dashed: baseline)",
+            f"{metric} ×100: mean and {level} CI (blue: ★ could be #1, the best set; dashed: baseline)",
             120 + ROW_PX * len(models),
             xaxis={"title": {"text": f"{metric} ×100"}, "zeroline": False, "gridcolor": "#eaeef2"},
             yaxis={"automargin": True, "type": "category"},
@@ -211,7 +212,7 @@ def wins_ties_losses(models: Sequence[str], wins, ties, losses, baseline: str) -
 
 
 def model_vs_baseline(datasets: Sequence[str], means, low, high, baseline_means, model: str,
-                      baseline: str | None) -> dict:
+                      baseline: str | None, level: str = "95%") -> dict:
     """Grouped bars per dataset: the model (with its CI) and the baseline, main metric of each dataset."""
     datasets, model = _plain_all(datasets), _plain(model)
     baseline = None if baseline is None else _plain(baseline)
@@ -238,7 +239,7 @@ def model_vs_baseline(datasets: Sequence[str], means, low, high, baseline_means,
     return {
         "data": traces,
         "layout": _layout(
-            "Main metric of each dataset ×100, with 95% CI",
+            f"Main metric of each dataset ×100, with {level} CI",
             420,
             barmode="group",
             xaxis={"automargin": True, "type": "category", "tickangle": -30},

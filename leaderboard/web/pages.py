@@ -72,7 +72,7 @@ from leaderboard.web.rank_pages import (
     separability_row,
     statistics_method,
 )
-from leaderboard.web.references import reference_rows
+from leaderboard.web.references import reference_rows, source_rows
 from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.run_files import run_path
 from leaderboard.web.scale_pages import (
@@ -249,7 +249,8 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
         "queries, ×100. – : no result.",
         GROUP_MEANS,
         *(f"{g.name}: {group_method(g)}" for g in groups),
-        f"95% confidence intervals [low, high] of group means: {group_ci_text(board)} Dataset pages give each "
+        f"{best_words.level(board.settings.tests.alpha)} confidence intervals [low, high] of group means: "
+        f"{group_ci_text(board)} Dataset pages give each "
         "dataset's interval.",
         "Mean rank (rank view): each model's rank on every dataset of the group among the re-scored models that "
         "cover the whole group (1 = best, ties share the average rank), averaged with the group's weights.",
@@ -362,9 +363,10 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
     models = dataset.model_ids
     tests = board.settings.tests
     figures = [
-        _figure("fig-scores", f"{metric} with 95% CI", charts.scores_with_ci(
+        _figure("fig-scores", f"{metric} with {best_words.level(tests.alpha)} CI", charts.scores_with_ci(
             models, SCALE * dataset.means, SCALE * dataset.ci[:, 0], SCALE * dataset.ci[:, 1], dataset.best_set, metric,
-            SCALE * float(dataset.means[dataset.position[comparison.model_id]]) if comparison else None)),
+            SCALE * float(dataset.means[dataset.position[comparison.model_id]]) if comparison else None,
+            best_words.level(tests.alpha))),
         _figure("fig-pvalues", "p-values of all pairs" if len(models) <= HEATMAP_MODELS else
                 f"p-values of the pairs among the {HEATMAP_MODELS} best of {len(models):,} models",
                 charts.pvalue_heatmap(models[:HEATMAP_MODELS], dataset.pvalues[:HEATMAP_MODELS, :HEATMAP_MODELS],
@@ -381,7 +383,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
     methods = (
         f"Score: {metric} (this dataset's main metric), the mean over its {len(dataset.query_ids):,} queries, ×100; "
         "the other metric columns are the means stored in each result file.",
-        f"95% CI: {dataset_ci_text(board)}",
+        f"{best_words.level(board.settings.tests.alpha)} CI: {dataset_ci_text(board)}",
         f"Significance: {describe_tests(board)} The tests compare per-query {metric} of every pair of the "
         f"{len(models)} models; the correction runs over all {len(models) * (len(models) - 1) // 2} pairs. "
         f"{family_rule(board)}",
@@ -514,7 +516,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
         [row.dataset_id for row in shown], [SCALE * row.mean for row in shown], [SCALE * row.ci[0] for row in shown],
         [SCALE * row.ci[1] for row in shown],
         [None if row.baseline_mean is None else SCALE * row.baseline_mean for row in shown],
-        model.info.id, board.baseline_id)
+        model.info.id, board.baseline_id, best_words.level(board.settings.tests.alpha))
     return ModelContext(
         page=Page(f"models/{model.slug}.html", model.info.id, root, "models"),
         model=model.info, group_means=GROUP_MEANS, verified=model.verified, tier=model.tier,
@@ -532,6 +534,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
         runs=tuple(Download(dataset_id, root + run_path(model.slug, dataset_id))
                    for dataset_id, result in sorted(model.results.items()) if result.has_run),
         references=reference_rows(model.results),
+        sources=source_rows(model.results),
     )
 
 
@@ -715,6 +718,7 @@ def groups_data(board: Leaderboard) -> dict:
     return {g.name: {"datasets": list(g.dataset_ids), "weights": list(g.weights),
                      "units": [unit_of(d) for d in g.dataset_ids], "models": list(g.ranked_ids),
                      "pairs": family_size(len(g.ranked_ids), board.settings.tests.correction),
+                     "minEquivalence": meta.MIN_EQUIVALENCE_UNITS,  # fewer units: pooled equivalence withheld
                      # the prediction's tau bound (analysis/meta.py): 20% quantiles of chi^2 with 0 .. units df
                      "chi20": [0.0] + [float(scipy_stats.chi2.ppf(meta.UPPER_TAU_QUANTILE, df))
                                        for df in range(1, g.units + 1)]}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluator.result import slugify
-from leaderboard.analysis import best_words, effects
+from leaderboard.analysis import best_words, effects, meta
 from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard, unit_of
 from leaderboard.analysis.stability import SPLITS, group_stability
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
@@ -232,7 +232,7 @@ def size_figure(board: Leaderboard) -> tuple[Figure | None, tuple[str, ...]]:
                                     [info[m].type for m, _, _ in shown], [100 * s.mean for *_, s in shown],
                                     [100 * s.ci[0] for *_, s in shown], [100 * s.ci[1] for *_, s in shown], group.name)
     title = (f"Size against score: the {group.name} mean ({len(group.dataset_ids)} datasets) ×100 of every model "
-             "with one, with its 95% confidence interval, against its parameter count (log scale), one colour per "
+             f"with one, with its {best_words.level(board.settings.tests.alpha)} confidence interval, against its parameter count (log scale), one colour per "
              "model type; lexical models (no learned parameters) are dashed lines at their mean")
     return Figure("fig-size", title, json_text(chart)), tuple(model_id for model_id, _, _ in unplaced)
 
@@ -265,9 +265,13 @@ def predictive_method(board: Leaderboard) -> tuple[str, ...]:
     return (
         "Will A beat B on a dataset like mine? The compare page pools a pair's differences over the datasets of each "
         "group (random effects: each dataset's true difference is drawn around a group mean with spread τ; τ by "
-        "Paule and Mandel, the mean with the Hartung–Knapp interval, t with k − 1 degrees of freedom over k "
-        "datasets, those below one parent as one). The prediction interval is where the true difference on a new "
-        "dataset of the group lies with 95% probability: mean ± t(k − 2) × √(τ² + SE²), with τ at the upper end of "
+        "Paule and Mandel; the mean's interval is the hull of the modified Hartung–Knapp interval (its factor "
+        "floored at 1, so that it is never narrower where τ is estimated 0) and the t-interval of the unweighted "
+        "mean of the datasets (which a link between a dataset's size and its difference does not bias), t with "
+        "k − 1 degrees of freedom over k datasets, those below one parent as one; it keeps its level where the "
+        "datasets differ roughly symmetrically (docs/statistics.md tabulates where it does not). The prediction "
+        "interval is where the true difference on a new dataset of the group lies with "
+        f"{best_words.level(alpha)} probability: mean ± t(k − 2) × √(τ² + SE²), with τ at the upper end of "
         "its one-sided 80% Q-profile interval, since with few datasets or a spread small next to the datasets' own "
         "errors τ is often estimated 0 and the interval would be too narrow (85–91% coverage in the simulation; "
         "with the bound 95–99% for 4–30 datasets). It needs at least three datasets, and it assumes the datasets "
@@ -280,8 +284,10 @@ def predictive_method(board: Leaderboard) -> tuple[str, ...]:
         f"simultaneous interval at α / pairs, lies within ± the margin (two one-sided tests at α / (2 × pairs) "
         f"each); undetermined otherwise. All equivalence claims of a dataset hold together with probability at "
         f"least 1 − α ({alpha:g}), as the significance claims do. On the compare page the pooled difference over a "
-        "group's datasets is equivalent where its Hartung–Knapp interval at α / the group's pairs lies within the "
-        "margin: a claim about the mean over the group's datasets (a new dataset may differ by more).",
+        "group's datasets is equivalent where that interval at α / the group's pairs lies within the margin, the "
+        "same rule over datasets instead of queries; it is withheld below "
+        f"{meta.MIN_EQUIVALENCE_UNITS} datasets, where a rare kind of dataset is often missing from the sample. It "
+        "is a claim about the mean over the group's datasets (a new dataset may differ by more).",
         f"Who could be #1 (★ on every page): the {best_words.level(alpha)} confidence set for the best model keeps "
         "every model that no other is significantly better than in a one-sided paired t-test at α / (models − 1). "
         "Only one model is the true best, so only its hypothesis matters: the set holds it with probability at "

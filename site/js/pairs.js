@@ -97,10 +97,11 @@
   }
 
   /* Random-effects pooling of differences y with variances v (leaderboard/analysis/meta.py): Paule–Mandel tau²,
-     Hartung–Knapp interval of the mean (t, k − 1), prediction interval for a new dataset (t, k − 2, with tau at its
-     80% upper bound) and the probability that the difference there is above 0. chiQuantiles[df]: the 20% quantile
+     interval of the mean (meanInterval), prediction interval for a new dataset (t, k − 2, with tau at its
+     80% upper bound), both at 1 − alpha, and the probability that the difference there is above 0. chiQuantiles[df]: the 20% quantile
      of chi² with df degrees of freedom. */
-  function pool(y, v, chiQuantiles) {
+  function pool(y, v, chiQuantiles, alpha) {
+    alpha = alpha || 0.05;  /* the build's settings.tests.alpha: intervals at 1 − alpha */
     var k = y.length;
     if (k === 1) { return { k: 1, mean: y[0], ci: null, tau: 0, prediction: null, pBeats: null, se: null }; }
     var floor = Math.max(Math.max.apply(null, v), 1e-300) * 1e-12;
@@ -122,26 +123,37 @@
       return (low + high) / 2;
     }
     var tau2 = solve(k - 1);
-    var fit = weighted(tau2), plain = 1 / fit.sw, hk = fit.q / (k - 1) * plain;
-    var half = tQuantileUpper(0.025, k - 1) * Math.sqrt(hk);
-    var result = { k: k, mean: fit.mu, ci: [fit.mu - half, fit.mu + half], tau: Math.sqrt(tau2), prediction: null,
-      pBeats: null, se: Math.sqrt(hk) };
+    var fit = weighted(tau2), plain = 1 / fit.sw, hk = Math.max(fit.q / (k - 1), 1) * plain;  /* q floored at 1 */
+    var plainMean = mean(y), plainSe = Math.sqrt(y.reduce(function (s, x) { return s + (x - plainMean) * (x - plainMean); }, 0) /
+      (k - 1) / k);
+    var result = { k: k, mean: fit.mu, ci: null, tau: Math.sqrt(tau2), prediction: null, pBeats: null,
+      se: Math.sqrt(hk), plainMean: plainMean, plainSe: plainSe };
+    result.ci = meanInterval(result, alpha);
     if (k >= 3) {
       /* tau at its 80% upper Q-profile bound (Q = the 20% quantile of chi² with k − 1 df, from the data file) */
-      var scale = Math.sqrt(solve(chiQuantiles[k - 1]) + Math.max(plain, hk)), spread = tQuantileUpper(0.025, k - 2) * scale;
+      var scale = Math.sqrt(solve(chiQuantiles[k - 1]) + Math.max(plain, hk)), spread = tQuantileUpper(alpha / 2, k - 2) * scale;
       result.prediction = [fit.mu - spread, fit.mu + spread];
       result.pBeats = scale > 0 ? tCdf(fit.mu / scale, k - 2) : (fit.mu > 0 ? 1 : 0);
     }
     return result;
   }
 
-  /* Equivalence of a pooled difference (meta.equivalence): its Hartung–Knapp interval at Bonferroni's level
-     alpha / pairs and whether it lies within ± margin; null with one unit. */
-  function poolEquivalence(fit, alpha, pairs, margin) {
+  /* The interval of the pooled mean at 1 − alpha (meta.mean_interval): the hull of the modified Hartung–Knapp
+     interval and the t-interval of the unweighted mean of the units, t with k − 1 degrees of freedom. */
+  function meanInterval(fit, alpha) {
+    var t = tQuantileUpper(alpha / 2, fit.k - 1);
+    return [Math.min(fit.mean - t * fit.se, fit.plainMean - t * fit.plainSe),
+      Math.max(fit.mean + t * fit.se, fit.plainMean + t * fit.plainSe)];
+  }
+
+  /* Equivalence of a pooled difference (meta.equivalence): its interval at Bonferroni's level alpha / pairs and
+     whether it lies within ± margin, never below minUnits units (withheld: meta.equivalence_withheld); null with
+     one unit. */
+  function poolEquivalence(fit, alpha, pairs, margin, minUnits) {
     if (fit.se === null) { return null; }
-    var half = tQuantileUpper(alpha / Math.max(pairs || 1, 1) / 2, fit.k - 1) * fit.se;
-    var low = fit.mean - half, high = fit.mean + half;
-    return { interval: [low, high], equivalent: low > -margin && high < margin };
+    var interval = meanInterval(fit, alpha / Math.max(pairs || 1, 1)), low = interval[0], high = interval[1];
+    var withheld = fit.k < (minUnits || 0);
+    return { interval: interval, equivalent: !withheld && low > -margin && high < margin, withheld: withheld };
   }
 
   /* Paired differences b − a: their mean, SD (n − 1) and count. */

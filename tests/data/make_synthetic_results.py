@@ -400,6 +400,8 @@ def write_scaled_results(out: Path, n_models: int, n_datasets: int, n_queries: i
                 data["dataset"]["split"] = _scored_split(dataset_id)
                 data["settings"]["top_k"] = depth
                 data["dataset"]["qrels_sha256"] = official[dataset_id].sha256()
+                # its synthetic corpus is not the registered one, whose size a stated num_docs must be
+                data["dataset"]["num_docs"] = None
                 query_ids = sorted(data["per_query"][metrics[0]])
                 run, samples = scored_run(model, by_id[dataset_id], query_ids, depth, judgments[dataset_id])
                 result = rescored(data, run, official[dataset_id], samples)

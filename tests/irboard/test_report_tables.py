@@ -71,7 +71,8 @@ def test_names_are_escaped_in_latex_and_html(report):
     rows = [dict(row, run="a_&%$#{}~^\\<b>") if row["run"] == "bm25" else row for row in report.rows]
     odd = type(report)(rows, "a_&%$#{}~^\\<b>", report.test, report.correction, report.alpha, report.queries)
     first = _body(odd.to_latex())[0][0]
-    assert first == ("a\\_\\&\\%\\$\\#\\{\\}\\textasciitilde{}\\textasciicircum{}\\textbackslash{}<b>")
+    assert first == ("a\\_\\&\\%\\$\\#\\{\\}\\textasciitilde{}\\textasciicircum{}\\textbackslash{}"
+                     "\\textless{}b\\textgreater{}")
     assert "<b>" not in odd._repr_html_().replace("<b>0.", "").replace("<b>1.", "")
     assert "&lt;b&gt;" in odd._repr_html_()
 
@@ -127,3 +128,73 @@ def test_equivalence_is_marked_within_a_wide_margin():
     for name in NAMES[1:]:
         assert ("\\approx" in rows[name.replace("_", "\\_")]) == (name in expected)
     assert wide._repr_html_().count("≈") == len(expected) + 1  # each marked cell and the caption's legend
+
+
+def _renamed(report, names: dict[str, str]):
+    """The report with runs renamed (the baseline too)."""
+    rows = [dict(row, run=names.get(row["run"], row["run"])) for row in report.rows]
+    return type(report)(rows, names.get(report.baseline, report.baseline), report.test, report.correction,
+                        report.alpha, report.queries)
+
+
+@pytest.mark.parametrize(("name", "cell"), [
+    ("[3pt]bm25", "{}[3pt]bm25"),  # \\ and \midrule would take [3pt] as their optional argument
+    ("*bm25", "{}*bm25"),  # ... and * as their star form
+    ("  [x]", "{}  [x]"),  # they look past spaces
+    ("a[1]", "a[1]"),  # only a leading one is read so
+])
+def test_a_run_name_never_becomes_an_argument_of_the_row_before_it(report, name, cell):
+    for old in ("bm25", "splade-tiny"):  # the first row (after \midrule) and the second (after \\)
+        latex = _renamed(report, {old: name}).to_latex()
+        rows = _body(latex)
+        assert cell in [row[0] for row in rows]
+        body = latex.split("\\midrule\n", 1)[1].split("\\bottomrule", 1)[0]
+        assert not any(line.lstrip().startswith(("[", "*")) for line in body.splitlines())
+
+
+def test_a_line_break_in_a_name_stays_in_its_cell(report):
+    odd = _renamed(report, {"bm25": "bm\n\nbm25\r\n|x", "splade-tiny": "sp\u2028lade"})
+    latex = odd.to_latex()
+    body = latex.split("\\midrule\n", 1)[1].split("\\bottomrule", 1)[0]
+    assert "\n\n" not in latex and len(body.strip().splitlines()) == 3  # one line a run; no paragraph break
+    assert _body(latex)[0][0] == "bm bm25 \\textbar{}x" and _body(latex)[1][0] == "sp lade"
+    assert "<th style=\"text-align:left\">bm\n\nbm25\r\n|x</th>" in odd._repr_html_()  # whitespace in HTML
+    markdown = odd.to_markdown()
+    table = markdown.split("\n\n", 1)[0].splitlines()
+    assert len(table) == 2 + len(odd.rows)  # the header, the rule and one line a row
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark").enable("table").parse(markdown)
+    cells = [token.children[0].content if token.children else "" for token in rendered if token.type == "inline"]
+    run = odd.columns.index("run")
+    width = len(odd.columns)
+    assert [cells[width * (i + 1) + run] for i in range(len(odd.rows))] == [
+        {"bm25": "bm bm25 |x", "splade-tiny": "sp lade"}.get(row["run"], row["run"]) for row in report.rows]
+
+
+MARKDOWN_NAMES = ["a|b", "*bold*", "_x_", "`code`", "[link](http://x)", "<b>x</b>", "#h", "a\\|b", "&amp;", "~~s~~",
+                  "$x$"]
+
+
+def test_markdown_shows_every_name_as_written(report):
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    odd = _renamed(report, {"bm25": MARKDOWN_NAMES[0], "splade-tiny": MARKDOWN_NAMES[1]})
+    for name in MARKDOWN_NAMES:
+        odd = _renamed(report, {"bm25": name})
+        html = parser.render(odd.to_markdown())
+        rows = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0].split("<tr>")[1:]
+        assert len(rows) == len(odd.rows)
+        run = odd.columns.index("run")
+        shown = rows[0].split("<td>")[run + 1].split("</td>")[0]
+        assert shown == name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"), (name, shown)
+
+
+@pytest.mark.parametrize("digits", [-1, 11, 1.5, "3", True, None, 10**9])
+def test_a_bad_digits_argument_is_one_irboard_error(report, digits):
+    for render in (report.to_latex, lambda digits: irboard.report_tables.to_html(report, digits)):
+        with pytest.raises(irboard.errors.InputFormatError, match=r"^digits=.*expected a whole number") as caught:
+            render(digits)
+        assert "\n" not in str(caught.value) and type(caught.value) not in (ValueError, TypeError)
+    assert report.to_latex(digits=0).count("\\textbf{") >= 3 and report.to_latex(digits=10)

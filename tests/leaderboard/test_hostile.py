@@ -148,3 +148,11 @@ def test_line_breaks_in_field_names_stay_on_one_line(tmp_path):
         data["model"]["evil\r\nfield\u2028"] = 1
 
     _rejected_by_every_command(tmp_path, edit, "evil\\r\\nfield\\u2028")
+
+
+@pytest.mark.parametrize("artifact", [5, [], "bm25", True])
+def test_an_artifact_that_is_not_an_object_is_one_line(tmp_path, artifact):
+    """Found by the ledger reader's property test (tests/leaderboard/submissions/test_reproductions_fuzz.py): the
+    artifact's kind was read from an object's attributes, and a number had none."""
+    _rejected_by_every_command(tmp_path, lambda data: data["model"].update(artifact=artifact),
+                               "model.artifact.spec: Input should be a valid dictionary")

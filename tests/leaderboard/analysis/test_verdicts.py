@@ -69,6 +69,16 @@ def test_shown_pvalues_keep_their_side_of_alpha_and_small_ones_their_digits():
     assert pvalue_text(0.0499, ALPHA) == "0.0499" and pvalue_text(0.0501, ALPHA) == "0.0501"
 
 
+def _pooled_interval(y, v, oracle, alpha):
+    """The hull of the modified Hartung-Knapp interval (statsmodels' Hartung-Knapp variance floored at the plain
+    random-effects one: q >= 1) and scipy's t-interval of the unweighted mean of y."""
+    k = len(y)
+    se = np.sqrt(max(oracle.var_hksj_re, 1 / np.sum(1 / (v + oracle.tau2))))
+    t = scipy_stats.t.isf(alpha / 2, k - 1)
+    plain = scipy_stats.ttest_1samp(y, 0.0).confidence_interval(1 - alpha)
+    return (min(oracle.mean_effect_re - t * se, plain.low), max(oracle.mean_effect_re + t * se, plain.high))
+
+
 def test_pooling_equals_statsmodels_paule_mandel_with_hartung_knapp():
     rng = np.random.default_rng(11)
     for k in (2, 3, 5, 12, 30):
@@ -78,7 +88,7 @@ def test_pooling_equals_statsmodels_paule_mandel_with_hartung_knapp():
         oracle = combine_effects(y, v, method_re="pm", use_t=True)
         assert np.isclose(pooled.tau ** 2, oracle.tau2, rtol=1e-6, atol=1e-12)
         assert np.isclose(pooled.mean, oracle.mean_effect_re, rtol=1e-9)
-        assert np.allclose(pooled.ci, oracle.conf_int(alpha=0.05, use_t=True)[3], rtol=1e-6)
+        assert np.allclose(pooled.ci, _pooled_interval(y, v, oracle, 0.05), rtol=1e-6)
         if k >= 3:  # the prediction interval, from its formula (Higgins, Thompson & Spiegelhalter 2009)
             variance = max(1 / np.sum(1 / (v + oracle.tau2)), oracle.var_hksj_re)
             # tau at its 80% upper Q-profile bound: the generalised Q at that tau^2 is chi^2_{k-1}'s 20% quantile
@@ -138,19 +148,41 @@ def test_pairs_not_found_different_get_bonferronis_simultaneous_interval_and_equ
     assert set(words[(corrected < ALPHA) & (diff > 0)]) <= {"better"}
 
 
-def test_pooled_equivalence_is_the_hartung_knapp_interval_at_bonferronis_level_within_the_margin():
+def test_the_pooled_interval_is_never_narrower_than_the_modified_hartung_knapp_or_the_unweighted_one():
+    # tau estimated 0 with q < 1: the plain Hartung-Knapp interval would be narrower than the fixed-effect one
+    y = np.array([0.0100, 0.0102, 0.0098, 0.0101, 0.0099])
+    v = np.full(5, 1e-6)
+    fit = meta.pool(y, v)
+    oracle = combine_effects(y, v, method_re="pm", use_t=True)
+    assert fit.tau == 0.0 and oracle.var_hksj_re < 1 / np.sum(1 / v)
+    hk = oracle.conf_int(alpha=0.05, use_t=True)[3]
+    assert fit.ci[1] - fit.ci[0] > hk[1] - hk[0]
+    # one big dataset pulls the weighted mean; the unweighted interval widens the hull towards the others
+    y = np.array([0.00, 0.03, 0.031, 0.029, 0.032, 0.028])
+    v = np.array([1e-8, 4e-4, 4e-4, 4e-4, 4e-4, 4e-4])
+    fit = meta.pool(y, v)
+    assert fit.ci[1] >= scipy_stats.ttest_1samp(y, 0.0).confidence_interval(0.95).high - 1e-12
+
+
+def test_pooled_equivalence_is_the_pooled_interval_at_bonferronis_level_within_the_margin():
     rng = np.random.default_rng(12)
-    y = rng.normal(0.002, 0.001, 6)
-    v = rng.uniform(0.5, 3.0, 6) * 1e-6
+    k = meta.MIN_EQUIVALENCE_UNITS
+    y = rng.normal(0.002, 0.001, k)
+    v = rng.uniform(0.5, 3.0, k) * 1e-6
     fit = meta.pool(y, v)
     oracle = combine_effects(y, v, method_re="pm", use_t=True)
     for pairs in (1, 15):
         low, high, equivalent = meta.equivalence(fit, ALPHA, pairs, margin=0.01)
-        # statsmodels' Hartung-Knapp interval at level alpha / pairs: the simultaneous interval of the family
-        assert np.allclose((low, high), oracle.conf_int(alpha=ALPHA / pairs, use_t=True)[3], rtol=1e-6)
+        assert np.allclose((low, high), _pooled_interval(y, v, oracle, ALPHA / pairs), rtol=1e-6)
         assert equivalent == (low > -0.01 and high < 0.01)
     assert meta.equivalence(fit, ALPHA, 15, margin=0.01)[2]  # a difference of 0.2 points, well measured
     assert not meta.equivalence(fit, ALPHA, 15, margin=abs(fit.mean))[2]  # the interval holds the pooled mean
     wide = meta.equivalence(fit, ALPHA, 15, 0.01)
     assert wide[1] - wide[0] > fit.ci[1] - fit.ci[0]  # Bonferroni's level widens the 95% interval
     assert meta.equivalence(meta.pool([0.001], [1e-6]), ALPHA, 1, 0.01) is None  # one unit: nothing pooled
+    assert meta.equivalence_withheld(k) is None
+    # one unit fewer: the same well-measured difference is withheld, and says why
+    fewer = meta.pool(y[1:], v[1:])
+    low, high, equivalent = meta.equivalence(fewer, ALPHA, 15, 0.01)
+    assert low > -0.01 and high < 0.01 and not equivalent
+    assert meta.equivalence_withheld(k - 1).startswith(f"withheld: {k - 1} dataset units, fewer than the {k}")

@@ -118,6 +118,9 @@ def test_the_compare_page_agrees_with_the_summary_and_the_api(board, page):
         fit = meta.pool(y, v)
         cells = page.locator('#compare-pooled tr[data-group="All datasets"] td').all_text_contents()
         assert cells[0] == "4" and float(cells[1]) == pytest.approx(100 * fit.mean, abs=0.011)
+        # the pooled interval (the hull of the modified Hartung-Knapp and the unweighted t-interval) is meta's
+        numbers = [float(x) for x in re.findall(r"-?\d+\.\d+", cells[2])]
+        assert numbers == pytest.approx([100 * fit.ci[0], 100 * fit.ci[1]], abs=0.02)
         numbers = [float(x) for x in re.findall(r"-?\d+\.\d+", cells[4])]
         assert numbers == pytest.approx([100 * fit.prediction[0], 100 * fit.prediction[1]], abs=0.02)
         assert float(cells[5].rstrip("%")) == pytest.approx(100 * fit.p_beats, abs=1.0)
@@ -126,7 +129,7 @@ def test_the_compare_page_agrees_with_the_summary_and_the_api(board, page):
                               baseline="bm25").pooled_dataframe().iloc[0]
         assert api["pooled"] == pytest.approx(fit.mean) and api["prediction_low"] == pytest.approx(fit.prediction[0])
         # the pooled equivalence verdict: the API over the group's ranked models (the same family: 6 pairs) gives
-        # the page's interval and verdict, the Hartung-Knapp interval at alpha / 6
+        # the page's interval and verdict, meta.mean_interval at alpha / 6
         names = sorted(_runs(root, DATASETS[0]))
         assert len(names) == 4 and NEW in names and all(sorted(_runs(root, d)) == names for d in DATASETS)
         group_api = irboard.compare({name: {d: _runs(root, d)[name] for d in DATASETS} for name in names},
@@ -137,7 +140,9 @@ def test_the_compare_page_agrees_with_the_summary_and_the_api(board, page):
         assert group_api["equivalent"] == equivalent
         numbers = [float(x) for x in re.findall(r"-?\d+\.\d+", cells[6])]
         assert numbers == pytest.approx([100 * low, 100 * high], abs=0.02)
-        assert cells[7] == ("equivalent" if equivalent else "not shown equivalent")
+        # four units are fewer than pooled equivalence needs: withheld, on the page and in the API alike
+        assert not equivalent and group_api["equivalence_note"] == meta.equivalence_withheld(4)
+        assert cells[7] == f"withheld: 4 units, fewer than {meta.MIN_EQUIVALENCE_UNITS}"
         # the forest plot draws that interval beside the others
         forest = page.locator(".compare-forest[open]")
         expect(forest.locator(".ytick text", has_text="pooled (equivalence interval")).to_have_count(1)

@@ -43,16 +43,18 @@ DAY = timedelta(days=1)
 class Repo:
     """A repository holding one round; `main` moves only by merge commits made at the instants given."""
 
-    def __init__(self, root: Path, rules: str = RULES):
+    def __init__(self, root: Path, rules: str | None = RULES):
+        """`rules`: the round.yml on main from the start (None: the round is not declared yet)."""
         self.root, self.private = root / "repo", root / "private"
         self.folder = self.root / "rounds" / "scifact-blind"
         self.folder.mkdir(parents=True)
         self.private.mkdir()
         self.authors: dict[str, str] = {}
-        (self.folder / "round.yml").write_text(rules)
+        if rules is not None:
+            (self.folder / "round.yml").write_text(rules)
         self.git("init", "-q", "-b", "main")
         self.git("add", "-A")
-        self.git("commit", "-q", "-m", "round", at=OPEN - 10 * DAY)
+        self.git("commit", "-q", "--allow-empty", "-m", "round", at=OPEN - 10 * DAY)
 
     def git(self, *args: str, at: datetime = OPEN) -> str:
         env = {"GIT_AUTHOR_DATE": at.isoformat(), "GIT_COMMITTER_DATE": at.isoformat(), "HOME": str(self.root.parent),

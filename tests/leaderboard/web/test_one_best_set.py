@@ -317,3 +317,20 @@ def test_the_method_page_says_which_test_decides_the_star(board, synth):
         dataset = build_leaderboard(loaded.results, settings, lookup=synth.golden_lookup).datasets[0]
         assert {m for m, keep in zip(dataset.model_ids, dataset.best_set, strict=True) if keep} == best_set(
             board["values"], 0.05), test
+
+
+def test_every_printed_interval_level_is_the_settings_level(board):
+    """The confidence intervals are computed and printed at 1 - alpha: at alpha 0.1 the home, ranks and dataset
+    pages say 90% and never 95%, and the dataset's interval is the narrower 90% one."""
+    wide, narrow = (board["sites"][alpha] for alpha in (0.05, 0.1))
+    for path in ("index.html", "ranks.html", f"datasets/{SLUG}.html"):
+        page = (narrow / path).read_text(encoding="utf-8")
+        assert "90%" in page and "95%" not in page, path
+        assert "95%" in (wide / path).read_text(encoding="utf-8"), path
+
+    def interval(site):
+        row = _rows((site / f"datasets/{SLUG}.html").read_text(encoding="utf-8"))["org/a"]
+        return [float(x) for x in re.findall(r"\[(-?\d+\.\d+), (-?\d+\.\d+)\]", row)[0]]
+
+    (low95, high95), (low90, high90) = interval(wide), interval(narrow)
+    assert low95 < low90 < high90 <= high95  # (a score interval may reach 100 at both levels)

@@ -195,27 +195,30 @@
       var v = order.map(function (u) {
         return units[u].reduce(function (s, id) { return s + byId[id].variance; }, 0) / (units[u].length * units[u].length);
       });
-      var fit = pairs.pool(y, v, group.chi20), first = byId[units[order[0]][0]];
-      rows.push({ name: name, units: order, y: y, v: v, fit: fit, margin: first.margin,
-        equivalence: pairs.poolEquivalence(fit, first.alpha, group.pairs, first.margin) });
+      var first = byId[units[order[0]][0]], fit = pairs.pool(y, v, group.chi20, first.alpha);
+      rows.push({ name: name, units: order, y: y, v: v, fit: fit, margin: first.margin, alpha: first.alpha,
+        equivalence: pairs.poolEquivalence(fit, first.alpha, group.pairs, first.margin, group.minEquivalence) });
     });
     if (!rows.length) { return section; }
+    var level = String(+(100 * (1 - rows[0].alpha)).toPrecision(10)) + "%";  /* best_words.level */
     var table = document.createElement("table");
     table.className = "results";
     table.id = "compare-pooled";
     table.createCaption().textContent = "Will " + nameB + " beat " + nameA + " on a new dataset of the group? " +
-      "Random-effects pooling of the per-dataset differences (×100): the pooled difference with its 95% " +
-      "Hartung–Knapp interval (for these datasets' population, not corrected for the number of pairs: a different " +
-      "question from the group mean's test above), τ the spread of the true differences between datasets, the 95% " +
+      "Random-effects pooling of the per-dataset differences (×100): the pooled difference with its " + level + " " +
+      "interval (the hull of the modified Hartung–Knapp interval and the t-interval of the unweighted mean of the " +
+      "units; for these datasets' population, not corrected for the number of pairs: a different " +
+      "question from the group mean's test above), τ the spread of the true differences between datasets, the " + level + " " +
       "prediction interval for a new dataset's true difference and the probability that " + nameB + " is better " +
       "there. It assumes the group's datasets are exchangeable: a new dataset is like a random one of them. " +
-      "Equivalence: the pooled difference's Hartung–Knapp interval at Bonferroni's level (α / the group's pairs, " +
+      "Equivalence: the same interval at Bonferroni's level (α / the group's pairs, " +
       "the family of the group's verdicts above) — the interval this verdict rests on; equivalent where it lies " +
       "within ± the margin (" + (100 * rows[0].margin).toFixed(2) + " ×100), so all such claims hold together " +
-      "with probability at least 1 − α. It speaks of the mean over the group's datasets: a new dataset may still " +
-      "differ by more (the prediction interval).";
+      "with probability at least 1 − α; withheld with fewer than " + groups[rows[0].name].minEquivalence +
+      " units, where a rare kind of dataset is often missing from the sample. It speaks of the mean over the " +
+      "group's datasets: a new dataset may still differ by more (the prediction interval).";
     var head = table.createTHead().insertRow();
-    ["Group", "Units pooled", "Pooled Δ", "95% CI (Hartung–Knapp)", "τ", "95% prediction interval",
+    ["Group", "Units pooled", "Pooled Δ", level + " CI (pooled)", "τ", level + " prediction interval",
       "P(" + nameB + " better on a new dataset)", "Interval of the equivalence verdict", "Pooled equivalence"].forEach(function (text) {
       var th = document.createElement("th");
       th.scope = "col";
@@ -234,15 +237,16 @@
       cell(row, fit.prediction ? pairs.range(fit.prediction) : "– (needs 3 datasets)");
       cell(row, fit.pBeats === null ? "–" : (100 * fit.pBeats).toFixed(0) + "%");
       cell(row, pairs.range(item.equivalence.interval));
-      cell(row, item.equivalence.equivalent ? "equivalent" : "not shown equivalent");
+      cell(row, item.equivalence.withheld ? "withheld: " + fit.k + " units, fewer than " +
+        groups[item.name].minEquivalence : item.equivalence.equivalent ? "equivalent" : "not shown equivalent");
     });
     section.appendChild(wrapped(table, "compare-pooled-caption"));
     var note = document.createElement("p");
     note.className = "note";
     note.textContent = "Forest plots: each dataset's difference with its own 95% interval (secondary: not corrected " +
       "for the number of pairs; the verdicts above rest on the corrected ones), the pooled difference with its " +
-      "Hartung–Knapp interval, its equivalence interval (Bonferroni's level) against the shaded margin and the " +
-      "95% prediction interval for a new dataset of the group.";
+      level + " interval, its equivalence interval (Bonferroni's level) against the shaded margin and the " +
+      level + " prediction interval for a new dataset of the group.";
     section.appendChild(note);
     rows.forEach(function (item, index) {
       var details = document.createElement("details");
@@ -276,8 +280,9 @@
       .concat(highs.filter(function (x, k) { return k !== item.units.length + 1; }), [-item.margin, item.margin]);
     var left = Math.min.apply(null, others), right = Math.max.apply(null, others), pad = 0.08 * (right - left);
     var beyond = equivalence[0] < left - pad || equivalence[1] > right + pad;
-    var labels = item.units.concat(["pooled (95% CI)", "pooled (equivalence interval" +
-      (beyond ? ", beyond the axis: see the table)" : ")"), "new dataset (95% prediction)"]);
+    var level = String(+(100 * (1 - item.alpha)).toPrecision(10)) + "%";
+    var labels = item.units.concat(["pooled (" + level + " CI)", "pooled (equivalence interval" +
+      (beyond ? ", beyond the axis: see the table)" : ")"), "new dataset (" + level + " prediction)"]);
     var centres = item.y.concat([item.fit.mean, item.fit.mean, item.fit.mean]);
     window.irboardPlot(plot, [{
       type: "scatter", mode: "markers", y: labels.map(plain), x: centres.map(function (x) { return 100 * x; }),
