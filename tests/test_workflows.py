@@ -1,5 +1,6 @@
 """The GitHub Actions workflows: linted, least privilege, pinned actions, and their commands run on fixtures."""
 
+import hashlib
 import json
 import os
 import re
@@ -692,16 +693,36 @@ def test_the_reproduce_workflow_chooses_only_result_files(tmp_path, event, reque
     assert (done.returncode != 0) == fails, done.stdout + done.stderr
     if not fails:
         assert (repo / "chosen.nul").read_text().split("\0")[:-1] == chosen
+        # reported with each file's sha256 before anything runs: the record job accepts records of these only
+        sha = hashlib.sha256(b"{}\n").hexdigest()
+        assert (repo / "github-output").read_text() == "chosen=" + " ".join(f"{n}={sha}" for n in chosen) + "\n"
         budget = (tmp_path / "env").read_text() if (tmp_path / "env").exists() else ""
         assert ("MAX_DOCS=" in budget) == (event == "workflow_dispatch")
 
 
+CHOSEN_SHA = "ab" * 32  # the sha256 the reproduce job reported for the result it chose
+
+
+def test_the_reproduce_workflow_runs_submitted_code_for_one_result_only(tmp_path):
+    repo, before = _repo_with_results(tmp_path)
+    step = _reproduce_step("reproduce", "Choose the results to reproduce")
+    env = {"EVENT": "workflow_dispatch", "BEFORE": before, "REQUESTED": "", "GITHUB_ENV": str(tmp_path / "env"),
+           "SUBMITTED_CODE": "--run-submitted-code"}
+    done = _run_step(step, repo, env)
+    assert done.returncode == 1 and "name exactly one result to run submitted code" in done.stdout
+    done = _run_step(step, repo, {**env, "REQUESTED": "results/bm25/beir__scifact.json"})
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize(("name", "content", "proposed"), [
-    ("bm25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, True),
-    ("bm25/deep/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, False),
-    ("BM25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "ab" * 32}, False),
-    ("bm25/beir__scifact.json", {"format": "other", "result_sha256": "ab" * 32}, False),
+    ("bm25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": CHOSEN_SHA}, True),
+    ("bm25/deep/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": CHOSEN_SHA}, False),
+    ("BM25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": CHOSEN_SHA}, False),
+    ("bm25/beir__scifact.json", {"format": "other", "result_sha256": CHOSEN_SHA}, False),
     ("bm25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "x", "pad": "y" * 5000}, False),
+    # a result this run did not choose (written by submitted code that found the records folder), or other bytes
+    ("splade-tiny/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": CHOSEN_SHA}, False),
+    ("bm25/beir__scifact.json", {"format": "irboard-reproduction/1", "result_sha256": "cd" * 32}, False),
 ])
 def test_the_record_job_proposes_only_checked_records(tmp_path, name, content, proposed):
     remote = tmp_path / "remote.git"
@@ -712,7 +733,8 @@ def test_the_record_job_proposes_only_checked_records(tmp_path, name, content, p
     incoming.parent.mkdir(parents=True, exist_ok=True)
     incoming.write_text(json.dumps(content))
     done = _run_step(_reproduce_step("record", "Check the records and propose them"), repo,
-                     {"GH_TOKEN": "t", "RUN_ID": "77", "HOME": str(tmp_path)})
+                     {"GH_TOKEN": "t", "RUN_ID": "77", "HOME": str(tmp_path),
+                      "CHOSEN": f"results/bm25/beir__scifact.json={CHOSEN_SHA}"})
     assert (done.returncode == 0) == proposed, done.stdout + done.stderr
     log = (repo / "gh.log").read_text() if (repo / "gh.log").exists() else ""
     assert ("pr create --base main --head reproductions/run-77" in log) == proposed

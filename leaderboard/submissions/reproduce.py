@@ -3,8 +3,10 @@
 A result is *reproduced* when the re-run, with the weights of the declared revision, gives the stored ranking: the
 same documents in the same order at every query's stored depth (documents whose scores agree within the tolerance
 may change places: they are tied within it), the same judged documents at the same ranks below
-it (`run.below`), the same ranking lengths, and every score within `RELATIVE_TOLERANCE` of the stored one (scores
-differ in their last bits between CPUs, GPUs and library versions; documents may not). The outcome is a
+it (`run.below`), the same ranking lengths, every per-query value re-scored from the re-run's ranking equal to the
+stored one exactly (so a swap within the tolerance only passes when it changes no value: a ranking whose relevant
+documents were lifted past near-ties is refused), and every score within `RELATIVE_TOLERANCE` of the stored one
+(scores differ in their last bits between CPUs, GPUs and library versions; documents may not). The outcome is a
 `Reproduction`; `leaderboard.submissions.reproductions` keeps the successful ones in the ledger.
 """
 
@@ -81,14 +83,17 @@ def compare_runs(stored: ResultFile, fresh: ResultFile, tolerance: float = RELAT
     wrong = np.flatnonzero(ids_a != ids_b)
     for q in np.unique(np.searchsorted(a.offsets, wrong, side="right") - 1):
         start, end = int(a.offsets[q]), int(a.offsets[q]) + int(a.lengths[q])
-        fresh = dict(zip(ids_b[start:end].tolist(), b.scores[start:end].tolist(), strict=True))
-        scores = [fresh.get(doc, np.nan) for doc in ids_a[start:end].tolist()]
+        rescored = dict(zip(ids_b[start:end].tolist(), b.scores[start:end].tolist(), strict=True))
+        scores = [rescored.get(doc, np.nan) for doc in ids_a[start:end].tolist()]
         gaps = _relative(np.array(scores, dtype=np.float64), a.scores[start:end])
         if not (gaps <= tolerance).all():  # not a swap of documents tied within the tolerance
             i = int(wrong[np.searchsorted(wrong, start)])
             return (f"query {stored.query_ids[q]!r} rank {i - start + 1}: the result has {ids_a[i]!r}, the "
                     f"re-run {ids_b[i]!r}"), 0.0
         aligned[start:end] = scores
+    difference = _compare_values(stored, fresh)
+    if difference:
+        return difference, 0.0
     gaps = _relative(aligned, a.scores)
     worst = float(gaps.max(initial=0.0))
     if worst > tolerance:
@@ -102,6 +107,20 @@ def compare_runs(stored: ResultFile, fresh: ResultFile, tolerance: float = RELAT
     if a.below is not None:
         worst = max(worst, float(_relative(b.below.scores, a.below.scores).max(initial=0.0)))
     return "", worst
+
+
+def _compare_values(stored: ResultFile, fresh: ResultFile) -> str:
+    """The first per-query value of the result that the re-run's ranking does not give exactly."""
+    for name in sorted(stored.per_query):
+        if name not in fresh.per_query:
+            return f"the re-run was not scored with {name}"
+        differing = np.flatnonzero(stored.per_query[name] != fresh.per_query[name])
+        if differing.size:
+            q = int(differing[0])
+            return (f"query {stored.query_ids[q]!r}: {name} {float(stored.per_query[name][q])!r} in the result, "
+                    f"{float(fresh.per_query[name][q])!r} from the re-run's ranking (re-scored values must be equal; "
+                    "scores within the tolerance only decide ties)")
+    return ""
 
 
 def _compare_below(stored: ResultFile, a: Run, b: Run, tolerance: float) -> str:

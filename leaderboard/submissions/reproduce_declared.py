@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -36,6 +37,7 @@ class NotReproduced(IrboardError):
 def run_declared(artifact: ScriptArtifact | ContainerArtifact, data_folder: Path, work: Path,
                  timeout_s: float = COMMAND_TIMEOUT_S) -> Path:
     """Run the artifact's command on `data_folder`; the run file it wrote (NotReproduced when it did not)."""
+    work.mkdir(exist_ok=True)
     run_file = work / "run.trec"
     if isinstance(artifact, ScriptArtifact):
         checkout = work / "checkout"
@@ -102,19 +104,32 @@ def _git(args: list[str], env: dict, cwd: Path, what: str) -> None:
 
 
 def _run(argv: list[str], cwd: Path, timeout_s: float, what: str) -> None:
-    # stderr goes to a file and only its end is read: a submitted command can print without bound
+    # stderr goes to a file and only its end is read: a submitted command can print without bound. It runs in a
+    # session of its own, ended with the command, so no process it left in the background outlives it.
     with tempfile.TemporaryFile() as errors:
         try:
-            answer = subprocess.run(argv, cwd=cwd, env=_plain_env(cwd), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=errors, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            raise NotReproduced(f"{what} ran past {timeout_s:g} s") from None
+            process = subprocess.Popen(argv, cwd=cwd, env=_plain_env(cwd), stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
         except OSError as error:
             raise NotReproduced(f"{what} could not start: {error.strerror or error}") from None
-        if answer.returncode != 0:
+        try:
+            returncode = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise NotReproduced(f"{what} ran past {timeout_s:g} s") from None
+        finally:
+            _end_session(process)
+        if returncode != 0:
             errors.seek(max(errors.seek(0, os.SEEK_END) - _STDERR_TAIL, 0))
             said = _last_line(errors.read().decode("utf-8", errors="replace"))
-            raise NotReproduced(f"{what} failed (exit status {answer.returncode}){': ' + said if said else ''}")
+            raise NotReproduced(f"{what} failed (exit status {returncode}){': ' + said if said else ''}")
+
+
+def _end_session(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
 
 
 def _plain_env(home: Path) -> dict:
@@ -163,6 +178,14 @@ def rerun_declared(stored: ResultFile, data_dir: Path | str | None, cache_dir=No
                            "--data-dir with the dataset's folder (BEIR layout)")
     dataset = load_dataset(stored.dataset.id, data_dir=data_dir, cache_dir=local_cache_dir(cache_dir),
                            split=stored.dataset.split)
+    from leaderboard.submissions.disguise import NotBlind, map_back, max_run_bytes, write_blind_copy
+
     with tempfile.TemporaryDirectory(prefix="irboard-reproduce-") as work:
-        run_file = run_declared(stored.model.artifact, Path(data_dir), Path(work), timeout_s)
-        return rescore_run_file(stored, run_file, dataset)
+        work = Path(work)
+        disguise = write_blind_copy(dataset, work / "data")  # corpus and queries only, renamed and shuffled
+        run_file = run_declared(stored.model.artifact, work / "data", work / "run", timeout_s)
+        try:
+            mapped = map_back(run_file, disguise, work / "mapped.trec", max_run_bytes(stored))
+        except NotBlind as error:
+            raise NotReproduced(str(error)) from None
+        return rescore_run_file(stored, mapped, dataset)

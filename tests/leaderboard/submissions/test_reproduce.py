@@ -121,7 +121,8 @@ def test_the_command_records_only_what_it_reproduced(bm25_scifact, tmp_path, cap
     out, err = capsys.readouterr()
     assert code == 1
     lines = out.splitlines()
-    assert len(lines) == 3 and lines[0].startswith(f"{bm25_scifact}: reproduced by bm25 (300 queries to depth 100")
+    assert len(lines) == 4 and lines[3] == f"{bm25_scifact}: recorded in {ledger / 'bm25' / 'beir__scifact.json'}"
+    assert lines[0].startswith(f"{bm25_scifact}: reproduced by bm25 (300 queries to depth 100")
     assert lines[1].startswith(f"{tampered}: not reproduced by bm25: query ") and " rank 1: " in lines[1]
     assert lines[2].startswith(f"{no_artifact}: model.artifact: no artifact declared")
     assert err.strip() == "error: 2 of 3 result(s) not reproduced; each line above names the first difference"
