@@ -769,6 +769,11 @@ def _readable(header: Header) -> dict[str, Any]:
     return data
 
 
+def encode_ids(doc_ids: Sequence[str]) -> str:
+    """The stored ranking's doc-id table as a text column (an `IdTable` without a Python string per id)."""
+    return encode_text(doc_ids.joined()) if isinstance(doc_ids, IdTable) else encode_strings(doc_ids)
+
+
 def dump_result(result: ResultFile) -> str:
     """Deterministic version-3 text: readable blocks with sorted keys and rounded means, then the columns."""
     header = _readable(result.header)
@@ -784,8 +789,7 @@ def dump_result(result: ResultFile) -> str:
         document["full"] = result.full.model_dump(mode="json")
     if result.run is not None:
         run = result.run
-        ids = encode_text(run.doc_ids.joined()) if isinstance(run.doc_ids, IdTable) else encode_strings(run.doc_ids)
-        document["run"] = {"depth": run.depth, "doc_ids": ids,
+        document["run"] = {"depth": run.depth, "doc_ids": encode_ids(run.doc_ids),
                            "lengths": encode_array(run.lengths, "<u4"), "docs": encode_array(run.docs, "<u4"),
                            "scores": encode_array(run.scores, "<f8")}
         if run.below is not None:
