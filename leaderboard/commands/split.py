@@ -24,11 +24,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from evaluator.errors import IrboardError
     from leaderboard.submissions.full import add_full_run, split_result
+    from leaderboard.submissions.verify import qrels_for
 
     if args.run is not None:
         if len(args.paths) != 1:
             raise IrboardError("split --run: give one result file, the one the run was evaluated into")
-        full = add_full_run(args.paths[0], args.run, url_base=args.url_base, out_dir=args.out_dir)
+        full = add_full_run(args.paths[0], args.run, url_base=args.url_base, out_dir=args.out_dir,
+                            judgments=lambda dataset_id, split: qrels_for(dataset_id, split, {}, None))
         print(f"{args.paths[0]}: run.full recorded; upload {args.out_dir / f'{full.sha256}.run'} ({full.bytes} bytes) "
               f"to {full.url}")
         return 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -246,12 +247,11 @@ def _first_difference(cut: Run, stored: Run, query_ids) -> str | None:
     return f"query {query_ids[row]!r}'s ranked documents or scores"
 
 
-def add_full_run(path: Path, run_path: Path, url_base: str, out_dir: Path) -> FullAddress:
+def add_full_run(path: Path, run_path: Path, url_base: str, out_dir: Path,
+                 judgments: Callable[[str, str], Qrels | None]) -> FullAddress:
     """Copy the run file at `run_path` to `out_dir/<sha256>.run` (to be uploaded under `url_base`) and record it in
-    the result at `path` as `run.full`, after checking (against the dataset's judgments, where at hand) that the run
-    holds exactly the stored ranking."""
-    from leaderboard.submissions.verify import qrels_for
-
+    the result at `path` as `run.full`, after checking that the run holds exactly the stored ranking against
+    `judgments(dataset_id, split)` (`verify.qrels_for`; None: none at hand, validate checks it later)."""
     result = read_result(path)
     if result.full is not None or result.run is None:
         raise ResultValidationError(f"{path}: {'a split file' if result.full is not None else 'stores no ranking'}; "
@@ -272,7 +272,7 @@ def add_full_run(path: Path, run_path: Path, url_base: str, out_dir: Path) -> Fu
         raise ResultValidationError(f"--url-base {url_base!r}: expected an http:// or https:// address without "
                                     "spaces or quotes") from None
     try:
-        qrels = qrels_for(result.dataset.id, result.dataset.split, {}, None)
+        qrels = judgments(result.dataset.id, result.dataset.split)
     except DatasetLoadError:
         qrels = None  # validate checks it once the judgments can be had
     if qrels is not None and tuple(qrels.query_ids) == result.query_ids:

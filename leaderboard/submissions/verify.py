@@ -288,7 +288,7 @@ class Judgments:
                 self.errors.append(f"{result.model.id} on {result.dataset.id}: full file not available: {error}")
                 return None
             return verify_result(result, qrels)
-        if result.run.full is not None and tuple(qrels.query_ids) == result.query_ids:
+        if result.run is not None and result.run.full is not None and tuple(qrels.query_ids) == result.query_ids:
             return self._verify_full_run(result, qrels)
         return self.verify(result, qrels, file_sha256)
 
