@@ -139,9 +139,8 @@ def ranking_report(path: Path, run_path: Path | None) -> None:
     import shutil
     import tempfile
 
-    from evaluator.inflate import inflate
     from evaluator.result import encode_ids
-    from evaluator.trec import rank_trec_run
+    from evaluator.trec import input_bytes, rank_trec_run
     from leaderboard.submissions.verify import qrels_for
 
     result = read_result(path)
@@ -157,7 +156,8 @@ def ranking_report(path: Path, run_path: Path | None) -> None:
              "scores": len(columns.encode_array(run.scores, "<f8")),
              "lengths": len(columns.encode_array(run.lengths, "<u4"))}
     if run_path is not None:
-        text = bytes(inflate(run_path, str(run_path)))
+        with input_bytes(run_path) as (content, _, _):
+            text = bytes(content)
     else:
         text = "".join(f"{q} Q0 {doc} {rank} {score:.6f} irboard\n" for q, ranking in result.rankings().items()
                        for rank, (doc, score) in enumerate(ranking, 1)).encode()
