@@ -211,6 +211,22 @@ def assemble_result(
     return build(run)
 
 
+# A whole ranking is tried only when its top, encoded, extrapolates to within this share over the cap: deeper
+# entries rarely cost less than the top's (ids recur less), and trying costs reading the run again.
+TRY_WHOLE_MARGIN = 1.25
+
+
+def may_fit_whole(top: Run, entries: int, num_queries: int) -> bool:
+    """Could the whole ranking (`entries` in all) fit the cap, judged from its top `top` (as read)? The bytes an
+    entry of the top's columns, times every entry, against the cap (with TRY_WHOLE_MARGIN): a cheap test that spares
+    reading a run far over the cap whole (MS MARCO's 6,980 x 1,000)."""
+    stored = int(top.docs.size)
+    if not stored or entries <= stored:
+        return True
+    part = len(encode_ids(top.doc_ids)) + len(encode_array(top.docs, "<u4")) + len(encode_array(top.scores, "<f8"))
+    return part / stored * entries <= TRY_WHOLE_MARGIN * size_limit(num_queries)
+
+
 # JSON around the run's columns in a written file: its keys, quotes, indentation and the depth (under 200 bytes)
 RUN_BLOCK_OVERHEAD = 256
 

@@ -9,9 +9,10 @@ import shlex
 import sys
 from dataclasses import replace
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
-from evaluator.assemble import RunMetadata, assemble_result, needs_below
+from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, may_fit_whole, needs_below
 from evaluator.errors import IrboardError, OutputExistsError
 from evaluator.metadata import missing_note
 from evaluator.metrics import DEFAULT_MEASURES, evaluate, parse_measures
@@ -284,20 +285,24 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
                     qrels_path, args.dataset_id, official.qrels.name)
     check_declared_judgments(spec.id, qrels, qrels_path)
     size_mb = args.run.stat().st_size / 1e6 if args.run.exists() else 0
-    # the whole ranking is read: assemble_result keeps it, or the top 100 and the judged documents below (Run.below);
-    # with --stored-depth only that top and the judged documents below it
+    # the top 100 and the judged documents below (Run.below), or --stored-depth's; then the whole ranking when it
+    # may fit the result's size cap (assemble_result keeps it if it does)
     cutoffs = [m.cutoff for m in measures]
     label_depth = None if None in cutoffs else max(cutoffs)  # no measure looks further
-    keep = args.stored_depth
+    keep = args.stored_depth or MIN_RUN_DEPTH
+    read = partial(read_run_file, args.run, qrels, args.run_format, ignore_identical_ids=ignore_identical_ids,
+                   label_depth=label_depth)
     with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
-        reading = read_run_file(args.run, qrels, args.run_format, ignore_identical_ids=ignore_identical_ids,
-                                keep_top=keep, label_depth=label_depth,
-                                judged_below=keep is not None and needs_below(measures, keep))
+        reading = read(keep_top=keep, judged_below=needs_below(measures, keep))
+        entries = int(reading.ranking.ranked.lengths.sum())
+        whole = args.stored_depth is None and may_fit_whole(reading.ranking.top, entries, len(qrels.query_ids))
+        if whole:  # read again, whole: assemble_result keeps it if the file then fits its cap
+            reading = read(keep_top=None)
     for note in reading.notes:
         log.warning("%s", note)
     ranked, top = reading.ranking.ranked, reading.ranking.top
     top_k = run_depth(args.depth, int(ranked.lengths.max(initial=0)), args.run)
-    if keep is None:
+    if whole:
         top = replace(top, depth=top_k)  # every ranking read whole
     meta = RunMetadata(
         model={

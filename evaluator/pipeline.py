@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from evaluator.artifact import declare_artifact
-from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below
+from evaluator.assemble import (
+    MIN_RUN_DEPTH,
+    RunMetadata,
+    assemble_result,
+    may_fit_whole,
+    needs_below,
+    stored_depth,
+)
 from evaluator.below import Below
 from evaluator.errors import IrboardError
 from evaluator.id_table import IdTable
@@ -226,11 +234,14 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     del index, queries
     _release_on_ray(engine)
     with step("ranking and scoring", timings, "metrics_s"):
-        # whole rankings, unless told a depth: assemble_result keeps them whole where the file's size cap allows
-        depth = top_k if keep_depth is None else max(1, min(keep_depth, top_k))
-        ranked, top, below = ranked_from_topk(scores, positions, query_ids, ids, qrels, spec.ignore_identical_ids,
-                                              depth < top_k and needs_below(measures, depth), depth, top_k,
-                                              label_depth=_deepest_rank(measures))
+        # the top 100 (or keep_depth) and the judged entries below; then, when the whole may fit the file's size
+        # cap, the whole rankings (assemble_result keeps them if they do)
+        depth = stored_depth(top_k) if keep_depth is None else max(1, min(keep_depth, top_k))
+        rank = partial(ranked_from_topk, scores, positions, query_ids, ids, qrels, spec.ignore_identical_ids,
+                       top_k=top_k, label_depth=_deepest_rank(measures))
+        ranked, top, below = rank(depth < top_k and needs_below(measures, depth), depth)
+        if keep_depth is None and depth < top_k and may_fit_whole(top, int(ranked.lengths.sum()), len(qrels.query_ids)):
+            ranked, top, below = rank(False, top_k)
     del scores, positions
     _release_on_ray(engine)
     info = model.info
