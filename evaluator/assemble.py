@@ -227,8 +227,9 @@ def may_fit_whole(top: Run, entries: int, num_queries: int) -> bool:
     return part / stored * entries <= TRY_WHOLE_MARGIN * size_limit(num_queries)
 
 
-# JSON around the run's columns in a written file: its keys, quotes, indentation and the depth (under 200 bytes)
-RUN_BLOCK_OVERHEAD = 256
+# Room kept beside a whole ranking's columns: the JSON around them (keys, quotes, indentation: under 200 bytes) and
+# what `evaluate` may add after assembling (up to 20 `--reference` figures, each under 600 bytes)
+RUN_BLOCK_OVERHEAD = 16_384
 
 
 def fits_cap(result: ResultFile) -> bool:
