@@ -1,6 +1,7 @@
 """Benchmark: bytes per query of a result file in the stored form and in the alternatives we weighed.
 
 Usage: python benchmarks/result_size.py RESULT.json [RESULT.json ...]
+       python benchmarks/result_size.py --ranking RESULT.json [--run RUN]
 
 For each result (any schema version), prints the bytes per query of:
 - v3 as stored (what `irboard evaluate` / `irboard migrate` write), and each of its parts;
@@ -9,6 +10,13 @@ For each result (any schema version), prints the bytes per query of:
 - expanded JSON (everything as JSON numbers and strings, as versions 1 and 2 stored all but the samples);
 - that expanded JSON compressed with zlib (level 6), as a .json.gz would hold it;
 - parquet (pyarrow, zstd): per-query values, run and score samples as three tables, the header as JSON.
+
+With `--ranking`: what the result's whole ranking takes stored (its columns, bytes a query and an entry; read from
+`--run` when the result keeps only depth 100 and the judged documents below), against the same run as a gzipped
+TREC file (`--run`'s text, else the stored ranking written out with six-decimal scores, as Pyserini writes them,
+gzip level 6), and the wall time of `irboard validate RESULT` in a fresh process with a fresh cache (official
+judgments from $IRBOARD_MIRROR when set). With `--run` and a result stored to depth 100, also the full-run route:
+`irboard split RESULT --run RUN` (on a copy), then `irboard validate` fetching the run from a mirror folder.
 """
 
 from __future__ import annotations
@@ -111,11 +119,88 @@ def report(path: Path) -> None:
         print(f"  {label:<34} {size:>11,} bytes {size / n:>9,.0f} per query")
 
 
+def _timed_irboard(*arguments: str, env: dict[str, str]) -> tuple[float, str]:
+    """Wall seconds and last output line of `irboard ARGUMENTS` in a fresh process."""
+    import os
+    import subprocess
+    import time
+
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "leaderboard.cli", *arguments], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env}, check=False)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"irboard {' '.join(arguments)} failed:\n{done.stdout}{done.stderr}")
+    return wall, done.stdout.strip().splitlines()[-1]
+
+
+def ranking_report(path: Path, run_path: Path | None) -> None:
+    import gzip
+    import shutil
+    import tempfile
+
+    from evaluator.result import encode_ids
+    from evaluator.trec import input_bytes, rank_trec_run
+    from leaderboard.submissions.verify import qrels_for
+
+    result = read_result(path)
+    n, run = len(result.query_ids), result.run
+    whole = run.below is None and run.depth >= result.settings.top_k
+    if not whole:
+        if run_path is None:
+            raise SystemExit(f"{path}: stores depth {run.depth} and the judged documents below; give --run")
+        qrels = qrels_for(result.dataset.id, result.dataset.split, {}, None)
+        run = rank_trec_run(run_path, qrels, result.settings.ignore_identical_ids, keep_top=None)[1]
+    entries = int(run.docs.size)
+    parts = {"doc_ids": len(encode_ids(run.doc_ids)), "docs": len(columns.encode_array(run.docs, "<u4")),
+             "scores": len(columns.encode_array(run.scores, "<f8")),
+             "lengths": len(columns.encode_array(run.lengths, "<u4"))}
+    if run_path is not None:
+        with input_bytes(run_path) as (content, _, _):
+            text = bytes(content)
+    else:
+        text = "".join(f"{q} Q0 {doc} {rank} {score:.6f} irboard\n" for q, ranking in result.rankings().items()
+                       for rank, (doc, score) in enumerate(ranking, 1)).encode()
+    gz = len(gzip.compress(text, 6))
+    stored = sum(parts.values())
+    print(f"\n{path}: {n:,} queries, {entries:,} entries (depth {int(run.lengths.max(initial=0))}), the whole "
+          f"ranking {'stored' if whole else 'not stored (over the cap)'}; file {path.stat().st_size:,} bytes, cap "
+          f"{columns_cap(n):,}")
+    print(f"  whole ranking as stored columns {stored:>13,} bytes {stored / n:>9,.0f} a query {stored / entries:6.2f} "
+          "an entry")
+    for name, size in parts.items():
+        print(f"    of which {name:<20} {size:>13,} bytes {size / n:>9,.0f} a query {size / entries:6.2f} an entry")
+    print(f"  TREC run, gzip -6                {gz:>13,} bytes {gz / n:>9,.0f} a query {gz / entries:6.2f} an entry "
+          f"(stored / gzip = {stored / gz:.2f}; plain TREC {len(text) / n:,.0f} a query)")
+    with tempfile.TemporaryDirectory() as work:
+        wall, line = _timed_irboard("validate", str(path), env={"IRBOARD_CACHE": f"{work}/cache"})
+        print(f"  irboard validate: {wall:.2f} s wall ({line})")
+        if not whole and run_path is not None:
+            copy = Path(work) / "results" / path.parent.name / path.name
+            copy.parent.mkdir(parents=True)
+            shutil.copy(path, copy)
+            _timed_irboard("split", str(copy), "--run", str(run_path), "--out-dir", f"{work}/upload",
+                           env={"IRBOARD_CACHE": f"{work}/cache-split"})
+            wall, line = _timed_irboard("validate", str(copy), env={"IRBOARD_CACHE": f"{work}/cache-full",
+                                                                    "IRBOARD_FULL_MIRROR": f"{work}/upload"})
+            print(f"  irboard validate with run.full (split --run; the run from a mirror folder): {wall:.2f} s "
+                  f"wall ({line})")
+
+
+def columns_cap(num_queries: int) -> int:
+    from evaluator.result import size_limit
+
+    return size_limit(num_queries)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", type=Path)
-    for path in parser.parse_args().paths:
-        report(path)
+    parser.add_argument("--ranking", action="store_true", help="the whole ranking's cost against a gzipped TREC run")
+    parser.add_argument("--run", type=Path, help="with --ranking: the run file the result was evaluated from")
+    args = parser.parse_args()
+    for path in args.paths:
+        ranking_report(path, args.run) if args.ranking else report(path)
     return 0
 
 

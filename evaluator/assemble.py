@@ -11,23 +11,25 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
 
 from evaluator import __version__
-from evaluator.below import Below
+from evaluator.below import Below, judged_below
+from evaluator.columns import encode_array
 from evaluator.errors import IrboardError
 from evaluator.metrics import Measure, Qrels, RankedRun, evaluate
 from evaluator.metrics.depth import deeper, ranked_to, undetermined, why
-from evaluator.result import ResultFile, Run, build_result
+from evaluator.result import ResultFile, Run, build_result, dump_result, encode_ids, size_limit
 from evaluator.score_samples import ScoreSamples
 
-# Rankings are stored whole to this depth (when retrieved): what a pooled re-judgment reads. Below it a result keeps
-# each ranking's length and its judged entries (`Run.below`), which re-score every measure at any cutoff.
+# A result keeps its whole ranking when the file then fits its size cap; otherwise rankings are stored whole to this
+# depth (what a pooled re-judgment reads), and below it each ranking's length and its judged entries (`Run.below`),
+# which re-score every measure at any cutoff.
 MIN_RUN_DEPTH = 100
 log = logging.getLogger(__name__)
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "sentence-transformers", "datasets",
@@ -39,9 +41,9 @@ def stored_depth(top_k: int) -> int:
     return max(1, min(top_k, MIN_RUN_DEPTH))
 
 
-def needs_below(measures: Sequence[Measure]) -> bool:
-    """Whether a measure looks below MIN_RUN_DEPTH (AP, RR, R@1000, ...), so the result keeps `Run.below`."""
-    return any(m.cutoff is None or m.cutoff > MIN_RUN_DEPTH for m in measures)
+def needs_below(measures: Sequence[Measure], depth: int = MIN_RUN_DEPTH) -> bool:
+    """Whether a measure looks below `depth` (AP, RR, R@1000, ...), so a result stored to it keeps `Run.below`."""
+    return any(m.cutoff is None or m.cutoff > depth for m in measures)
 
 
 @dataclass
@@ -133,11 +135,14 @@ def assemble_result(
     score_samples: ScoreSamples | None = None,
     values: dict[str, np.ndarray] | None = None,
     below: Below | None = None,
+    keep_depth: int | None = None,
 ) -> ResultFile:
     """Compute every measure (unless `values` holds them, from `evaluate`) and build the validated result
-    object. `top_rankings`: {query_id: [(doc_id, score), ...]} (and `below`, its judged entries below
-    MIN_RUN_DEPTH), or a Run whose rows are `ranked`'s queries (with its own `below`); the part below is kept
-    only when a measure needs it."""
+    object. `top_rankings`: {query_id: [(doc_id, score), ...]} (and `below`, its judged entries below its depth),
+    or a Run whose rows are `ranked`'s queries (with its own `below`). A ranking given whole (a Run of depth
+    `meta.top_k` without `below`, or the dict) is stored whole when the result then fits its size cap
+    (`fits_cap`); otherwise, or with `keep_depth`, to `keep_depth` (default MIN_RUN_DEPTH) with each ranking's
+    length and its judged entries below (`Run.below`), kept only when a measure reads below that depth."""
     if values is None:
         values = evaluate(ranked, qrels, measures, meta.relevance_level)
     per_query = {name: np.asarray(array, dtype=np.float64) for name, array in values.items()}
@@ -180,13 +185,62 @@ def assemble_result(
             **(extra_provenance or {}),
         },
     }
-    depth = stored_depth(meta.top_k)
     if isinstance(top_rankings, Run):  # rows aligned with ranked.query_ids (from rank_trec_run)
-        run = top_rankings.cut(depth)
+        run = top_rankings
     else:
-        run = Run.from_rankings(ranked.query_ids, top_rankings, depth)
+        run = Run.from_rankings(ranked.query_ids, top_rankings, meta.top_k)
         run = Run(run.depth, run.doc_ids, run.lengths, run.docs, run.scores, below)
-    if run.below is not None and not needs_below(measures):
+    whole = run.below is None and run.depth >= meta.top_k  # every ranking as long as the caller has it
+    build = partial(build_result, header, ranked.query_ids, per_query, score_samples=score_samples,
+                    source=f"result for {meta.model.get('id')} on {meta.dataset_id}")
+    if whole and keep_depth is None:
+        result = build(Run(meta.top_k, run.doc_ids, run.lengths, run.docs, run.scores))
+        if fits_cap(result):
+            return result
+        log.info("the whole ranking would take the result over its size cap: stored to depth %d, and below it "
+                 "only the judged documents (docs/result-format.md, \"Deep metrics\")", MIN_RUN_DEPTH)
+    depth = stored_depth(meta.top_k) if keep_depth is None else max(1, min(keep_depth, meta.top_k))
+    if whole and depth < meta.top_k:
+        deep = judged_below(run, qrels.judgments, depth) if needs_below(measures, depth) else None
+        run = run.cut(depth)
+        run = Run(run.depth, run.doc_ids, run.lengths, run.docs, run.scores, deep)
+    else:
+        run = run.cut(depth)
+    if run.below is not None and not needs_below(measures, depth):
         run = Run(run.depth, run.doc_ids, run.lengths, run.docs, run.scores)
-    return build_result(header, ranked.query_ids, per_query, run, score_samples,
-                        f"result for {meta.model.get('id')} on {meta.dataset_id}")
+    return build(run)
+
+
+# A whole ranking is tried only when its top, encoded, extrapolates to within this share over the cap: deeper
+# entries rarely cost less than the top's (ids recur less), and trying costs reading the run again.
+TRY_WHOLE_MARGIN = 1.25
+
+
+def may_fit_whole(top: Run, entries: int, num_queries: int) -> bool:
+    """Could the whole ranking (`entries` in all) fit the cap, judged from its top `top` (as read)? The bytes an
+    entry of the top's columns, times every entry, against the cap (with TRY_WHOLE_MARGIN): a cheap test that spares
+    reading a run far over the cap whole (MS MARCO's 6,980 x 1,000)."""
+    stored = int(top.docs.size)
+    if not stored or entries <= stored:
+        return True
+    part = len(encode_ids(top.doc_ids)) + len(encode_array(top.docs, "<u4")) + len(encode_array(top.scores, "<f8"))
+    return part / stored * entries <= TRY_WHOLE_MARGIN * size_limit(num_queries)
+
+
+# Room kept beside a whole ranking's columns: the JSON around them (keys, quotes, indentation: under 200 bytes) and
+# what `evaluate` may add after assembling (up to 20 `--reference` figures, each under 600 bytes)
+RUN_BLOCK_OVERHEAD = 16_384
+
+
+def fits_cap(result: ResultFile) -> bool:
+    """Whether `result` (its ranking whole) is written within its size cap, found without writing it all when it
+    is not: everything else is encoded first, then the ranking's columns one by one while the cap allows."""
+    run = result.run
+    budget = size_limit(result.dataset.num_queries) - RUN_BLOCK_OVERHEAD
+    budget -= len(dump_result(replace(result, run=None)))
+    for encode in (lambda: encode_array(run.lengths, "<u4"), lambda: encode_array(run.docs, "<u4"),
+                   lambda: encode_array(run.scores, "<f8"), lambda: encode_ids(run.doc_ids)):
+        budget -= len(encode())
+        if budget < 0:
+            return False
+    return True

@@ -12,7 +12,7 @@ whatever the label (negative labels count as judged, as in trec_eval).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
@@ -212,3 +212,25 @@ def expand_below(below: Below, query_ids: Sequence[str]) -> dict:
     """The expanded form of `run.below` (see below_from_expanded)."""
     return {"totals": dict(zip(query_ids, below.totals.tolist(), strict=True)),
             "judged": {q: [list(e) for e in below.entries(i)] for i, q in enumerate(query_ids) if below.counts[i]}}
+
+
+def judged_below(run, judgments: Sequence[Mapping[str, int]], depth: int) -> Below:
+    """`run.below` of a Run stored whole (rows aligned with `judgments`, each query's qrels): each ranking's length
+    and its judged entries ranked below `depth`, what a result keeps when its whole ranking does not fit."""
+    n, size = len(run.lengths), len(run.doc_ids)
+    keys = []  # (row, place in the doc-id table) of every judged document the run ranks somewhere
+    for row, judged in enumerate(judgments):
+        for doc in judged:
+            at = bisect_left(run.doc_ids, doc)
+            if at < size and run.doc_ids[at] == doc:
+                keys.append(row * size + at)
+    keys = np.sort(np.asarray(keys, dtype=np.int64))
+    rows = np.repeat(np.arange(n, dtype=np.int64), run.lengths)
+    rank = np.arange(rows.size, dtype=np.int64) - np.repeat(run.offsets[:-1], run.lengths)  # 0-based
+    entry_keys = rows * size + run.docs
+    found = keys[np.minimum(np.searchsorted(keys, entry_keys), max(keys.size - 1, 0))] == entry_keys if keys.size \
+        else np.zeros(rows.size, dtype=bool)
+    pick = np.flatnonzero(found & (rank >= depth))
+    return Below(np.asarray(run.lengths, dtype=np.int64).copy(), np.bincount(rows[pick], minlength=n).astype(np.int64),
+                 rank[pick] + 1, tuple(run.doc_ids[d] for d in run.docs[pick].tolist()),
+                 np.asarray(run.scores[pick], dtype=np.float64))

@@ -9,12 +9,14 @@ import math
 import re
 import shlex
 import sys
+from dataclasses import replace
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below
+from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, may_fit_whole, needs_below
 from evaluator.errors import IrboardError, OutputExistsError
 from evaluator.metadata import missing_note
 from evaluator.metrics import DEFAULT_MEASURES, evaluate, parse_measures
@@ -87,6 +89,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depth", type=int, help="--run: the depth the run was cut at, when its toolkit returned "
                         "fewer documents for every query (default: its longest ranking); a metric cut deeper than "
                         "the depth is left out (docs/result-format.md, \"Depth\")")
+    parser.add_argument("--stored-depth", type=int, metavar="N",
+                        help="store each ranking whole to depth N and below it only its judged documents' ranks "
+                        "(default: the whole ranking where the result's size cap allows, else 100; "
+                        "docs/result-format.md, \"Deep metrics\")")
     rules.add_argument("--split", help="the split the qrels belong to (default test)")
     rules.add_argument("--relevance-level", type=int, help="lowest grade that counts as relevant (default 1)")
     rules.add_argument("--ignore-identical-ids", action=argparse.BooleanOptionalAction,
@@ -135,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
             raise IrboardError(str(error)) from None
     references = [parse_reference(text) for text in args.reference]  # before any work
     source = published_source(args)
+    if args.stored_depth is not None and args.stored_depth < 1:
+        raise IrboardError(f"evaluate --stored-depth {args.stored_depth}: give a depth of at least 1")
     if args.run or args.qrels:
         result = _evaluate_run_file(args, measures)
     elif args.model or args.dataset:
@@ -147,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         result = evaluate_model(args.model, args.dataset, measures, data_dir=args.data_dir, cache_dir=args.cache_dir,
                                 batch_size=args.batch_size, top_k=args.top_k, engine=args.engine,
                                 address=args.address, workers=args.workers, shards=args.shards,
-                                command=getattr(args, "command_line", ""), model_fields=declared_fields(args))
+                                command=getattr(args, "command_line", ""), model_fields=declared_fields(args),
+                                keep_depth=args.stored_depth)
     else:
         raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
     if references:
@@ -263,7 +272,8 @@ def say_where_it_belongs(result, out: Path) -> None:
 
 # flags that describe or place a result file: without --out or --results-dir nothing is written, so they say nothing
 _RESULT_FLAGS = ("model_id", "model_type", "model_revision", "model_url", "license", "parameters", "dim",
-                 "open_weights", "training_datasets", "reference", "declare", "force", "depth", "split", "source",
+                 "open_weights", "training_datasets", "reference", "declare", "force", "depth", "stored_depth", "split",
+                 "source",
                  "source_license")
 
 
@@ -374,15 +384,25 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
                     qrels_path, args.dataset_id, official.qrels.name)
     check_declared_judgments(spec.id, qrels, qrels_path)
     size_mb = args.run.stat().st_size / 1e6 if args.run.exists() else 0
-    # keep each ranking to MIN_RUN_DEPTH, and below it what deeper measures need re-scoring from (Run.below)
+    # the top 100 and the judged documents below (Run.below), or --stored-depth's; then the whole ranking when it
+    # may fit the result's size cap (assemble_result keeps it if it does)
     cutoffs = [m.cutoff for m in measures]
     label_depth = None if None in cutoffs else max(cutoffs)  # no measure looks further
+    keep = args.stored_depth or MIN_RUN_DEPTH
+    read = partial(read_run_file, args.run, qrels, args.run_format, ignore_identical_ids=ignore_identical_ids,
+                   label_depth=label_depth)
     with step(f"reading and ranking run {args.run} ({size_mb:.0f} MB)", timings, "rank_run_s"):
-        reading = read_run_file(args.run, qrels, args.run_format, ignore_identical_ids=ignore_identical_ids,
-                                keep_top=MIN_RUN_DEPTH, label_depth=label_depth, judged_below=needs_below(measures))
+        reading = read(keep_top=keep, judged_below=needs_below(measures, keep))
+        entries = int(reading.ranking.ranked.lengths.sum())
+        whole = args.stored_depth is None and may_fit_whole(reading.ranking.top, entries, len(qrels.query_ids))
+        if whole:  # read again, whole: assemble_result keeps it if the file then fits its cap
+            reading = read(keep_top=None)
     for note in reading.notes:
         log.warning("%s", note)
     ranked, top = reading.ranking.ranked, reading.ranking.top
+    top_k = run_depth(args.depth, int(ranked.lengths.max(initial=0)), args.run)
+    if whole:
+        top = replace(top, depth=top_k)  # every ranking read whole
     meta = RunMetadata(
         model={
             "id": args.model_id, "type": args.model_type or "other", "revision": args.model_revision or "",
@@ -392,7 +412,7 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         },
         dataset_id=args.dataset_id,
         split=split,
-        top_k=run_depth(args.depth, int(ranked.lengths.max(initial=0)), args.run),
+        top_k=top_k,
         ignore_identical_ids=ignore_identical_ids,
         relevance_level=relevance_level,
         timings=timings,
@@ -403,7 +423,8 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     )
     with step(f"computing {len(measures)} metrics for {len(qrels.query_ids)} queries", timings, "metrics_s"):
         values = evaluate(ranked, qrels, measures, relevance_level)
-    return assemble_result(ranked, qrels, measures, top, meta, values=values)  # meta.timings is timings
+    return assemble_result(ranked, qrels, measures, top, meta, values=values,  # meta.timings is timings
+                           keep_depth=args.stored_depth)
 
 
 def parse_reference(text: str):

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from evaluator.artifact import declare_artifact
-from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below, stored_depth
+from evaluator.assemble import (
+    MIN_RUN_DEPTH,
+    RunMetadata,
+    assemble_result,
+    may_fit_whole,
+    needs_below,
+    stored_depth,
+)
 from evaluator.below import Below
 from evaluator.errors import IrboardError
 from evaluator.id_table import IdTable
@@ -163,14 +171,14 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
                    cache_dir: str | Path | None = None, batch_size: int | None = None, top_k: int = 1000,
                    engine: str = "local", address: str | None = None, workers: int | None = None,
                    shards: int | None = None, command: str = "", reuse_encodings: bool = True,
-                   model_fields: dict | None = None):
+                   model_fields: dict | None = None, keep_depth: int | None = None):
     """Run `model_spec` (bm25, bm25:k1=0.9,b=0.4, splade:<dir>, dense:<dir or hub id>) over `dataset_id` and
     return the result (every measure, the stored ranking, score samples). `engine` "ray" spreads encoding and
     search over a Ray cluster (`address`, `workers`, `shards`); `cache_dir` is a folder or a pyarrow.fs URI for
     encodings and shard checkpoints; `command` is recorded in the provenance; `reuse_encodings` False encodes the
     corpus afresh even when the cache holds its encoding (a reproduction must run the model itself);
     `model_fields`: model-block fields declared by the caller (id, licence, training data, ...), replacing what the
-    model states of itself."""
+    model states of itself; `keep_depth`: store rankings whole to this depth only (`assemble_result`)."""
     from evaluator.datasets import load_dataset
     from evaluator.datasets.declared import check_declared_judgments
     from evaluator.index.cache import is_uri, local_cache_dir, open_location
@@ -226,9 +234,14 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
     del index, queries
     _release_on_ray(engine)
     with step("ranking and scoring", timings, "metrics_s"):
-        ranked, top, below = ranked_from_topk(scores, positions, query_ids, ids, qrels,
-                                              spec.ignore_identical_ids, needs_below(measures), stored_depth(top_k),
-                                              top_k, label_depth=_deepest_rank(measures))
+        # the top 100 (or keep_depth) and the judged entries below; then, when the whole may fit the file's size
+        # cap, the whole rankings (assemble_result keeps them if they do)
+        depth = stored_depth(top_k) if keep_depth is None else max(1, min(keep_depth, top_k))
+        rank = partial(ranked_from_topk, scores, positions, query_ids, ids, qrels, spec.ignore_identical_ids,
+                       top_k=top_k, label_depth=_deepest_rank(measures))
+        ranked, top, below = rank(depth < top_k and needs_below(measures, depth), depth)
+        if keep_depth is None and depth < top_k and may_fit_whole(top, int(ranked.lengths.sum()), len(qrels.query_ids)):
+            ranked, top, below = rank(False, top_k)
     del scores, positions
     _release_on_ray(engine)
     info = model.info
@@ -244,7 +257,7 @@ def evaluate_model(model_spec: str, dataset_id: str, measures, *, data_dir: str 
         command=command, dataset_revision=spec.revision or spec.md5 or "",
     )
     return assemble_result(ranked, qrels, measures, top, meta, extra_provenance={"index_bytes": index_bytes},
-                           score_samples=samples, below=below)
+                           score_samples=samples, below=below, keep_depth=keep_depth)
 
 
 def _deepest_rank(measures) -> int | None:

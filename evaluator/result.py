@@ -53,6 +53,10 @@ LEGACY_MAX_BYTES = 10 * 1024 * 1024  # versions 1 and 2
 # A split file (readable part, main metric's per-query values, address of the full file) has its own, small cap.
 SPLIT_BASE_BYTES = 64 * 1024
 SPLIT_BYTES_PER_QUERY = 64
+# A result's full run (`run.full`: the run file whose top the result stores, fetched to verify its deep metrics) may
+# take 1 MB + 16 KB a query: a depth-1,000 run compressed with gzip takes about 13 KB a query.
+FULL_RUN_BASE_BYTES = 1_000_000
+FULL_RUN_BYTES_PER_QUERY = 16_384
 MAX_READ_BYTES = 512 * 1024 * 1024  # refused before reading, whatever the header says
 FLOAT_DECIMALS = 10  # readable means; enough that a mean and the mean of its parts agree to 1e-9
 MEAN_TOLERANCE = 1e-6
@@ -124,6 +128,11 @@ def result_path(model_id: str, dataset_id: str, root: Path | str = "results") ->
 def size_limit(num_queries: int) -> int:
     """The largest result file accepted for a dataset of `num_queries` queries."""
     return BASE_BYTES + BYTES_PER_QUERY * num_queries
+
+
+def full_run_limit(num_queries: int) -> int:
+    """The largest full run file (`run.full`) a result on `num_queries` queries may name."""
+    return FULL_RUN_BASE_BYTES + FULL_RUN_BYTES_PER_QUERY * num_queries
 
 
 def split_size_limit(num_queries: int) -> int:
@@ -267,7 +276,8 @@ class Header(_Strict):
 
 
 class FullAddress(_Strict):
-    """Where a split result's full file lies outside git: its address, sha256 and exact size."""
+    """Where a file lies outside git, its sha256 and exact size: a split result's full file (`full`), or the whole run
+    file a ranking was read from (`run.full`)."""
 
     url: str = Field(max_length=500, pattern=r"^https?://[^\s\"'<>`\\]+$")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
@@ -288,7 +298,8 @@ class PerQueryColumns(_Strict):
 
 class RunColumns(_Strict):
     """The stored ranking: `lengths` per query (uint32), `docs` indices into the sorted unique `doc_ids` (uint32),
-    `scores` (float64), queries in per_query order, in trec_eval order; `below`: beyond depth (evaluator/below.py)."""
+    `scores` (float64), queries in per_query order, in trec_eval order; `below`: beyond depth (evaluator/below.py);
+    `full`: the whole run file the ranking was read from, pinned by sha256 (leaderboard/submissions/full.py)."""
 
     depth: int = Field(ge=1, le=10**6)
     doc_ids: str
@@ -296,6 +307,7 @@ class RunColumns(_Strict):
     docs: str
     scores: str
     below: BelowColumns | None = None
+    full: FullAddress | None = None
 
 
 class Document(_Strict):
@@ -329,6 +341,7 @@ class Run:
     docs: np.ndarray  # int64 indices into doc_ids, all rankings concatenated
     scores: np.ndarray  # float64, aligned with docs
     below: Below | None = None  # each ranking's length and its judged entries below depth (all metrics re-score)
+    full: FullAddress | None = None  # the whole run file this ranking is the top of (`run.full`)
 
     @cached_property
     def offsets(self) -> np.ndarray:
@@ -516,6 +529,9 @@ def _check_run(run: Run, query_ids: Sequence[str], top_k: int) -> None:
     if not np.isfinite(run.scores).all():
         raise ValueError(f"{where}.scores must all be finite")
     below_part.check_run_below(run, query_ids, _check_text_ids)
+    if run.full is not None and run.full.bytes > full_run_limit(len(query_ids)):
+        raise ValueError(f"run.full.bytes is {run.full.bytes}, over the cap of {full_run_limit(len(query_ids))} bytes "
+                         f"for {len(query_ids)} queries (1 MB + 16 KB a query); compress the run file (gzip or xz)")
     if run.docs.size < 2:
         return
     query_of = np.repeat(np.arange(len(query_ids)), run.lengths)
@@ -630,7 +646,7 @@ def _full_address(block: object, version: object, source: str) -> FullAddress | 
 def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run | None:
     if block is None:
         return None
-    if not isinstance(block, dict) or set(block) - {"below"} != {"depth", "rankings"} \
+    if not isinstance(block, dict) or set(block) - {"below", "full"} != {"depth", "rankings"} \
             or type(block["depth"]) is not int or not isinstance(block["rankings"], dict) \
             or not 1 <= block["depth"] <= 10**6:
         raise ResultValidationError(f"{source}: run: expected {{'depth': int, 'rankings': {{query_id: [[doc_id, "
@@ -647,7 +663,13 @@ def _expanded_run(block: object, query_ids: Sequence[str], source: str) -> Run |
                                         "[doc_id, score] pairs")
     run = Run.from_rankings(query_ids, rankings, block["depth"])
     below = below_part.below_from_expanded(block["below"], query_ids, run.lengths, source) if "below" in block else None
-    return Run(run.depth, run.doc_ids, run.lengths, run.docs, run.scores, below)
+    full = None
+    if "full" in block:
+        try:
+            full = FullAddress.model_validate(block["full"])
+        except ValidationError as error:
+            raise ResultValidationError(f"{source}: {_describe_error(error, 'run.full')}") from None
+    return Run(run.depth, run.doc_ids, run.lengths, run.docs, run.scores, below, full)
 
 
 def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header], bool] = True,
@@ -691,7 +713,7 @@ def _decode_document(data: dict, source: str, with_run: bool | Callable[[Header]
         docs = decode_array(columns.docs, "<u4", total, f"{at}.docs").astype(np.int64)
         scores = decode_array(columns.scores, "<f8", total, f"{at}.scores")
         below = columns.below and below_part.decode_below(columns.below, num_queries, f"{at}.below")
-        run = Run(columns.depth, tuple(table), lengths, docs, scores, below)
+        run = Run(columns.depth, tuple(table), lengths, docs, scores, below, columns.full)
     samples = None
     if document.score_samples is not None and (with_samples(header) if callable(with_samples) else with_samples):
         samples = decode_score_samples(document.score_samples, query_ids, f"{source}: score_samples")
@@ -773,6 +795,11 @@ def _readable(header: Header) -> dict[str, Any]:
     return data
 
 
+def encode_ids(doc_ids: Sequence[str]) -> str:
+    """The stored ranking's doc-id table as a text column (an `IdTable` without a Python string per id)."""
+    return encode_text(doc_ids.joined()) if isinstance(doc_ids, IdTable) else encode_strings(doc_ids)
+
+
 def dump_result(result: ResultFile) -> str:
     """Deterministic version-3 text: readable blocks with sorted keys and rounded means, then the columns."""
     header = _readable(result.header)
@@ -788,12 +815,13 @@ def dump_result(result: ResultFile) -> str:
         document["full"] = result.full.model_dump(mode="json")
     if result.run is not None:
         run = result.run
-        ids = encode_text(run.doc_ids.joined()) if isinstance(run.doc_ids, IdTable) else encode_strings(run.doc_ids)
-        document["run"] = {"depth": run.depth, "doc_ids": ids,
+        document["run"] = {"depth": run.depth, "doc_ids": encode_ids(run.doc_ids),
                            "lengths": encode_array(run.lengths, "<u4"), "docs": encode_array(run.docs, "<u4"),
                            "scores": encode_array(run.scores, "<f8")}
         if run.below is not None:
             document["run"]["below"] = below_part.encode_below(run.below)
+        if run.full is not None:
+            document["run"]["full"] = run.full.model_dump(mode="json")
     if result.score_samples is not None:
         document["score_samples"] = encode_score_samples(result.score_samples, result.query_ids)
     return json.dumps(document, sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False) + "\n"
@@ -810,6 +838,8 @@ def expand_result(result: ResultFile) -> dict[str, Any]:
                        "rankings": {q: [list(entry) for entry in ranking] for q, ranking in result.rankings().items()}}
         if result.run.below is not None:
             data["run"]["below"] = below_part.expand_below(result.run.below, result.query_ids)
+        if result.run.full is not None:
+            data["run"]["full"] = result.run.full.model_dump(mode="json")
     data["score_samples"] = result.score_samples
     if result.full is not None:
         data["full"] = result.full.model_dump(mode="json")

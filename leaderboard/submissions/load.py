@@ -83,7 +83,8 @@ def read_loaded(path: Path, keep_metrics: KeepMetrics | None = None, is_verified
     if prediction is None:
         prediction = predictor.predict(loaded, source.sha256)
     loaded = replace(loaded, score_samples=None, prediction=prediction)
-    if reads is not None and result.full is None and predictor.keeps(prediction):
+    full_run = result.run is not None and result.run.full is not None  # its outcome hangs on a fetch
+    if reads is not None and result.full is None and not full_run and predictor.keeps(prediction):
         reads.keep(source, loaded, None if kept is None else names, is_verified, predictor)
     return loaded
 

@@ -172,9 +172,11 @@ def reproduce_result(path: Path | str, *, data_dir: Path | str | None = None, ca
     artifact = stored.model.artifact
     if not isinstance(artifact, Artifact):  # a script at a commit or a container image: run its command
         return _reproduce_declared(path, content, stored, data_dir, cache_dir, tolerance)
+    # stored as the result was: whole, or to its depth with the judged documents below
+    keep = stored.run.depth if stored.run is not None and stored.run.depth < stored.settings.top_k else None
     fresh = evaluate_model(artifact.spec, stored.dataset.id, parse_measures(sorted(stored.metrics)),
                            data_dir=data_dir, cache_dir=cache_dir, top_k=stored.settings.top_k, batch_size=batch_size,
-                           command=f"irboard reproduce {path}", reuse_encodings=False)
+                           command=f"irboard reproduce {path}", reuse_encodings=False, keep_depth=keep)
     loaded = fresh.model.revision
     if loaded != artifact.revision:
         difference, worst = (f"the spec {artifact.spec!r} loads revision {loaded!r}, the result declares "

@@ -144,7 +144,9 @@ def _last_line(text: str) -> str:
 
 def rescore_run_file(stored: ResultFile, run_file: Path, dataset) -> ResultFile:
     """The run file read and ranked as `irboard evaluate --run` does, with the stored result's settings and ids."""
-    from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below
+    from dataclasses import replace
+
+    from evaluator.assemble import RunMetadata, assemble_result, needs_below
     from evaluator.metrics import evaluate, parse_measures
     from evaluator.run_formats import read_run_file
     from evaluator.trec import Qrels
@@ -153,18 +155,22 @@ def rescore_run_file(stored: ResultFile, run_file: Path, dataset) -> ResultFile:
     qrels = Qrels.from_dict(dataset.qrels)
     cutoffs = [m.cutoff for m in measures]
     settings = stored.settings
+    # stored as the result was: whole, or to its depth with the judged documents below
+    keep = stored.run.depth if stored.run is not None and stored.run.depth < settings.top_k else None
     try:
         reading = read_run_file(run_file, qrels, None, ignore_identical_ids=settings.ignore_identical_ids,
-                                keep_top=MIN_RUN_DEPTH, label_depth=None if None in cutoffs else max(cutoffs),
-                                judged_below=needs_below(measures))
+                                keep_top=keep, label_depth=None if None in cutoffs else max(cutoffs),
+                                judged_below=keep is not None and needs_below(measures, keep))
     except IrboardError as error:
         raise NotReproduced(f"the run file the command wrote is refused: {one_line(str(error))}") from None
     ranked, top = reading.ranking.ranked, reading.ranking.top
+    if keep is None:
+        top = replace(top, depth=settings.top_k)  # read whole
     meta = RunMetadata(model=stored.model.model_dump(mode="json"), dataset_id=stored.dataset.id,
                        split=stored.dataset.split, num_docs=stored.dataset.num_docs, top_k=settings.top_k,
                        ignore_identical_ids=settings.ignore_identical_ids, relevance_level=settings.relevance_level)
     values = evaluate(ranked, qrels, measures, settings.relevance_level)
-    return assemble_result(ranked, qrels, measures, top, meta, values=values)
+    return assemble_result(ranked, qrels, measures, top, meta, values=values, keep_depth=keep)
 
 
 def rerun_declared(stored: ResultFile, data_dir: Path | str | None, cache_dir=None,

@@ -304,6 +304,20 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             return
         except DatasetLoadError as error:
             outcome.unfetched = one_line(str(error))
+    full_run = whole.run is not None and whole.run.full is not None
+    if full_run:  # re-scored whole from the run file it names, when it can be had
+        from leaderboard.submissions.full import resolve_full_run
+
+        qrels = judgments.get(result.dataset.id, result.dataset.split)
+        try:
+            if qrels is not None and tuple(qrels.query_ids) == result.query_ids:
+                whole = resolve_full_run(whole, qrels, judgments.any_full_url)
+        except ResultValidationError as error:
+            report.add(path, str(error))
+            outcome.problems = report.problems
+            return
+        except DatasetLoadError as error:
+            outcome.unfetched = one_line(f"run.full: {error}")
     outcome.ids = (result.model.id, result.dataset.id)
     outcome.note = missing_note(result.model) or ""
     outcome.model = result.model.model_dump_json()
@@ -315,7 +329,7 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         qrels = judgments.get(result.dataset.id, result.dataset.split)
         if qrels is not None:
             # a whole file's verification is cached by the sha256 of its bytes; a split one's is not
-            verification = judgments.verify(whole, qrels, digest if whole is result else None)
+            verification = judgments.verify(whole, qrels, digest if whole is result and not full_run else None)
             for problem in verification.problems:
                 report.add(path, problem)
             outcome.verified = verification.complete
@@ -331,8 +345,8 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
         outcome.absences_unchecked = absences.unchecked
     outcome.problems = report.problems
     # a file that claims absences is checked again each time: only a corpus at hand can check those claims
-    if checked is not None and not report.problems and result.full is None and not _is_local(result.dataset.id) \
-            and not claims_absences(whole):
+    if checked is not None and not report.problems and result.full is None and not full_run \
+            and not _is_local(result.dataset.id) and not claims_absences(whole):
         checked.put(_checked_fields(digest, path), {
             "model_id": result.model.id, "dataset_id": result.dataset.id, "split": result.dataset.split,
             "metrics": sorted(result.metrics), "has_run": result.run is not None,

@@ -292,7 +292,22 @@ class Judgments:
                 self.errors.append(f"{result.model.id} on {result.dataset.id}: full file not available: {error}")
                 return None
             return verify_result(result, qrels)
+        if result.run is not None and result.run.full is not None and tuple(qrels.query_ids) == result.query_ids:
+            return self._verify_full_run(result, qrels)
         return self.verify(result, qrels, file_sha256)
+
+    def _verify_full_run(self, result: ResultFile, qrels: Qrels) -> Verification:
+        """A result re-scored whole from the run file it names (`run.full`); from its stored ranking alone when
+        that file cannot be fetched (said in `errors`). Not cached, as a split result's is not."""
+        from leaderboard.submissions.full import resolve_full_run
+
+        try:
+            return verify_result(resolve_full_run(result, qrels, self.any_full_url), qrels)
+        except ResultValidationError as error:
+            return Verification(frozenset(), tuple(sorted(result.metrics)), (str(error),))
+        except DatasetLoadError as error:
+            self.errors.append(f"{result.model.id} on {result.dataset.id}: full run not available: {error}")
+            return verify_result(result, qrels)
 
 
 def verifier(data_dirs: dict[str, Path], data_root: Path | None) -> Judgments:

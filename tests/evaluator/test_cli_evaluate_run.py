@@ -47,11 +47,19 @@ def test_result_matches_pytrec_eval_for_every_qrels_query(tmp_path):
     assert len(result.metrics) == len(DEFAULT_MEASURES) + 1
 
 
+def test_a_ranking_that_fits_is_stored_whole(tmp_path):
+    lines = "".join(f"q1 Q0 d{i} {i} {1000 - i} t\n" for i in range(1, 301))
+    code, out = _evaluate(tmp_path, lines, "q1 0 d250 1\n", "--metrics", "AP,R@200")
+    result = read_result(out)
+    assert code == 0 and result.run.depth == result.settings.top_k and result.run.below is None
+    assert result.rankings()["q1"] == [(f"d{i}", float(1000 - i)) for i in range(1, 301)]
+
+
 def test_ranking_stored_to_depth_100_and_below_it_what_deeper_metrics_need(tmp_path):
     lines = "".join(f"q1 Q0 d{i} {i} {1000 - i} t\n" for i in range(1, 301))
     qrels = "q1 0 d250 1\nq1 0 d120 0\nq1 0 d50 1\n"
     for metrics, deep in [("nDCG@10", False), ("R@100", False), ("R@200", True), ("AP", True)]:
-        code, out = _evaluate(tmp_path, lines, qrels, "--metrics", metrics, "--force")
+        code, out = _evaluate(tmp_path, lines, qrels, "--metrics", metrics, "--force", "--stored-depth", "100")
         result = read_result(out)
         assert code == 0 and result.run.depth == 100 and int(result.run.lengths[0]) == 100
         assert (result.run.below is not None) == deep

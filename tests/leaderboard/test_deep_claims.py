@@ -22,7 +22,8 @@ def honest(tmp_path_factory):
     """(the result, its qrels, the results folder it lies in): BM25 on SciFact, its deep metrics beside nDCG@10."""
     root = tmp_path_factory.mktemp("deep") / "results"
     assert main(["evaluate", "--model", "bm25", "--dataset", "beir/scifact", "--data-dir", str(SCIFACT),
-                 "--metrics", "nDCG@10,R@100," + ",".join(DEEP), "--results-dir", str(root), "--quiet"]) == 0
+                 "--metrics", "nDCG@10,R@100," + ",".join(DEEP), "--results-dir", str(root), "--quiet",
+                 "--stored-depth", "100"]) == 0
     path = result_path("bm25", "beir/scifact", root)
     result = read_result(path)
     assert result.run.below is not None and int((result.run.below.totals > result.run.lengths).sum()) > 250

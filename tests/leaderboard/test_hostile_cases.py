@@ -53,7 +53,8 @@ def evaluated(folder: Path, run: Path, metrics: str) -> dict:
     """`irboard evaluate --run` on beir/scifact (official judgments), in the expanded form."""
     out = folder / "evaluated.json"
     done = irboard("evaluate", "--run", run, "--model-id", NEW_MODEL, "--dataset-id", "beir/scifact", "--out", out,
-                   "--metrics", metrics, "--quiet", "--depth", "1000")  # as if asked for 1,000: every metric kept
+                   "--metrics", metrics, "--quiet", "--depth", "1000",  # as if asked for 1,000: every metric kept
+                   "--stored-depth", "100")  # the ranks below 100 as claims (the whole would fit and verify)
     assert done.returncode == 0, done.stderr
     return expand_result(read_result(out))
 

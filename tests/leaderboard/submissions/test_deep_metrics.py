@@ -72,7 +72,7 @@ def deep_result(request, tmp_path_factory):
     flag = "--ignore-identical-ids" if request.param else "--no-ignore-identical-ids"
     assert main(["evaluate", "--run", str(folder / "run.txt"), "--qrels", str(folder / "qrels.txt"), "--model-id",
                  "org/deep", "--dataset-id", "test/deep", "--metrics", DEEP, flag, "--out", str(out), "--quiet",
-                 "--declare"]) == 0
+                 "--declare", "--stored-depth", "100"]) == 0
     if request.param:
         run = {q: {d: s for d, s in ranking.items() if d != q} for q, ranking in run.items()}
     return out, run, qrels, read_qrels(folder / "qrels.txt")
@@ -262,7 +262,7 @@ def test_official_metrics_at_depth_1000_verify_with_validate(tmp_path, capsys, d
     _official_run(tmp_path, qrels, 300)
     results = tmp_path / "results"
     assert main(["evaluate", "--run", str(tmp_path / "run.txt"), "--model-id", "org/deep", "--dataset-id", dataset,
-                 "--metrics", metrics, "--results-dir", str(results), "--quiet"]) == 0
+                 "--metrics", metrics, "--results-dir", str(results), "--quiet", "--stored-depth", "100"]) == 0
     path = result_path("org/deep", dataset, results)
     result = read_result(path)
     assert result.run.depth == 100 and path.stat().st_size < size_limit(len(qrels.query_ids))
@@ -289,7 +289,7 @@ def test_a_model_evaluated_with_deep_metrics_keeps_its_judged_documents_below_10
     re-scores from it."""
     out = tmp_path / "bm25.json"
     assert main(["evaluate", "--model", "bm25", "--dataset", "beir/scifact", "--data-dir", str(SCIFACT), "--metrics",
-                 "AP,R@1000,nDCG@1000,Bpref,RR@10", "--out", str(out), "--quiet"]) == 0
+                 "AP,R@1000,nDCG@1000,Bpref,RR@10", "--out", str(out), "--quiet", "--stored-depth", "100"]) == 0
     result = read_result(out)
     below = result.run.below
     # at most top_k (1,000) a ranking, although one more is searched in case the query's own document comes back

@@ -287,8 +287,8 @@ def test_validate_fetches_only_from_the_store_unless_allowed(split, server, caps
     code, out, err = _validate(capsys, split, "--allow-any-full-url")
     assert server.requests[-1] == f"/other/{full.sha256}.json" and code == 0
 
-    from leaderboard.submissions.full import FULL_STORE, _full_url
+    from leaderboard.submissions.full import FULL_STORE, _full_urls
 
     monkeypatch.delenv("IRBOARD_FULL_MIRROR")
-    assert _full_url(full) == f"{FULL_STORE}/{full.sha256}.json" != full.url
-    assert _full_url(full, any_url=True) == full.url
+    assert _full_urls(full) == [f"{FULL_STORE}/{full.sha256}.json"] != [full.url]  # 127.0.0.1 is no allowed host
+    assert _full_urls(full, any_url=True) == [full.url]
