@@ -164,12 +164,13 @@ def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
 
 BEST_SET_PAGE = "method.html#best-set"
 
-VERIFIED_RULE = ("Trust: a value is re-scored when it was recomputed from the ranking stored in the result file "
-                 "against the official judgments and matched; a result is re-scored when every metric it reports was, "
-                 "reproduced when CI also ran its declared artifact again and obtained the same ranking, and "
-                 "self-reported otherwise. Only re-scored results (reproduced ones included) are ranked; the others "
-                 "are listed apart below them, without rank or ★, and each value that was not "
-                 "re-scored is marked *. The method page gives the rule.")
+VERIFIED_RULE = ("Trust, per value: a value is re-scored when it was recomputed from the ranking stored in the result "
+                 "file against the official judgments and matched, reproduced when CI also ran the result's declared "
+                 "artifact again and obtained the same ranking, rests on claimed ranks (†) when it was re-scored from "
+                 "ranks below the stored depth that no score samples check, and is self-reported (*) otherwise. A "
+                 "result is ranked on every value that was re-scored: on a dataset's main metric whenever that was, "
+                 "whatever its other values rest on; a result's tier is that of its main metric. The others are "
+                 "listed apart below the ranked ones, without rank or ★. The method page gives the rule.")
 
 
 def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
@@ -335,7 +336,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             mark = "better" if comparison.diff[i] > 0 else "worse"
         effect = baseline_effect(dataset, model_id, alpha, board.settings.tests.correction)
         mark = mark or equivalence_mark(effect, board.settings.margin(dataset.info.main_metric))
-        ranked = result.verified
+        ranked = bool(dataset.ranked[i])  # its main metric re-scored, whatever the other values rest on
         rows.append(DatasetRow(
             model_id=model_id, href=f"{root}models/{slugify(model_id)}.html",
             rank_low=int(dataset.rank_range[i, 0]) if ranked else None,
@@ -348,14 +349,15 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             ties=int(comparison.ties[i]) if comparison else None,
             losses=int(comparison.losses[i]) if comparison else None,
             pvalue=float(comparison.pvalue[i]) if comparison and model_id != comparison.model_id else None,
-            mark=mark, zero_shot=dataset.zero_shot[i], verified=result.verified,
+            mark=mark, zero_shot=dataset.zero_shot[i], verified=ranked,
             is_baseline=model_id == board.baseline_id,
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id)), samples_checked(result)),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(value_check(result, metric) for metric in others),
             value_notes=shallow_notes(others, result),
             effect=effect, model_type=result.model.type,
-            coverage=partial_coverage(result), tier=result.tier, absent_claimed=result.absent_claimed,
+            coverage=partial_coverage(result), tier=result.tier_of(dataset.info.main_metric),
+            absent_claimed=result.absent_claimed,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -448,7 +450,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
     for dataset_id, result in model.results.items():
         dataset = boards.get(dataset_id)
         i = dataset.position.get(model.info.id) if dataset else None
-        ranked = i is not None and result.verified
+        ranked = i is not None and bool(dataset.ranked[i])  # its main metric re-scored
         comparison = dataset.baseline if dataset else None
         b = dataset.position[comparison.model_id] if comparison else None
         is_base = comparison is not None and comparison.model_id == model.info.id
@@ -475,10 +477,11 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             ties=int(comparison.ties[i]) if comparison and i is not None else None,
             losses=int(comparison.losses[i]) if comparison and i is not None else None,
             pvalue=float(comparison.pvalue[i]) if comparison and i is not None and not is_base else None,
-            mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
+            mark=mark, zero_shot=model.zero_shot[dataset_id], verified=ranked,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=effect, tier=result.tier, absent_claimed=result.absent_claimed,
+            effect=effect, tier=model.tiers[dataset_id],
+            absent_claimed=result.absent_claimed,
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(
