@@ -95,8 +95,16 @@ def test_a_length_beyond_top_k_is_refused(honest):
 
 def test_claims_no_sample_checks_rest_on_claimed_ranks(honest, tmp_path, capsys):
     """Without score samples nothing checks the ranks below the depth: the deep metrics are re-scored but rest on
-    claimed ranks (never verified), the others stay verified, validate says which, the file is not verified, and a
-    page marks such a value † instead of *."""
+    claimed ranks (never verified, never ranked on), the others stay verified and ranked (issue 44: trust per
+    metric), validate says which in evaluator.trust's words, the file is not verified on every metric, and a page
+    marks such a value † instead of *. The forged R@1000 is never ranked on: not where it is a dataset's main
+    metric either."""
+    from dataclasses import replace
+
+    from evaluator.trust import CLAIMED, tier_sentence
+    from leaderboard.analysis.aggregate import build_leaderboard
+    from leaderboard.submissions.catalog import dataset_info
+
     from leaderboard.submissions.load import read_loaded
     from leaderboard.submissions.verify import Judgments
     from leaderboard.web.contexts import CLAIMED_RANKS, value_check
@@ -110,10 +118,16 @@ def test_claims_no_sample_checks_rest_on_claimed_ranks(honest, tmp_path, capsys)
     path = _write(tmp_path / "results", forged)
     assert main(["validate", str(path)]) == 0
     out = capsys.readouterr().out
-    assert f"{path}: not verified: {', '.join(sorted(DEEP))} rest on claimed ranks" in out
-    assert "1 result file(s) valid, 0 verified" in out
+    assert f"{path}: trust: {tier_sentence(CLAIMED, sorted(DEEP))}" in out
+    assert "1 result file(s) valid, 0 verified by re-scoring every metric, 1 ranked" in out
     loaded = read_loaded(path, is_verified=Judgments())
     assert not loaded.verified and loaded.claimed_metrics == set(DEEP)
+    assert loaded.ranked_on("nDCG@10") and not loaded.ranked_on("R@1000") and loaded.tier_of("R@1000") == CLAIMED
+    for metric, ranked in [("nDCG@10", True), ("R@1000", False)]:
+        info = replace(dataset_info("beir/scifact"), main_metric=metric)
+        board = build_leaderboard([loaded], lookup=lambda _: info).datasets[0]
+        assert bool(board.ranked[0]) is ranked and bool(board.best_set[0]) is ranked
+        assert bool((board.rank_range[0] > 0).all()) is ranked
     checks = [value_check(loaded, name) for name in ("nDCG@10", "R@1000")]
     assert checks == [True, CLAIMED_RANKS] and not checks[1]
     cells = str(score_cells([0.5, 0.9], [100.0, 100.0], checks, "*"))
