@@ -575,8 +575,8 @@ def verification_method() -> tuple[str, ...]:
         f"Every determined metric is re-scored for every query and must match the submitted value within "
         f"{TOLERANCE:g}; any difference rejects the whole file, so it never reaches the site.",
         "Metrics the stored ranking does not determine (R@1000 or AP beside a ranking stored to depth 100, "
-        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not re-scored, "
-        "and the result is not re-scored.",
+        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not re-scored "
+        "(self-reported), and the result is never ranked on them.",
         "Score samples (used for the recall-at-scale prediction) are checked against the stored ranking and the "
         "judgments: each query's sample must hold the score of every judged relevant document (or its file names "
         "those the corpus lacks, allowed only where the dataset's judgments are known to name missing documents, "
@@ -633,7 +633,8 @@ def verification_method() -> tuple[str, ...]:
         "passed): the deep metrics are as trustworthy as the samples' relevant scores below the stored ranking, "
         "which only running the model again checks. A file without "
         "score samples (a run evaluated from a file) has nothing to check these claims against: its deep metrics "
-        "are re-scored, but marked † (rests on claimed ranks), and the result is not counted as re-scored.",
+        "are re-scored, but rest on claimed ranks, marked †: the result is never ranked on them, and they never "
+        "demote its other metrics.",
         "Absence claims (score_samples.absent_ids: judged relevant documents the corpus lacks, allowed where the "
         "dataset's judgments are known to name such documents) are looked up in the corpus wherever one is at "
         "hand: irboard validate, in the results workflow too, fetches the corpus of such a registered dataset "
@@ -641,16 +642,24 @@ def verification_method() -> tuple[str, ...]:
         "checked. Checked or not, the recall-at-scale prediction counts every claimed-absent document as a miss "
         "at every size, as trec_eval's R@k does, and a query whose relevant documents are all claimed absent as "
         "recall 0: a claim can only lower a prediction.",
-        "A result is re-scored when every metric it reports was re-scored and matched and its score samples "
-        "agree with its ranking and its claims below the stored depth. Only re-scored results are ranked (rank "
-        "ranges, best sets, mean ranks); the others are listed apart, after them, in every table and download.",
+        "Trust is per metric: a result is ranked on every metric that was re-scored and matched (its score samples "
+        "agreeing with its ranking and its claims below the stored depth), whatever its other metrics rest on. A "
+        "dataset page ranks a result whenever its main metric was re-scored (rank ranges, best sets); a group ranks a "
+        "model on its mean (mean ranks, rank ranges) when it is ranked on every dataset of the group. The others are "
+        "listed apart, after them, in every table and download; a value resting on claimed ranks is marked † on "
+        "its own and listed in the downloads' column claimed, one not re-scored * and in column unverified. A "
+        "value that re-scores to anything else than the file states rejects the whole file. irboard evaluate "
+        "says each metric's tier before anything is validated, with the one step that reaches the next (for a "
+        "claim: score samples, which irboard evaluate --model stores), and irboard validate, irboard build and "
+        "the pull request's summary say it in the same words.",
         *TRUST_LADDER,
     )
 
 
 TRUST_LADDER = (
-    "The trust ladder, shown beside every result and chosen with the Trust filter: self-reported (nothing "
-    "re-scored: the values are as the submitter's file states them), re-scored (every metric recomputed from the "
+    "The trust ladder, per metric; beside every result the tier of its main metric, chosen with the Trust filter: "
+    "self-reported (not re-scored: the value is as the submitter's file states it), rests on claimed ranks "
+    "(re-scored from ranks below the stored depth that no score samples check), re-scored (recomputed from the "
     "stored ranking against the official judgments, as above: the numbers follow from the ranking, which says "
     "nothing of where the ranking came from) and reproduced (re-scored, and CI ran the model again from the "
     "artifact the result declares, model.artifact: irboard's BM25 with its settings, or a hub, packaged or shared "
