@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from evaluator.metrics import Measure, parse_measure
+from evaluator.metrics import KINDS, Measure, parse_measure
 
 SELF_REPORTED, CLAIMED, RESCORED, REPRODUCED = "self-reported", "rests on claimed ranks", "re-scored", "reproduced"
 TIERS = (SELF_REPORTED, CLAIMED, RESCORED, REPRODUCED)  # the ladder, lowest first
@@ -125,8 +125,9 @@ def _names(metrics: list[str]) -> tuple[str, str, str]:
 
 
 def tier_sentence(tier: str, metrics: list[str]) -> str:
-    """What one tier means for these metrics, and the one step that reaches the next tier up."""
-    names, them, s = _names(metrics)
+    """What one tier means for these metrics (named in the site's order: nDCG first, by cutoff), and the one step
+    that reaches the next tier up."""
+    names, them, s = _names(sorted(metrics, key=_order))
     if tier == REPRODUCED:
         return (f"{names} reproduced: re-scored, and CI obtained the stored ranking by running the declared artifact "
                 f"again; ranked on {them}")
@@ -142,11 +143,16 @@ def tier_sentence(tier: str, metrics: list[str]) -> str:
 
 
 def tier_lines(tiers: Mapping[str, str], below: str | None = None) -> list[str]:
-    """One sentence per tier present (highest first), each naming its metrics by name; with `below`,
+    """One sentence per tier present (highest first); with `below`,
     only the tiers lower than that one."""
     by_tier: dict[str, list[str]] = {}
     for name, tier in tiers.items():
         by_tier.setdefault(tier, []).append(name)
     shown = [tier for tier in reversed(TIERS) if tier in by_tier
              and (below is None or TIERS.index(tier) < TIERS.index(below))]
-    return [tier_sentence(tier, sorted(by_tier[tier])) for tier in shown]
+    return [tier_sentence(tier, by_tier[tier]) for tier in shown]
+
+
+def _order(name: str) -> tuple:
+    measure = parse_measure(name)
+    return (list(KINDS).index(measure.kind), measure.exp_gain, measure.cutoff or 0, name)

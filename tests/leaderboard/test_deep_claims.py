@@ -151,3 +151,19 @@ def test_the_build_publishes_nothing_from_a_forged_deep_file(honest, tmp_path, c
     lines = [line for line in capsys.readouterr().err.splitlines() if str(path) in line]
     assert len(lines) == 1 and "sampled non-relevant scores lie above the score claimed at rank" in lines[0]
     assert not (tmp_path / "_site").exists()
+
+
+@pytest.mark.parametrize("samples", [True, False], ids=["with samples", "without"])
+def test_what_evaluate_announces_is_what_re_scoring_gives(honest, samples):
+    """`evaluator.trust.planned_tiers` (what `irboard evaluate` prints before validating) equals the tiers of
+    `verify_result`'s outcome, with the score samples (every metric re-scored) and without (the deep ones claimed)."""
+    from evaluator.trust import CLAIMED, RESCORED, planned_tiers, tier_lines, tiers_of
+
+    result, qrels, _ = honest
+    result = result if samples else rescored(without_samples(result, qrels), qrels)
+    outcome = verify_result(result, qrels)
+    assert planned_tiers(result) == tiers_of(result.metrics, outcome.verified, outcome.claimed)
+    assert {name for name, tier in planned_tiers(result).items() if tier == CLAIMED} == (set() if samples else set(DEEP))
+    lines = tier_lines(planned_tiers(result))
+    assert lines[0].startswith("nDCG@10, " if samples else "nDCG@10, R@100 re-scored")  # nDCG first, highest tier first
+    assert len(lines) == (1 if samples else 2) and tier_lines(planned_tiers(result), below=RESCORED) == lines[1:]
