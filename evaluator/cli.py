@@ -1,14 +1,18 @@
-"""`irboard evaluate`: a run file from any toolkit, or a model on a dataset, into one result file."""
+"""`irboard evaluate`: a run file from any toolkit, or a model on a dataset, into one result file; or, without
+--out and --results-dir, a run file's metrics printed as trec_eval prints them (`print_run_metrics`)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import re
 import shlex
 import sys
 from decimal import Decimal
 from pathlib import Path
+
+import numpy as np
 
 from evaluator.assemble import MIN_RUN_DEPTH, RunMetadata, assemble_result, needs_below
 from evaluator.errors import IrboardError, OutputExistsError
@@ -33,10 +37,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--dataset", help="dataset id, e.g. beir/scifact, miracl/sw, mmarco/fr, local:<dir>")
     source.add_argument("--data-dir", type=Path, help="read the dataset from this BEIR-layout folder (miracl, mmarco: "
                         "or a mirror of the hub files as DIR/<repository>/<path>)")
-    where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--out", type=Path, help="result file to write (JSON)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--out", type=Path, help="result file to write (JSON), for the board")
     where.add_argument("--results-dir", type=Path,
-                       help="write to RESULTS_DIR/<model_slug>/<dataset_slug>.json, the path the ids give")
+                       help="write to RESULTS_DIR/<model_slug>/<dataset_slug>.json, the path the ids give (without "
+                       "--out or --results-dir, --run's metrics are printed as trec_eval prints them, "
+                       "'measure<TAB>all<TAB>value', and nothing is written)")
+    parser.add_argument("--per-query", action="store_true",
+                        help="without --out or --results-dir: also print each judged query's values "
+                        "('measure<TAB>query_id<TAB>value'), as trec_eval -q does")
     parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     parser.add_argument("--metrics", help="comma-separated metrics (default: the standard set and the dataset's "
                         "headline metrics, e.g. R@1000)")
@@ -64,6 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="a figure the model's authors published for this dataset, as printed, with where: e.g. "
                       "nDCG@10=0.665,https://arxiv.org/abs/… (repeatable); the model page shows it beside the "
                       "measured value and flags a difference beyond rounding")
+    meta.add_argument("--source", metavar="OWNER/NAME@COMMIT:PATH",
+                      help="--run: where the run file was published, a file in a GitHub repository at a full commit "
+                      "(recorded as provenance.source and credited on the model page); with --source-license")
+    meta.add_argument("--source-license", metavar="SPDX",
+                      help="the SPDX id of the licence the --source repository grants, e.g. Apache-2.0, MIT")
     meta.add_argument("--declare", action="store_true",
                       help="declare --dataset-id as a collection of your own from --qrels: writes "
                       "datasets/<dataset_slug>.json (its queries' and judgments' sha256, main metric, group), which "
@@ -107,6 +121,11 @@ def parameter_count(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     set_quiet(args.quiet)
     measures = parse_measures(args.metrics) if args.metrics else default_measures(args.dataset_id or args.dataset)
+    if args.out is None and args.results_dir is None:
+        return print_run_metrics(args, measures)
+    if args.per_query:
+        raise IrboardError("evaluate --per-query prints; it goes without --out and --results-dir (a result file "
+                           "holds every query's values): leave one out")
     if args.out is not None and args.out.exists() and not args.force:
         raise OutputExistsError(f"{args.out}: already exists; pass --force to overwrite it")
     if args.model_id:  # before any work, for --model as for --run
@@ -115,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise IrboardError(str(error)) from None
     references = [parse_reference(text) for text in args.reference]  # before any work
+    source = published_source(args)
     if args.run or args.qrels:
         result = _evaluate_run_file(args, measures)
     elif args.model or args.dataset:
@@ -132,7 +152,10 @@ def run(args: argparse.Namespace) -> int:
         raise IrboardError("evaluate: give --run and --qrels (a run file), or --model and --dataset")
     if references:
         result = with_references(result, references)
-    report_coverage(result, args.require_full_coverage, args.quiet)
+    if source is not None:
+        result = with_source(result, source)
+    report_coverage(result.provenance.coverage, args.require_full_coverage, args.quiet, result.dataset.id,
+                    result.per_query, result.run.lengths)
     out = args.out or result_path(result.model.id, result.dataset.id, args.results_dir)
     write_result(result, out, force=args.force)
     if not args.quiet:
@@ -204,22 +227,24 @@ def default_measures(dataset_id: str | None) -> list:
     return measures
 
 
-def _main_metrics(result) -> list[str]:
-    """The dataset's headline metrics that the result has, main metric first (else its first metric)."""
-    spec = registered_spec(result.dataset.id)
+def _main_metrics(dataset_id: str | None, metrics) -> list[str]:
+    """The dataset's headline metrics among `metrics` (names), main metric first (else the first of them)."""
+    spec = registered_spec(dataset_id)
     wanted = (*spec.headline_metrics, spec.main_metric) if spec is not None else ("nDCG@10",)
-    return list(dict.fromkeys(m for m in wanted if m in result.metrics)) or [next(iter(result.metrics))]
+    return list(dict.fromkeys(m for m in wanted if m in metrics)) or [next(iter(metrics))]
 
 
 def headline(result) -> str:
     """The dataset's headline metrics as 'RR@10 = 0.1874, R@1000 = 0.8573' (those the result has)."""
-    return ", ".join(f"{name} = {result.metrics[name]:.4f}" for name in _main_metrics(result))
+    return ", ".join(f"{name} = {result.metrics[name]:.4f}"
+                     for name in _main_metrics(result.dataset.id, result.metrics))
 
 
-def report_coverage(result, required: bool, quiet: bool) -> None:
+def report_coverage(coverage, required: bool, quiet: bool, dataset_id: str | None = None, per_query=None,
+                    lengths=None) -> None:
     """Say how many judged queries the run covers, its unjudged queries and ranking depth; below full coverage,
-    warn with the mean over the covered queries beside the official one (or refuse, with --require-full-coverage)."""
-    coverage = result.provenance.coverage
+    warn with the mean over the covered queries beside the official one (or refuse, with --require-full-coverage).
+    `per_query` ({metric: values}) and `lengths` (each ranking's length) are aligned with the judged queries."""
     judged, covered = coverage.judged_queries, coverage.covered_queries
     if not quiet:
         unjudged = (f"; {coverage.unjudged_run_queries:,} run queries have no judgments (ignored)"
@@ -232,9 +257,9 @@ def report_coverage(result, required: bool, quiet: bool) -> None:
     if required:
         raise IrboardError(f"evaluate: the run covers {covered:,} of {judged:,} judged queries ({missing:,} missing, "
                            "each would score 0); rank every judged query, or leave out --require-full-coverage")
-    metric = next(m for m in _main_metrics(result) if m in result.per_query)
-    values = result.per_query[metric]
-    has_ranking = result.run.lengths > 0
+    metric = _main_metrics(dataset_id, per_query)[0]
+    values = np.asarray(per_query[metric])
+    has_ranking = np.asarray(lengths) > 0
     log.warning("the run covers %s of %s judged queries; the %s missing score 0, as trec_eval -c and the board "
                 "count them: %s = %.4f over all %s judged queries (the official mean), %.4f over the %s covered",
                 f"{covered:,}", f"{judged:,}", f"{missing:,}", metric, float(values.mean()), f"{judged:,}",
@@ -251,10 +276,90 @@ def say_where_it_belongs(result, out: Path) -> None:
                 out, canonical, *map(shlex.quote, (str(canonical.parent), str(out), str(canonical))))
 
 
+# flags that describe or place a result file: without --out or --results-dir nothing is written, so they say nothing
+_RESULT_FLAGS = ("model_id", "model_type", "model_revision", "model_url", "license", "parameters", "dim",
+                 "open_weights", "training_datasets", "reference", "declare", "force", "depth", "split", "source",
+                 "source_license")
+
+
+def print_run_metrics(args: argparse.Namespace, measures) -> int:
+    """`evaluate --run RUN --qrels QRELS` without --out or --results-dir: print the means (and with --per-query
+    each judged query's values) as trec_eval prints them, writing and declaring nothing. Every judged query counts,
+    0 when the run misses it (trec_eval -c); the coverage line on stderr says how many the run covers."""
+    from evaluator.assemble import coverage_of
+    from evaluator.result import Coverage
+    from evaluator.run_formats import read_run_file
+
+    if args.model or args.dataset or not args.run:
+        raise IrboardError("evaluate: give --results-dir results (or --out FILE) to write a result; without them "
+                           "--run RUN --qrels QRELS prints a run's metrics and writes nothing")
+    for name in _RESULT_FLAGS:
+        value = getattr(args, name)
+        if value is not None and value != [] and (value is not False or name == "open_weights"):
+            flag = {"open_weights": "--open-weights" if args.open_weights else "--closed-weights"}.get(
+                name, "--" + name.replace("_", "-"))
+            raise IrboardError(f"evaluate: {flag} is for a result file, and without --out or --results-dir none is "
+                               f"written; add --results-dir results (or --out FILE), or leave out {flag} to print "
+                               "the metrics only")
+    if args.dataset_id:
+        quick_spec(args.dataset_id)
+    _, ignore_identical_ids, relevance_level = run_settings(args)
+    qrels, qrels_path, official, is_official = read_judgments(args, {})
+    if official is not None and not is_official:
+        log.warning("%s: not the official judgments of %s (%s)", qrels_path, args.dataset_id, official.qrels.name)
+    cutoffs = [m.cutoff for m in measures]
+    reading = read_run_file(args.run, qrels, args.run_format, ignore_identical_ids=ignore_identical_ids, keep_top=0,
+                            label_depth=None if None in cutoffs else max(cutoffs))
+    for note in reading.notes:
+        log.warning("%s", note)
+    ranked = reading.ranking.ranked
+    values = evaluate(ranked, qrels, measures, relevance_level)
+    report_coverage(Coverage(**coverage_of(ranked, reading.ranking.unjudged_queries)), args.require_full_coverage,
+                    args.quiet, args.dataset_id, values, ranked.lengths)
+    lines = []
+    if args.per_query:
+        lines += [f"{name:<22}\t{query_id}\t{array[row]:.4f}" for row, query_id in enumerate(qrels.query_ids)
+                  for name, array in values.items()]
+    lines += [f"{name:<22}\tall\t{math.fsum(array.tolist()) / len(array):.4f}" for name, array in values.items()]
+    print("\n".join(lines))
+    return 0
+
+
+def quick_spec(dataset_id: str):
+    """The spec of a registered or declared `dataset_id` whose settings and judgments a printed evaluation uses; for
+    any other id, the one-line error with "did you mean"."""
+    from evaluator.datasets import get_spec
+    from evaluator.errors import UnknownNameError
+
+    try:
+        return get_spec(dataset_id)
+    except UnknownNameError as error:
+        raise UnknownNameError(f"evaluate --dataset-id: {error}; leave it out to score the run against --qrels "
+                               "alone") from None
+
+
+def read_judgments(args: argparse.Namespace, timings: dict, qrels=None):
+    """(qrels, the path read, the official judgments of --dataset-id or None, whether the qrels are those) for --run:
+    --qrels when given (`qrels` when already read from it), else the dataset's official judgments."""
+    from evaluator.datasets.official import fetch_official, official_judgments
+    from evaluator.index.cache import local_cache_dir
+    from evaluator.trec import read_qrels
+
+    official = official_judgments(args.dataset_id) if args.dataset_id else None
+    if args.qrels is None and official is None:
+        raise IrboardError(f"evaluate --run: {args.dataset_id} has no official judgments; pass --qrels" if
+                           args.dataset_id else "evaluate --run: pass --qrels QRELS (TREC or BEIR TSV), or the "
+                           "--dataset-id of a dataset with official judgments")
+    qrels_path = args.qrels or fetch_official(official.qrels, local_cache_dir(args.cache_dir))
+    if qrels is None:
+        with step(f"reading qrels {qrels_path}", timings, "read_qrels_s"):
+            qrels = read_qrels(qrels_path)
+    return qrels, qrels_path, official, official is not None and qrels.sha256() == official.judgments_sha256
+
+
 def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
     from evaluator.datasets.declared import check_declared_judgments
-    from evaluator.datasets.official import SOURCE, fetch_official, official_judgments
-    from evaluator.index.cache import local_cache_dir
+    from evaluator.datasets.official import SOURCE
     from evaluator.run_formats import read_run_file
     from evaluator.trec import read_qrels
 
@@ -278,14 +383,7 @@ def _evaluate_run_file(args: argparse.Namespace, measures) -> object:
         declare_from_qrels(args, qrels)
     spec = known_spec(args.dataset_id)
     split, ignore_identical_ids, relevance_level = run_settings(args)
-    official = official_judgments(args.dataset_id)
-    if args.qrels is None and official is None:
-        raise IrboardError(f"evaluate --run: {args.dataset_id} has no official judgments; pass --qrels")
-    qrels_path = args.qrels or fetch_official(official.qrels, local_cache_dir(args.cache_dir))
-    if qrels is None:
-        with step(f"reading qrels {qrels_path}", timings, "read_qrels_s"):
-            qrels = read_qrels(qrels_path)
-    is_official = official is not None and qrels.sha256() == official.judgments_sha256
+    qrels, qrels_path, official, is_official = read_judgments(args, timings, qrels)
     if official is not None and not is_official:
         log.warning("%s: not the official judgments of %s (%s); the result will not verify",
                     qrels_path, args.dataset_id, official.qrels.name)
@@ -341,6 +439,30 @@ def parse_reference(text: str):
                       "url": "the url must be an http:// or https:// address"}[field]
         raise IrboardError(f"--reference {text!r}: {field}: {detail}; write METRIC=VALUE,URL with the value as published in "
                            "[0, 1], e.g. nDCG@10=0.665,https://arxiv.org/abs/2104.08663") from None
+
+
+def published_source(args: argparse.Namespace):
+    """--source and --source-license as a Source (None without them); IrboardError naming the flag and the fix."""
+    from evaluator.source import parse_source
+
+    text, license = getattr(args, "source", None), getattr(args, "source_license", None)
+    if text is None and license is None:
+        return None
+    if text is None or license is None or not args.run:
+        raise IrboardError("evaluate: --source and --source-license go together, with --run: the run file's "
+                           "repository, commit and path, and the SPDX id of the repository's licence")
+    try:
+        return parse_source(text, license)
+    except ValueError as error:
+        raise IrboardError(f"evaluate: {error}") from None
+
+
+def with_source(result, source):
+    """`result` recording where its run file was published (provenance.source)."""
+    from dataclasses import replace
+
+    provenance = result.header.provenance.model_copy(update={"source": source})
+    return replace(result, header=result.header.model_copy(update={"provenance": provenance}))
 
 
 def with_references(result, references):

@@ -41,6 +41,7 @@ from evaluator.score_samples import (
     decode_score_samples_v1,
     encode_score_samples,
 )
+from evaluator.source import Source
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
@@ -215,6 +216,7 @@ class Provenance(_Strict):
     versions: dict[str, str] = Field(default_factory=dict, max_length=50)  # package -> version (since version 3)
     run_format: str = Field("", max_length=300)  # how `evaluate --run` read the run file (format, compression)
     coverage: Coverage | None = None
+    source: Source | None = None  # the published run file the result was scored from (evaluator/source.py)
 
     @field_validator("timings")
     @classmethod
@@ -766,6 +768,8 @@ def _readable(header: Header) -> dict[str, Any]:
         del data["model"]["artifact"]
     if not data["references"]:
         del data["references"]  # files without references stay byte for byte as before
+    if data["provenance"]["source"] is None:
+        del data["provenance"]["source"]  # likewise files not made from a published run
     return data
 
 

@@ -14,7 +14,8 @@
   (`Run.save(..., kind="json")`) produce, saved as one JSON object; a key given twice, at any level, is an
   error (a JSON reader would keep the last silently).
 
-A file whose first line has three or more tab-separated fields is split on tabs only, so ids may hold spaces (`trec.py`). Scores must be
+A file whose first line has three or more tab-separated fields is split on tabs only, so ids may hold spaces, and
+the whitespace around a field is not part of it, as trec_eval reads `104<TAB>  2.129133` (`trec.py`). Scores must be
 finite and within float32's range, the precision trec_eval orders by. The format is detected from the first
 line (`--run-format` overrides it). A file in none of them is one error line naming the format it looks like
 and the fix.
@@ -35,7 +36,15 @@ import orjson
 from evaluator.errors import InputFormatError
 from evaluator.metrics.ranking import FLOAT32_PROBLEM, Qrels, float32_overflows
 from evaluator.result import text_id_problem
-from evaluator.trec import BOM_NOTE, RunRanking, first_line, input_bytes, rank_run_text, split_fields
+from evaluator.trec import (
+    BOM_NOTE,
+    SPACED_NOTE,
+    RunRanking,
+    first_line,
+    input_bytes,
+    rank_run_text,
+    split_fields,
+)
 
 RUN_FORMATS = ("trec", "msmarco", "json")
 # first bytes of files that are not runs in any readable form -> what they are and the fix
@@ -92,6 +101,10 @@ def read_run_file(
     if ranking.extra_column_lines:
         notes.append(f"{shown}: {ranking.extra_column_lines:,} lines have columns after the sixth (the first is "
                      f"line {ranking.first_extra_column_line}); they are ignored, as trec_eval ignores them")
+    if ranking.spaced_lines:
+        lines = f"{ranking.spaced_lines:,} lines hold" if ranking.spaced_lines > 1 else "1 line holds"
+        notes.append(f"{shown}: " + SPACED_NOTE.format(what=f"{lines} a space inside one of the first five columns "
+                                                       f"(the first is line {ranking.first_spaced_line})"))
     if chosen == "msmarco":
         notes.append(f"{shown}: read as an MS MARCO run; {MSMARCO_SCORES}")
     return RunReading(ranking, chosen, compression, tuple(notes), had_bom)

@@ -7,7 +7,8 @@ Formats:
 
 Every malformed line is an `InputFormatError` naming the file and the line. The separator is chosen per file,
 never guessed per line: a file whose first line has three or more tab-separated fields is split on tabs only
-(so an id may hold spaces), any other on ASCII whitespace. Ids are compared as UTF-8 bytes. A UTF-8 byte-order mark is removed (and said);
+(so an id may hold spaces, but the whitespace around a field is not part of it, as for trec_eval), any other on
+ASCII whitespace. Ids are compared as UTF-8 bytes. A UTF-8 byte-order mark is removed (and said);
 a gzip, bzip2 or xz file is inflated first, within the caps of `inflate.py`.
 The large-file work (parsing, joining with the qrels, tie-aware sorting) is done by the `_trec` C
 extension on a memory-mapped file; `read_run` is the plain Python reader for small files.
@@ -47,6 +48,10 @@ RUN_COLUMNS = "expected 6 columns 'query_id Q0 doc_id rank score tag', found {};
 _SCORE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which Windows editors put first
 BOM_NOTE = "starts with a UTF-8 byte-order mark (BOM); it was removed"
+# a tab-separated file whose columns hold spaces: read here as written, by trec_eval otherwise
+SPACED_NOTE = ("{what}; the file is tab-separated (as its first line is), so they are part of the ids, where "
+               "trec_eval, which splits at spaces too, would read other columns and give other numbers")
+_BLANK = re.compile(r"[ \x0b\x0c]")  # inside a field: the parser trims those around it
 log = logging.getLogger(__name__)
 
 
@@ -98,10 +103,13 @@ def _tabbed(line: bytes) -> bool:
 
 def split_fields(line: bytes, tabs: bool | None = None) -> list[bytes]:
     """A line's fields as the parser splits them: on tabs (and a '\r') when `tabs` (default: as a first line,
-    `tab_separated`), else on ASCII whitespace."""
+    `tab_separated`), each without the ASCII whitespace around it (`301<TAB>  2.129133`, as trec_eval's own test
+    run pads scores), else on ASCII whitespace."""
     if tabs is None:
         tabs = _tabbed(line)
-    return [f for f in line.replace(b"\r", b"\t").split(b"\t") if f] if tabs else line.split()
+    if not tabs:
+        return line.split()
+    return [field for field in (f.strip() for f in line.replace(b"\r", b"\t").split(b"\t")) if field]
 
 
 @contextmanager
@@ -145,13 +153,15 @@ def read_qrels(path: Path | str) -> Qrels:
             tuple(content[: end_of_first_line if end_of_first_line >= 0 else len(content)].split())
             == BEIR_HEADER
         )
+        tabs = tab_separated(content)
         try:
-            judged = _trec.parse_qrels(content, 3 if beir else 4, beir, MIN_LABEL, MAX_LABEL,
-                                       tab_separated(content))
+            judged = _trec.parse_qrels(content, 3 if beir else 4, beir, MIN_LABEL, MAX_LABEL, tabs)
         except ValueError as error:
             raise _line_error(path, error) from None
     if had_bom:
         log.warning("%s: %s", path, BOM_NOTE)
+    if tabs and any(_BLANK.search("\n".join(ids)) for ids in (judged, *judged.values())):
+        log.warning("%s: %s", path, SPACED_NOTE.format(what="ids hold spaces"))
     if not judged:
         raise InputFormatError(f"{path}: has no judgments; expected 'query_id 0 doc_id relevance' lines")
     query_ids = sorted(judged, key=lambda query_id: query_id.encode("utf-8"))
@@ -191,6 +201,8 @@ class RunRanking:
     extra_column_lines: int  # TREC lines with more than 6 columns (the rest ignored)
     first_extra_column_line: int  # the first of them (0: none)
     unjudged_queries: int  # distinct run queries without judgments (skipped)
+    spaced_lines: int = 0  # tab-separated TREC lines with a space inside one of the first five columns
+    first_spaced_line: int = 0  # the first of them (0: none)
 
 
 def rank_run_text(
@@ -211,7 +223,8 @@ def rank_run_text(
     if label_depth is not None and label_depth < 1:
         raise ValueError(f"label_depth must be None or >= 1, got {label_depth}")
     try:
-        labels, lengths, depth, doc_ids, top_lengths, docs, scores, *below, extra, first_extra, unjudged = \
+        labels, lengths, depth, doc_ids, top_lengths, docs, scores, *below, extra, first_extra, unjudged, spaced, \
+            first_spaced = \
             _trec.rank_run(
                 content,
                 qrels.query_ids,
@@ -237,7 +250,7 @@ def rank_run_text(
     top = Run(int(top_lengths.max(initial=0)) if keep_top is None else keep_top, tuple(doc_ids), top_lengths,
               np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64), deep)
     ranked = RankedRun(list(qrels.query_ids), matrix, lengths)
-    return RunRanking(ranked, top, extra, first_extra, unjudged)
+    return RunRanking(ranked, top, extra, first_extra, unjudged, spaced, first_spaced)
 
 
 def _parse_score(text: bytes, where: str) -> float:

@@ -37,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
         add_arguments(sub)
         sub.set_defaults(handler=handler)
 
-    command("evaluate", "write a result file from a run file or a model", evaluate_cli.add_arguments, evaluate_cli.run)
+    command("evaluate", "print a run file's metrics as trec_eval does, or write a result file from a run file or a "
+            "model", evaluate_cli.add_arguments, evaluate_cli.run)
     command("validate", "check result files; exit 1 listing every problem", validate.add_arguments, validate.run)
     command("migrate", "rewrite result files of older schema versions, losslessly", migrate.add_arguments,
             migrate.run)

@@ -1,4 +1,4 @@
-"""Datasets: the spec registry and one loader per family (beir, miracl, mmarco, classic, local).
+"""Datasets: the spec registry and one loader per family (beir, miracl, mmarco, trec_dl, classic, local).
 
     >>> from evaluator.datasets import load_dataset
     >>> scifact = load_dataset("beir/scifact")                     # downloaded once, then cached
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from evaluator.datasets import beir, classic, declared, local, miracl, mmarco
+from evaluator.datasets import beir, classic, declared, local, miracl, mmarco, trec_dl
 from evaluator.datasets.dataset import Corpus, Dataset, spec_for_split
 from evaluator.datasets.spec import LOCAL_PREFIX, DatasetSpec, all_specs, query_ids_sha256, registry
 from evaluator.errors import UnknownNameError
@@ -38,6 +38,7 @@ _LOADERS: dict[str, Callable[..., Dataset]] = {
     local.FAMILY: local.load,
     miracl.FAMILY: miracl.load,
     mmarco.FAMILY: mmarco.load,
+    trec_dl.FAMILY: trec_dl.load,
 }
 
 

@@ -3,8 +3,9 @@
 The files are those Anserini and Pyserini evaluate with, in GitHub ``castorini/anserini-tools`` at a pinned
 commit (folders ``qrels/`` and ``topics/``; raw URL ``https://raw.githubusercontent.com/castorini/
 anserini-tools/<commit>/<folder>/<file>``): BEIR test splits (CQADupStack per forum), MIRACL dev (judged
-negatives kept as grade 0) and MS MARCO passage dev-small, which ``beir/msmarco`` and every ``mmarco/*`` id
-share (mMARCO translates the same queries and passages and keeps their ids).
+negatives kept as grade 0), MS MARCO passage dev-small, which ``beir/msmarco`` and every ``mmarco/*`` id
+share (mMARCO translates the same queries and passages and keeps their ids), and TREC DL 2019 and 2020 passage
+(NIST's graded judgments; ``topics.dl20.txt`` holds all 200 test queries, of which the 54 judged count).
 
 These files are the official judgments. BEIR's own ``qrels/test.tsv`` parses to the same judgments for SciFact
 and NFCorpus (checked by the tests); where a BEIR TSV differs (webis-touche2020's v2 TSV also lists judged
@@ -187,6 +188,17 @@ _MIRACL: dict[str, tuple[int, str, str, str]] = {  # dev split, by language
 _MSMARCO_DEV_SMALL: tuple[int, str, str, str] = (6980, "34ef51a24e049b3dd19b0a448b764f26b0def22ec42f421ecba2db91f82e7042",
         "f4f71fa87b6be4fb968cca2b8f8554c4ebd003e6c3488af3ac1cc5629c3de189",
         "0d89bbad76bc4590bb9a78ca1ce7667fa5696b897bfb73c4ffd6560e4bcd5d86")
+# TREC DL passage: dataset id -> (qrels file, topics file, row as above; the query count is the qrels')
+_TREC_DL: dict[str, tuple[str, str, tuple[int, str, str, str]]] = {
+    "msmarco-passage/trec-dl-2019": ("qrels.dl19-passage.txt", "topics.dl19-passage.txt", (43,
+        "8a1f10d550732e4cd91d7fc49846a3784de4040972f583e69285a88f3c5fee92",
+        "518992da259fb61f64e4790791df91a7b42ea5773f374aed59220ebb51d58d90",
+        "a5847a267e8fbf7b10f6997cf2b43d0a8217ed89bda0c494fd01ccd7c6673743")),
+    "msmarco-passage/trec-dl-2020": ("qrels.dl20-passage.txt", "topics.dl20.txt", (54,
+        "60d4c34561f9687f8f73e0a752ba80ab80159b3e9c1bedd0a351f747ed6f5684",
+        "726cb4018b85a335fcbe09004df7f084ec1bf20531961d9af7b0c71dd609e69b",
+        "4869f52b6c8adcecd5e55cc5830eb722739415a69d1f296e491aa833bdeba42e")),
+}
 # fmt: on
 
 # Judgments of BEIR datasets irboard does not register (their corpora are not public); listed so that the
@@ -251,6 +263,8 @@ _QUERY_IDS_SHA256: dict[str, str] = {  # qrels file name -> query_ids_sha256
     "qrels.beir-v1.0.0-bioasq.test.txt": "77dad85ea50c1c52e1e356a7a1e0b20e009b6ae5e550b5c8616ff67566a37d6f",
     "qrels.beir-v1.0.0-signal1m.test.txt": "7400606ee90b8bb948db63058d60db16da47cfd37541c719b82dacc5598f4061",
     "qrels.beir-v1.0.0-trec-news.test.txt": "7d50192cbd110d8e625a9935cf622141a1984b1ee7361f461871957ba21cf50c",
+    "qrels.dl19-passage.txt": "45639e6c88dd5a2150d59696937b6419af0c8af86d9ba19e97ae4554039ae440",
+    "qrels.dl20-passage.txt": "1fc49f6f2245621b71dfb0f2430bc22ce9ab567c4e8a82a54442d76e9ea65767",
 }
 # fmt: on
 
@@ -282,9 +296,11 @@ class OfficialJudgments:
 
 
 def _judgments(dataset_id: str, split: str, stem: str, row: tuple[int, str, str, str], license: str,
-               registered: bool = True) -> OfficialJudgments:
+               registered: bool = True, names: tuple[str, str] | None = None) -> OfficialJudgments:
     num_queries, qrels_sha256, topics_sha256, judgments_sha256 = row
-    if stem.startswith("beir"):
+    if names is not None:
+        qrels_name, topics_name = names
+    elif stem.startswith("beir"):
         qrels_name, topics_name = f"qrels.{stem}.txt", f"topics.{stem}.tsv.gz"
     elif stem.startswith("miracl"):
         qrels_name, topics_name = f"qrels.{stem}.tsv", f"topics.{stem}.tsv"
@@ -311,6 +327,9 @@ def _registry() -> dict[str, OfficialJudgments]:
         elif spec.family == "beir" and beir_name in _BEIR:
             found[spec.id] = _judgments(spec.id, spec.split, f"beir-v1.0.0-{beir_name}.test", _BEIR[beir_name],
                                         spec.license)
+        elif spec.id in _TREC_DL:
+            qrels_name, topics_name, row = _TREC_DL[spec.id]
+            found[spec.id] = _judgments(spec.id, spec.split, "", row, _MSMARCO_LICENSE, names=(qrels_name, topics_name))
         elif spec.family == "miracl" and spec.name in _MIRACL:
             found[spec.id] = _judgments(spec.id, spec.split, f"miracl-v1.0-{spec.name}-dev", _MIRACL[spec.name],
                                         _MIRACL_LICENSE)

@@ -1,6 +1,6 @@
 """Dataset specs and the one registry of dataset ids.
 
-Each family module (beir, miracl, mmarco, classic) declares its specs as data in a ``SPECS`` list;
+Each family module (beir, miracl, mmarco, trec_dl, classic) declares its specs as data in a ``SPECS`` list;
 the registry collects them on first use and refuses duplicate ids. ``local:<dir>`` ids are not
 registered: their spec is built from the folder on demand.
 """
@@ -17,7 +17,7 @@ from evaluator.errors import UnknownNameError, closest_names
 LOCAL_PREFIX = "local:"
 
 # Family modules whose SPECS make up the registry, in display order.
-_FAMILY_MODULES = ("beir", "miracl", "mmarco", "classic")
+_FAMILY_MODULES = ("beir", "miracl", "mmarco", "trec_dl", "classic")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,7 +34,7 @@ class DatasetSpec:
     split: str
     language: str  # ISO 639-1 code; "fr-en" style (query-doc) when the two differ
     source: str  # download URL, hub id, or folder for local datasets
-    group: str  # leaderboard display group: "BEIR", "MIRACL", "mMARCO", "Classic", "Local"
+    group: str  # leaderboard display group: "BEIR", "MIRACL", "mMARCO", "TREC DL", "Classic", "Local"
     main_metric: str = "nDCG@10"
     # The metrics the dataset's family is published with (main metric first), and where: `evaluate` writes them
     # beside the standard set, and the dataset page shows them first. Empty: just the main metric.
@@ -66,6 +66,10 @@ MIRACL_HEADLINE = (("nDCG@10", "R@100"),
 MSMARCO_HEADLINE = (("RR@10", "R@1000"),
                     "MRR@10: the official MS MARCO passage ranking leaderboard (microsoft.github.io/msmarco); "
                     "Recall@1000: Pyserini's and Anserini's MS MARCO passage tables (trec_eval recall.1000)")
+TREC_DL_HEADLINE = (("nDCG@10", "AP@1000", "R@1000"),
+                    "nDCG@10 (graded gains), AP and Recall@1000 with grade 2 as the relevance threshold: the TREC "
+                    "Deep Learning track overviews (Craswell et al., 2019 and 2020) and Pyserini's and Anserini's "
+                    "DL passage tables (trec_eval -c -m ndcg_cut.10; -c -l 2 -m map; -c -l 2 -m recall.1000)")
 
 
 def query_ids_sha256(query_ids: Iterable[str]) -> str:

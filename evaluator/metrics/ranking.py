@@ -93,6 +93,17 @@ class RankedRun:
     def depth(self) -> int:
         return self.labels.shape[1]
 
+    def condensed(self) -> RankedRun:
+        """The condensed lists of trec_eval -J (pytrec_eval's judged_docs_only_flag): each ranking with its
+        unjudged documents removed, the judged ones moved up in their order. As in trec_eval, a document with a
+        negative label goes too (it reads every label below 0 as not judged)."""
+        kept = self.labels >= 0
+        order = np.argsort(~kept, axis=1, kind="stable")  # kept columns first, in rank order
+        labels = np.take_along_axis(self.labels, order, axis=1)
+        judged = kept.sum(axis=1)
+        labels = np.where(np.arange(labels.shape[1])[None, :] < judged[:, None], labels, PAD).astype(np.int32)
+        return RankedRun(self.query_ids, labels, judged.astype(np.int64))
+
 
 def byte_order_keys(doc_ids: np.ndarray) -> np.ndarray:
     """Integer keys that sort like the doc ids' UTF-8 bytes (C strcmp), for tie-breaking."""

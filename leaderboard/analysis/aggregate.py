@@ -53,7 +53,7 @@ from leaderboard.submissions.parallel import forked_map
 
 logger = logging.getLogger(__name__)
 
-GROUP_ORDER = ("BEIR", "MIRACL", "mMARCO", "Classic", "Local", "Other")
+GROUP_ORDER = ("BEIR", "MIRACL", "mMARCO", "TREC DL", "Classic", "Local", "Other")
 ALL_GROUP = "All datasets"
 CONFIDENCE = 0.95  # stats.TestSettings describes a 95% interval
 

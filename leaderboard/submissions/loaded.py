@@ -39,6 +39,8 @@ class Provenance:
     index_bytes: int | None
     covered_queries: int | None = None  # judged queries the run has a ranking for (None: not recorded)
     artifact: str = ""  # the declared artifact (model.artifact) as "spec" or "spec at revision R"; "" when none
+    # the published run file it was scored from (provenance.source): (repository, commit, path, license); None: none
+    source: tuple[str, str, str, str] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,6 +119,8 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
             index_bytes=prov.index_bytes,
             covered_queries=prov.coverage.covered_queries if prov.coverage is not None else None,
             artifact=_artifact_text(model.artifact),
+            source=None if prov.source is None else (prov.source.repository, prov.source.commit, prov.source.path,
+                                                     prov.source.license),
         ),
         score_samples=result.score_samples,
         absent_claimed=_absent_claimed(result),

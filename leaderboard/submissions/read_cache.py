@@ -83,6 +83,8 @@ class ReadCache(ContentCache):
         model = {**entry["model"], "training_datasets": None if entry["model"]["training_datasets"] is None
                  else tuple(entry["model"]["training_datasets"])}
         provenance = {**entry["provenance"], "timings": tuple(tuple(item) for item in entry["provenance"]["timings"])}
+        if provenance.get("source") is not None:
+            provenance["source"] = tuple(str(part) for part in provenance["source"])
         prediction = None
         if entry["prediction"] is not None:
             prediction = predictor.decode(entry["prediction"], model["id"], entry["dataset_id"], entry["metrics"])

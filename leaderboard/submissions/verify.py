@@ -142,10 +142,11 @@ class VerifiedCache(ContentCache):
 
 def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root: Path | None) -> Qrels | None:
     """The qrels to re-score a result on `dataset_id` against: an explicit `--data-dir ID=DIR`, `<root>/<dataset id>`,
-    the official judgments (cached, else downloaded), or a copy extracted into the cache (datasets without an
+    the official judgments (`<root>/official/qrels/<file>` when its sha256 is the official file's, as
+    ../shared/data holds them; else cached, else downloaded), or a copy extracted into the cache (datasets without an
     official download, or offline); None when there is none. DatasetLoadError: official judgments that cannot be had
     and no copy."""
-    from evaluator.datasets.download import cache_root
+    from evaluator.datasets.download import cache_root, file_sha256
     from evaluator.datasets.official import official_judgments, official_qrels
     from evaluator.trec import read_qrels
 
@@ -163,6 +164,9 @@ def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root
     cached = cache_root() / dataset_id / "qrels" / f"{split}.tsv"
     official = official_judgments(dataset_id)
     if official is not None and official.split == split:
+        local = data_root / "official" / official.qrels.path if data_root is not None else None
+        if local is not None and local.is_file() and file_sha256(local) == official.qrels.sha256:
+            return read_qrels(local)
         try:
             return official_qrels(dataset_id)
         except DatasetLoadError:

@@ -450,6 +450,7 @@ class ModelContext:
     costs_measured: bool = False  # parameters and dimension read from the model by irboard in CI (else claimed)
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
     references: tuple = ()  # web.references.ReferenceRow: the authors' published figures beside the measured ones
+    sources: tuple = ()  # web.references.SourceRow: the published run files results were scored from
     runs: tuple[Download, ...] = ()  # the stored ranking of each result with one, as a TREC run (run_files.py)
 
 

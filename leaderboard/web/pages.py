@@ -72,7 +72,7 @@ from leaderboard.web.rank_pages import (
     separability_row,
     statistics_method,
 )
-from leaderboard.web.references import reference_rows
+from leaderboard.web.references import reference_rows, source_rows
 from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.run_files import run_path
 from leaderboard.web.scale_pages import (
@@ -535,6 +535,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
         runs=tuple(Download(dataset_id, root + run_path(model.slug, dataset_id))
                    for dataset_id, result in sorted(model.results.items()) if result.has_run),
         references=reference_rows(model.results),
+        sources=source_rows(model.results),
     )
 
 

@@ -1,4 +1,5 @@
-"""Published reference figures beside measured ones (a model page's table, as Pyserini's reproduction matrix does).
+"""Published reference figures beside measured ones (a model page's table, as Pyserini's reproduction matrix does),
+and the credit for results scored from a published run file (`provenance.source`).
 
 A result may cite the figure its authors published (`references` in the result file: metric, value as printed, link).
 The difference from the measured mean is flagged when it exceeds what rounding the published value can explain:
@@ -40,3 +41,24 @@ def reference_rows(results) -> tuple[ReferenceRow, ...]:
                                      difference is not None
                                      and abs(difference) > rounding_tolerance(published) + ROUNDING_SLACK))
     return tuple(rows)
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """A result scored from a run file its authors published: where it lies, under which licence."""
+
+    dataset_id: str
+    repository: str
+    commit: str
+    path: str
+    license: str
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repository}/blob/{self.commit}/{self.path}"
+
+
+def source_rows(results) -> tuple[SourceRow, ...]:
+    """One row per result of a model ({dataset id: LoadedResult}) that records its published run file."""
+    return tuple(SourceRow(dataset_id, *result.provenance.source) for dataset_id, result in results.items()
+                 if result.provenance.source is not None)

@@ -11,6 +11,6 @@ from evaluator.cli import report_coverage
 def test_the_median_depth_is_written_like_min_and_max(capsys, median, shown):
     coverage = SimpleNamespace(judged_queries=1200, covered_queries=1200, unjudged_run_queries=0, depth_min=1000,
                                depth_median=median, depth_max=1000)
-    report_coverage(SimpleNamespace(provenance=SimpleNamespace(coverage=coverage)), required=False, quiet=False)
+    report_coverage(coverage, required=False, quiet=False)
     line = capsys.readouterr().err
     assert f"ranking depth min 1,000, median {shown}, max 1,000" in line and "1,200 of 1,200" in line

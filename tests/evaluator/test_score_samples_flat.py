@@ -25,7 +25,8 @@ from evaluator.score_samples import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-REPO_RESULTS = sorted((ROOT / "results").glob("*/*.json"))
+# the repository's results that carry score samples (those irboard ran; the published runs' results have none)
+REPO_RESULTS = sorted(p for p in (ROOT / "results").glob("*/*.json") if b'"score_samples"' in p.read_bytes())
 # Real-shaped files (100 queries of 2,000 sampled scores each) where the benchmark data generator has written them.
 GENERATED = sorted(Path("/tmp/small_gen/results").glob("*/*.json"))
 

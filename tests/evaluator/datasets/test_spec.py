@@ -48,7 +48,10 @@ def test_every_beir_dataset_and_no_other_ignores_identical_ids():
     specs = all_specs()
     assert {spec.family for spec in specs if spec.ignore_identical_ids} == {"beir"}
     assert all(spec.ignore_identical_ids for spec in specs if spec.family == "beir")
-    assert {spec.relevance_level for spec in specs} == {1}
+    # TREC DL counts grade 2 and above as relevant for binary measures (tests/evaluator/datasets/test_trec_dl.py)
+    assert {spec.id for spec in specs if spec.relevance_level != 1} == {"msmarco-passage/trec-dl-2019",
+                                                                          "msmarco-passage/trec-dl-2020"}
+    assert {spec.relevance_level for spec in specs} == {1, 2}
 
 
 def test_registry_refuses_a_duplicate_id():
@@ -73,7 +76,8 @@ def test_ids_are_unique_and_slug_safe():
 
 
 def test_every_spec_names_its_group_family_and_counts():
-    groups = {"beir": "BEIR", "miracl": "MIRACL", "mmarco": "mMARCO", "classic": "Classic"}
+    groups = {"beir": "BEIR", "miracl": "MIRACL", "mmarco": "mMARCO", "msmarco-passage": "TREC DL",
+              "classic": "Classic"}
     for spec in all_specs():
         assert spec.id == f"{spec.family}/{spec.name}"
         assert spec.group == groups[spec.family]

@@ -14,7 +14,9 @@ from leaderboard.cli import main
 from leaderboard.submissions.reproductions import read_record
 from tests.conftest import ROOT, SHARED
 
-RESULTS = sorted((ROOT / "results").glob("*/*.json"))
+ALL_RESULTS = sorted((ROOT / "results").glob("*/*.json"))
+# the results irboard ran itself (a declared artifact); the others are re-scored published runs (provenance.source)
+RESULTS = [p for p in ALL_RESULTS if read_result(p, with_run=False, with_samples=False).model.artifact is not None]
 CHANGED = "bm25/classic__cacm.json"  # the copy changed by one byte
 
 
@@ -37,6 +39,8 @@ def _recorded() -> set[str]:
 
 def test_each_record_names_a_committed_result_that_declares_its_artifact():
     assert len(RESULTS) == 16
+    assert all(read_result(p, with_run=False, with_samples=False).provenance.source is not None
+               for p in ALL_RESULTS if p not in RESULTS)
     recorded = _recorded()
     assert {f"{model}/{p.name}" for model in ("bm25", "bm25-k1-1.5-b-0.75")
             for p in (ROOT / "results" / model).glob("*.json")} <= recorded  # at least every BM25 result
@@ -49,7 +53,7 @@ def test_each_record_names_a_committed_result_that_declares_its_artifact():
 
 def _tiers(page: str) -> dict[str, str]:
     """{dataset id: tier} of a model page's dataset table."""
-    return dict(re.findall(r'<th scope="row"><a href="[^"]*">([a-z]+/[a-z-]+)</a></th>.*?<td><span class="tag tier-([a-z-]+)"',
+    return dict(re.findall(r'<th scope="row"><a href="[^"]*">([a-z-]+/[a-z0-9-]+)</a></th>.*?<td><span class="tag tier-([a-z-]+)"',
                            page, re.S))
 
 
@@ -61,6 +65,11 @@ def test_the_site_shows_them_reproduced_and_a_changed_one_re_scored(site):
         dataset = read_result(path, with_run=False, with_samples=False).dataset.id
         expected = "reproduced" if name in recorded and name != CHANGED else "re-scored"
         assert tiers[dataset] == expected, (name, tiers)
+    for path in ALL_RESULTS:  # a published run was re-scored, never reproduced: no artifact ran again
+        if path not in RESULTS:
+            dataset = read_result(path, with_run=False, with_samples=False).dataset.id
+            assert _tiers((site / "models" / f"{path.parent.name}.html").read_text(encoding="utf-8"))[dataset] != \
+                "reproduced", path
     # the changed file's dataset page: re-scored there, though its record still names the committed bytes
     page = (site / "datasets" / "classic__cacm.html").read_text(encoding="utf-8")
     row = page[page.index(">bm25</a>"):]
