@@ -169,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
     write_result(result, out, force=args.force)
     if not args.quiet:
         print(f"irboard: wrote {out} ({headline(result)})")
+        say_trust(result)
     if args.out is not None:
         say_where_it_belongs(result, args.out)
     note = missing_note(result.model)
@@ -180,6 +181,20 @@ def run(args: argparse.Namespace) -> int:
                     "`irboard build --data-dir %s` (or declare it: docs/datasets.md, \"Your own collection\")",
                     result.dataset.id, folder, folder)
     return 0
+
+
+def say_trust(result) -> None:
+    """Before anything is validated: the tier each metric will get (`irboard validate`, `build` and the pull
+    request's summary say it in the same words, evaluator.trust), and how to reach the next one. Nothing for
+    judgments other than the official ones, which verify nothing (a warning has said so)."""
+    from evaluator.datasets.official import official_judgments
+    from evaluator.trust import planned_tiers, tier_lines
+
+    official = official_judgments(result.dataset.id)
+    if official is not None and result.dataset.qrels_sha256 != official.judgments_sha256:
+        return
+    for line in tier_lines(planned_tiers(result)):
+        print(f"irboard: trust: {line}")
 
 
 def registered_spec(dataset_id: str | None):

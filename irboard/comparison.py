@@ -14,7 +14,13 @@ random-effects pooling of the per-dataset differences (analysis/meta.py): the po
 tau, the prediction interval for a new dataset and P(the run beats the baseline there), and the pooled equivalence
 verdict: the same interval at Bonferroni's level alpha / pairs (the same family as the per-dataset verdicts: every
 pair of the runs given) and whether it lies within the margin, withheld (never equivalent, `equivalence_note` says
-why) below meta.MIN_EQUIVALENCE_UNITS units; the numbers the compare page shows for a group of these datasets."""
+why) below meta.MIN_EQUIVALENCE_UNITS units; the numbers the compare page shows for a group of these datasets.
+
+A run may be a result file read with `irboard.read_result` (or its `ResultFile`): its stored ranking is scored, and
+column `trust` gives each metric's tier in the words `irboard validate` uses (evaluator/trust.py): "re-scored", or
+"rests on claimed ranks" for a deep metric read from judged ranks below the stored depth that no score samples
+check (the site's †). A metric the stored ranking does not determine, or judgments other than the result's own, are
+refused. For a run given as such, `trust` is None: it is scored whole, as given."""
 
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "t
                   "prediction_high", "p_beats", "equivalence_low", "equivalence_high", "equivalent",
                   "equivalence_note")
 COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "best_set",
-           "diff", "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict")
+           "diff", "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict", "trust")
 DEFAULT_MARGIN = 0.01  # = leaderboard.analysis.verdicts.DEFAULT_MARGIN (tested), kept here for a light import
 
 
@@ -228,13 +234,18 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
     from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
 
     alpha = settings.alpha
-    per_run = []
+    per_run, trust = [], []
     for name in names:
         try:
-            ranked = to_ranked(runs[name], judgments, ignore_identical_ids)
+            stored = _stored_result(runs[name])
+            if stored is not None:
+                ranked, tiers = _result_ranking(stored, judgments, measures)
+            else:
+                ranked, tiers = to_ranked(runs[name], judgments, ignore_identical_ids), {}
         except InputFormatError as error:
             raise InputFormatError(f"compare: run {name!r}: {error}") from None
         per_run.append(evaluate_ranked(ranked, judgments.qrels, measures, relevance_level))
+        trust.append(tiers)
     b = names.index(baseline)
     rows = []
     for measure in measures:
@@ -267,9 +278,39 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
                 "p_corrected": float(pvalues[i, b]) if against else None,
                 "significant": bool(pvalues[i, b] < alpha) if against else None,
                 "verdict": str(words[i]) if against else None,
+                "trust": trust[i].get(metric),
                 "_variance": float(se[i] ** 2),
             })
     if dataset is None:
         for row in rows:
             row.pop("_variance")
     return rows, len(judgments.qrels.query_ids)
+
+
+def _stored_result(run: Any):
+    """The ResultFile of a run given as a result file (irboard.Result or ResultFile), else None."""
+    from evaluator.result import ResultFile
+    from irboard.results import Result
+
+    return run.file if isinstance(run, Result) else run if isinstance(run, ResultFile) else None
+
+
+def _result_ranking(result, judgments, measures) -> tuple[Any, dict[str, str]]:
+    """(the stored ranking ranked against `judgments`, each metric's tier): the result's own judgments only, and
+    only metrics its stored ranking determines."""
+    from evaluator.trust import rescorable, tiers_of
+    from leaderboard.submissions.labels import ranked_from_result
+
+    qrels = judgments.qrels
+    if result.run is None:
+        raise InputFormatError("the result stores no ranking to score; pass its run file")
+    if result.dataset.qrels_sha256 != qrels.sha256() or tuple(qrels.query_ids) != result.query_ids:
+        raise InputFormatError(f"the result was scored on other judgments than these (its dataset.qrels_sha256 "
+                               f"is {result.dataset.qrels_sha256[:12]}…); compare it on the judgments of "
+                               f"{result.dataset.id}, or pass its run file")
+    names = [str(m) for m in measures]
+    found, undetermined, claimed = rescorable(result, names)
+    if undetermined:
+        raise InputFormatError(f"its stored ranking does not determine {', '.join(undetermined)} (stored to depth "
+                               f"{result.run.depth}); compare those on its run file")
+    return ranked_from_result(result, qrels), tiers_of(names, {str(m) for m in found} - claimed, claimed)

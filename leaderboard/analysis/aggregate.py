@@ -6,9 +6,12 @@ the site's one verdict on who is best, best_words.py), and the comparison with t
 whole group, with a bootstrap CI, rank ranges and bands from corrected pairwise tests of the group means
 (ranks.py), and mean ranks. Effect sizes of every pair and what each dataset can tell apart: effects.py.
 
-Only verified results (every reported metric re-scored from the stored ranking, leaderboard/submissions/verify.py) are
-ranked: they come first, and the best sets, rank ranges, rank intervals, bands and mean ranks are computed among
-them alone. Unverified results follow, with their means, intervals and tests, but no rank and no place in a best set.
+A result is ranked on a dataset when its main metric was re-scored from the stored ranking
+(leaderboard/submissions/verify.py; `LoadedResult.ranked_on`), whatever its other metrics rest on (a deep metric
+resting on claimed ranks is marked on its own, evaluator/trust.py): ranked results come first, and the best sets,
+rank ranges, rank intervals, bands and mean ranks are computed among them alone; a group ranks the models ranked on
+each of its datasets. The others follow, with their means, intervals and tests, but no rank and no place in a best
+set.
 Per result with score samples: the recall-at-scale prediction (predictions.py).
 """
 
@@ -122,12 +125,12 @@ class DatasetBoard:
     slug: str
     metrics: tuple[str, ...]  # main metric first
     query_ids: tuple[str, ...]
-    results: tuple[LoadedResult, ...]  # verified first, then unverified; each by mean descending, then model id
+    results: tuple[LoadedResult, ...]  # ranked first (main metric re-scored), then the others; each by mean, then id
     scores: np.ndarray  # (models, queries) main metric
     means: np.ndarray
     ci: np.ndarray  # (models, 2)
     pvalues: np.ndarray  # (models, models) corrected
-    rank_range: np.ndarray  # (models, 2): best and worst rank among the verified results (0, 0 when unranked)
+    rank_range: np.ndarray  # (models, 2): best and worst rank among the ranked results (0, 0 when unranked)
     zero_shot: np.ndarray
     box: dict[str, np.ndarray]  # per-query distribution: q1, median, q3, low, high (whiskers), mean
     baseline: BaselineComparison | None
@@ -138,8 +141,8 @@ class DatasetBoard:
     rows: tuple[int, ...] = ()  # which of the dataset's results (in load order) each row is
     # (models, models) SD of the per-query differences of each pair (float32), for the group means' tests
     diff_sd: np.ndarray | None = None
-    band: np.ndarray | None = None  # tie band among the verified results (ranks.tie_bands); 0 when unranked
-    # bool: verified and in the 1 - alpha confidence set for the best verified result (ranks.best_set): the ★
+    band: np.ndarray | None = None  # tie band among the ranked results (ranks.tie_bands); 0 when unranked
+    # bool: ranked and in the 1 - alpha confidence set for the best ranked result (ranks.best_set): the ★
     best_set: np.ndarray | None = None
     model_ids: tuple[str, ...] = field(init=False, default=())  # from results
     position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
@@ -151,8 +154,8 @@ class DatasetBoard:
 
     @functools.cached_property  # every model page asks, for each of its datasets
     def ranked(self) -> np.ndarray:
-        """bool per row: the result is verified, so it has a rank and may be in the best set."""
-        return np.array([result.verified for result in self.results], dtype=bool)
+        """bool per row: the result's main metric was re-scored, so it has a rank and may be in the best set."""
+        return np.array([result.ranked_on(self.info.main_metric) for result in self.results], dtype=bool)
 
     def metric_means(self, metric: str) -> list[float | None]:
         return [result.metrics.get(metric) for result in self.results]
@@ -162,7 +165,7 @@ class DatasetBoard:
 class GroupScore:
     mean: float
     ci: tuple[float, float]
-    mean_rank: float | None  # None: the model is not verified on every dataset of the group, so not ranked
+    mean_rank: float | None  # None: the model is not ranked on every dataset of the group, so not ranked here
     rank_interval: tuple[int, int] = (0, 0)  # rank range from corrected pairwise tests of group means (ranks.py)
     band: int = 0  # tie band of the group mean (ranks.tie_bands), 1 = tied with the best; 0 when not ranked
 
@@ -221,7 +224,7 @@ class GroupBoard:
 
     @functools.cached_property  # every model page asks, for each group
     def ranked_models(self) -> int:
-        """Models with a rank in the group (verified on every dataset of it)."""
+        """Models with a rank in the group (ranked on every dataset of it)."""
         return sum(score.mean_rank is not None for score in self.scores.values())
 
 
@@ -231,7 +234,8 @@ class ModelBoard:
     slug: str
     results: dict[str, LoadedResult]  # dataset id -> result
     zero_shot: dict[str, bool | None]  # None: training data not stated
-    verified: str  # "all", "some" or "none"
+    verified: str  # "all", "some" or "none" of its results ranked (their dataset's main metric re-scored)
+    tiers: dict[str, str] = field(default_factory=dict)  # dataset id -> the tier of the result's main metric
 
     @property
     def zero_shot_all(self) -> bool | None:
@@ -241,8 +245,8 @@ class ModelBoard:
 
     @property
     def tier(self) -> str:
-        """The trust tier of the model's least trusted result."""
-        return weakest(result.tier for result in self.results.values())
+        """The trust tier of the model's least trusted result (each result's: that of its main metric)."""
+        return weakest(self.tiers.values())
 
     @property
     def costs_measured(self) -> bool:
@@ -368,7 +372,8 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
     ranked = [results[i] for i in keep]
     left_out = tuple(sorted(result.model.id for result in results if metric not in result.per_query))
     means_by_result = np.array([result.per_query[metric].mean() for result in ranked])
-    order = sorted(range(len(ranked)), key=lambda i: (not ranked[i].verified, -means_by_result[i], ranked[i].model.id))
+    order = sorted(range(len(ranked)), key=lambda i: (not ranked[i].ranked_on(metric), -means_by_result[i],
+                                                      ranked[i].model.id))
     ranked = [ranked[i] for i in order]
     scores = np.stack([result.per_query[metric] for result in ranked])
     means = scores.mean(axis=1)
@@ -390,7 +395,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         spread = effects.spread(scores) if scores.shape[1] >= 2 else None
         against, separability = effects.dataset_effects(scores, b, pvalues, tests.alpha, tests.method, 1 - tests.alpha,
                                                         spread)
-    verified = np.array([result.verified for result in ranked], dtype=bool)
+    verified = np.array([result.ranked_on(metric) for result in ranked], dtype=bool)  # ranked on the main metric
     rank_range, band = ranks_among_verified(verified, means, pvalues, tests.alpha)
     diff_sd = (spread[1] if spread is not None else np.zeros((len(ranked),) * 2)).astype(np.float32)
     contenders = np.zeros(len(ranked), dtype=bool)
@@ -508,8 +513,8 @@ class _GroupAccumulator:
         ids = list(self.model_index)
         complete = [i for i in range(len(ids)) if self.coverage[i] == len(self.dataset_ids)]
         complete_ids = [ids[i] for i in complete]
-        # ranked: verified on every dataset of the group
-        ranked = np.array([all(boards[d].results[boards[d].position[model_id]].verified for d in self.dataset_ids)
+        # ranked: ranked on every dataset of the group (its main metric re-scored there)
+        ranked = np.array([all(boards[d].ranked[boards[d].position[model_id]] for d in self.dataset_ids)
                            for model_id in complete_ids], dtype=bool)
         means = np.zeros(len(complete))
         ranks = np.zeros(len(complete))
@@ -611,7 +616,8 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
             slug=slugify(model_id),
             results=dict(sorted(by_model[model_id].items(), key=lambda item: dataset_order.index(item[0]))),
             zero_shot={d: is_zero_shot(r.model, infos[d]) for d, r in by_model[model_id].items()},
-            verified=_verified(by_model[model_id].values()),
+            verified=_verified([r.ranked_on(infos[d].main_metric) for d, r in by_model[model_id].items()]),
+            tiers={d: r.tier_of(infos[d].main_metric) for d, r in by_model[model_id].items()},
         )
         for model_id in model_ids
     )
@@ -635,6 +641,5 @@ def _shown_metadata(results: dict[str, LoadedResult]) -> ModelInfo:
     return max(counts, key=lambda info: counts[info])  # max keeps the first of equal counts
 
 
-def _verified(results) -> str:
-    flags = [result.verified for result in results]
+def _verified(flags: list[bool]) -> str:
     return "all" if all(flags) else "some" if any(flags) else "none"

@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
                         now=instant(args.now) if args.now else commit_time(args.results) or datetime.now(timezone.utc))
     for warning in report.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
+    for note in report.trust_notes:
+        print(note)
     print(f"irboard: built {args.out}: {report.pages} pages from {report.results} results "
           f"({report.models} models, {report.datasets} datasets)")
     return 0

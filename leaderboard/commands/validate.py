@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evaluator.environment import cores
+    from evaluator.trust import RANKED_TIERS, tier_lines, weakest
     from leaderboard.submissions.validate import validate_paths
 
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
@@ -40,12 +41,13 @@ def run(args: argparse.Namespace) -> int:
     for path, reason in sorted(report.absences_unchecked.items()):
         print(f"{path}: absent_ids not checked against the corpus ({reason}); predictions count those documents as "
               "misses")
-    for path, metrics in sorted(report.claimed.items()):
-        print(f"{path}: not verified: {', '.join(metrics)} rest on claimed ranks (re-scored from the judged documents' "
-              "ranks below the stored depth, which no score samples check; evaluate with --model to store them)")
-    for path, metrics in sorted(report.partly_verified.items()):
-        print(f"{path}: not verified: the stored ranking does not determine {', '.join(metrics)} (store a deeper run "
-              "or drop them)")
+    for path, tiers in sorted(report.tiers.items()):  # files with a value short of re-scored: each tier in words
+        if weakest(tiers.values()) not in RANKED_TIERS:
+            for line in tier_lines(tiers):
+                print(f"{path}: trust: {line}")
+    if len(report.ranked - report.verified):  # trust per metric: ranked on what was re-scored
+        print(f"irboard: {len(report.ranked - report.verified)} result file(s) not re-scored on every metric but "
+              "ranked on their dataset's main metric, which was")
     print(f"irboard: {len(report.valid)} result file(s) valid, {len(report.verified)} verified by re-scoring "
           "every metric")
     return 0

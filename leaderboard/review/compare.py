@@ -5,10 +5,12 @@ the board of every result under the results folder (the pull request's files inc
 and reports from that board, for each new result on its dataset's main metric, the difference from the baseline
 and from the current best with the board's corrected p-value (the same test, over the same family: every pair of
 the dataset's models, with the same correction) and the interval that verdict rests on
-(analysis/verdicts.py). The "current best" is the best *verified* other result (re-scored from its stored ranking
-against the judgments, leaderboard/submissions/verify.py), as on the site, and whether the new result could be #1
+(analysis/verdicts.py). The "current best" is the best *ranked* other result (its main metric re-scored from its
+stored ranking against the judgments, leaderboard/submissions/verify.py), as on the site, and whether the new result could be #1
 (★, the best set: the site's one verdict on who is best, in the site's words, analysis/best_words.py), with the
-sentence naming every model that could be #1 on each dataset it touches. It then builds the board without the
+sentence naming every model that could be #1 on each dataset it touches, and for each new result with a value short
+of re-scored what `irboard evaluate` and `validate` say of its metrics' trust, in their words (evaluator/trust.py).
+It then builds the board without the
 pull request's files and lists, labelled, the verdicts between other models that the new results change:
 adding a model adds pairs to the family, and a family-wise correction over more pairs moves every p-value.
 """
@@ -23,6 +25,7 @@ import numpy as np
 
 from evaluator.errors import IrboardError
 from evaluator.result import read_result
+from evaluator.trust import RANKED_TIERS, tier_lines, weakest
 from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import DatasetBoard, Leaderboard, SiteSettings, build_leaderboard
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
@@ -162,7 +165,8 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
              "another); ? undetermined. The interval is the one the verdict rests on (where the corrected test "
              "rejects, the t-interval at the level it tested the pair at; elsewhere Bonferroni's simultaneous "
              "interval): it excludes 0 exactly when the corrected p is below α. The current best is the best "
-             f"verified result (re-scored from its stored ranking). {best_words.rule(alpha)}", "",
+             "ranked result (its main metric re-scored from its stored ranking; a value resting on claimed ranks is "
+             f"marked on its own and never demotes the others). {best_words.rule(alpha)}", "",
              f"| model | dataset | metric | score | vs baseline | vs current best | wins/ties/losses vs baseline | "
              f"could be #1 at {best_words.level(alpha)} |",
              "|---|---|---|---|---|---|---|---|"]
@@ -191,11 +195,15 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         if dataset.baseline is not None and base is not None:
             wtl = f"{dataset.baseline.wins[row]}/{dataset.baseline.ties[row]}/{dataset.baseline.losses[row]}"
         could = (f"{best_words.MARK} yes" if dataset.best_set[row] else "no") if dataset.ranked[row] \
-            else "not ranked (not re-scored)"
+            else f"not ranked ({metric} {result.tier_of(metric)})"
         lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset_id)} | {metric} | "
                      f"{dataset.means[row]:.4f} | {cells[0]} | {cells[1]} | {wtl} | {could} |")
     lines += [""] + [f"- {markdown_cell(best_words.dataset_sentence(datasets[d], alpha))}"
                      for d in dict.fromkeys(touched)]
+    trust = trust_lines([r for r in after_results(after) if r.path in ours])
+    if trust:
+        lines += ["", "Trust per metric (what `irboard validate` says; a result is ranked on every metric that was "
+                  "re-scored):", "", *trust]
     lines += ["", "### Change to other models' verdicts (labelled: not about the submitted results)", "",
               "Corrected p-values depend on the models on the board: adding models adds pairs to each dataset's "
               "family, and the correction over more pairs raises p-values (and new models can move rank ranges). "
@@ -215,6 +223,17 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         if len(changes) > LISTED_CHANGES:
             lines.append(f"  - … and {len(changes) - LISTED_CHANGES} more")
     return "\n".join(lines) + "\n"
+
+
+def trust_lines(results) -> list[str]:
+    """For each result with a value short of re-scored, one item per tier in evaluator.trust's words."""
+    lines = []
+    for result in sorted(results, key=lambda r: r.path):
+        tiers = result.tiers()
+        if weakest(tiers.values()) not in RANKED_TIERS:
+            lines += [f"- {markdown_cell(result.model.id)} on {markdown_cell(result.dataset_id)}: trust: "
+                      f"{markdown_cell(line)}" for line in tier_lines(tiers)]
+    return lines
 
 
 def _score(value: float | None) -> str:

@@ -35,43 +35,12 @@ from scipy.stats import hypergeom
 from evaluator.metrics import Qrels
 from evaluator.metrics.ranking import UNJUDGED
 from evaluator.result import ResultFile
+from evaluator.trust import deep_claims_checked, deep_metric_names, extends_below  # noqa: F401 (the rule's home)
 from leaderboard.submissions.labels import entry_labels
 from leaderboard.submissions.sample_checks import IMPLAUSIBLE, SCORE_TOLERANCE, chernoff_tail
 
 DEEP_TESTS = 3  # the Bonferroni split of IMPLAUSIBLE: the claims' ranks, their sum over queries, the lengths
 _FIX = "regenerate the result with `irboard evaluate`"
-
-
-def extends_below(result: ResultFile) -> np.ndarray:
-    """Per query: does its ranking reach below the stored depth (a length longer than its stored entries)?"""
-    run = result.run
-    if run is None or run.below is None:
-        return np.zeros(len(result.query_ids), dtype=bool)
-    return run.below.totals > run.lengths
-
-
-def deep_claims_checked(result: ResultFile) -> bool:
-    """Can the score samples check every ranking's claims below the stored depth? Each query whose ranking reaches
-    below it needs a sample of non-relevant scores (a file without samples checks nothing there)."""
-    reach = extends_below(result)
-    if not reach.any():
-        return True
-    samples = result.score_samples
-    if samples is None:
-        return False
-    return all(samples.queries[q].nonrelevant.size > 0 and samples.queries[q].n_nonrelevant > 0
-               for q in np.asarray(result.query_ids, dtype=object)[reach])
-
-
-def deep_metric_names(result: ResultFile, names) -> list[str]:
-    """Those of the metric `names` whose value reads a ranking below the stored depth (no cutoff, or a cutoff
-    beyond it), when some ranking reaches below it; none otherwise."""
-    if not extends_below(result).any():
-        return []
-    from evaluator.metrics import parse_measure
-
-    depth = result.run.depth
-    return [name for name in names if (cutoff := parse_measure(name).cutoff) is None or cutoff > depth]
 
 
 def deep_claim_problems(result: ResultFile, qrels: Qrels, labels: np.ndarray | None = None) -> list[str]:

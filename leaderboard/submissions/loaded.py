@@ -6,22 +6,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from evaluator.result import ResultFile
 from evaluator.score_samples import ScoreSamples
-
-# The trust ladder, lowest first: nothing re-scored; every metric re-scored from the stored ranking against the
-# official judgments; and that ranking obtained again from the declared artifact (LoadedResult.tier).
-TIERS = ("self-reported", "re-scored", "reproduced")
-
-
-def weakest(tiers: Iterable[str]) -> str:
-    """The lowest of several tiers (a model's tier is that of its least trusted result)."""
-    return min(tiers, key=TIERS.index, default=TIERS[0])
+from evaluator.trust import RANKED_TIERS, TIERS, tiers_of, weakest  # noqa: F401 (the ladder: evaluator.trust)
 
 
 @dataclass(frozen=True)
@@ -67,7 +58,7 @@ class LoadedResult:
     query_ids: tuple[str, ...]
     per_query: dict[str, np.ndarray]
     has_run: bool
-    verified: bool  # every reported metric re-scored from the stored ranking and matching
+    verified: bool  # every reported metric re-scored from the stored ranking and matching (ranking: `ranked_on`)
     provenance: Provenance
     score_samples: ScoreSamples | None = None  # decoded and validated by the reader (None once predicted from)
     verified_metrics: frozenset[str] = frozenset()  # the metrics re-scored and matching
@@ -84,10 +75,17 @@ class LoadedResult:
     # checks no corpus, so the site marks them unchecked; the predictor counts them as misses (analysis.scale)
     absent_claimed: int = 0
 
-    @property
-    def tier(self) -> str:
-        """Where the result stands on the trust ladder (TIERS)."""
-        return "reproduced" if self.reproduced and self.verified else "re-scored" if self.verified else "self-reported"
+    def tiers(self) -> dict[str, str]:
+        """Each reported metric's place on the trust ladder (evaluator.trust.TIERS)."""
+        return tiers_of(self.metrics, self.verified_metrics, self.claimed_metrics, self.reproduced)
+
+    def tier_of(self, metric: str) -> str:
+        """`metric`'s place on the trust ladder; a result's own tier is that of its dataset's main metric."""
+        return tiers_of([metric], self.verified_metrics, self.claimed_metrics, self.reproduced)[metric]
+
+    def ranked_on(self, metric: str) -> bool:
+        """Is the result ranked on `metric`: was it re-scored (whatever the other metrics rest on)?"""
+        return metric in self.verified_metrics
 
 
 def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],

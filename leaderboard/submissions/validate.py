@@ -16,7 +16,9 @@ from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationErr
 from evaluator.metadata import missing_note
 from evaluator.metrics.depth import remedy, undetermined
 from evaluator.result import ResultFile, parse_result_text, read_result, read_result_bytes, slugify
+from evaluator.trust import RANKED_TIERS, tiers_of
 from leaderboard.submissions.cache import ContentCache
+from leaderboard.submissions.catalog import main_metric
 from leaderboard.submissions.facts import StatedFacts, definition_facts, fact_problems
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.sample_checks import claims_absences
@@ -39,6 +41,9 @@ class ValidationReport:
     notes: dict[Path, str] = field(default_factory=dict)  # path -> what its model block leaves unstated (no problem)
     absences_unchecked: dict[Path, str] = field(default_factory=dict)  # path -> why no corpus checked its absent_ids
     claimed: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # path -> metrics resting on claimed ranks
+    # path -> each metric's tier (evaluator.trust), for every file re-scored or without a ranking to re-score
+    tiers: dict[Path, dict[str, str]] = field(default_factory=dict)
+    ranked: set[Path] = field(default_factory=set)  # files whose dataset's main metric was re-scored: ranked on it
 
     def add(self, path: Path, message: str) -> None:
         self.problems.append(f"{path}: {message}")
@@ -189,6 +194,7 @@ class _FileOutcome:
     unfetched: str | None = None
     absences_unchecked: str | None = None  # why no corpus checked the file's absent_ids (None: checked, or none)
     claimed: tuple[str, ...] | None = None  # metrics re-scored from ranks below the depth that no sample checks
+    tiers: dict[str, str] | None = None  # each metric's tier (None: not re-scored here, e.g. a full file unfetched)
     judgment_errors: list[str] = field(default_factory=list)  # judgments that could not be had while checking it
     note: str = ""  # what the model block leaves unstated, and the flags that state it
     model: str = ""  # the model block as sorted JSON: a model's files must agree (the build warns otherwise)
@@ -240,6 +246,10 @@ def validate_paths(
             report.absences_unchecked[path] = outcome.absences_unchecked
         if outcome.claimed is not None:
             report.claimed[path] = outcome.claimed
+        if outcome.tiers is not None:
+            report.tiers[path] = outcome.tiers
+            if outcome.tiers.get(main_metric(dataset_id)) in RANKED_TIERS:
+                report.ranked.add(path)
         report.valid.append(path)
     report.problems.extend(judgments.errors)
     report.problems.extend(_model_disagreements(models))
@@ -336,6 +346,10 @@ def _check_into(path: Path, judgments: Judgments, base: str | None, outcome: _Fi
             if not verification.complete and not verification.problems:
                 outcome.partly_verified = verification.unverified or None
                 outcome.claimed = tuple(sorted(verification.claimed)) or None
+            if not verification.problems:
+                outcome.tiers = tiers_of(whole.metrics, verification.verified, verification.claimed)
+    elif whole.full is None:  # no ranking to re-score: every value as submitted
+        outcome.tiers = tiers_of(whole.metrics, ())
     if not report.problems and claims_absences(whole):
         from leaderboard.submissions.absences import check_absences
 
@@ -420,4 +434,7 @@ def _checked_before(checked: ContentCache, digest: str, path: Path, judgments: J
         outcome.verified = verification.complete
         outcome.partly_verified = None if verification.complete else verification.unverified or None
         outcome.claimed = tuple(sorted(verification.claimed)) or None
+        outcome.tiers = tiers_of(metrics, verification.verified, verification.claimed)
+    elif entry["has_run"] is not True:
+        outcome.tiers = tiers_of(metrics, ())
     return True

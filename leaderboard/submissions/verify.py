@@ -9,10 +9,12 @@
   the reader has checked is trec_eval's) and must equal the submitted per-query values: any difference is
   a problem that rejects the result.
 - Metrics that are not determined are *unverified*: kept, shown as such per value, never counted verified.
-- A result is verified when every reported metric was re-scored and matched, and its score samples agree
-  with its ranking (see `score_sample_problems`) and with its claims below the stored depth
+- A metric is verified (re-scored) when it was recomputed and matched, and the file's score samples agree with
+  its ranking (see `score_sample_problems`) and with its claims below the stored depth
   (`deep_checks.deep_claim_problems`). Metrics that read below the depth of a file whose samples cannot check
   those claims (no samples) are re-scored but *rest on claimed ranks* (`Verification.claimed`), never verified.
+  Which metric gets which tier is `evaluator.trust.rescorable` (what `irboard evaluate` announces); the board
+  ranks a result on every verified metric, and a problem refuses the whole file.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError
-from evaluator.metrics import Measure, Qrels, evaluate, parse_measure
+from evaluator.metrics import Qrels, evaluate
 from evaluator.result import ResultFile
+from evaluator.trust import rescorable
 from leaderboard.submissions.cache import ContentCache
-from leaderboard.submissions.deep_checks import deep_claim_problems, deep_claims_checked, deep_metric_names
+from leaderboard.submissions.deep_checks import deep_claim_problems
 from leaderboard.submissions.labels import entry_labels, per_qrels, ranked_from_result
 from leaderboard.submissions.sample_checks import cut_problems, score_sample_problems
 
@@ -52,27 +55,6 @@ class Verification:
         return not self.problems and not self.unverified and not self.claimed
 
 
-def whole_rankings(result: ResultFile) -> np.ndarray:
-    """Per query: is its whole ranking stored, or all that re-scoring needs of it (`run.below`)?"""
-    run = result.run
-    if run.depth >= result.settings.top_k or run.below is not None:
-        return np.ones(len(result.query_ids), dtype=bool)
-    return run.lengths < run.depth
-
-
-def determined(result: ResultFile) -> tuple[list[Measure], list[str]]:
-    """(measures the stored ranking determines, names of the others)."""
-    measures, others = [], []
-    whole = whole_rankings(result).all() if result.run is not None else False
-    for name in sorted(result.metrics):
-        measure = parse_measure(name)
-        if result.run is not None and (whole or (measure.cutoff is not None and measure.cutoff <= result.run.depth)):
-            measures.append(measure)
-        else:
-            others.append(name)
-    return measures, others
-
-
 def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
     """Re-score every determined metric and check the score samples against the ranking."""
     if qrels.sha256() != result.dataset.qrels_sha256:
@@ -82,7 +64,7 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
     if tuple(qrels.query_ids) != result.query_ids:
         return Verification(frozenset(), tuple(sorted(result.metrics)), (
             f"per_query's queries differ from the queries of the qrels of {result.dataset.id}",))
-    measures, others = determined(result)
+    measures, others, claimed = rescorable(result)
     problems: list[str] = coverage_problems(result)
     labels = entry_labels(result, qrels) if result.run is not None else None
     if measures:
@@ -103,8 +85,7 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
         problems += score_sample_problems(result, qrels, labels) or cut_problems(result, qrels, labels) \
             or deep_claim_problems(result, qrels, labels)
     rescored = {str(m) for m in measures}
-    claimed = frozenset() if problems or deep_claims_checked(result) else \
-        frozenset(deep_metric_names(result, rescored))
+    claimed = frozenset() if problems else claimed
     verified = frozenset() if problems else frozenset(rescored - claimed)
     return Verification(verified, tuple(others), tuple(problems), claimed)
 

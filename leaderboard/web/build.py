@@ -67,6 +67,8 @@ class BuildReport:
     files: int = 0
     warnings: list[str] = field(default_factory=list)
     round_notes: list[str] = field(default_factory=list)  # sealed rounds' problems: on their pages, never fatal
+    # "<file>: trust: <sentence>" for each result with a value short of re-scored (evaluator.trust): never fatal
+    trust_notes: list[str] = field(default_factory=list)
 
 
 def _settings(settings: SiteSettings | TestSettings | None) -> SiteSettings:
@@ -162,7 +164,19 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
                        datasets=len(board.datasets), pages=page_count, files=files.count + 1, warnings=warnings,
-                       round_notes=round_notes)
+                       round_notes=round_notes, trust_notes=trust_notes(loaded.results))
+
+
+def trust_notes(results) -> list[str]:
+    """What `irboard validate` says of each result with a value short of re-scored, in the same words."""
+    from evaluator.trust import RANKED_TIERS, tier_lines, weakest
+
+    notes = []
+    for result in sorted(results, key=lambda r: r.path):
+        tiers = result.tiers()
+        if weakest(tiers.values()) not in RANKED_TIERS:
+            notes += [f"{result.path}: trust: {line}" for line in tier_lines(tiers)]
+    return notes
 
 
 def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: int = 1,

@@ -25,10 +25,13 @@ CLAIMED_RANKS = _ClaimedRanks()
 
 
 def value_check(result: LoadedResult, metric: str) -> bool | _ClaimedRanks:
-    """True: `metric` re-scored from the stored ranking; CLAIMED_RANKS: from ranks no sample checks; else False."""
+    """True: `metric` re-scored from the stored ranking (or reproduced); CLAIMED_RANKS: from ranks no sample
+    checks; else False (self-reported)."""
     if metric in result.verified_metrics:
         return True
-    return CLAIMED_RANKS if metric in result.claimed_metrics else False
+    if metric in result.claimed_metrics:  # a reproduction compared those ranks too (evaluator.trust)
+        return True if result.reproduced else CLAIMED_RANKS
+    return False
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,7 @@ class HomeRow:
     groups: tuple[GroupCell, ...]
     cells: tuple[DatasetCell, ...]
     prediction: PredictedMean | None = None  # None when the site has no predictions
-    tier: str = "self-reported"  # the trust tier of the model's least trusted result (submissions.loaded.TIERS)
+    tier: str = "self-reported"  # the tier of the model's least trusted result (evaluator.trust.TIERS)
     parameters_measured: bool = False  # read from the model by irboard in CI; else claimed by the result files
 
 
@@ -264,7 +267,7 @@ class DatasetRow:
     model_type: str = ""  # for the table's type filter
     coverage: str = ""  # "153 of 300 queries" when the run lacks some judged queries
     value_notes: tuple[str, ...] = ()  # per value of `values`: "–, ranked to 100" where the depth leaves it out
-    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
+    tier: str = "self-reported"  # of the result's main metric, one of evaluator.trust.TIERS
     absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
 
 
@@ -350,7 +353,7 @@ class ModelDatasetRow:
     prediction: PredictedValue | None = None  # None: no score samples
     mean_verified: bool = False  # the main metric was re-scored from the stored ranking
     effect: Effect | None = None  # against the baseline
-    tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
+    tier: str = "self-reported"  # of the result's main metric, one of evaluator.trust.TIERS
     absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
 
 

@@ -7,12 +7,15 @@ bands (never 0, so that sorting a file does not put them first). `vs_baseline` i
 (the best set, analysis/best_words.py; on the leaderboard, a group's `verdict` is "best_set" there, among all ranked
 models, as in a view's download). The pages' "Download this view"
 writes, in the browser, every column the table shows as it shows it. Column
-`unverified` names, per row, the values that were not re-scored from a stored ranking (space-separated), and the
-prediction's column label when the prediction comes from score samples that were not checked. Column
+`unverified` names, per row, the values that are self-reported (not re-scored from a stored ranking; the pages' *,
+space-separated), and the prediction's column label when the prediction comes from score samples that were not
+checked; `claimed` (dataset and model tables) the values that rest on claimed ranks (re-scored from ranks below the
+stored depth that no score samples check; the pages' †), which never demote the others. Column
 headers of per-dataset values carry the full dataset id and the metric (`beir/scifact nDCG@10`); a dataset's
-own table has a column `dataset_id`. Column `trust` is the result's place on the trust ladder (self-reported,
-re-scored or reproduced; on the leaderboard, the model's least trusted result's); `verified` is true when re-scored
-or reproduced (`all`, `some` or `none` of a model's results on the leaderboard). Costs are claimed by the result
+own table has a column `dataset_id`. Column `trust` is the result's place on the trust ladder, that of its main
+metric (self-reported, rests on claimed ranks, re-scored or reproduced, evaluator/trust.py; on the leaderboard, the
+model's least trusted result's); `verified` is true when the result is ranked: its main metric re-scored or
+reproduced (`all`, `some` or `none` of a model's results on the leaderboard). Costs are claimed by the result
 files unless irboard measured them in CI while reproducing: `parameters_measured` (leaderboard) says whether the
 parameter count was; `measured_queries_per_s` (a model's table) is CI's search rate, the `timing …` columns the
 claimed ones."""
@@ -23,6 +26,7 @@ from dataclasses import asdict
 
 from leaderboard.analysis import best_words
 from leaderboard.web.contexts import (
+    CLAIMED_RANKS,
     DatasetContext,
     Effect,
     HomeContext,
@@ -42,13 +46,20 @@ def _prediction_values(prediction: PredictedValue | None) -> list:
 
 
 def _unverified(names, checks, values, prediction: PredictedValue | PredictedMean | None = None) -> str:
-    """The names of the values that are shown (not None) but were not re-scored, then the prediction's column when
-    it is shown but its score samples were not checked."""
+    """The names of the values that are shown (not None) but self-reported (not re-scored, and not resting on
+    claimed ranks: `_claimed`), then the prediction's column when it is shown but its score samples were not
+    checked."""
     if prediction is not None:
         value = prediction.mean if isinstance(prediction, PredictedMean) else prediction.value
         names, checks, values = [*names, COLUMN_LABEL], [*checks, prediction.checked], [*values, value]
     return " ".join(name for name, checked, value in zip(names, checks, values, strict=True)
-                    if value is not None and not checked)
+                    if value is not None and not checked and checked is not CLAIMED_RANKS)
+
+
+def _claimed(names, checks, values) -> str:
+    """The names of the values shown that rest on claimed ranks (the pages' †), space-separated."""
+    return " ".join(name for name, checked, value in zip(names, checks, values, strict=True)
+                    if value is not None and checked is CLAIMED_RANKS)
 
 
 EFFECT_COLUMNS = ["baseline_diff_ci_low", "baseline_diff_ci_high", "baseline_dz", "baseline_meaningful"]
@@ -111,12 +122,13 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
 def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     header = ["model_id", "dataset_id", "rank_best", "rank_worst", best_words.COLUMN, page.main_metric, "ci_low", "ci_high",
               *page.other_metrics, "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "vs_baseline",
-              "zero_shot", "verified", "unverified", "trust"]
+              "zero_shot", "verified", "unverified", "claimed", "trust"]
     rows = [
         [row.model_id, page.id, row.rank_low, row.rank_high, row.best, row.mean, row.ci[0], row.ci[1], *row.values,
          row.diff, row.wins, row.ties, row.losses, row.pvalue, row.mark or None, row.zero_shot, row.verified,
          _unverified([page.main_metric, *page.other_metrics], [row.mean_verified, *row.values_verified],
-                     [row.mean, *row.values], row.prediction if page.prediction else None), row.tier]
+                     [row.mean, *row.values], row.prediction if page.prediction else None),
+         _claimed(page.other_metrics, row.values_verified, row.values), row.tier]
         for row in page.rows
     ]
     if page.prediction:
@@ -135,7 +147,7 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
     timing_keys = sorted({key for row in page.efficiency for key, _ in row.timings})
     header = ["dataset_id", "main_metric", "score", "ci_low", "ci_high", "rank_best", "rank_worst", best_words.COLUMN,
               "baseline_score", "baseline_diff", "wins", "ties", "losses", "p_vs_baseline", "zero_shot", "verified",
-              "unverified", "trust", *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware", "measured_queries_per_s"]
+              "unverified", "claimed", "trust", *page.metrics, *(f"timing {key}" for key in timing_keys), "index_bytes", "peak_rss_bytes", "hardware", "measured_queries_per_s"]
     values = dict(page.metric_rows)
     checks = {dataset_id: flags for (dataset_id, _), flags in zip(page.metric_rows, page.metric_checks, strict=True)}
     efficiency = {row.dataset_id: row for row in page.efficiency}
@@ -148,7 +160,8 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
             row.rank_low, row.rank_high, row.best, row.baseline_mean, row.diff, row.wins, row.ties, row.losses,
             row.pvalue, row.zero_shot, row.verified,
             _unverified(page.metrics, checks[row.dataset_id], values[row.dataset_id],
-                        row.prediction if page.scale else None), row.tier,
+                        row.prediction if page.scale else None),
+            _claimed(page.metrics, checks[row.dataset_id], values[row.dataset_id]), row.tier,
             *values[row.dataset_id],
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
             cost.measured_queries_per_s,

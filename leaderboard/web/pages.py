@@ -164,12 +164,13 @@ def _ordered_groups(board: Leaderboard) -> list[GroupBoard]:
 
 BEST_SET_PAGE = "method.html#best-set"
 
-VERIFIED_RULE = ("Trust: a value is re-scored when it was recomputed from the ranking stored in the result file "
-                 "against the official judgments and matched; a result is re-scored when every metric it reports was, "
-                 "reproduced when CI also ran its declared artifact again and obtained the same ranking, and "
-                 "self-reported otherwise. Only re-scored results (reproduced ones included) are ranked; the others "
-                 "are listed apart below them, without rank or ★, and each value that was not "
-                 "re-scored is marked *. The method page gives the rule.")
+VERIFIED_RULE = ("Trust, per value: a value is re-scored when it was recomputed from the ranking stored in the result "
+                 "file against the official judgments and matched, reproduced when CI also ran the result's declared "
+                 "artifact again and obtained the same ranking, rests on claimed ranks (†) when it was re-scored from "
+                 "ranks below the stored depth that no score samples check, and is self-reported (*) otherwise. A "
+                 "result is ranked on every value that was re-scored: on a dataset's main metric whenever that was, "
+                 "whatever its other values rest on; a result's tier is that of its main metric. The others are "
+                 "listed apart below the ranked ones, without rank or ★. The method page gives the rule.")
 
 
 def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
@@ -336,7 +337,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             mark = "better" if comparison.diff[i] > 0 else "worse"
         effect = baseline_effect(dataset, model_id, alpha, board.settings.tests.correction)
         mark = mark or equivalence_mark(effect, board.settings.margin(dataset.info.main_metric))
-        ranked = result.verified
+        ranked = bool(dataset.ranked[i])  # its main metric re-scored, whatever the other values rest on
         rows.append(DatasetRow(
             model_id=model_id, href=f"{root}models/{slugify(model_id)}.html",
             rank_low=int(dataset.rank_range[i, 0]) if ranked else None,
@@ -349,14 +350,15 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             ties=int(comparison.ties[i]) if comparison else None,
             losses=int(comparison.losses[i]) if comparison else None,
             pvalue=float(comparison.pvalue[i]) if comparison and model_id != comparison.model_id else None,
-            mark=mark, zero_shot=dataset.zero_shot[i], verified=result.verified,
+            mark=mark, zero_shot=dataset.zero_shot[i], verified=ranked,
             is_baseline=model_id == board.baseline_id,
             prediction=predicted_value(board.predictions.get((model_id, dataset.info.id)), samples_checked(result)),
             mean_verified=dataset.info.main_metric in result.verified_metrics,
             values_verified=tuple(value_check(result, metric) for metric in others),
             value_notes=shallow_notes(others, result),
             effect=effect, model_type=result.model.type,
-            coverage=partial_coverage(result), tier=result.tier, absent_claimed=result.absent_claimed,
+            coverage=partial_coverage(result), tier=result.tier_of(dataset.info.main_metric),
+            absent_claimed=result.absent_claimed,
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -450,7 +452,7 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
     for dataset_id, result in model.results.items():
         dataset = boards.get(dataset_id)
         i = dataset.position.get(model.info.id) if dataset else None
-        ranked = i is not None and result.verified
+        ranked = i is not None and bool(dataset.ranked[i])  # its main metric re-scored
         comparison = dataset.baseline if dataset else None
         b = dataset.position[comparison.model_id] if comparison else None
         is_base = comparison is not None and comparison.model_id == model.info.id
@@ -477,10 +479,11 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             ties=int(comparison.ties[i]) if comparison and i is not None else None,
             losses=int(comparison.losses[i]) if comparison and i is not None else None,
             pvalue=float(comparison.pvalue[i]) if comparison and i is not None and not is_base else None,
-            mark=mark, zero_shot=model.zero_shot[dataset_id], verified=result.verified,
+            mark=mark, zero_shot=model.zero_shot[dataset_id], verified=ranked,
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
-            effect=effect, tier=result.tier, absent_claimed=result.absent_claimed,
+            effect=effect, tier=model.tiers[dataset_id],
+            absent_claimed=result.absent_claimed,
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(
@@ -575,8 +578,8 @@ def verification_method() -> tuple[str, ...]:
         f"Every determined metric is re-scored for every query and must match the submitted value within "
         f"{TOLERANCE:g}; any difference rejects the whole file, so it never reaches the site.",
         "Metrics the stored ranking does not determine (R@1000 or AP beside a ranking stored to depth 100, "
-        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not re-scored, "
-        "and the result is not re-scored.",
+        "nDCG@10 beside one stored to depth 5) cannot be checked: they are shown, but marked * as not re-scored "
+        "(self-reported), and the result is never ranked on them.",
         "Score samples (used for the recall-at-scale prediction) are checked against the stored ranking and the "
         "judgments: each query's sample must hold the score of every judged relevant document (or its file names "
         "those the corpus lacks, allowed only where the dataset's judgments are known to name missing documents, "
@@ -633,7 +636,8 @@ def verification_method() -> tuple[str, ...]:
         "passed): the deep metrics are as trustworthy as the samples' relevant scores below the stored ranking, "
         "which only running the model again checks. A file without "
         "score samples (a run evaluated from a file) has nothing to check these claims against: its deep metrics "
-        "are re-scored, but marked † (rests on claimed ranks), and the result is not counted as re-scored.",
+        "are re-scored, but rest on claimed ranks, marked †: the result is never ranked on them, and they never "
+        "demote its other metrics.",
         "Absence claims (score_samples.absent_ids: judged relevant documents the corpus lacks, allowed where the "
         "dataset's judgments are known to name such documents) are looked up in the corpus wherever one is at "
         "hand: irboard validate, in the results workflow too, fetches the corpus of such a registered dataset "
@@ -641,16 +645,24 @@ def verification_method() -> tuple[str, ...]:
         "checked. Checked or not, the recall-at-scale prediction counts every claimed-absent document as a miss "
         "at every size, as trec_eval's R@k does, and a query whose relevant documents are all claimed absent as "
         "recall 0: a claim can only lower a prediction.",
-        "A result is re-scored when every metric it reports was re-scored and matched and its score samples "
-        "agree with its ranking and its claims below the stored depth. Only re-scored results are ranked (rank "
-        "ranges, best sets, mean ranks); the others are listed apart, after them, in every table and download.",
+        "Trust is per metric: a result is ranked on every metric that was re-scored and matched (its score samples "
+        "agreeing with its ranking and its claims below the stored depth), whatever its other metrics rest on. A "
+        "dataset page ranks a result whenever its main metric was re-scored (rank ranges, best sets); a group ranks a "
+        "model on its mean (mean ranks, rank ranges) when it is ranked on every dataset of the group. The others are "
+        "listed apart, after them, in every table and download; a value resting on claimed ranks is marked † on "
+        "its own and listed in the downloads' column claimed, one not re-scored * and in column unverified. A "
+        "value that re-scores to anything else than the file states rejects the whole file. irboard evaluate "
+        "says each metric's tier before anything is validated, with the one step that reaches the next (for a "
+        "claim: score samples, which irboard evaluate --model stores), and irboard validate, irboard build and "
+        "the pull request's summary say it in the same words.",
         *TRUST_LADDER,
     )
 
 
 TRUST_LADDER = (
-    "The trust ladder, shown beside every result and chosen with the Trust filter: self-reported (nothing "
-    "re-scored: the values are as the submitter's file states them), re-scored (every metric recomputed from the "
+    "The trust ladder, per metric; beside every result the tier of its main metric, chosen with the Trust filter: "
+    "self-reported (not re-scored: the value is as the submitter's file states it), rests on claimed ranks "
+    "(re-scored from ranks below the stored depth that no score samples check), re-scored (recomputed from the "
     "stored ranking against the official judgments, as above: the numbers follow from the ranking, which says "
     "nothing of where the ranking came from) and reproduced (re-scored, and CI ran the model again from the "
     "artifact the result declares, model.artifact: irboard's BM25 with its settings, or a hub, packaged or shared "

@@ -142,7 +142,7 @@ def group_choice(board: Leaderboard, group: GroupBoard) -> ParetoChoice:
     where = group_where(group)
     return _choice(board, f"g-{group_key(group.name)}", group.name, "group", "group mean",
                    f"ranks.html#{group_key(group.name)}", group.dataset_ids, tied, len(ranked), where,
-                   f"No model is ranked on {where}: none has a verified result on every one of its datasets, so "
+                   f"No model is ranked on {where}: none has its main metric re-scored on every one of its datasets, so "
                    "none can be called #1.")
 
 

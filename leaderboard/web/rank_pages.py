@@ -138,7 +138,7 @@ def effect_method(board: Leaderboard) -> str:
 
 
 def group_rank_rows(group: GroupBoard, root: str) -> tuple[RankRow, ...]:
-    # only models verified on the whole group are ranked (see aggregate.py)
+    # only models ranked on every dataset of the group (main metric re-scored) are ranked (see aggregate.py)
     ordered = sorted(((m, s) for m, s in group.scores.items() if s.mean_rank is not None),
                      key=lambda item: (-item[1].mean, item[0]))
     return tuple(

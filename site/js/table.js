@@ -12,7 +12,7 @@
   document.documentElement.classList.add("js");
   var CHECKS = ["open", "zeroshot", "verified"];
   var TEXTS = ["q", "type", "maxparams", "license", "view", "trust", "lang"];
-  var TIERS = ["self-reported", "re-scored", "reproduced"];  /* the trust ladder, lowest first */
+  var TIERS = ["self-reported", "rests on claimed ranks", "re-scored", "reproduced"];  /* evaluator/trust.py TIERS */
   var DEFAULTS = { view: "score", page: "1" };
 
   function list(items) { return Array.prototype.slice.call(items); }

@@ -96,8 +96,15 @@ def test_a_length_beyond_top_k_is_refused(honest):
 
 def test_claims_no_sample_checks_rest_on_claimed_ranks(honest, tmp_path, capsys):
     """Without score samples nothing checks the ranks below the depth: the deep metrics are re-scored but rest on
-    claimed ranks (never verified), the others stay verified, validate says which, the file is not verified, and a
-    page marks such a value † instead of *."""
+    claimed ranks (never verified, never ranked on), the others stay verified and ranked (issue 44: trust per
+    metric), validate says which in evaluator.trust's words, the file is not verified on every metric, and a page
+    marks such a value † instead of *. The forged R@1000 is never ranked on: not where it is a dataset's main
+    metric either."""
+    from dataclasses import replace
+
+    from evaluator.trust import CLAIMED, tier_sentence
+    from leaderboard.analysis.aggregate import build_leaderboard
+    from leaderboard.submissions.catalog import dataset_info
     from leaderboard.submissions.load import read_loaded
     from leaderboard.submissions.verify import Judgments
     from leaderboard.web.contexts import CLAIMED_RANKS, value_check
@@ -111,10 +118,17 @@ def test_claims_no_sample_checks_rest_on_claimed_ranks(honest, tmp_path, capsys)
     path = _write(tmp_path / "results", forged)
     assert main(["validate", str(path)]) == 0
     out = capsys.readouterr().out
-    assert f"{path}: not verified: {', '.join(sorted(DEEP))} rest on claimed ranks" in out
-    assert "1 result file(s) valid, 0 verified" in out
+    assert f"{path}: trust: {tier_sentence(CLAIMED, sorted(DEEP))}" in out
+    assert "1 result file(s) not re-scored on every metric but ranked on their dataset's main metric" in out
+    assert "1 result file(s) valid, 0 verified by re-scoring every metric" in out
     loaded = read_loaded(path, is_verified=Judgments())
     assert not loaded.verified and loaded.claimed_metrics == set(DEEP)
+    assert loaded.ranked_on("nDCG@10") and not loaded.ranked_on("R@1000") and loaded.tier_of("R@1000") == CLAIMED
+    for metric, ranked in [("nDCG@10", True), ("R@1000", False)]:
+        info = replace(dataset_info("beir/scifact"), main_metric=metric)
+        board = build_leaderboard([loaded], lookup=lambda _, info=info: info).datasets[0]
+        assert bool(board.ranked[0]) is ranked and bool(board.best_set[0]) is ranked
+        assert bool((board.rank_range[0] > 0).all()) is ranked
     checks = [value_check(loaded, name) for name in ("nDCG@10", "R@1000")]
     assert checks == [True, CLAIMED_RANKS] and not checks[1]
     cells = str(score_cells([0.5, 0.9], [100.0, 100.0], checks, "*"))
@@ -138,3 +152,19 @@ def test_the_build_publishes_nothing_from_a_forged_deep_file(honest, tmp_path, c
     lines = [line for line in capsys.readouterr().err.splitlines() if str(path) in line]
     assert len(lines) == 1 and "sampled non-relevant scores lie above the score claimed at rank" in lines[0]
     assert not (tmp_path / "_site").exists()
+
+
+@pytest.mark.parametrize("samples", [True, False], ids=["with samples", "without"])
+def test_what_evaluate_announces_is_what_re_scoring_gives(honest, samples):
+    """`evaluator.trust.planned_tiers` (what `irboard evaluate` prints before validating) equals the tiers of
+    `verify_result`'s outcome, with the score samples (every metric re-scored) and without (the deep ones claimed)."""
+    from evaluator.trust import CLAIMED, RESCORED, planned_tiers, tier_lines, tiers_of
+
+    result, qrels, _ = honest
+    result = result if samples else rescored(without_samples(result, qrels), qrels)
+    outcome = verify_result(result, qrels)
+    assert planned_tiers(result) == tiers_of(result.metrics, outcome.verified, outcome.claimed)
+    assert {name for name, tier in planned_tiers(result).items() if tier == CLAIMED} == (set() if samples else set(DEEP))
+    lines = tier_lines(planned_tiers(result))
+    assert lines[0].startswith("nDCG@10, " if samples else "nDCG@10, R@100 re-scored")  # nDCG first, highest tier first
+    assert len(lines) == (1 if samples else 2) and tier_lines(planned_tiers(result), below=RESCORED) == lines[1:]

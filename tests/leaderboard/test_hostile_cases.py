@@ -23,6 +23,7 @@ import pytest
 
 from evaluator.columns import encode_array
 from evaluator.result import dump_result, expand_result, parse_result, read_result, result_path
+from evaluator.trust import CLAIMED, SELF_REPORTED, tier_sentence
 from tests.conftest import SCIFACT, make_scifact_result
 from tests.leaderboard.test_hostile import IRBOARD, NEW_MODEL, assert_one_line_rejection, irboard
 
@@ -100,30 +101,37 @@ def test_metrics_the_stored_ranking_does_not_determine_are_shown_unverified(tmp_
     path = submit(tmp_path / "results", expanded)
     done = irboard("validate", "--results", tmp_path / "results")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    assert f"{path}: not verified: the stored ranking does not determine {undetermined} " in done.stdout
+    assert f"{path}: trust: {tier_sentence(SELF_REPORTED, names)}" in done.stdout
     done_build = irboard("build", "--strict", "--results", tmp_path / "results", "--out", tmp_path / "_site")
     assert done_build.returncode == 0, done_build.stderr
+    assert f"{path}: trust: {tier_sentence(SELF_REPORTED, names)}" in done_build.stdout  # the same words
     table = json.loads((tmp_path / "_site" / "downloads" / "datasets" / "beir__scifact.json").read_text())
     rows = {row["model_id"]: row for row in table["rows"]}
+    new, bm25 = rows[NEW_MODEL], rows["bm25"]
+    page = (tmp_path / "_site" / "datasets" / "beir__scifact.html").read_text()
     if depth == 100:
         # the baseline, evaluated from a run file to depth 150 with AP and R@1000, keeps its ranks below 100 but
-        # no score samples to check them: those two rest on claimed ranks (tests/leaderboard/test_deep_claims.py)
+        # no score samples to check them: those two rest on claimed ranks (tests/leaderboard/test_deep_claims.py).
+        # Trust is per metric (issue 44): both are ranked on nDCG@10, re-scored exactly; the made-up AP and R@1000
+        # are marked * and rank nothing, the baseline's claimed ones †.
         baseline = result_path("bm25", "beir/scifact", tmp_path / "results")
-        assert f"{baseline}: not verified: AP, R@1000 rest on claimed ranks" in done.stdout
-        assert "0 verified by re-scoring" in done.stdout
-        assert rows["bm25"]["verified"] is False and rows["bm25"]["unverified"] == rows[NEW_MODEL]["unverified"]
-        page = (tmp_path / "_site" / "datasets" / "beir__scifact.html").read_text()
+        assert f"{baseline}: trust: {tier_sentence(CLAIMED, names)}" in done.stdout
+        assert "2 result file(s) not re-scored on every metric but ranked" in done.stdout
+        assert "0 verified by re-scoring every metric" in done.stdout
+        assert bm25["verified"] is True and new["verified"] is True and {bm25["rank_best"], new["rank_best"]} == {1}
+        assert (bm25["claimed"], bm25["unverified"]) == (" ".join(sorted(names, key=table["columns"].index)), "")
+        assert (new["unverified"], new["claimed"]) == (bm25["claimed"], "")
         assert page.count("(rests on claimed ranks)") == len(names)  # the baseline's two values, marked †
+        assert page.count("(not re-scored)") == len(names)  # the new model's made-up two, marked *
+        assert '<tbody class="unranked">' not in page
         return
     assert "1 verified by re-scoring" in done.stdout  # the baseline only
-    assert [row["model_id"] for row in table["rows"]] == ["bm25", NEW_MODEL]  # unverified after verified
-    new, bm25 = rows[NEW_MODEL], rows["bm25"]
-    assert (new["verified"], new["rank_best"], new["best_set"]) == (False, None, False)
+    assert [row["model_id"] for row in table["rows"]] == ["bm25", NEW_MODEL]  # unranked after ranked
+    assert (new["verified"], new["rank_best"], new["best_set"], new["trust"]) == (False, None, False, SELF_REPORTED)
     assert new["unverified"] == " ".join(name for name in [m for m in table["columns"] if m in names])
     assert (bm25["verified"], bm25["rank_best"], bm25["unverified"]) == (True, 1, "")
     model = json.loads((tmp_path / "_site" / "downloads" / "models" / "org__new-model.json").read_text())
     assert model["rows"][0]["unverified"] == " ".join(sorted(names, key=model["columns"].index))
-    page = (tmp_path / "_site" / "datasets" / "beir__scifact.html").read_text()
     unranked = page[page.index('<tbody class="unranked">'):page.index("</tbody>", page.index('"unranked"'))]
     assert NEW_MODEL in unranked and "Not re-scored: not ranked" in unranked
     assert unranked.count('class="unv"') == len(names)  # each made-up value marked

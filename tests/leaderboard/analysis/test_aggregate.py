@@ -130,14 +130,22 @@ def test_mean_rank_is_the_weighted_mean_of_ranks_among_complete_models(board):
     assert [mmarco.scores[m].mean_rank for m in complete] == pytest.approx(list(expected))
 
 
-def test_unverified_results_are_not_ranked(board, synth):
+def test_results_are_ranked_on_what_was_re_scored(board, synth):
+    """Trust per metric (issue 44): a result is ranked on a dataset whenever its main metric was re-scored; another
+    value that was not, or that rests on claimed ranks, never demotes it (it is marked on its own); one without a
+    re-scored main metric is unranked, and so is its model in the groups of that dataset."""
     leaderboard, _ = board
     scifact = leaderboard.dataset("beir/scifact")
     assert set(scifact.model_ids[-2:]) == {"test/markup-in-metadata", "org/partial-model"}
     assert not scifact.ranked[-2:].any() and scifact.ranked[:-2].all() and scifact.rank_range[:-2].min() == 1
-    nfcorpus = leaderboard.dataset("beir/nfcorpus")  # one value of splade unverified: the whole result unranked
-    assert set(np.array(nfcorpus.model_ids)[~nfcorpus.ranked]) == {"naver/splade-v3", "org/partial-model"}
-    # bm25 is unverified on miracl/fi: a MIRACL mean, but no mean rank; the others are ranked without it
+    bge = scifact.results[scifact.position["BAAI/bge-m3"]]  # its R@100 rests on claimed ranks: still ranked
+    assert scifact.ranked[scifact.position["BAAI/bge-m3"]] and bge.tier_of("R@100") == "rests on claimed ranks"
+    # splade's R@100 on nfcorpus is not re-scored, its nDCG@10 is: ranked, as every model but the unverified one
+    nfcorpus = leaderboard.dataset("beir/nfcorpus")
+    assert set(np.array(nfcorpus.model_ids)[~nfcorpus.ranked]) == {"org/partial-model"}
+    splade = nfcorpus.results[nfcorpus.position["naver/splade-v3"]]
+    assert (splade.tier_of("nDCG@10"), splade.tier_of("R@100")) == ("re-scored", "self-reported")
+    # bm25's main metric on miracl/fi is not re-scored: a MIRACL mean, but no mean rank; the others are ranked
     miracl = next(g for g in leaderboard.groups if g.name == "MIRACL")
     assert miracl.scores["bm25"].mean is not None and miracl.scores["bm25"].mean_rank is None
     ranked = sorted(m for m, score in miracl.scores.items() if score.mean_rank is not None)
@@ -145,8 +153,10 @@ def test_unverified_results_are_not_ranked(board, synth):
     ranks = [rankdata(-np.array([d.means[d.model_ids.index(m)] for m in ranked]), method="average")
              for d in map(leaderboard.dataset, miracl.dataset_ids)]
     assert [miracl.scores[m].mean_rank for m in ranked] == pytest.approx(list(np.mean(ranks, axis=0)))
-    models = {m.info.id: m.verified for m in leaderboard.models}
-    assert (models["bm25"], models["org/partial-model"], models["BAAI/bge-m3"]) == ("some", "none", "all")
+    models = {m.info.id: m for m in leaderboard.models}
+    assert [models[m].verified for m in ("bm25", "org/partial-model", "BAAI/bge-m3")] == ["some", "none", "all"]
+    assert [models[m].tier for m in ("bm25", "org/partial-model", "BAAI/bge-m3")] == ["self-reported"] * 2 + \
+        ["re-scored"]
 
 
 def test_zero_shot_follows_training_datasets():

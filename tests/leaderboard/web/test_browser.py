@@ -41,11 +41,12 @@ def test_home_sorts_filters_searches_and_keeps_state_in_the_url(watched: Page, s
     assert "sort=d-beir__scifact" in page.url and "desc=1" in page.url
     values = _column_values(page, "d-beir__scifact")
     known = [v for v in values if v == v]  # NaN (no result) sorts last
-    assert known == sorted(known, reverse=True) and len(known) == 7
+    assert known == sorted(known, reverse=True) and len(known) == 8
     assert values[-1] != values[-1]
-    # unverified models stay apart, below, sorted among themselves
+    # models not ranked on every dataset stay apart, below, sorted among themselves (splade-v3 is ranked on nfcorpus
+    # though its R@100 there is not re-scored: trust per metric)
     unranked = _column_values(page, "d-beir__scifact", "unranked")
-    assert len(unranked) == 4 and unranked == sorted(unranked, reverse=True)
+    assert len(unranked) == 3 and unranked == sorted(unranked, reverse=True)
     label = page.locator("#board tr.group-label")
     expect(label).to_contain_text("Not re-scored: not ranked")
     page.select_option("select[name=trust]", "re-scored")  # re-scored or reproduced

@@ -19,8 +19,9 @@
   var CLAIMED = " <small class=\"claimed\" title=\"claimed by the result files, not measured by irboard\">claimed</small>";
 
   var TIER_TITLES = {  /* templates/_macros.html, tier() */
-    "self-reported": "self-reported: nothing re-scored, values as submitted",
-    "re-scored": "re-scored: every metric recomputed from the stored ranking against the official judgments",
+    "self-reported": "self-reported: the main metric not re-scored, values as submitted",
+    "rests on claimed ranks": "rests on claimed ranks: the main metric re-scored from ranks below the stored depth that no score samples check",
+    "re-scored": "re-scored: the main metric recomputed from the stored ranking against the official judgments (any other value that was not is marked)",
     "reproduced": "reproduced: re-scored, and CI obtained the same ranking by running the declared artifact again"
   };
 
@@ -35,7 +36,7 @@
       flags.indexOf("o") !== -1 ? 1 : 0, "\" data-zs=\"", flags.indexOf("z") !== -1 ? 1 : 0, "\" data-ver=\"",
       flags.indexOf("v") !== -1 ? 1 : 0, "\" data-tier=\"", escape(row[10]), "\"><th scope=\"row\"><a href=\"",
       escape(row[1]), "\">", escape(row[0]), "</a>", flags.indexOf("b") !== -1 ? " <span class=\"tag\">baseline</span>" : "",
-      " <span class=\"tag tier-", escape(row[10]), "\" title=\"", escape(TIER_TITLES[row[10]]), "\">", escape(row[10]),
+      " <span class=\"tag tier-", escape(row[10].replace(/ /g, "-")), "\" title=\"", escape(TIER_TITLES[row[10]]), "\">", escape(row[10]),
       "</span>",
       "</th><td>", escape(row[2]), "</td><td data-v=\"", params, "\">", escape(row[4]),
       row[3] === null ? "" : flags.indexOf("m") !== -1 ? MEASURED : CLAIMED, "</td>"];
