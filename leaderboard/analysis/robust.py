@@ -19,6 +19,8 @@ ranks.beat_sizes), called a second time on the crossed values.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from leaderboard.analysis import stats
@@ -133,3 +135,54 @@ def robust_best(best, low, high, alpha: float, spread=None) -> np.ndarray:
     drops[np.arange(m), np.arange(m)] = 0
     still_out = (drops >= m).any(axis=1)
     return np.where(best, still_in, still_out)
+
+
+@dataclass(frozen=True, eq=False)
+class BoardRobustness:
+    """One dataset's flags, per row of its board (True: holds over the bounds)."""
+
+    verdict: np.ndarray  # the verdict against the baseline (True for the baseline, and without one)
+    best: np.ndarray  # best-set membership (★ or not), ranked rows; True for unranked rows
+    rank: np.ndarray  # every pair decision the row's rank range rests on, ranked rows; True for unranked rows
+
+    @property
+    def all_hold(self) -> bool:
+        return bool(self.verdict.all() and self.best.all() and self.rank.all())
+
+
+def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: stats.TestSettings,
+                     margin: float, against: tuple[np.ndarray, np.ndarray] | None = None) -> BoardRobustness:
+    """The flags of a dataset's board: `low`/`high` its (models, queries) per-query bounds (low = high for a result
+    without bounds), `ranked` the rows with a rank, `pvalues` its corrected pairwise p-values, `best` its ★ rows,
+    `against`: (mean difference, SD of the per-query differences) of every row against row `b`, when known."""
+    from leaderboard.analysis.verdicts import family_size, shown_pvalue
+
+    low = np.asarray(low, dtype=np.float64)
+    high = np.asarray(high, dtype=np.float64)
+    m, n = low.shape
+    flags = BoardRobustness(np.ones(m, dtype=bool), np.ones(m, dtype=bool), np.ones(m, dtype=bool))
+    if n < 2 or m < 2 or np.array_equal(low, high):  # no test, or nothing unjudged: nothing can flip
+        return flags
+    means = low.mean(axis=1)
+    spread = cross_spread(low, high)
+    adverse, favourable, _ = extreme_pvalues(means, low, high, tests.method, tests.correction, tests.resamples,
+                                             tests.seed, spread)
+    pairs = robust_pairs(pvalues, adverse, favourable, tests.alpha)
+    rows = np.flatnonzero(np.asarray(ranked, dtype=bool))
+    if rows.size:
+        flags.rank[rows] = pairs[np.ix_(rows, rows)].all(axis=1)
+        among = (spread[0][np.ix_(rows, rows)], spread[1][np.ix_(rows, rows)])
+        flags.best[rows] = robust_best(np.asarray(best, dtype=bool)[rows], low[rows], high[rows], tests.alpha, among)
+    if b is not None:
+        if against is None:
+            from leaderboard.analysis.effects import spread as plain_spread
+
+            against = tuple(part[:, b] for part in plain_spread(low))
+        diff, sd = against
+        family = family_size(m, tests.correction)
+        shown = shown_pvalue(pvalues[:, b], tests.alpha)
+        lo, hi = verdict_interval(diff, sd / np.sqrt(n), n - 1, shown, tests.alpha, family)
+        words = verdict_words(diff, lo, hi, shown, tests.alpha, margin)
+        flags.verdict[:] = robust_verdicts(words, b, low, high, pairs, favourable, tests.alpha, margin, family,
+                                           spread)
+    return flags
