@@ -18,6 +18,8 @@ UNCUT_DEPTH = 1000  # trec_eval's default depth (-M 1000): what an uncut measure
 def depth_needed(metric: str) -> int:
     """The ranking depth `metric` (a canonical name such as 'R@1000') needs to be determined."""
     measure = parse_measure(metric)
+    if measure.judged_only:  # a condensed top k may reach any depth to find k judged documents
+        return UNCUT_DEPTH
     return measure.cutoff if measure.cutoff is not None else UNCUT_DEPTH
 
 

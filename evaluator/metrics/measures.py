@@ -144,8 +144,21 @@ def evaluate(
     measures: Sequence[Measure],
     relevance_level: int = 1,
 ) -> dict[str, np.ndarray]:
-    """Per-query values of each measure, aligned with `ranked.query_ids` (one row per qrels query)."""
+    """Per-query values of each measure, aligned with `ranked.query_ids` (one row per qrels query); a
+    `judged_only` measure is scored on the condensed lists (`RankedRun.condensed`), as trec_eval -J does."""
     stats = qrels.label_stats(relevance_level) if isinstance(qrels, Qrels) else qrels
+    condensed = [m for m in measures if m.judged_only]
+    if condensed:
+        values = _evaluate(ranked, stats, [m for m in measures if not m.judged_only], relevance_level)
+        values |= _evaluate(ranked.condensed(), stats, condensed, relevance_level)
+        return {str(m): values[str(m)] for m in measures}
+    return _evaluate(ranked, stats, measures, relevance_level)
+
+
+def _evaluate(ranked: RankedRun, stats: QrelsStats, measures: Sequence[Measure],
+              relevance_level: int) -> dict[str, np.ndarray]:
+    if not measures:
+        return {}
     depth_needed = max((m.cutoff or ranked.depth for m in measures), default=1)
     if depth_needed > ranked.depth:  # pad so that every cutoff slice has its full width
         extra = np.full((ranked.labels.shape[0], depth_needed - ranked.depth), PAD, dtype=ranked.labels.dtype)

@@ -35,8 +35,11 @@ KINDS: dict[str, MeasureKind] = {
     )
 }
 
-# The only parameter form accepted: nDCG's exponential gain (2^rel - 1) as ir_measures writes it.
+# The parameters accepted, as ir_measures writes them: nDCG's exponential gain (2^rel - 1), and the condensed
+# list of trec_eval -J (unjudged documents removed from the ranking before scoring) for nDCG, P and AP.
 EXP_GAIN = "dcg='exp-log2'"
+JUDGED_ONLY = "judged_only=True"
+JUDGED_ONLY_KINDS = ("nDCG", "P", "AP")
 # Lenient on purpose (spaces, other quotes, leading zeros) so that a near miss is told its canonical spelling.
 _PATTERN = re.compile(r"\s*(?P<kind>[A-Za-z]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+))?\s*")
 MAX_CUTOFF = 1_000_000
@@ -47,9 +50,11 @@ class Measure:
     kind: str
     cutoff: int | None = None
     exp_gain: bool = False
+    judged_only: bool = False  # scored on the condensed list: unjudged documents removed first (trec_eval -J)
 
     def __str__(self) -> str:
-        params = f"({EXP_GAIN})" if self.exp_gain else ""
+        written = [p for p, on in ((EXP_GAIN, self.exp_gain), (JUDGED_ONLY, self.judged_only)) if on]
+        params = f"({','.join(written)})" if written else ""
         cutoff = f"@{self.cutoff}" if self.cutoff is not None else ""
         return f"{self.kind}{params}{cutoff}"
 
@@ -63,6 +68,7 @@ def valid_forms() -> str:
     for kind in KINDS.values():
         forms.append({"required": f"{kind.name}@k", "optional": f"{kind.name}[@k]", "none": kind.name}[kind.cutoff])
     forms.append(f"nDCG({EXP_GAIN})[@k]")
+    forms.append(f"nDCG|P|AP({JUDGED_ONLY})[@k]")
     return ", ".join(forms)
 
 
@@ -94,15 +100,19 @@ def parse_measure(name: str) -> Measure:
         hint = did_you_mean([suggestion] if suggestion else [])
         raise UnknownNameError(f"unknown metric {name!r}; valid forms: {valid_forms()}.{hint}")
     params, cutoff = match["params"], match["cutoff"]
-    if params is not None and (kind.name != "nDCG" or params.replace('"', "'").replace(" ", "") != EXP_GAIN):
-        raise UnknownNameError(f"metric {name!r}: the only parameter supported is nDCG({EXP_GAIN})")
+    given = [] if params is None else [p for p in params.replace('"', "'").replace(" ", "").split(",") if p]
+    exp_gain, judged_only = EXP_GAIN in given, JUDGED_ONLY in given
+    if any(p not in (EXP_GAIN, JUDGED_ONLY) for p in given) or (exp_gain and kind.name != "nDCG") or (
+            judged_only and kind.name not in JUDGED_ONLY_KINDS):
+        raise UnknownNameError(f"metric {name!r}: the parameters supported are nDCG({EXP_GAIN}) and "
+                               f"{JUDGED_ONLY} for {', '.join(JUDGED_ONLY_KINDS)}, e.g. 'nDCG({JUDGED_ONLY})@10'")
     if cutoff is None and kind.cutoff == "required":
         raise UnknownNameError(f"metric {name!r} needs a cutoff, e.g. '{kind.name}@10'")
     if cutoff is not None and kind.cutoff == "none":
         raise UnknownNameError(f"metric {name!r} takes no cutoff; write '{kind.name}'")
     if cutoff is not None and not (len(cutoff) <= 7 and 1 <= int(cutoff) <= MAX_CUTOFF):
         raise UnknownNameError(f"metric {name!r}: the cutoff must be between 1 and {MAX_CUTOFF:,}")
-    measure = Measure(kind.name, int(cutoff) if cutoff is not None else None, params is not None)
+    measure = Measure(kind.name, int(cutoff) if cutoff is not None else None, exp_gain, judged_only)
     if str(measure) != name:
         raise UnknownNameError(f"metric {name!r} is not written canonically; write '{measure}'")
     return measure

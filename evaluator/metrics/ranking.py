@@ -93,6 +93,16 @@ class RankedRun:
     def depth(self) -> int:
         return self.labels.shape[1]
 
+    def condensed(self) -> RankedRun:
+        """The condensed lists of trec_eval -J (pytrec_eval's judged_docs_only_flag): each ranking with its
+        unjudged documents removed, the judged ones moved up in their order."""
+        kept = self.labels != UNJUDGED
+        order = np.argsort(~kept, axis=1, kind="stable")  # kept columns first, in rank order
+        labels = np.take_along_axis(self.labels, order, axis=1)
+        judged = (kept & (self.labels != PAD)).sum(axis=1)
+        labels = np.where(np.arange(labels.shape[1])[None, :] < judged[:, None], labels, PAD).astype(np.int32)
+        return RankedRun(self.query_ids, labels, judged.astype(np.int64))
+
 
 def byte_order_keys(doc_ids: np.ndarray) -> np.ndarray:
     """Integer keys that sort like the doc ids' UTF-8 bytes (C strcmp), for tie-breaking."""
