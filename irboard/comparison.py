@@ -29,7 +29,7 @@ POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "t
                   "prediction_high", "p_beats", "equivalence_low", "equivalence_high", "equivalent")
 COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "best_set",
            "diff", "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict", "judged", "hole_low",
-           "hole_high", "robust")
+           "hole_high", "robust", "robust_verdict", "robust_best")
 DEFAULT_MARGIN = 0.01  # = leaderboard.analysis.verdicts.DEFAULT_MARGIN (tested), kept here for a light import
 
 
@@ -79,7 +79,7 @@ class Report:
                 return ""
             if key in ("rank_best", "rank_worst", "band"):
                 return str(value)
-            if key in ("significant", "best_set", "robust"):
+            if key in ("significant", "best_set", "robust", "robust_verdict", "robust_best"):
                 return "yes" if value else "no"
             if key == "p_corrected":
                 return format_pvalue(value, self.alpha)
@@ -97,7 +97,8 @@ class Report:
                 f"corrected tests; best_set: could be #1 at {level(self.alpha)} (the best set: one-sided paired "
                 "t-tests at α / (runs − 1)); judged: Judged@k at the metric's cutoff; hole_low, hole_high: the range "
                 "of the mean over every labelling of the unjudged documents within the cutoff; robust: the row's "
-                "verdict and best-set membership hold at those bounds (docs/statistics.md)")
+                "verdict (robust_verdict) and best-set membership (robust_best) hold at those bounds "
+                "(docs/statistics.md)")
 
     def to_markdown(self) -> str:
         lines = ["| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
@@ -290,6 +291,8 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
                 "judged": float(judged[i].mean()), "hole_low": float(lows[i].mean()),
                 "hole_high": float(highs[i].mean()),
                 "robust": True if robust is None else bool(robust.verdict[i] and robust.best[i]),
+                "robust_verdict": (True if robust is None else bool(robust.verdict[i])) if against else None,
+                "robust_best": True if robust is None else bool(robust.best[i]),
                 "_variance": float(se[i] ** 2),
             })
     if dataset is None:

@@ -441,8 +441,8 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         band=band,
         best_set=contenders,
         judged=judged,
-        hole_low=np.array([row.mean() if known else np.nan for row, known in zip(low, ~np.isnan(judged))]),
-        hole_high=np.array([row.mean() if known else np.nan for row, known in zip(high, ~np.isnan(judged))]),
+        hole_low=np.where(np.isnan(judged), np.nan, low.mean(axis=1)),
+        hole_high=np.where(np.isnan(judged), np.nan, high.mean(axis=1)),
         robust=robust,
     )
     if resampled is None and bootstrapped_groups(settings):  # percentile draws of the same seed

@@ -12,6 +12,7 @@ import numpy as np
 
 from evaluator.errors import UnknownNameError
 from evaluator.metrics import Measure, QrelsStats, RankedRun, parse_measure
+from evaluator.metrics.holes import hole_bounds, judged_at
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,8 +51,6 @@ def hole_figures(ranked: RankedRun, stats: QrelsStats, measures: Iterable[Measur
                  main_metric: str) -> HoleFigures | None:
     """The figures of a ranked result; None when it does not report `main_metric` (or the main metric has no
     bounds: ARP)."""
-    from evaluator.metrics.holes import hole_bounds, judged_at
-
     by_name = {str(m): m for m in measures}
     if main_metric not in by_name:
         return None

@@ -29,8 +29,8 @@ from evaluator.metrics import Measure, Qrels, evaluate, parse_measure
 from evaluator.result import ResultFile
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.catalog import main_metric
-from leaderboard.submissions.holes import HoleFigures, hole_figures
 from leaderboard.submissions.deep_checks import deep_claim_problems, deep_claims_checked, deep_metric_names
+from leaderboard.submissions.holes import HoleFigures, hole_figures
 from leaderboard.submissions.labels import entry_labels, per_qrels, ranked_from_result
 from leaderboard.submissions.sample_checks import cut_problems, score_sample_problems
 

@@ -6,6 +6,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from leaderboard.analysis import stats
+from leaderboard.analysis.effects import spread
 from leaderboard.analysis.ranks import best_set
 from leaderboard.analysis.robust import (
     cross_pvalues,
@@ -15,7 +16,6 @@ from leaderboard.analysis.robust import (
     robust_pairs,
     robust_verdicts,
 )
-from leaderboard.analysis.effects import spread
 from leaderboard.analysis.verdicts import verdict_interval, verdict_words
 
 ALPHA = 0.05
@@ -48,9 +48,9 @@ def test_the_adverse_family_is_holm_over_each_pair_at_its_adverse_ends():
     means = low.mean(axis=1)
     adverse, favourable, crossing = extreme_pvalues(means, low, high, "t", "holm")
     first, second = np.triu_indices(len(low), k=1)
-    raw_adverse = [crossing[i, j] if means[i] > means[j] else crossing[j, i] for i, j in zip(first, second)]
+    raw_adverse = [crossing[i, j] if means[i] > means[j] else crossing[j, i] for i, j in zip(first, second, strict=True)]
     assert np.allclose(adverse[first, second], multipletests(raw_adverse, method="holm")[1])
-    raw_favourable = [min(crossing[i, j], crossing[j, i]) for i, j in zip(first, second)]
+    raw_favourable = [min(crossing[i, j], crossing[j, i]) for i, j in zip(first, second, strict=True)]
     assert np.allclose(favourable[first, second], multipletests(raw_favourable, method="holm")[1])
 
 
