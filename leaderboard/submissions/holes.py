@@ -26,6 +26,13 @@ class HoleFigures:
     high: np.ndarray  # float32: the maximum
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)  # metric -> (low, high) of the mean
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HoleFigures) and (self.metric, self.judged, self.bounds) == (
+            other.metric, other.judged, other.bounds) and all(
+            np.array_equal(getattr(self, name), getattr(other, name)) for name in ("judged_per_query", "low", "high"))
+
+    __hash__ = None  # type: ignore[assignment]
+
     def to_json(self) -> dict:
         return {"metric": self.metric, "judged": self.judged, "judged_per_query": self.judged_per_query.tolist(),
                 "low": self.low.tolist(), "high": self.high.tolist(),
