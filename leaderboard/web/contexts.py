@@ -266,6 +266,11 @@ class DatasetRow:
     value_notes: tuple[str, ...] = ()  # per value of `values`: "–, ranked to 100" where the depth leaves it out
     tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
     absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
+    judged: float | None = None  # mean Judged@k at the main metric's cutoff (None: not re-scored)
+    # the verdict against the baseline, the best-set membership and the rank range hold over the hole bounds
+    verdict_holds: bool = True
+    best_holds: bool = True
+    rank_holds: bool = True
 
 
 @dataclass(frozen=True)
@@ -298,6 +303,7 @@ class DatasetContext:
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
     headline: str = ""  # the metrics the dataset is published with, and where ("" when the registry names none)
     answer: str = ""  # who could be #1 on the dataset (analysis.best_words.dataset_sentence)
+    judgments: str = ""  # how complete the judgments are for the models shown (web.judged_words.judgments_line)
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ from leaderboard.web.contexts import (
     SubmitContext,
     value_check,
 )
+from leaderboard.web.judged_words import judgments_line, row_holds, row_judged
 from leaderboard.web.rank_pages import (
     RANKS_PAGE,
     band_rule,
@@ -356,6 +357,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             value_notes=shallow_notes(others, result),
             effect=effect, model_type=result.model.type,
             coverage=partial_coverage(result), tier=result.tier, absent_claimed=result.absent_claimed,
+            judged=row_judged(dataset, i), **dict(zip(("verdict_holds", "best_holds", "rank_holds"),
+                                                      row_holds(dataset, i), strict=True)),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -400,7 +403,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         queries=len(dataset.query_ids), rows=tuple(rows),
         baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
         tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
-        answer=best_words.dataset_sentence(dataset, alpha),
+        answer=best_words.dataset_sentence(dataset, alpha), judgments=judgments_line(dataset),
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json"),
                    Download("Parquet", f"{root}downloads/datasets/{dataset.slug}.parquet")),
