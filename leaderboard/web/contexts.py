@@ -271,6 +271,7 @@ class DatasetRow:
     verdict_holds: bool = True
     best_holds: bool = True
     rank_holds: bool = True
+    hole: tuple[float, float] | None = None  # hole bounds of the mean (main metric); None: unknown
 
 
 @dataclass(frozen=True)
@@ -358,6 +359,11 @@ class ModelDatasetRow:
     effect: Effect | None = None  # against the baseline
     tier: str = "self-reported"  # self-reported, re-scored or reproduced (submissions.loaded.TIERS)
     absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
+    judged: float | None = None  # mean Judged@k at the main metric's cutoff (None: not re-scored)
+    verdict_holds: bool = True  # over the hole bounds (analysis.robust), as on the dataset page
+    best_holds: bool = True
+    rank_holds: bool = True
+    hole: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)

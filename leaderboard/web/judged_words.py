@@ -17,6 +17,12 @@ def row_judged(dataset: DatasetBoard | None, i: int | None) -> float | None:
     return float(dataset.judged[i])
 
 
+def row_hole(dataset: DatasetBoard | None, i: int | None) -> tuple[float, float] | None:
+    """Row i's hole bounds of the mean (main metric); None when unknown."""
+    judged = row_judged(dataset, i)
+    return None if judged is None else (float(dataset.hole_low[i]), float(dataset.hole_high[i]))
+
+
 def row_holds(dataset: DatasetBoard | None, i: int | None) -> tuple[bool, bool, bool]:
     """(verdict against the baseline, best-set membership, rank range) of row i hold over the hole bounds."""
     if dataset is None or i is None or dataset.robust is None:

@@ -56,7 +56,7 @@ from leaderboard.web.contexts import (
     SubmitContext,
     value_check,
 )
-from leaderboard.web.judged_words import judgments_line, row_holds, row_judged
+from leaderboard.web.judged_words import judgments_line, row_hole, row_holds, row_judged
 from leaderboard.web.rank_pages import (
     RANKS_PAGE,
     band_rule,
@@ -357,8 +357,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             value_notes=shallow_notes(others, result),
             effect=effect, model_type=result.model.type,
             coverage=partial_coverage(result), tier=result.tier, absent_claimed=result.absent_claimed,
-            judged=row_judged(dataset, i), **dict(zip(("verdict_holds", "best_holds", "rank_holds"),
-                                                      row_holds(dataset, i), strict=True)),
+            judged=row_judged(dataset, i), hole=row_hole(dataset, i),
+            **dict(zip(("verdict_holds", "best_holds", "rank_holds"), row_holds(dataset, i), strict=True)),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -482,6 +482,8 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             prediction=predicted_value(board.predictions.get((model.info.id, dataset_id)), samples_checked(result)),
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
             effect=effect, tier=result.tier, absent_claimed=result.absent_claimed,
+            judged=row_judged(dataset, i), hole=row_hole(dataset, i),
+            **dict(zip(("verdict_holds", "best_holds", "rank_holds"), row_holds(dataset, i), strict=True)),
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(

@@ -63,3 +63,26 @@ def test_the_rendered_rows_carry_judged_and_the_mark_with_its_words(boards):
 
 def _cells(row: str) -> list[str]:
     return re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
+
+
+def test_the_downloads_carry_judged_the_bounds_and_the_flags(boards):
+    import io
+    import json
+
+    import pandas as pd
+
+    from leaderboard.web.downloads import dataset_downloads
+
+    page = _page(boards["shallow"])
+    files = dataset_downloads(page, "dl20")
+    frame = pd.read_csv(io.StringIO(files["downloads/datasets/dl20.csv"])).set_index("model_id")
+    parquet = pd.read_parquet(io.BytesIO(files["downloads/datasets/dl20.parquet"])).set_index("model_id")
+    document = json.loads(files["downloads/datasets/dl20.json"])
+    assert document["judgments"] == page.judgments
+    for row in page.rows:
+        for table in (frame, parquet):
+            assert table.loc[row.model_id, "judged"] == pytest.approx(row.judged, abs=1e-6)
+            assert table.loc[row.model_id, "hole_low"] <= table.loc[row.model_id, "nDCG@10"] + 1e-6
+            assert bool(table.loc[row.model_id, "verdict_holds"]) == row.verdict_holds
+            assert bool(table.loc[row.model_id, "best_set_holds"]) == row.best_holds
+    assert not frame.loc["tas-b", "verdict_holds"] and frame.loc["bm25-rm3", "verdict_holds"]
