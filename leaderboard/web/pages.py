@@ -56,7 +56,7 @@ from leaderboard.web.contexts import (
     SubmitContext,
     value_check,
 )
-from leaderboard.web.judged_words import judgments_line, row_hole, row_holds, row_judged
+from leaderboard.web.judged_words import judgments_line, row_holds, row_hole, row_judged
 from leaderboard.web.rank_pages import (
     RANKS_PAGE,
     band_rule,
