@@ -54,6 +54,14 @@ def judged_measure(metric: str) -> Measure:
     return Measure("Judged", cutoff if cutoff is not None else 1000)
 
 
+def judged_name(metric: str) -> str:
+    """'Judged@10' for 'nDCG@10' (judged_measure's name; 'Judged@k' for a name that does not parse)."""
+    try:
+        return str(judged_measure(metric))
+    except UnknownNameError:
+        return "Judged@k"
+
+
 def hole_figures(ranked: RankedRun, stats: QrelsStats, measures: Iterable[Measure], level: int,
                  main_metric: str) -> HoleFigures | None:
     """The figures of a ranked result; None when it does not report `main_metric` (or the main metric has no

@@ -26,6 +26,7 @@ from leaderboard.analysis.aggregate import (
     unit_of,
 )
 from leaderboard.analysis.effects import t_critical
+from leaderboard.analysis.judged_words import judgments_line, row_holds, row_hole, row_judged
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.analysis.stats import CI_TEXT
 from leaderboard.analysis.verdicts import family_size, shown_pvalue
@@ -56,7 +57,6 @@ from leaderboard.web.contexts import (
     SubmitContext,
     value_check,
 )
-from leaderboard.web.judged_words import judgments_line, row_holds, row_hole, row_judged
 from leaderboard.web.rank_pages import (
     RANKS_PAGE,
     band_rule,

@@ -26,6 +26,7 @@ from markupsafe import Markup, escape
 
 from leaderboard.analysis import best_words, robust
 from leaderboard.analysis.verdicts import pvalue_text
+from leaderboard.submissions.holes import judged_name
 from leaderboard.web.contexts import CLAIMED_RANKS
 from leaderboard.web.provenance import BuildStamp
 
@@ -54,15 +55,6 @@ def judged_sub(value, metric: str = "") -> Markup:
                   f'<span aria-hidden="true">{short}</span><span class="sr"> ({name} {shown})</span></sub>')
 
 
-def judged_name(metric: str) -> str:
-    """'Judged@10' for 'nDCG@10' (the cutoff of the metric; Judged@1000 for an uncut one)."""
-    from evaluator.errors import UnknownNameError
-    from leaderboard.submissions.holes import judged_measure
-
-    try:
-        return str(judged_measure(metric))
-    except UnknownNameError:
-        return "Judged@k"
 
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # leaderboard/

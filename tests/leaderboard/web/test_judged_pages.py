@@ -86,3 +86,13 @@ def test_the_downloads_carry_judged_the_bounds_and_the_flags(boards):
             assert bool(table.loc[row.model_id, "verdict_holds"]) == row.verdict_holds
             assert bool(table.loc[row.model_id, "best_set_holds"]) == row.best_holds
     assert not frame.loc["tas-b", "verdict_holds"] and frame.loc["bm25-rm3", "verdict_holds"]
+
+
+def test_the_pull_request_summary_gives_judged_beside_the_score_and_the_flip_words(boards):
+    from leaderboard.review.compare import FLIP, judged_note, judgments_lines
+
+    dataset = boards["shallow"].dataset(dl20_board.DATASET)
+    row = dataset.position["tas-b"]
+    assert judged_note(dataset, row) == f" (Judged@10 0.32, holes up to {dataset.hole_high[row]:.4f})"
+    lines = judgments_lines([dataset])
+    assert lines[1].startswith(f"{FLIP}: the verdict") and lines[2].startswith(f"- {dl20_board.DATASET}: Judged@10")

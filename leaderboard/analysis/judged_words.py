@@ -7,7 +7,7 @@ import numpy as np
 
 from leaderboard.analysis.aggregate import DatasetBoard
 from leaderboard.analysis.robust import MARK
-from leaderboard.web.render import judged_name
+from leaderboard.submissions.holes import judged_name
 
 
 def row_judged(dataset: DatasetBoard | None, i: int | None) -> float | None:
