@@ -106,3 +106,17 @@ def test_a_best_set_exclusion_holds_only_when_the_excluded_model_at_its_high_end
     high[0] = 1.0  # model 0 could be the best
     robust = robust_best(best, low, high, ALPHA)
     assert robust.tolist() == [False, True, True, False]  # its exclusion and the best's inclusion could flip
+
+
+def test_the_decision_only_p_values_give_every_corrected_decision_of_the_exact_ones():
+    rng = np.random.default_rng(9)
+    low = _scores(rng, models=30, queries=30)
+    high = np.minimum(low + rng.uniform(0, 0.05, low.shape), 1)
+    exact = cross_pvalues(low, high, "t")
+    pairs = 30 * 29 // 2
+    quick = cross_pvalues(low, high, "t", alpha=ALPHA, pairs=pairs)
+    assert ((quick == 0) | (quick == 1) | (quick == exact)).all() and ((quick == 0) | (quick == 1)).any()
+    for correction in ("holm", "bh", "none"):
+        a = stats.corrected_matrix(np.minimum(exact, exact.T), correction) < ALPHA
+        b = stats.corrected_matrix(np.minimum(quick, quick.T), correction) < ALPHA
+        assert np.array_equal(a, b)
