@@ -1,10 +1,10 @@
 """Unjudged documents: Judged@k, and the hole bounds of a metric (docs/metrics.md, "Unjudged documents").
 
 The hole bounds of a measure are, per query, the minimum and maximum of its value over every labelling of the
-unjudged documents the measure reads (those within its cutoff; the whole ranking for AP, Rprec and an uncut
-nDCG or RR), each labelled with a grade of the qrels' scale 0..max. A labelled document joins the query's
-judgments, so it also counts in R and in the ideal DCG: which is why nDCG, AP and Rprec can fall below
-trec_eval's value (where unjudged counts as non-relevant) and why their maximum is not always "every unjudged
+unjudged documents the measure reads (those within its cutoff; the whole ranking for AP, Rprec, Bpref and an
+uncut nDCG or RR), each labelled with a grade of the qrels' scale 0..max. A labelled document joins the query's
+judgments, so it also counts in R, in Bpref's N and in the ideal DCG: which is why nDCG, AP, Rprec and Bpref can
+fall below trec_eval's value (where unjudged counts as non-relevant) and why their maximum is not always "every unjudged
 document relevant at the top grade". Labellings are independent per query, so the range of the mean over
 queries is [mean of the lows, mean of the highs]. Condensed lists (trec_eval -J) are `RankedRun.condensed()`,
 asked for by name with `judged_only=True` (`nDCG(judged_only=True)@10`).
@@ -21,8 +21,6 @@ from evaluator.errors import UnknownNameError
 from evaluator.metrics.measures import evaluate
 from evaluator.metrics.names import Measure, parse_measure
 from evaluator.metrics.ranking import PAD, UNJUDGED, Qrels, QrelsStats, RankedRun
-
-_TOLERANCE = 1e-12  # the bounds are exact; this only absorbs the rounding of two summation orders
 
 
 @dataclass(frozen=True)
@@ -70,7 +68,7 @@ def hole_bounds(ranked: RankedRun, qrels: Qrels | QrelsStats, measure: Measure |
     """Per-query hole bounds of `measure` (a Measure or its name) for a ranked run against `qrels`.
 
     Unjudged documents are those labelled UNJUDGED in `ranked` (within the measure's cutoff; for an uncut measure,
-    the whole label matrix). Their grades range over 0..`top_grade`, by default the qrels' top grade
+    the whole label matrix: a ranking kept to depth 100 bounds an uncut measure over its top 100 only). Their grades range over 0..`top_grade`, by default the qrels' top grade
     (`max_grade`). `value` is trec_eval's value; `low <= value <= high` for every measure but Bpref (which skips
     unjudged documents, a value no labelling gives). Raises UnknownNameError for a measure without bounds (ARP)."""
     measure = parse_measure(measure) if isinstance(measure, str) else measure
@@ -113,11 +111,13 @@ class _View:
         """Column indices of each row's unjudged documents in rank order (last first with `reverse`), as a
         (queries, most unjudged) matrix, and the mask of real entries."""
         most = int(self.n_unjudged.max(initial=0))
-        order = np.argsort(~self.unjudged, axis=1, kind="stable")[:, :most]
+        rows, columns = np.nonzero(self.unjudged)  # row by row, in rank order
+        place = np.arange(len(rows)) - np.repeat(np.cumsum(self.n_unjudged) - self.n_unjudged, self.n_unjudged)
+        if reverse:
+            place = self.n_unjudged[rows] - 1 - place
+        order = np.zeros((len(self.n_unjudged), most), dtype=np.int64)
+        order[rows, place] = columns
         valid = np.arange(most)[None, :] < self.n_unjudged[:, None]
-        if reverse:  # the same entries, last unjudged first
-            index = np.where(valid, self.n_unjudged[:, None] - 1 - np.arange(most)[None, :], 0)
-            order = np.take_along_axis(order, index, axis=1)
         return order, valid
 
 
@@ -268,6 +268,34 @@ def _dinkelbach(dcg: np.ndarray, prefix: np.ndarray, denominators: list[np.ndarr
     return trial
 
 
+def _bpref(view: _View, m: Measure, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # Every labelling judges every unjudged document, so x made relevant give R' = R + x and N' = N + u - x. For a
+    # given x, a relevant document moved above a non-relevant one never raises a penalty: the earliest x give the
+    # most, the latest x the least. Each x costs a pass over the label matrix.
+    order = np.cumsum(view.unjudged, axis=1) - 1  # each unjudged document's place among its row's unjudged
+    judged_nonrelevant = (view.labels >= 0) & (view.labels < view.level)
+    allowed = _allowed(view)
+    low = np.full(len(value), np.inf)
+    high = np.full(len(value), -np.inf)
+    for x in range(int(allowed.max(initial=0)) + 1):
+        rows = np.flatnonzero(allowed >= x)
+        unjudged, labels_order, u = view.unjudged[rows], order[rows], view.n_unjudged[rows, None]
+        r_prime = view.n_relevant[rows, None] + x
+        bound = np.minimum(r_prime, view.stats.n_nonrelevant[rows, None] + u - x)
+        for made, keep in (((labels_order < x), np.maximum), ((labels_order >= u - x), np.minimum)):
+            relevant = view.relevant[rows] | (unjudged & made)
+            nonrelevant = judged_nonrelevant[rows] | (unjudged & ~made)
+            above = np.cumsum(nonrelevant, axis=1, dtype=np.int64) - nonrelevant
+            penalty = np.divide(np.minimum(above, r_prime), bound, out=np.zeros(above.shape), where=bound > 0)
+            total = np.where(relevant, 1.0 - penalty, 0.0).sum(axis=1)
+            found = np.divide(total, r_prime[:, 0], out=np.zeros_like(total), where=r_prime[:, 0] > 0)
+            if keep is np.maximum:
+                high[rows] = np.maximum(high[rows], found)
+            else:
+                low[rows] = np.minimum(low[rows], found)
+    return low, high
+
+
 def _cumulative(matrix: np.ndarray) -> np.ndarray:
     """Per row, the count of True in the first j columns for j = 0..width (a leading 0 column)."""
     counts = np.cumsum(matrix, axis=1, dtype=np.int64)
@@ -303,4 +331,5 @@ _BOUNDS: dict[str, _Bound] = {
     "Rprec": _r_precision,
     "AP": _average_precision,
     "nDCG": _ndcg,
+    "Bpref": _bpref,
 }

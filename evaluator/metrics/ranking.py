@@ -95,11 +95,12 @@ class RankedRun:
 
     def condensed(self) -> RankedRun:
         """The condensed lists of trec_eval -J (pytrec_eval's judged_docs_only_flag): each ranking with its
-        unjudged documents removed, the judged ones moved up in their order."""
-        kept = self.labels != UNJUDGED
+        unjudged documents removed, the judged ones moved up in their order. As in trec_eval, a document with a
+        negative label goes too (it reads every label below 0 as not judged)."""
+        kept = self.labels >= 0
         order = np.argsort(~kept, axis=1, kind="stable")  # kept columns first, in rank order
         labels = np.take_along_axis(self.labels, order, axis=1)
-        judged = (kept & (self.labels != PAD)).sum(axis=1)
+        judged = kept.sum(axis=1)
         labels = np.where(np.arange(labels.shape[1])[None, :] < judged[:, None], labels, PAD).astype(np.int32)
         return RankedRun(self.query_ids, labels, judged.astype(np.int64))
 
