@@ -8,7 +8,8 @@ checkout of this repository, e.g. the branch before a change and after it) runs 
 result verified (synthetic files store no ranking, and only verified results are ranked) and builds the
 leaderboard twice, then the ranks page's context once (its stability checks). Prints one JSON line per process:
 seconds of each build, of the ranks page, ranked models on "All datasets", the top group's size, the widest rank
-range, peak RSS.
+range, peak RSS. `--holes` gives every result synthetic hole bounds where the tree keeps them (the board then
+computes which verdicts hold over them, analysis/robust.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,24 @@ from leaderboard.submissions.load import load_results
 lookup = functools.lru_cache(maxsize=None)(dataset_info)
 loaded = load_results(sys.argv[1], keep_metrics=lambda d: [lookup(d).main_metric], workers=2)
 results = [dataclasses.replace(r, verified=True, verified_metrics=frozenset(r.metrics)) for r in loaded.results]
+holes = False
+if sys.argv[3] == "holes":  # synthetic hole bounds on every result, where the tree keeps them (submissions.holes)
+    try:
+        import numpy as np
+        from leaderboard.submissions.holes import HoleFigures
+    except ImportError:
+        pass
+    else:
+        rng = np.random.default_rng(0)
+        def with_holes(r):
+            metric = lookup(r.dataset_id).main_metric
+            values = r.per_query[metric].astype(np.float32)
+            high = np.minimum(values + rng.uniform(0, 0.05, values.size).astype(np.float32), 1).astype(np.float32)
+            judged = np.full(values.size, 0.9, dtype=np.float32)
+            return dataclasses.replace(r, holes=HoleFigures(metric, 0.9, judged, values, high,
+                                                            {metric: (float(values.mean()), float(high.mean()))}))
+        results = [with_holes(r) for r in results]
+        holes = True
 times = []
 for _ in range(2):
     start = time.perf_counter()
@@ -40,7 +59,7 @@ except ImportError:
     ranks_seconds = None
 group = next(g for g in board.groups if g.name == "All datasets")
 ranked = [s for s in group.scores.values() if s.mean_rank is not None]
-print(json.dumps({"code": sys.argv[2], "seconds": times, "ranks_page_seconds": ranks_seconds, "ranked": len(ranked),
+print(json.dumps({"code": sys.argv[2], "holes": holes, "seconds": times, "ranks_page_seconds": ranks_seconds, "ranked": len(ranked),
                   "top_group": sum(s.rank_interval[0] == 1 for s in ranked),
                   "widest_range": max((s.rank_interval[1] - s.rank_interval[0] + 1 for s in ranked), default=0),
                   "rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}))
@@ -52,12 +71,16 @@ def main() -> int:
     parser.add_argument("results")
     parser.add_argument("code", nargs="+", help="repository checkouts to compare")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--holes", action="store_true",
+                        help="give every result synthetic hole bounds (main metric: up to +0.05 a query) where the "
+                             "tree keeps them, so that the board computes its could-flip flags")
     args = parser.parse_args()
     for _ in range(args.rounds):
         for code in args.code:
             env = {**os.environ, "PYTHONPATH": code, "OPENBLAS_NUM_THREADS": "1"}
             # run in the checkout: `python -c` puts the working folder first on the path, before PYTHONPATH
-            done = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(args.results), code], env=env, cwd=code,
+            done = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(args.results), code,
+                                   "holes" if args.holes else ""], env=env, cwd=code,
                                   capture_output=True, text=True, check=False)
             print(done.stdout.strip() or f"{code}: failed: {done.stderr.strip().splitlines()[-1:]}", flush=True)
     return 0

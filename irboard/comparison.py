@@ -36,7 +36,8 @@ POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "t
                   "prediction_high", "p_beats", "equivalence_low", "equivalence_high", "equivalent",
                   "equivalence_note")
 COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "best_set",
-           "diff", "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict", "trust")
+           "diff", "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict", "trust", "judged",
+           "hole_low", "hole_high", "robust", "robust_verdict", "robust_best")
 DEFAULT_MARGIN = 0.01  # = leaderboard.analysis.verdicts.DEFAULT_MARGIN (tested), kept here for a light import
 
 
@@ -86,7 +87,7 @@ class Report:
                 return ""
             if key in ("rank_best", "rank_worst", "band"):
                 return str(value)
-            if key in ("significant", "best_set"):
+            if key in ("significant", "best_set", "robust", "robust_verdict", "robust_best"):
                 return "yes" if value else "no"
             if key == "p_corrected":
                 return format_pvalue(value, self.alpha)
@@ -102,7 +103,10 @@ class Report:
                 f"α = {self.alpha:g}; differences against {self.baseline} with the interval each corrected verdict "
                 "rests on (it excludes 0 exactly when the corrected p is below α); rank ranges and bands from the "
                 f"corrected tests; best_set: could be #1 at {level(self.alpha)} (the best set: one-sided paired "
-                "t-tests at α / (runs − 1))")
+                "t-tests at α / (runs − 1)); judged: Judged@k at the metric's cutoff; hole_low, hole_high: the range "
+                "of the mean over every labelling of the unjudged documents within the cutoff; robust: the row's "
+                "verdict (robust_verdict) and best-set membership (robust_best) hold at those bounds "
+                "(docs/statistics.md)")
 
     def to_markdown(self) -> str:
         """A Markdown table of the rows: every cell on one line, its punctuation escaped (report_tables)."""
@@ -180,6 +184,24 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
                   _pooled(per_dataset, measures, names, baseline, alpha, pairs, margin))
 
 
+def _holes(rankings, label_stats, measure, relevance_level: int, scores) -> tuple[Any, Any, Any]:
+    """(Judged@k at the measure's cutoff, per-query low bounds, high bounds), each (runs, queries); a measure
+    without hole bounds (ARP) gets its values as both bounds."""
+    import numpy as np
+
+    from evaluator.errors import UnknownNameError
+    from evaluator.metrics.holes import hole_bounds, judged_at
+    from leaderboard.submissions.holes import judged_measure
+
+    cutoff = judged_measure(str(measure)).cutoff
+    judged = np.stack([judged_at(ranked, cutoff) for ranked in rankings])
+    try:
+        found = [hole_bounds(ranked, label_stats, measure, relevance_level) for ranked in rankings]
+    except UnknownNameError:
+        return judged, scores, scores
+    return judged, np.stack([bounds.low for bounds in found]), np.stack([bounds.high for bounds in found])
+
+
 def _by_dataset(qrels: Any) -> bool:
     """Is `qrels` a mapping of dataset names to judgments (rather than one dataset's {query: {doc: relevance}})?"""
     if not isinstance(qrels, Mapping) or not qrels:
@@ -231,10 +253,11 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
     from leaderboard.analysis import stats
     from leaderboard.analysis.effects import pair_effects
     from leaderboard.analysis.ranks import best_set, rank_ranges, tie_bands
+    from leaderboard.analysis.robust import board_robustness
     from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
 
     alpha = settings.alpha
-    per_run, trust = [], []
+    per_run, trust, rankings = [], [], []
     for name in names:
         try:
             stored = _stored_result(runs[name])
@@ -246,6 +269,8 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
             raise InputFormatError(f"compare: run {name!r}: {error}") from None
         per_run.append(evaluate_ranked(ranked, judgments.qrels, measures, relevance_level))
         trust.append(tiers)
+        rankings.append(ranked)
+    label_stats = judgments.qrels.label_stats(relevance_level)
     b = names.index(baseline)
     rows = []
     for measure in measures:
@@ -265,6 +290,9 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
         low, high = verdict_interval(effects.diff[:, b], se, n - 1, shown_pvalue(pvalues[:, b], alpha), alpha,
                                      family_size(len(names), settings.correction))
         words = verdict_words(effects.diff[:, b], low, high, pvalues[:, b], alpha, margin)
+        judged, lows, highs = _holes(rankings, label_stats, measure, relevance_level, scores)
+        robust = board_robustness(lows, highs, np.ones(len(names), dtype=bool), pvalues, contenders, b, settings,
+                                  margin, (effects.diff[:, b], effects.sd[:, b])) if n > 1 else None
         for i, name in enumerate(names):
             against = i != b
             rows.append({
@@ -279,6 +307,11 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
                 "significant": bool(pvalues[i, b] < alpha) if against else None,
                 "verdict": str(words[i]) if against else None,
                 "trust": trust[i].get(metric),
+                "judged": float(judged[i].mean()), "hole_low": float(lows[i].mean()),
+                "hole_high": float(highs[i].mean()),
+                "robust": True if robust is None else bool(robust.verdict[i] and robust.best[i]),
+                "robust_verdict": (True if robust is None else bool(robust.verdict[i])) if against else None,
+                "robust_best": True if robust is None else bool(robust.best[i]),
                 "_variance": float(se[i] ** 2),
             })
     if dataset is None:

@@ -46,6 +46,7 @@ from leaderboard.analysis.ranks import (
     rank_ranges,
     tie_bands,
 )
+from leaderboard.analysis.robust import BoardRobustness, board_robustness
 from leaderboard.analysis.verdicts import DEFAULT_MARGIN
 from leaderboard.submissions.catalog import DEFAULT_BASELINE, DatasetInfo, dataset_info
 from leaderboard.submissions.loaded import LoadedResult, ModelInfo, weakest
@@ -144,6 +145,12 @@ class DatasetBoard:
     band: np.ndarray | None = None  # tie band among the ranked results (ranks.tie_bands); 0 when unranked
     # bool: ranked and in the 1 - alpha confidence set for the best ranked result (ranks.best_set): the ★
     best_set: np.ndarray | None = None
+    # main metric, per row: mean Judged@k at its cutoff and the hole bounds of the mean (NaN: not re-scored, so
+    # unknown), and which verdicts hold over the bounds (analysis.robust)
+    judged: np.ndarray | None = None
+    hole_low: np.ndarray | None = None
+    hole_high: np.ndarray | None = None
+    robust: BoardRobustness | None = None
     model_ids: tuple[str, ...] = field(init=False, default=())  # from results
     position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
 
@@ -405,6 +412,9 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
                                                                 scores.shape[1]), tests.alpha)
     elif verified.any():  # one query: no one-sided test can be made, so none is shown worse than another
         contenders[verified] = True
+    judged, low, high = hole_arrays(ranked, metric, scores)
+    robust = board_robustness(low, high, verified, pvalues, contenders, b, tests, settings.margin(metric),
+                              None if against is None else (against.diff, against.sd))
     comparison = None
     if b is not None:
         diff = scores - scores[b]
@@ -435,10 +445,29 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         diff_sd=diff_sd,
         band=band,
         best_set=contenders,
+        judged=judged,
+        hole_low=np.where(np.isnan(judged), np.nan, low.mean(axis=1)),
+        hole_high=np.where(np.isnan(judged), np.nan, high.mean(axis=1)),
+        robust=robust,
     )
     if resampled is None and bootstrapped_groups(settings):  # percentile draws of the same seed
         resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
     return board, resampled
+
+
+def hole_arrays(results: list[LoadedResult], metric: str, scores: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(judged, low, high): each row's mean Judged@k at the metric's cutoff (NaN where unknown) and its per-query
+    hole bounds of `metric`, (models, queries); a row without bounds (not re-scored) has low = high = its values."""
+    judged = np.full(len(results), np.nan)
+    low, high = scores.copy(), scores.copy()
+    for i, result in enumerate(results):
+        holes = result.holes
+        if holes is not None and holes.metric == metric and len(holes.low) == scores.shape[1]:
+            judged[i] = holes.judged
+            # float32 bounds equal to the value are the value itself, so that no rounding moves a test
+            low[i] = np.where(np.abs(holes.low - scores[i]) <= 1e-6, scores[i], holes.low)
+            high[i] = np.where(np.abs(holes.high - scores[i]) <= 1e-6, scores[i], holes.high)
+    return judged, low, high
 
 
 def bootstrapped_groups(settings: SiteSettings) -> bool:

@@ -26,8 +26,9 @@ import numpy as np
 from evaluator.errors import IrboardError
 from evaluator.result import read_result
 from evaluator.trust import RANKED_TIERS, tier_lines, weakest
-from leaderboard.analysis import best_words
+from leaderboard.analysis import best_words, robust
 from leaderboard.analysis.aggregate import DatasetBoard, Leaderboard, SiteSettings, build_leaderboard
+from leaderboard.analysis.judged_words import judgments_line, row_holds, row_judged
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
 from leaderboard.analysis.verdicts import (
     family_size,
@@ -37,6 +38,7 @@ from leaderboard.analysis.verdicts import (
     verdict_words,
 )
 from leaderboard.submissions.catalog import DEFAULT_BASELINE, dataset_info, main_metric
+from leaderboard.submissions.holes import judged_name
 from leaderboard.submissions.load import load_results
 from leaderboard.submissions.verify import Judgments
 
@@ -196,14 +198,19 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
             wtl = f"{dataset.baseline.wins[row]}/{dataset.baseline.ties[row]}/{dataset.baseline.losses[row]}"
         could = (f"{best_words.MARK} yes" if dataset.best_set[row] else "no") if dataset.ranked[row] \
             else f"not ranked ({metric} {result.tier_of(metric)})"
+        verdict_holds, best_holds, _ = row_holds(dataset, row)
+        cells[0] += "" if verdict_holds or base is None else f" {FLIP}"
+        could += "" if best_holds or not dataset.ranked[row] else f" {FLIP}"
         lines.append(f"| {markdown_cell(result.model.id)} | {markdown_cell(result.dataset_id)} | {metric} | "
-                     f"{dataset.means[row]:.4f} | {cells[0]} | {cells[1]} | {wtl} | {could} |")
+                     f"{dataset.means[row]:.4f}{judged_note(dataset, row)} | {cells[0]} | {cells[1]} | {wtl} | "
+                     f"{could} |")
     lines += [""] + [f"- {markdown_cell(best_words.dataset_sentence(datasets[d], alpha))}"
                      for d in dict.fromkeys(touched)]
     trust = trust_lines([r for r in after_results(after) if r.path in ours])
     if trust:
         lines += ["", "Trust per metric (what `irboard validate` says; a result is ranked on every metric that was "
                   "re-scored):", "", *trust]
+    lines += judgments_lines([datasets[d] for d in dict.fromkeys(touched)])
     lines += ["", "### Change to other models' verdicts (labelled: not about the submitted results)", "",
               "Corrected p-values depend on the models on the board: adding models adds pairs to each dataset's "
               "family, and the correction over more pairs raises p-values (and new models can move rank ranges). "
@@ -234,6 +241,28 @@ def trust_lines(results) -> list[str]:
             lines += [f"- {markdown_cell(result.model.id)} on {markdown_cell(result.dataset_id)}: trust: "
                       f"{markdown_cell(line)}" for line in tier_lines(tiers)]
     return lines
+
+
+FLIP = f"{robust.MARK} could flip"  # a verdict the unjudged documents within the cutoff could turn round
+
+
+def judged_note(dataset: DatasetBoard, row: int) -> str:
+    """' (Judged@10 0.32, holes to 0.9503)' beside a score: Judged@k at the main metric's cutoff and the top of
+    the mean's hole bounds; '' when unknown (not re-scored)."""
+    judged = row_judged(dataset, row)
+    if judged is None:
+        return ""
+    return f" ({judged_name(dataset.info.main_metric)} {judged:.2f}, holes up to {dataset.hole_high[row]:.4f})"
+
+
+def judgments_lines(datasets: list[DatasetBoard]) -> list[str]:
+    """How complete each touched dataset's judgments are, and what the flip mark means (docs/statistics.md)."""
+    lines = [f"- {markdown_cell(dataset.info.id)}: {markdown_cell(judgments_line(dataset))}" for dataset in datasets
+             if judgments_line(dataset)]
+    if not lines:
+        return []
+    return ["", f"{FLIP}: the verdict (or ★) may not hold over the hole bounds of both runs, the range of each "
+            "per-query value over every labelling of the unjudged documents within the cutoff.", *lines]
 
 
 def _score(value: float | None) -> str:

@@ -76,7 +76,8 @@ def read_loaded(path: Path, keep_metrics: KeepMetrics | None = None, is_verified
                        verification is not None and verification.complete,
                        verification.verified if verification is not None else frozenset(),
                        result.run is not None or decoding.stores_run or result.full is not None,
-                       verification.claimed if verification is not None else frozenset())
+                       verification.claimed if verification is not None else frozenset(),
+                       verification.holes if verification is not None else None)
     if predictor is None:
         return loaded
     prediction = decoding.prediction

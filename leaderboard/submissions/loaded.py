@@ -74,6 +74,9 @@ class LoadedResult:
     # judged relevant documents the score samples claim are absent from the corpus (absent_relevant): the build
     # checks no corpus, so the site marks them unchecked; the predictor counts them as misses (analysis.scale)
     absent_claimed: int = 0
+    # Judged@k at the main metric's cutoff and the hole bounds (submissions.holes.HoleFigures); None when the main
+    # metric was not re-scored (no ranking, no judgments)
+    holes: object | None = None
 
     def tiers(self) -> dict[str, str]:
         """Each reported metric's place on the trust ladder (evaluator.trust.TIERS)."""
@@ -90,7 +93,7 @@ class LoadedResult:
 
 def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
               verified: bool, verified_metrics: frozenset[str] = frozenset(), has_run: bool | None = None,
-              claimed_metrics: frozenset[str] = frozenset()) -> LoadedResult:
+              claimed_metrics: frozenset[str] = frozenset(), holes: object | None = None) -> LoadedResult:
     """What the site keeps of `result` read from `path` (with the score samples, until they are predicted from)."""
     model, dataset, prov = result.model, result.dataset, result.provenance
     return LoadedResult(
@@ -125,6 +128,7 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
         score_samples=result.score_samples,
         absent_claimed=_absent_claimed(result),
         references=tuple((r.metric, r.value, r.url) for r in result.references),
+        holes=holes,
     )
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from leaderboard.submissions.cache import ContentCache
+from leaderboard.submissions.holes import HoleFigures
 from leaderboard.submissions.loaded import LoadedResult, ModelInfo, Provenance
 from leaderboard.submissions.stages import Forecaster, Source, Verifier
 
@@ -77,7 +78,8 @@ class ReadCache(ContentCache):
             "has_run": loaded.has_run, "verified": loaded.verified, "verified_metrics": sorted(loaded.verified_metrics),
             "claimed_metrics": sorted(loaded.claimed_metrics), "provenance": provenance,
             "references": [list(item) for item in loaded.references], "absent_claimed": loaded.absent_claimed,
-            "prediction": None if loaded.prediction is None else predictor.encode(loaded.prediction)})
+            "prediction": None if loaded.prediction is None else predictor.encode(loaded.prediction),
+            "holes": None if loaded.holes is None else loaded.holes.to_json()})
 
     def _result(self, entry: dict, path: str, predictor: Forecaster) -> LoadedResult:
         model = {**entry["model"], "training_datasets": None if entry["model"]["training_datasets"] is None
@@ -103,4 +105,5 @@ class ReadCache(ContentCache):
             has_run=entry["has_run"], verified=entry["verified"], verified_metrics=frozenset(entry["verified_metrics"]),
             claimed_metrics=frozenset(entry["claimed_metrics"]), provenance=Provenance(**provenance),
             prediction=prediction, references=tuple((str(m), str(v), str(u)) for m, v, u in entry["references"]),
-            absent_claimed=int(entry["absent_claimed"]))
+            absent_claimed=int(entry["absent_claimed"]),
+            holes=None if entry.get("holes") is None else HoleFigures.from_json(entry["holes"], len(query_ids)))

@@ -32,6 +32,8 @@ from evaluator.result import ResultFile
 from evaluator.trust import rescorable
 from leaderboard.submissions.cache import ContentCache
 from leaderboard.submissions.deep_checks import deep_claim_problems
+from leaderboard.submissions.catalog import main_metric
+from leaderboard.submissions.holes import HoleFigures, hole_figures
 from leaderboard.submissions.labels import entry_labels, per_qrels, ranked_from_result
 from leaderboard.submissions.sample_checks import cut_problems, score_sample_problems
 
@@ -48,6 +50,9 @@ class Verification:
     problems: tuple[str, ...]  # differences and inconsistencies: the result is rejected
     # metrics re-scored and matching, but from ranks below the stored depth that no score sample checks
     claimed: frozenset[str] = frozenset()
+    # Judged@k and hole bounds of the re-scored metrics (submissions.holes); None when the main metric was not
+    # re-scored
+    holes: HoleFigures | None = None
 
     @property
     def complete(self) -> bool:
@@ -67,10 +72,13 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
     measures, others, claimed = rescorable(result)
     problems: list[str] = coverage_problems(result)
     labels = entry_labels(result, qrels) if result.run is not None else None
+    holes = None
     if measures:
         level = result.settings.relevance_level
         stats = per_qrels(qrels, ("stats", level), lambda: qrels.label_stats(level))
-        values = evaluate(ranked_from_result(result, qrels, labels), stats, measures, level)
+        ranked = ranked_from_result(result, qrels, labels)
+        values = evaluate(ranked, stats, measures, level)
+        holes = hole_figures(ranked, stats, measures, level, main_metric(result.dataset.id, result.metrics))
         for measure in measures:
             name = str(measure)
             submitted, rescored = result.per_query[name], np.asarray(values[name], dtype=np.float64)
@@ -87,7 +95,7 @@ def verify_result(result: ResultFile, qrels: Qrels) -> Verification:
     rescored = {str(m) for m in measures}
     claimed = frozenset() if problems else claimed
     verified = frozenset() if problems else frozenset(rescored - claimed)
-    return Verification(verified, tuple(others), tuple(problems), claimed)
+    return Verification(verified, tuple(others), tuple(problems), claimed, None if problems else holes)
 
 
 def coverage_problems(result: ResultFile) -> list[str]:
@@ -131,13 +139,21 @@ class VerifiedCache(ContentCache):
                 or not all(isinstance(name, str) for name in [*verified, *unverified, *claimed]) \
                 or sorted([*verified, *unverified, *claimed]) != sorted(metrics):
             return None
-        return Verification(frozenset(verified), tuple(unverified), (), frozenset(claimed))
+        holes = None
+        if entry.get("holes") is not None:
+            try:
+                holes = HoleFigures.from_json(entry["holes"], int(entry["queries"]))
+            except (KeyError, TypeError, ValueError):
+                return None  # a damaged entry: verify again
+        return Verification(frozenset(verified), tuple(unverified), (), frozenset(claimed), holes)
 
     def put(self, file_sha256: str, qrels_sha256: str, outcome: Verification) -> None:
         if not outcome.problems:
             super().put(self._fields(file_sha256, qrels_sha256),
                         {"verified": sorted(outcome.verified), "unverified": list(outcome.unverified),
-                         "claimed": sorted(outcome.claimed)})
+                         "claimed": sorted(outcome.claimed),
+                         "holes": None if outcome.holes is None else outcome.holes.to_json(),
+                         "queries": 0 if outcome.holes is None else len(outcome.holes.low)})
 
 
 def qrels_for(dataset_id: str, split: str, data_dirs: dict[str, Path], data_root: Path | None) -> Qrels | None:

@@ -269,6 +269,12 @@ class DatasetRow:
     value_notes: tuple[str, ...] = ()  # per value of `values`: "–, ranked to 100" where the depth leaves it out
     tier: str = "self-reported"  # of the result's main metric, one of evaluator.trust.TIERS
     absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
+    judged: float | None = None  # mean Judged@k at the main metric's cutoff (None: not re-scored)
+    # the verdict against the baseline, the best-set membership and the rank range hold over the hole bounds
+    verdict_holds: bool = True
+    best_holds: bool = True
+    rank_holds: bool = True
+    hole: tuple[float, float] | None = None  # hole bounds of the mean (main metric); None: unknown
 
 
 @dataclass(frozen=True)
@@ -301,6 +307,7 @@ class DatasetContext:
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
     headline: str = ""  # the metrics the dataset is published with, and where ("" when the registry names none)
     answer: str = ""  # who could be #1 on the dataset (analysis.best_words.dataset_sentence)
+    judgments: str = ""  # how complete the judgments are for the models shown (web.judged_words.judgments_line)
 
 
 @dataclass(frozen=True)
@@ -355,6 +362,11 @@ class ModelDatasetRow:
     effect: Effect | None = None  # against the baseline
     tier: str = "self-reported"  # of the result's main metric, one of evaluator.trust.TIERS
     absent_claimed: int = 0  # relevant documents the result claims absent from the corpus, unchecked by the build
+    judged: float | None = None  # mean Judged@k at the main metric's cutoff (None: not re-scored)
+    verdict_holds: bool = True  # over the hole bounds (analysis.robust), as on the dataset page
+    best_holds: bool = True
+    rank_holds: bool = True
+    hole: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,10 @@ model's least trusted result's); `verified` is true when the result is ranked: i
 reproduced (`all`, `some` or `none` of a model's results on the leaderboard). Costs are claimed by the result
 files unless irboard measured them in CI while reproducing: `parameters_measured` (leaderboard) says whether the
 parameter count was; `measured_queries_per_s` (a model's table) is CI's search rate, the `timing …` columns the
-claimed ones."""
+claimed ones. `judged`, `hole_low`, `hole_high`: Judged@k at the main metric's cutoff and the range of its mean
+over every labelling of the unjudged documents within the cutoff; `verdict_holds`, `best_set_holds`, `rank_holds`:
+whether the row's verdict against the baseline, ★ and rank range hold over those bounds (false: the page's ◊,
+could flip; docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -60,6 +63,17 @@ def _claimed(names, checks, values) -> str:
     """The names of the values shown that rest on claimed ranks (the pages' †), space-separated."""
     return " ".join(name for name, checked, value in zip(names, checks, values, strict=True)
                     if value is not None and checked is CLAIMED_RANKS)
+
+
+# Judged@k at the main metric's cutoff, the hole bounds of the mean, and whether the row's verdict against the
+# baseline, its best-set membership and its rank range hold over them (analysis.robust; empty where unknown)
+JUDGED_COLUMNS = ["judged", "hole_low", "hole_high", "verdict_holds", "best_set_holds", "rank_holds"]
+
+
+def _judged_values(row) -> list:
+    if row.judged is None:
+        return [None] * 6
+    return [row.judged, row.hole[0], row.hole[1], row.verdict_holds, row.best_holds, row.rank_holds]
 
 
 EFFECT_COLUMNS = ["baseline_diff_ci_low", "baseline_diff_ci_high", "baseline_dz", "baseline_meaningful"]
@@ -134,9 +148,10 @@ def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     if page.prediction:
         header += PREDICTION_COLUMNS
         rows = [values + _prediction_values(row.prediction) for values, row in zip(rows, page.rows, strict=True)]
-    header += EFFECT_COLUMNS
-    rows = [values + _effect_values(row.effect) for values, row in zip(rows, page.rows, strict=True)]
-    meta = {"table": f"dataset {page.id}", "dataset_id": page.id, "main_metric": page.main_metric,
+    header += EFFECT_COLUMNS + JUDGED_COLUMNS
+    rows = [values + _effect_values(row.effect) + _judged_values(row) for values, row in zip(rows, page.rows,
+                                                                                             strict=True)]
+    meta = {"table": f"dataset {page.id}", "judgments": page.judgments, "dataset_id": page.id, "main_metric": page.main_metric,
             "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods),
             "separability": asdict(page.separability) if page.separability else None}
     return _both(f"downloads/datasets/{slug}", header, rows, meta)
@@ -166,10 +181,11 @@ def model_downloads(page: ModelContext, slug: str) -> dict[str, str]:
             *(timings.get(key) for key in timing_keys), cost.index_bytes, cost.peak_rss_bytes, cost.hardware,
             cost.measured_queries_per_s,
             *(_prediction_values(row.prediction) if page.scale else []), *_effect_values(row.effect),
+            *_judged_values(row),
         ])
     if page.scale:
         header += PREDICTION_COLUMNS
-    header += EFFECT_COLUMNS
+    header += EFFECT_COLUMNS + JUDGED_COLUMNS
     groups = {group.name: {"mean": group.mean, "ci": list(group.ci) if group.ci else None,
                            "mean_rank": group.mean_rank, "datasets_covered": group.covered,
                            "datasets_in_group": group.total, "rank_interval": group.rank_interval,

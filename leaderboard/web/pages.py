@@ -26,6 +26,7 @@ from leaderboard.analysis.aggregate import (
     unit_of,
 )
 from leaderboard.analysis.effects import t_critical
+from leaderboard.analysis.judged_words import judgments_line, row_holds, row_hole, row_judged
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.analysis.stats import CI_TEXT
 from leaderboard.analysis.verdicts import family_size, shown_pvalue
@@ -359,6 +360,8 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
             effect=effect, model_type=result.model.type,
             coverage=partial_coverage(result), tier=result.tier_of(dataset.info.main_metric),
             absent_claimed=result.absent_claimed,
+            judged=row_judged(dataset, i), hole=row_hole(dataset, i),
+            **dict(zip(("verdict_holds", "best_holds", "rank_holds"), row_holds(dataset, i), strict=True)),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
     metric = dataset.info.main_metric
@@ -404,7 +407,7 @@ def build_dataset(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence 
         queries=len(dataset.query_ids), rows=tuple(rows),
         baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
         tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
-        answer=best_words.dataset_sentence(dataset, alpha),
+        answer=best_words.dataset_sentence(dataset, alpha), judgments=judgments_line(dataset),
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json"),
                    Download("Parquet", f"{root}downloads/datasets/{dataset.slug}.parquet")),
@@ -484,6 +487,8 @@ def build_model(board: Leaderboard, model: ModelBoard, evidence: Evidence | None
             mean_verified=bool(dataset) and dataset.info.main_metric in result.verified_metrics,
             effect=effect, tier=model.tiers[dataset_id],
             absent_claimed=result.absent_claimed,
+            judged=row_judged(dataset, i), hole=row_hole(dataset, i),
+            **dict(zip(("verdict_holds", "best_holds", "rank_holds"), row_holds(dataset, i), strict=True)),
         ))
     by_dataset = {row.dataset_id: row for row in rows}
     groups = tuple(

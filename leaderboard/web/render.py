@@ -24,13 +24,38 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from leaderboard.analysis import best_words
+from leaderboard.analysis import best_words, robust
 from leaderboard.analysis.verdicts import pvalue_text
+from leaderboard.submissions.holes import judged_name
 from leaderboard.web.contexts import CLAIMED_RANKS
 from leaderboard.web.provenance import BuildStamp
 
 CLAIMED_MARK = Markup('<span class="unv" title="rests on claimed ranks: re-scored from ranks below the stored depth '
                       'that no score samples check">†</span><span class="sr"> (rests on claimed ranks)</span>')
+
+# beside a verdict (▲ ▼ ≈, ★, a rank range) that unjudged documents within the cutoff could flip (analysis.robust)
+FLIP_MARK = Markup(f'<span class="flip" title="{robust.MARK_TITLE}">{robust.MARK}</span>'
+                   '<span class="sr"> (could flip: unjudged documents)</span>')
+
+
+def flip_mark(holds) -> Markup:
+    """FLIP_MARK where a verdict may not hold over the hole bounds (`holds` False), else nothing."""
+    return Markup("") if holds is None or holds else FLIP_MARK
+
+
+def judged_sub(value, metric: str = "") -> Markup:
+    """Judged@k beside a main-metric value: a muted subscript (".32"), with its meaning in the title and for screen
+    readers; nothing when unknown (not re-scored)."""
+    if _missing(value):
+        return Markup("")
+    name = escape(judged_name(metric))
+    shown = f"{value:.2f}"
+    short = shown[1:] if shown.startswith("0.") else shown
+    return Markup(f'<sub class="jd" title="{name} {shown}: the share of the top documents that is judged">'
+                  f'<span aria-hidden="true">{short}</span><span class="sr"> ({name} {shown})</span></sub>')
+
+
+
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # leaderboard/
 
@@ -194,8 +219,9 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         score=format_score, ci=format_ci, signed=format_signed, pvalue=format_pvalue, params=format_parameters,
         bytes=format_bytes, number=format_number, count=format_count, json_script=json_script,
         score_cells=score_cells, scale_rows=scale_rows, best_level=best_words.level, best_title=best_words.mark_title,
-        best_rule=best_words.rule,
+        best_rule=best_words.rule, judged=judged_sub, flip=flip_mark, judged_label=judged_name,
     )
+    env.globals["flip_symbol"] = robust.MARK
     return env
 
 

@@ -25,7 +25,7 @@ from tests.conftest import SHARED
 RESULTS = Path(__file__).resolve().parents[3] / "results"
 NEW = "bm25-k1-1.5-b-0.75"
 DATASETS = ("beir/scifact", "classic/cacm", "classic/cisi", "classic/cranfield")
-CELL = re.compile(r"([▲▼≈?]) ([+-]\d\.\d{4}) \[([+-]\d\.\d{4}), ([+-]\d\.\d{4})\] vs (\S+) \(p = ([^)]+)\)")
+CELL = re.compile(r"([▲▼≈?]) ([+-]\d\.\d{4}) \[([+-]\d\.\d{4}), ([+-]\d\.\d{4})\] vs (\S+) \(p = ([^)]+)\)(?: ◊ could flip)?")
 
 
 def _judgments() -> Judgments:

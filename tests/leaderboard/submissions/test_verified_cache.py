@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import evaluator.result
@@ -264,3 +265,29 @@ def test_validate_checks_and_the_build_after_it_predicts_without_decoding_rankin
         sorted(p.relative_to(board / "site") for p in (board / "site").rglob("*"))
     assert all((board / "site" / p.relative_to(alone)).read_bytes() == p.read_bytes()
                for p in alone.rglob("*") if p.is_file())
+
+
+def test_the_verify_stage_keeps_judged_and_hole_bounds_and_the_cache_gives_them_back(board, counted):
+    from evaluator.metrics.holes import hole_bounds, judged_at
+    from leaderboard.submissions.labels import ranked_from_result
+
+    first = _load(board)
+    second = _load(board)
+    assert counted["rescored"] == 6  # the second load took them from the cache
+    for loaded, again in zip(first, second, strict=True):
+        holes, cached = loaded.holes, again.holes
+        assert holes is not None and holes.metric == "nDCG@10"
+        assert holes.low.dtype == np.float32 and holes.high.shape == (len(loaded.query_ids),)
+        assert sorted(holes.bounds) == sorted(METRICS)
+        assert cached.judged == holes.judged and np.array_equal(cached.high, holes.high)
+        assert cached.bounds == holes.bounds
+        # the oracle: evaluator.metrics.holes on the stored ranking against the same judgments
+        result = read_result(loaded.path)
+        qrels = read_qrels(board / "data" / result.dataset.id / "qrels" / "test.tsv")
+        ranked = ranked_from_result(result, qrels)
+        main = hole_bounds(ranked, qrels, "nDCG@10", result.settings.relevance_level)
+        assert np.allclose(holes.high, main.high, atol=1e-6) and np.allclose(holes.low, main.low, atol=1e-6)
+        assert holes.judged == pytest.approx(float(judged_at(ranked, 10).mean()))
+        r_bounds = hole_bounds(ranked, qrels, "R@20", result.settings.relevance_level).mean()
+        assert holes.bounds["R@20"] == pytest.approx(r_bounds)
+    assert any((r.holes.high > r.per_query["nDCG@10"] + 1e-6).any() for r in first)  # the rankings have holes

@@ -1,0 +1,210 @@
+"""Judgment-robust verdicts: does a verdict still hold whatever the unjudged documents in the metric's cutoff are?
+
+Each run has per-query values at the low end of its hole bounds (trec_eval's: every unjudged document
+non-relevant) and at the high end (every one relevant at the top grade). A verdict is *robust* when the same test
+still makes it with the two runs at their most adverse ends (docs/statistics.md, "Verdicts over the holes"):
+
+- a significant difference "i above j" holds when i at its low end against j at its high end is still
+  significant the same way; the correction runs over every pair at its adverse end at once (each pair's p-value
+  is then at least as large as at any labelling's, which keeps the corrected values conservative);
+- "no significant difference" holds when neither crossing (i low against j high, i high against j low) becomes
+  significant, every pair of the family at its smaller crossing p-value;
+- "equivalent" holds when, besides, both crossings' verdict intervals lie within the margin;
+- a best-set exclusion holds when some model at its low end still beats the excluded one at its high end; an
+  inclusion holds when no model at its high end beats the included one at its low end.
+
+The tests are the board's own (stats.PAIRED_TESTS, its corrections, verdicts.verdict_interval and verdict_words,
+ranks.beat_sizes), called a second time on the crossed values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from leaderboard.analysis import stats
+from leaderboard.analysis.ranks import _better_t, _sizes
+from leaderboard.analysis.verdicts import t_pvalue, verdict_interval, verdict_words
+
+MARK = "◊"  # beside a verdict the unjudged documents could flip (its title says so)
+MARK_TITLE = "could flip: unjudged documents within the cutoff could change this verdict"
+
+
+def cross_spread(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(diff, sd): diff[i, j] = mean(low_i) - mean(high_j) and the SD of the per-query differences low_i - high_j
+    (n >= 2), from one cross-covariance product, as effects.spread does for one matrix."""
+    low = np.asarray(low, dtype=np.float64)
+    high = np.asarray(high, dtype=np.float64)
+    n = low.shape[1]
+    mean_low, mean_high = low.mean(axis=1), high.mean(axis=1)
+    centered_low, centered_high = low - mean_low[:, None], high - mean_high[:, None]
+    cov = centered_low @ centered_high.T / (n - 1)
+    var_low = np.einsum("ij,ij->i", centered_low, centered_low) / (n - 1)
+    var_high = np.einsum("ij,ij->i", centered_high, centered_high) / (n - 1)
+    total = var_low[:, None] + var_high[None, :]
+    var_diff = total - 2 * cov
+    var_diff[var_diff <= 1e-12 * total] = 0.0
+    return mean_low[:, None] - mean_high[None, :], np.sqrt(np.maximum(var_diff, 0.0))
+
+
+def cross_pvalues(low, high, method: str, resamples: int = 100_000, seed: int = 0,
+                  spread: tuple[np.ndarray, np.ndarray] | None = None, alpha: float | None = None,
+                  pairs: int = 1) -> np.ndarray:
+    """(m, m) uncorrected two-sided p-values of the paired test of low_i against high_j (the board's test).
+
+    With `alpha` (t-test only), only the p-values a correction over `pairs` pairs could decide either way are
+    computed: those of a t beyond the one at alpha / pairs are 0 and those short of the one at alpha are 1. Every
+    corrected p-value then falls on the same side of alpha as the exact one (Holm and Benjamini-Hochberg order
+    the pairs as their t does, one df for all), at a fraction of the cost (the t distribution's tail is most of it
+    at 1,000 models)."""
+    low = np.asarray(low, dtype=np.float64)
+    high = np.asarray(high, dtype=np.float64)
+    m, n = low.shape
+    if method == "t" and n >= 2:
+        diff, sd = cross_spread(low, high) if spread is None else spread
+        se = sd / np.sqrt(n)
+        if alpha is None:
+            return t_pvalue(diff, se, n - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.abs(diff) / np.where(se > 0, se, 1.0)
+        sure, never = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), n - 1), scipy_stats.t.isf(alpha / 2, n - 1)
+        p = np.where(t > sure, 0.0, 1.0)
+        middle = (se > 0) & (t > never) & (t <= sure)
+        p[middle] = np.minimum(2.0 * scipy_stats.t.sf(t[middle], n - 1), 1.0)
+        p[se == 0] = np.where(diff[se == 0] == 0, 1.0, 0.0)
+        return p
+    run = stats.PAIRED_TESTS[method].run
+    out = np.empty((m, m))
+    for i in range(m):
+        out[i] = run(low[i][None, :] - high, resamples, seed)
+    return out
+
+
+def _family(matrix: np.ndarray, correction: str) -> np.ndarray:
+    """The correction over the m(m-1)/2 pairs of a symmetric matrix of uncorrected p-values."""
+    return stats.corrected_matrix(matrix, correction)
+
+
+def extreme_pvalues(means, low, high, method: str, correction: str, resamples: int = 100_000, seed: int = 0,
+                    spread=None, alpha: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(adverse, favourable, crossing) corrected p-value matrices: adverse[i, j] tests the pair with the one of
+    higher mean (as the verdict is made, from `means`) at its low end and the other at its high end (1 when that
+    turns the difference round); favourable[i, j] the smaller of the two crossings; crossing: the uncorrected
+    p-values of low_i against high_j. `alpha`: only decisions at alpha are needed (cross_pvalues)."""
+    means = np.asarray(means, dtype=np.float64)
+    m = np.shape(low)[0]
+    pairs = m * (m - 1) // 2 if correction != "none" else 1
+    crossing = cross_pvalues(low, high, method, resamples, seed, spread, alpha, pairs)
+    diff = (cross_spread(low, high) if spread is None else spread)[0]
+    above = means[:, None] > means[None, :]
+    # the one above at its low end against the other at its high end: crossing[i, j] where i is above
+    kept = np.where(above, diff > 0, (-diff.T) < 0)  # sign of the difference kept at the adverse ends
+    adverse = np.where(above, crossing, crossing.T)
+    adverse = np.where(kept | (means[:, None] == means[None, :]), adverse, 1.0)
+    adverse = np.maximum(adverse, adverse.T)  # symmetric (ties of means: the larger)
+    favourable = np.minimum(crossing, crossing.T)
+    return _family(adverse, correction), _family(favourable, correction), crossing
+
+
+def robust_pairs(pvalues, adverse, favourable, alpha: float) -> np.ndarray:
+    """bool (m, m): each pair's decision (significant or not, the corrected `pvalues`) holds over the bounds."""
+    significant = np.asarray(pvalues) < alpha
+    robust = np.where(significant, adverse < alpha, favourable >= alpha)
+    np.fill_diagonal(robust, True)
+    return robust
+
+
+def robust_verdicts(words, b: int, low, high, pair_robust: np.ndarray, favourable: np.ndarray, alpha: float,
+                    margin: float, pairs: int, spread=None) -> np.ndarray:
+    """bool per row: its verdict against row `b` (verdicts.verdict_words) holds over the bounds; "equivalent" also
+    needs both crossings' verdict intervals within the margin."""
+    words = np.asarray(words)
+    robust = pair_robust[:, b].copy()
+    equivalent = np.flatnonzero(words == "equivalent")
+    if equivalent.size:
+        n = np.shape(low)[1]
+        diff, sd = cross_spread(low, high) if spread is None else spread
+        for d, s in ((diff[:, b], sd[:, b]), (-diff[b, :], sd[b, :])):  # low_i - high_b, high_i - low_b
+            lo, hi = verdict_interval(d, s / np.sqrt(n), n - 1, favourable[:, b], alpha, pairs)
+            again = verdict_words(d, lo, hi, favourable[:, b], alpha, margin)
+            robust[equivalent] &= again[equivalent] == "equivalent"
+    robust[b] = True
+    return robust
+
+
+def robust_best(best, low, high, alpha: float, spread=None) -> np.ndarray:
+    """bool per model (all ranked): its best-set membership (ranks.best_set's rule, `best`) holds over the bounds.
+    An exclusion holds when some model at its low end beats it at its high end; an inclusion when no model at its
+    high end beats it at its low end (one-sided tests at alpha / (models - 1), ranks.beat_sizes)."""
+    best = np.asarray(best, dtype=bool)
+    m = best.size
+    if m < 2:
+        return np.ones(m, dtype=bool)
+    n = np.shape(low)[1]
+    if n < 2:  # no test: every model stays in the set, whatever its bounds
+        return best.copy()
+    diff, sd = cross_spread(low, high) if spread is None else spread
+    se = sd / np.sqrt(n)
+    # included i: diff[i, j] = low_i - high_j; excluded i: high_i - low_j = -diff[j, i]. One df for every pair, so
+    # each row is decided by its largest t (as best_set does): the beat size of that one comparison.
+    keeps = _largest_beat(diff, se, n - 1, alpha)
+    drops = _largest_beat(-diff.T, se.T, n - 1, alpha)
+    return np.where(best, keeps < m, drops >= m)
+
+
+def _largest_beat(diff, se, df, alpha: float) -> np.ndarray:
+    """Per row i, the largest beat size (ranks.beat_sizes' rule) of any other model over i: that of its largest t."""
+    return _sizes(scipy_stats.t.sf(_better_t(diff, se).max(axis=1), max(float(df), 1.0)), alpha)
+
+
+@dataclass(frozen=True, eq=False)
+class BoardRobustness:
+    """One dataset's flags, per row of its board (True: holds over the bounds)."""
+
+    verdict: np.ndarray  # the verdict against the baseline (True for the baseline, and without one)
+    best: np.ndarray  # best-set membership (★ or not), ranked rows; True for unranked rows
+    rank: np.ndarray  # every pair decision the row's rank range rests on, ranked rows; True for unranked rows
+
+    @property
+    def all_hold(self) -> bool:
+        return bool(self.verdict.all() and self.best.all() and self.rank.all())
+
+
+def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: stats.TestSettings,
+                     margin: float, against: tuple[np.ndarray, np.ndarray] | None = None) -> BoardRobustness:
+    """The flags of a dataset's board: `low`/`high` its (models, queries) per-query bounds (low = high for a result
+    without bounds), `ranked` the rows with a rank, `pvalues` its corrected pairwise p-values, `best` its ★ rows,
+    `against`: (mean difference, SD of the per-query differences) of every row against row `b`, when known."""
+    from leaderboard.analysis.verdicts import family_size, shown_pvalue
+
+    low = np.asarray(low, dtype=np.float64)
+    high = np.asarray(high, dtype=np.float64)
+    m, n = low.shape
+    flags = BoardRobustness(np.ones(m, dtype=bool), np.ones(m, dtype=bool), np.ones(m, dtype=bool))
+    if n < 2 or m < 2 or np.array_equal(low, high):  # no test, or nothing unjudged: nothing can flip
+        return flags
+    means = low.mean(axis=1)
+    spread = cross_spread(low, high)
+    adverse, favourable, _ = extreme_pvalues(means, low, high, tests.method, tests.correction, tests.resamples,
+                                             tests.seed, spread, tests.alpha)
+    pairs = robust_pairs(pvalues, adverse, favourable, tests.alpha)
+    rows = np.flatnonzero(np.asarray(ranked, dtype=bool))
+    if rows.size:
+        flags.rank[rows] = pairs[np.ix_(rows, rows)].all(axis=1)
+        among = (spread[0][np.ix_(rows, rows)], spread[1][np.ix_(rows, rows)])
+        flags.best[rows] = robust_best(np.asarray(best, dtype=bool)[rows], low[rows], high[rows], tests.alpha, among)
+    if b is not None:
+        if against is None:
+            from leaderboard.analysis.effects import spread as plain_spread
+
+            against = tuple(part[:, b] for part in plain_spread(low))
+        diff, sd = against
+        family = family_size(m, tests.correction)
+        shown = shown_pvalue(pvalues[:, b], tests.alpha)
+        lo, hi = verdict_interval(diff, sd / np.sqrt(n), n - 1, shown, tests.alpha, family)
+        words = verdict_words(diff, lo, hi, shown, tests.alpha, margin)
+        flags.verdict[:] = robust_verdicts(words, b, low, high, pairs, favourable, tests.alpha, margin, family,
+                                           spread)
+    return flags

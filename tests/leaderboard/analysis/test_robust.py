@@ -1,0 +1,122 @@
+"""Judgment-robust verdicts (analysis/robust.py): the crossed tests equal scipy's on the crossed values; a verdict
+that the bounds can turn round is not robust, one they cannot move is; best-set exclusions and inclusions likewise."""
+
+import numpy as np
+from scipy import stats as scipy_stats
+from statsmodels.stats.multitest import multipletests
+
+from leaderboard.analysis import stats
+from leaderboard.analysis.effects import spread
+from leaderboard.analysis.ranks import best_set
+from leaderboard.analysis.robust import (
+    cross_pvalues,
+    cross_spread,
+    extreme_pvalues,
+    robust_best,
+    robust_pairs,
+    robust_verdicts,
+)
+from leaderboard.analysis.verdicts import verdict_interval, verdict_words
+
+ALPHA = 0.05
+
+
+def _scores(rng, models=5, queries=40):
+    shift = np.linspace(0.0, 0.3, models)[:, None]
+    return np.clip(rng.random(queries) * 0.5 + shift + rng.normal(0, 0.1, (models, queries)), 0, 1)
+
+
+def test_the_crossed_t_test_is_scipys_paired_t_test_of_low_against_high():
+    rng = np.random.default_rng(3)
+    low = _scores(rng)
+    high = np.minimum(low + rng.random(low.shape) * 0.2, 1)
+    p = cross_pvalues(low, high, "t")
+    for i in range(len(low)):
+        for j in range(len(low)):
+            assert abs(p[i, j] - scipy_stats.ttest_rel(low[i], high[j]).pvalue) < 1e-9
+    diff, sd = cross_spread(low, high)
+    assert abs(diff[1, 3] - (low[1].mean() - high[3].mean())) < 1e-12
+    assert abs(sd[1, 3] - np.std(low[1] - high[3], ddof=1)) < 1e-12
+    wilcoxon = cross_pvalues(low, high, "wilcoxon")
+    assert abs(wilcoxon[0, 4] - scipy_stats.wilcoxon(low[0] - high[4]).pvalue) < 1e-9
+
+
+def test_the_adverse_family_is_holm_over_each_pair_at_its_adverse_ends():
+    rng = np.random.default_rng(4)
+    low = _scores(rng)
+    high = np.minimum(low + 0.02, 1)
+    means = low.mean(axis=1)
+    adverse, favourable, crossing = extreme_pvalues(means, low, high, "t", "holm")
+    first, second = np.triu_indices(len(low), k=1)
+    raw_adverse = [crossing[i, j] if means[i] > means[j] else crossing[j, i] for i, j in zip(first, second, strict=True)]
+    assert np.allclose(adverse[first, second], multipletests(raw_adverse, method="holm")[1])
+    raw_favourable = [min(crossing[i, j], crossing[j, i]) for i, j in zip(first, second, strict=True)]
+    assert np.allclose(favourable[first, second], multipletests(raw_favourable, method="holm")[1])
+
+
+def _verdicts(low, high, b=0, margin=0.01):
+    n = low.shape[1]
+    pvalues = stats.pairwise_pvalues(low, "t", "holm")
+    diff, sd = spread(low)
+    lo, hi = verdict_interval(diff[:, b], sd[:, b] / np.sqrt(n), n - 1, pvalues[:, b], ALPHA, 10)
+    words = verdict_words(diff[:, b], lo, hi, pvalues[:, b], ALPHA, margin)
+    adverse, favourable, _ = extreme_pvalues(low.mean(axis=1), low, high, "t", "holm")
+    pairs = robust_pairs(pvalues, adverse, favourable, ALPHA)
+    return words, robust_verdicts(words, b, low, high, pairs, favourable, ALPHA, margin, 10)
+
+
+def test_without_holes_every_verdict_is_robust_and_a_hole_that_turns_one_round_is_marked():
+    rng = np.random.default_rng(5)
+    low = _scores(rng)
+    words, robust = _verdicts(low, low.copy())
+    assert set(words[1:]) & {"better"} and robust.all()
+    # the baseline's unjudged documents could all be relevant: at its high end it passes the best model
+    high = low.copy()
+    high[0] = 1.0
+    words, robust = _verdicts(low, high)
+    assert words[4] == "better" and not robust[4]
+    # a small hole does not move a large difference
+    high = low.copy()
+    high[0] = low[0] + 0.001
+    words, robust = _verdicts(low, high)
+    assert words[4] == "better" and robust[4]
+
+
+def test_no_difference_is_robust_only_when_neither_crossing_makes_one():
+    rng = np.random.default_rng(6)
+    base = rng.random(60)
+    low = np.stack([base, np.clip(base + rng.normal(0, 0.05, 60), 0, 1)])
+    words, robust = _verdicts(low, low.copy(), margin=0.0)
+    assert words[1] == "undetermined" and robust[1]
+    high = low.copy()
+    high[1] = np.minimum(low[1] + 0.3, 1)  # the model's holes could make it much better
+    words, robust = _verdicts(low, high, margin=0.0)
+    assert words[1] == "undetermined" and not robust[1]
+
+
+def test_a_best_set_exclusion_holds_only_when_the_excluded_model_at_its_high_end_is_still_beaten():
+    rng = np.random.default_rng(8)
+    low = _scores(rng, models=4, queries=50)
+    n = low.shape[1]
+    diff, sd = spread(low)
+    best = best_set(low.mean(axis=1), diff, sd / np.sqrt(n), n - 1, ALPHA)
+    assert best.tolist() == [False, False, False, True]
+    assert robust_best(best, low, low.copy(), ALPHA).all()
+    high = low.copy()
+    high[0] = 1.0  # model 0 could be the best
+    robust = robust_best(best, low, high, ALPHA)
+    assert robust.tolist() == [False, True, True, False]  # its exclusion and the best's inclusion could flip
+
+
+def test_the_decision_only_p_values_give_every_corrected_decision_of_the_exact_ones():
+    rng = np.random.default_rng(9)
+    low = _scores(rng, models=30, queries=30)
+    high = np.minimum(low + rng.uniform(0, 0.05, low.shape), 1)
+    exact = cross_pvalues(low, high, "t")
+    pairs = 30 * 29 // 2
+    quick = cross_pvalues(low, high, "t", alpha=ALPHA, pairs=pairs)
+    assert ((quick == 0) | (quick == 1) | (quick == exact)).all() and ((quick == 0) | (quick == 1)).any()
+    for correction in ("holm", "bh", "none"):
+        a = stats.corrected_matrix(np.minimum(exact, exact.T), correction) < ALPHA
+        b = stats.corrected_matrix(np.minimum(quick, quick.T), correction) < ALPHA
+        assert np.array_equal(a, b)
