@@ -57,6 +57,16 @@ ALLOWED_HOSTS = ("huggingface.co", "github.com", "objects.githubusercontent.com"
 FULL_RUN_SUFFIX = ".run"  # a full run file's name in the store, a mirror and the cache: <sha256>.run
 
 
+
+def stored_address(url_base: str, data: bytes, suffix: str) -> FullAddress:
+    """Where `data` goes in the store under `url_base`: named by its sha256 (split files and full runs alike)."""
+    sha256 = hashlib.sha256(data).hexdigest()
+    try:
+        return FullAddress(url=f"{url_base.rstrip('/')}/{sha256}{suffix}", sha256=sha256, bytes=len(data))
+    except ValidationError:
+        raise ResultValidationError(f"--url-base {url_base!r}: expected an http:// or https:// address without "
+                                    "spaces or quotes") from None
+
 def allowed_url(url: str) -> bool:
     """Is `url` an https address on one of ALLOWED_HOSTS (exactly that host, its default port, no user)?"""
     try:
@@ -92,12 +102,7 @@ def split_result(path: Path, url_base: str, out_dir: Path) -> FullAddress:
         raise ResultValidationError(f"{path}: has no values of {metric}, the main metric of {result.dataset.id}; "
                                     "evaluate with it")
     data = path.read_bytes()
-    sha256 = hashlib.sha256(data).hexdigest()
-    try:
-        full = FullAddress(url=f"{url_base.rstrip('/')}/{sha256}.json", sha256=sha256, bytes=len(data))
-    except ValidationError:
-        raise ResultValidationError(f"--url-base {url_base!r}: expected an http:// or https:// address without "
-                                    "spaces or quotes") from None
+    full = stored_address(url_base, data, ".json")
     split = build_result(result.header, result.query_ids, {metric: result.per_query[metric]}, source=str(path),
                          full=full)
     text = dump_result(split)
@@ -105,7 +110,7 @@ def split_result(path: Path, url_base: str, out_dir: Path) -> FullAddress:
     if len(text) > limit:  # pragma: no cover - the main metric alone stays far under the cap
         raise ResultValidationError(f"{path}: the split file would take {len(text)} bytes, over its cap of {limit}")
     try:
-        write_atomic(out_dir / f"{sha256}.json", data)  # the exact bytes the sha256 names
+        write_atomic(out_dir / f"{full.sha256}.json", data)  # the exact bytes the sha256 names
         write_atomic(path, text)  # last: until here `path` is the whole file
     except OSError as error:
         raise IrboardError(f"{error.filename or out_dir}: cannot write ({error.strerror}); check --out-dir and "
@@ -265,12 +270,7 @@ def add_full_run(path: Path, run_path: Path, url_base: str, out_dir: Path,
         raise ResultValidationError(f"{run_path}: {len(data)} bytes, over the cap of {limit} for "
                                     f"{result.dataset.num_queries} queries (1 MB + 16 KB a query); compress it "
                                     "(gzip or xz)")
-    sha256 = hashlib.sha256(data).hexdigest()
-    try:
-        full = FullAddress(url=f"{url_base.rstrip('/')}/{sha256}{FULL_RUN_SUFFIX}", sha256=sha256, bytes=len(data))
-    except ValidationError:
-        raise ResultValidationError(f"--url-base {url_base!r}: expected an http:// or https:// address without "
-                                    "spaces or quotes") from None
+    full = stored_address(url_base, data, FULL_RUN_SUFFIX)
     try:
         qrels = judgments(result.dataset.id, result.dataset.split)
     except DatasetLoadError:
@@ -279,7 +279,7 @@ def add_full_run(path: Path, run_path: Path, url_base: str, out_dir: Path,
         with_run_file(result, run_path, qrels, str(run_path))
     recorded = replace(result, run=replace(result.run, full=full))
     try:
-        write_atomic(out_dir / f"{sha256}{FULL_RUN_SUFFIX}", data)
+        write_atomic(out_dir / f"{full.sha256}{FULL_RUN_SUFFIX}", data)
         write_atomic(path, dump_result(recorded))
     except OSError as error:
         raise IrboardError(f"{error.filename or out_dir}: cannot write ({error.strerror}); check --out-dir and "

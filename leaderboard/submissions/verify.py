@@ -31,8 +31,8 @@ from evaluator.metrics import Qrels, evaluate
 from evaluator.result import ResultFile
 from evaluator.trust import rescorable
 from leaderboard.submissions.cache import ContentCache
-from leaderboard.submissions.deep_checks import deep_claim_problems
 from leaderboard.submissions.catalog import main_metric
+from leaderboard.submissions.deep_checks import deep_claim_problems
 from leaderboard.submissions.holes import HoleFigures, hole_figures
 from leaderboard.submissions.labels import entry_labels, per_qrels, ranked_from_result
 from leaderboard.submissions.sample_checks import cut_problems, score_sample_problems
