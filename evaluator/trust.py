@@ -29,8 +29,9 @@ TIERS = (SELF_REPORTED, CLAIMED, RESCORED, REPRODUCED)  # the ladder, lowest fir
 RANKED_TIERS = (RESCORED, REPRODUCED)  # the tiers a result is ranked on
 
 # How a metric resting on claimed ranks reaches "re-scored": score samples that check the ranks below the depth.
-CLAIM_REMEDY = ("evaluate the model with `irboard evaluate --model`, which stores the score samples that check "
-                "those ranks, or leave {them} out with --metrics")
+CLAIM_REMEDY = ("name the whole run file with `irboard split RESULT --run RUN --url-base URL --out-dir DIR` and "
+                "upload it (docs/result-format.md, \"Deep metrics\"), or evaluate the model with `irboard evaluate "
+                "--model`, which stores the score samples that check those ranks, or leave {them} out with --metrics")
 UNDETERMINED_REMEDY = ("store a ranking that determines {them} (`irboard evaluate` keeps what each metric needs), "
                        "or leave {them} out with --metrics")
 REPRODUCE_REMEDY = "from its declared artifact, docs/reproduction.md"
