@@ -177,7 +177,7 @@ VERIFIED_RULE = ("Trust, per value: a value is re-scored when it was recomputed 
 def home_order(board: Leaderboard) -> tuple[list[ModelBoard], str]:
     """Verified models (every result verified) before the others; within each, models with a mean over every
     dataset first, best first, then the rest by id."""
-    overall = next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
+    overall = _sorted_group(board)
     if overall is None:
         return sorted(board.models, key=lambda m: (m.verified != "all", m.info.id)), "Models are listed by id."
     ordered = sorted(board.models, key=lambda m: (
@@ -197,7 +197,8 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
     checked = {(d.info.id, r.model.id): d.info.main_metric in r.verified_metrics for d in board.datasets
                for r in d.results}
     # the mean the rows are ordered by comes first, beside the model names: on a phone it is on the first screen
-    groups = sorted(_ordered_groups(board), key=lambda g: g.name != ALL_GROUP)
+    sorted_group = _sorted_group(board)
+    groups = sorted(_ordered_groups(board), key=lambda g: g.name != (sorted_group.name if sorted_group else ALL_GROUP))
     headers = tuple(GroupHeader(g.name, group_key(g.name), (), len(g.dataset_ids)) for g in groups)
     dataset_groups = tuple(
         GroupHeader(g.name, group_key(g.name), tuple(_dataset_column(boards[d], "", multilingual) for d in g.dataset_ids),
@@ -208,7 +209,6 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
     languages = tuple(sorted({c.language for header in dataset_groups for c in header.columns if c.language}))
     ordered_ids = [column.dataset_id for header in dataset_groups for column in header.columns]
     models, order_text = home_order(board)
-    sorted_group = _sorted_group(board)
     column, predicted = home_predictions(board, [m.info.id for m in models], evidence)
     # who could be #1 in each column (the ★ and the bold), for every view: best_data
     best_level = best_words.level(board.settings.tests.alpha)
@@ -298,8 +298,13 @@ def build_home(board: Leaderboard, evidence: Evidence | None = None) -> HomeCont
 
 
 def _sorted_group(board: Leaderboard) -> GroupBoard | None:
-    """The group whose mean orders the home page by default (home_order): "All datasets", else the first."""
-    return next((g for g in board.groups if g.name == ALL_GROUP), board.groups[0] if board.groups else None)
+    """The group whose mean orders the home page by default (home_order) and leads its columns: "All datasets"
+    when some model has its mean, else the group where the most models have one (the first of those), so the
+    first screen shows scores even when no model covers every dataset."""
+    overall = next((g for g in board.groups if g.name == ALL_GROUP), None)
+    if overall is not None and overall.scores or not board.groups:
+        return overall if overall is not None else None
+    return max(board.groups, key=lambda g: len(g.scores))  # max keeps the first of equals
 
 
 def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:

@@ -36,9 +36,9 @@ def big(tmp_path_factory, synth):
 
     root = tmp_path_factory.mktemp("big")
     synth.write_scaled_results(root / "results", MODELS, DATASETS, QUERIES, depth=5)  # a ranking: verifiable
-    # synthetic queries on registered dataset ids: no registered query set for them
+    # synthetic queries and corpora on registered dataset ids: no registered query set or dataset facts for them
     build_site(root / "results", root / "_site", is_verified=synth.VerifiedWhen(lambda result: _verified(result.model.id)),
-               lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None))
+               lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None, facts=None))
     with open(root / "_site" / "downloads" / "leaderboard.csv", encoding="utf-8", newline="") as handle:
         oracle = {row["model_id"]: row for row in csv.DictReader(handle)}
     server = make_server(root / "_site", port=0)

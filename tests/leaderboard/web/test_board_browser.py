@@ -39,9 +39,9 @@ def many(tmp_path_factory, synth):
     rows, listed = pages.HOME_ROWS, pages.LISTED_ROWS
     pages.HOME_ROWS, pages.LISTED_ROWS = HTML_ROWS, LISTED
     try:
-        # synthetic queries on registered dataset ids: no registered query set for them
+        # synthetic queries and corpora on registered dataset ids: no registered query set or dataset facts for them
         build_site(root / "results", root / "_site", is_verified=synth.DeclaredVerification((), {}),
-                   lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None))
+                   lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None, facts=None))
     finally:
         pages.HOME_ROWS, pages.LISTED_ROWS = rows, listed
     board = build_leaderboard(load_results(root / "results", is_verified=synth.DeclaredVerification((), {})).results)

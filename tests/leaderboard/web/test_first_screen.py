@@ -27,7 +27,7 @@ TABLES = [
     ("datasets/beir__scifact.html", "#scores", "th[scope=row] a", "td:nth-child(4)", "td:nth-child(5)",
      ("nDCG@10", "95% CI")),
     ("ranks.html", "table.results", "th[scope=row] a", "td:nth-child(3)", "td:nth-child(4)", ("Mean", "95% CI")),
-    ("pareto.html", "table.pareto-table", "th[scope=row] a", "td:nth-child(2)", "td:nth-child(3)",
+    ("{pareto}", "table.pareto-table", "th[scope=row] a", "td:nth-child(2)", "td:nth-child(3)",
      ("group mean", "95% CI")),
     ("models/bm25.html", "#model-datasets", "th[scope=row]", "td:nth-child(4)", "td:nth-child(5)",
      ("Score", "95% CI")),
@@ -88,7 +88,7 @@ def board(request, tmp_path_factory, synth):
         synth.write_scaled_results(root / "results", 200, 30, 10, depth=5)
         build_site(root / "results", root / "_site",
                    is_verified=synth.VerifiedWhen(lambda result: zlib.crc32(result.model.id.encode()) % 10 != 0),
-                   lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None))
+                   lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None, facts=None))
         other = "org01/model-0001"
     server, thread, url = _serve(root / "_site")
     yield url, other
@@ -104,7 +104,10 @@ def test_every_table_shows_name_score_and_interval_on_the_first_screen(browser: 
     problems = watch(page)
     failures = []
     for path, table, name, score, interval, headers in TABLES:
-        page.goto(f"{url}/{path.format(other=other)}")
+        # the repository's models are on no common set of all eight datasets: its pareto page of every dataset lists
+        # nobody, that of the classic collections (where all four are ranked) is measured
+        pareto = "pareto/g-classic.html" if other == "splade-tiny" else "pareto.html"
+        page.goto(f"{url}/{path.format(other=other, pareto=pareto)}")
         page.wait_for_selector(f"{table} tbody tr")
         found = page.evaluate(MEASURE, [table, name, score, interval, headers])
         where = f"{path} at {width} px"
