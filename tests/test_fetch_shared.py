@@ -19,10 +19,10 @@ def test_official_files_are_fetched_checksummed_and_then_only_checked(server, mo
     assert main([str(dest), "--only", "official"]) == 0
     fetched = _files(dest / "data" / "official")
     expected = {name: data for name, data in _files(OFFICIAL).items() if name != "DATA.md"}
-    assert fetched.keys() == expected.keys() and len(fetched) == 95  # 94 files and SHA256SUMS
+    assert fetched.keys() == expected.keys() and len(fetched) == 99  # 98 files (TREC DL 2019/2020 included) and SHA256SUMS
     assert all(fetched[name] == expected[name] for name in fetched if name != "SHA256SUMS")
     assert sorted(fetched["SHA256SUMS"].splitlines()) == sorted(expected["SHA256SUMS"].splitlines())
-    assert len(server.requests) == 94
+    assert len(server.requests) == 98
 
     server.stop()
     assert main([str(dest), "--only", "official"]) == 0  # all there: checked, nothing fetched
