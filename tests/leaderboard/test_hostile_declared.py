@@ -144,7 +144,7 @@ def test_a_changed_declaration_is_checked_again_warm(folder):
 
 def _depth_lie(data: dict, num_docs) -> None:
     """A depth-100 result with R@1000 added (its values those of R@100: nothing below 100 is ranked)."""
-    data["settings"]["top_k"] = 100
+    data["settings"]["top_k"] = data["run"]["depth"] = 100  # (a fresh result stores its ranking whole, at top_k)
     data["per_query"]["R@1000"] = dict(data["per_query"]["R@100"])
     data["metrics"]["R@1000"] = math.fsum(data["per_query"]["R@1000"].values()) / len(data["per_query"]["R@1000"])
     if num_docs is None:
