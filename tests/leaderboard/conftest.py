@@ -6,6 +6,7 @@ import importlib.util
 import shutil
 import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -59,18 +60,27 @@ def built_site(tmp_path_factory) -> Path:
     return out
 
 
+@contextmanager
+def served(site: Path):
+    """`site` served over real HTTP on 127.0.0.1 (the project's own server) while the block runs: its URL."""
+    from leaderboard.web.build import make_server
+
+    server = make_server(site, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
 @pytest.fixture(scope="session")
 def site_url(built_site):
     """The built site served over real HTTP on 127.0.0.1."""
-    from leaderboard.web.build import make_server
-
-    server = make_server(built_site, port=0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    with served(built_site) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -2,16 +2,15 @@
 judgments wraps inside the screen, each mean's Judged@10 stays beside it, and the ◊ mark says what it means."""
 
 import sys
-import threading
 from dataclasses import replace
 
 import pytest
 from playwright.sync_api import Browser, expect
 
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
-from leaderboard.web.build import make_server, render_site
+from leaderboard.web.build import render_site
 from tests.conftest import OFFICIAL, ROOT
-from tests.leaderboard.conftest import watch
+from tests.leaderboard.conftest import served, watch
 
 sys.path.insert(0, str(ROOT / "tests" / "data"))
 import dl20_board  # noqa: E402
@@ -27,13 +26,8 @@ def dl20_url(tmp_path_factory):
     out = tmp_path_factory.mktemp("dl20") / "_site"
     files, _ = render_site(board)
     files.write_to(out)
-    server = make_server(out, port=0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    with served(out) as url:
+        yield url
 
 
 def test_the_judgments_line_and_marks_read_at_phone_width(browser: Browser, dl20_url):
