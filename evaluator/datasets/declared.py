@@ -69,7 +69,7 @@ RESERVED_FAMILIES = ("local",)
 
 
 def group_key(name: str) -> str:
-    """How the site names a group in its pages and anchors (leaderboard.web.rank_pages.group_key): two groups of one
+    """How the site names a group in its pages and anchors (leaderboard.web.views.ranks.group_key): two groups of one
     key would write one page twice."""
     return "".join(char for char in name.lower() if char.isalnum())
 

@@ -26,7 +26,7 @@ from leaderboard.submissions.load import load_results, read_cache, registered_qu
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.reproductions import mark_reproduced
 from leaderboard.submissions.stages import Verifier
-from leaderboard.web import board_data, downloads, pages, pareto_pages, rank_pages, round_pages, run_files
+from leaderboard.web import board_data, downloads, pages, run_files
 from leaderboard.web.provenance import BuildStamp
 from leaderboard.web.render import (
     MARKER,
@@ -38,6 +38,7 @@ from leaderboard.web.render import (
     write_site_file,
 )
 from leaderboard.web.run_files import run_path, trec_run_gz
+from leaderboard.web.views import pareto, ranks, rounds
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     board = build_leaderboard(loaded.results, settings, lookup, warnings, workers)
     # a round's problems are its participants' files: shown on its page, never a reason to stop the site
     round_notes: list[str] = []
-    rounds = round_pages.round_contexts(rounds_dir, now or datetime.now(timezone.utc), warnings, round_notes)
+    round_contexts = rounds.build(rounds_dir, now or datetime.now(timezone.utc), warnings, round_notes)
     for note in round_notes:
         logger.warning("%s", one_line(note))
     if strict and warnings:
@@ -159,7 +160,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
     # the warnings go back in the report, and the command prints each once (logging them too printed them twice)
     with staged_folder(out_dir) as staging:
         files, page_count = render_site(board, workers=workers, folder=staging, stamp=stamp)
-        page_count += round_pages.add_round_pages(files, rounds, stamp or BuildStamp())
+        page_count += rounds.add_round_pages(files, round_contexts, stamp or BuildStamp())
         files.write_to(staging)
     logger.info("built %d pages into %s", page_count, out_dir)
     return BuildReport(out_dir=out_dir, results=len(loaded.results), models=len(board.models),
@@ -213,8 +214,8 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
               + _data_script("groups", None, json_text(pages.groups_data(board))))
     for template, context in (("compare.html", pages.build_compare(board)),
                               ("method.html", pages.build_method(board, evidence)),
-                              ("ranks.html", rank_pages.build_ranks(board)), ("submit.html", pages.build_submit(board)),
-                              *(("pareto.html", context) for context in pareto_pages.build_pareto(board))):
+                              ("ranks.html", ranks.build(board)), ("submit.html", pages.build_submit(board)),
+                              *(("pareto.html", context) for context in pareto.build(board))):
         files.add(context.page.path, env.get_template(template).render(ctx=context))
         count += 1
     for source in sorted(path for path in STATIC_DIR.rglob("*") if path.is_file()):

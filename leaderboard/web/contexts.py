@@ -225,7 +225,7 @@ class RankTable:
     rows: tuple[RankRow, ...]
     bands: int
     complete: int = 0  # models with a result on every dataset of the group (ranked or not)
-    stability: str = ""  # who could be #1, and how stable #1 is (rank_pages.stability)
+    stability: str = ""  # who could be #1, and how stable #1 is (views.ranks.stability)
     stability_figure: Figure | None = None  # the same two checks as a chart
 
 
@@ -235,7 +235,7 @@ class RanksContext:
     tables: tuple[RankTable, ...]
     methods: tuple[str, ...]
     verified: int = 0  # models verified on every dataset they have results for
-    figures: tuple[Figure, ...] = ()  # size against score (rank_pages.size_figure)
+    figures: tuple[Figure, ...] = ()  # size against score (views.ranks.size_figure)
     unplaced: tuple[str, ...] = ()  # models with a mean left out of it: their result files state no parameter count
     alpha: float = 0.05  # the level of the best set (★)
 
@@ -498,8 +498,8 @@ class StatisticsMethod:
     meaningful_share: float
     power: float
     thresholds: tuple[SeparabilityRow, ...]
-    family: str = ""  # how corrected p-values depend on the models on the board (rank_pages.family_rule)
-    predictive: tuple[str, ...] = ()  # prediction intervals, equivalence, the best set (rank_pages.predictive_method)
+    family: str = ""  # how corrected p-values depend on the models on the board (views.ranks.family_rule)
+    predictive: tuple[str, ...] = ()  # prediction intervals, equivalence, the best set (views.ranks.predictive_method)
 
 
 @dataclass(frozen=True)
@@ -556,7 +556,7 @@ class ParetoCost:
     value: float | None  # None: the result files do not state it
     text: str
     front: bool
-    claimed: bool = False  # stated by the result files, not measured by irboard (pareto_pages.MEASURED)
+    claimed: bool = False  # stated by the result files, not measured by irboard (views.pareto.MEASURED)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from leaderboard.web.contexts import (
 )
 from leaderboard.web.parquet import parquet_bytes
 from leaderboard.web.render import csv_text, rounded, table_json
-from leaderboard.web.scale_pages import COLUMN_LABEL
+from leaderboard.web.views.scale import COLUMN_LABEL
 
 PREDICTION_COLUMNS = [COLUMN_LABEL, "prediction_problem"]
 

@@ -57,7 +57,7 @@ from leaderboard.web.contexts import (
     SubmitContext,
     value_check,
 )
-from leaderboard.web.rank_pages import (
+from leaderboard.web.views.ranks import (
     RANKS_PAGE,
     band_rule,
     baseline_effect,
@@ -76,7 +76,7 @@ from leaderboard.web.rank_pages import (
 from leaderboard.web.references import reference_rows, source_rows
 from leaderboard.web.render import json_rounded, json_text, public_note
 from leaderboard.web.run_files import run_path
-from leaderboard.web.scale_pages import (
+from leaderboard.web.views.scale import (
     crossing_section,
     dataset_prediction_column,
     home_predictions,

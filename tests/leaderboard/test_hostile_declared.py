@@ -100,12 +100,12 @@ def test_the_site_keys_of_reserved_groups_are_the_ones_refused():
     from evaluator.datasets.declared import RESERVED_GROUP_KEYS, RESERVED_GROUPS, group_key
     from leaderboard.analysis.aggregate import ALL_GROUP, GROUP_ORDER
     from leaderboard.submissions.catalog import dataset_info
-    from leaderboard.web import rank_pages
+    from leaderboard.web.views import ranks as ranks_view
 
     assert ALL_GROUP in RESERVED_GROUPS and dataset_info("acme/nobody").group in RESERVED_GROUPS
-    assert rank_pages.group_key(ALL_GROUP) in RESERVED_GROUP_KEYS and rank_pages.group_key("!") in RESERVED_GROUP_KEYS
+    assert ranks_view.group_key(ALL_GROUP) in RESERVED_GROUP_KEYS and ranks_view.group_key("!") in RESERVED_GROUP_KEYS
     for name in ("Acme", "BEIR", "mMARCO", "Some group 2"):
-        assert rank_pages.group_key(name) == group_key(name)
+        assert ranks_view.group_key(name) == group_key(name)
     assert set(GROUP_ORDER) - {"Local"} <= {spec.group for spec in all_specs()} | set(RESERVED_GROUPS)
 
 

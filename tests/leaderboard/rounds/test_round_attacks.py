@@ -292,7 +292,7 @@ def test_a_deleted_or_changed_commitment_never_vanishes(repo):
     assert entries["ann~ann__bm25@v1"].commitment.sha256 == original["sha256"]
     assert entries["ann~ann__bm25@v1"].committed_at == OPEN + DAY
     assert entries["bo~bo__splade@v1"].status == "tampered" and entries["bo~bo__splade@v1"].commitment.model.type == "other"
-    from leaderboard.web.round_pages import build_round
+    from leaderboard.web.views.rounds import build_round
 
     rows = {row.name: row for row in build_round(repo.status(REVEALED + DAY)).entries}
     assert (rows["ann~ann__bm25@v1"].model_id, rows["ann~ann__bm25@v1"].owner, rows["ann~ann__bm25@v1"].status) == \
@@ -465,7 +465,7 @@ def test_the_round_page_states_blindness_rules_statistics_and_a_pinned_attestati
 
     from leaderboard.web.build import build_site
     from leaderboard.web.provenance import BuildStamp
-    from leaderboard.web.round_pages import board_rows
+    from leaderboard.web.views.rounds import board_rows
 
     results = {"ann": "bm25", "bo": "bm25-k1-1.5-b-0.75", "cy": "splade-tiny"}
     for owner, result in results.items():

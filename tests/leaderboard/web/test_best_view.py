@@ -15,7 +15,7 @@ from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard, data
 from leaderboard.analysis.ranks import beat_sizes, best_among, best_set, group_differences
 from leaderboard.submissions.load import load_results
 from leaderboard.web import best_data, pages
-from leaderboard.web.rank_pages import group_key
+from leaderboard.web.views.ranks import group_key
 
 ALPHA = 0.05  # the site's default level, which the board below is built with
 

@@ -55,7 +55,7 @@ def _csv(path) -> list[dict]:
 
 
 def test_claimed_costs_are_marked_and_left_out_of_the_measured_front(site, synth):
-    from leaderboard.web.pareto_pages import build_pareto
+    from leaderboard.web.views.pareto import build as build_pareto
 
     pareto = (site / "_site" / "pareto" / "d-custom__costs.html").read_text(encoding="utf-8")
     row = pareto.split('<a href="../models/claims__tiny.html">claims/tiny</a>')[1].split("</tr>")[0]

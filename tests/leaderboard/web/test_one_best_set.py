@@ -256,7 +256,7 @@ def test_a_dataset_with_fewer_than_two_ranked_models_is_spoken_of_as_a_dataset(t
     """A dataset has no datasets and no filter: its sentence (dataset and "could be #1" pages, pull request) says
     neither."""
     from leaderboard.analysis.best_words import dataset_sentence
-    from leaderboard.web.pareto_pages import dataset_choice
+    from leaderboard.web.views.pareto import dataset_choice
 
     board = _small_board(tmp_path, synth, 3, lambda result: result.model.id in verified)
     assert dataset_sentence(board.datasets[0], 0.05) == expected

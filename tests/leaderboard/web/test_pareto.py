@@ -14,7 +14,7 @@ from scipy import stats
 
 from leaderboard.analysis.aggregate import build_leaderboard
 from leaderboard.submissions.load import load_results
-from leaderboard.web.pareto_pages import build_pareto
+from leaderboard.web.views.pareto import build as build_pareto
 from tests.leaderboard.conftest import watch
 
 DATASET = "custom/pareto"

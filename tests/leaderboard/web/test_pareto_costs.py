@@ -11,7 +11,8 @@ import pytest
 
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.submissions.load import load_results
-from leaderboard.web.pareto_pages import DEFAULT_COSTS, LEXICAL_PARAMETERS, build_pareto, cost_text
+from leaderboard.web.views.pareto import DEFAULT_COSTS, LEXICAL_PARAMETERS, cost_text
+from leaderboard.web.views.pareto import build as build_pareto
 
 
 def _pages(synth, models=None):

@@ -17,7 +17,8 @@ from leaderboard.analysis.stats import corrected_matrix
 from leaderboard.analysis.verdicts import shown_pvalue
 from leaderboard.submissions.load import load_results
 from leaderboard.web.pages import build_dataset, build_home, build_model
-from leaderboard.web.rank_pages import build_ranks, group_key
+from leaderboard.web.views.ranks import build as build_ranks
+from leaderboard.web.views.ranks import group_key
 
 
 @pytest.fixture(scope="module")

@@ -252,7 +252,7 @@ def test_dataset_page_shows_where_predicted_curves_cross_with_the_measured_error
 def test_crossings_are_among_the_best_predicted_models_only(board, monkeypatch):
     """With more predicted models than CROSSING_MODELS, only pairs among those with the highest predicted R@k at
     the dataset's own size are compared (all pairs of 1,000 models would be a million curves a dataset)."""
-    from leaderboard.web import scale_pages
+    from leaderboard.web.views import scale as scale_view
 
     dataset = board.dataset("beir/scifact")
     found = [p for m in dataset.model_ids if (p := board.predictions.get((m, "beir/scifact"))) and p.recall is not None]
@@ -263,7 +263,7 @@ def test_crossings_are_among_the_best_predicted_models_only(board, monkeypatch):
     predictions = {**board.predictions,
                    first: _with_curve(board.predictions[first], 1, 1.99 - 0.03 * np.log10(sizes / own)),
                    second: _with_curve(board.predictions[second], 1, 1.98 - 0.01 * np.log10(sizes / own))}
-    monkeypatch.setattr(scale_pages, "CROSSING_MODELS", 2)  # (values above 1 put the two first, whatever the rest)
+    monkeypatch.setattr(scale_view, "CROSSING_MODELS", 2)  # (values above 1 put the two first, whatever the rest)
     page = build_dataset(replace(board, predictions=predictions), dataset, None)
     assert {(c.leader, c.follower) for c in page.crossings.crossings} == {(first[0], second[0])}
     assert f"of the 2 models with the highest predicted Recall@{COLUMN_K} at the dataset's own size (of " \

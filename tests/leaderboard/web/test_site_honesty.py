@@ -9,7 +9,7 @@ from leaderboard.submissions.load import load_results
 from leaderboard.web.build import build_site
 from leaderboard.web.pages import best_answer, build_home, public_note
 from leaderboard.web.provenance import BuildStamp, build_stamp, web_address
-from leaderboard.web.rank_pages import build_ranks
+from leaderboard.web.views.ranks import build as build_ranks
 
 
 def _git(folder, *args):

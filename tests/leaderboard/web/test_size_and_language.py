@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from leaderboard.analysis.aggregate import ALL_GROUP, SiteSettings, build_leaderboard
 from leaderboard.submissions.load import load_results
-from leaderboard.web.rank_pages import build_ranks
+from leaderboard.web.views.ranks import build as build_ranks
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from leaderboard.submissions.load import load_results
 from leaderboard.web.build import build_site
 from leaderboard.web.pages import build_dataset
 from leaderboard.web.render import make_environment
-from leaderboard.web.scale_pages import COLUMN_LABEL, UNCHECKED_WORDS, unchecked_predictions
+from leaderboard.web.views.scale import COLUMN_LABEL, UNCHECKED_WORDS, unchecked_predictions
 
 FULL = "BAAI/bge-m3"  # a prediction on every dataset: the home column shows its mean
 PARTIAL = "sentence-transformers/all-MiniLM-L6-v2"

@@ -177,7 +177,7 @@ def build_rounds_index(contexts: list[RoundContext]) -> RoundsContext:
                           for c in contexts])
 
 
-def round_contexts(rounds_dir: Path | str | None, now: datetime, warnings: list[str],
+def build(rounds_dir: Path | str | None, now: datetime, warnings: list[str],
                    notes: list[str] | None = None) -> list[RoundContext]:
     """The page context of every round under `rounds_dir`. Nothing in a round's files stops the site: a round's
     problems are shown on its page and logged as `notes` (never build warnings, which --strict refuses), and a

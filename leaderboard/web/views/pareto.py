@@ -21,7 +21,7 @@ from leaderboard.web.contexts import (
     ParetoRow,
     ParetoView,
 )
-from leaderboard.web.rank_pages import best_rule, group_key, group_where
+from leaderboard.web.views.ranks import best_rule, group_key, group_where
 from leaderboard.web.render import format_parameters, json_text
 
 PARETO_PAGE = "pareto.html"
@@ -163,7 +163,7 @@ def choice_path(key: str, default: str) -> str:
     return PARETO_PAGE if key == default else f"pareto/{key}.html"
 
 
-def build_pareto(board: Leaderboard) -> list[ParetoContext]:
+def build(board: Leaderboard) -> list[ParetoContext]:
     """One page per group mean and per dataset, each with a picker of all of them."""
     # groups as the home and ranks pages order them: "All datasets" last
     groups = [g for g in board.groups if g.name != ALL_GROUP] + [g for g in board.groups if g.name == ALL_GROUP]

@@ -237,7 +237,7 @@ def size_figure(board: Leaderboard) -> tuple[Figure | None, tuple[str, ...]]:
     return Figure("fig-size", title, json_text(chart)), tuple(model_id for model_id, _, _ in unplaced)
 
 
-def build_ranks(board: Leaderboard) -> RanksContext:
+def build(board: Leaderboard) -> RanksContext:
     figure, unplaced = size_figure(board)
     return RanksContext(page=Page(RANKS_PAGE, "Ranks with uncertainty", "", "ranks"), tables=rank_tables(board),
                         methods=(rank_method(board), band_rule(board), best_rule(board),
