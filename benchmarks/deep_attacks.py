@@ -7,7 +7,7 @@ Each file given is a result evaluated to depth 1,000 with its score samples (`ir
 --metrics R@1000,AP,nDCG@1000,Judged@1000,...`), its qrels under ../shared/data/<dataset id>/qrels/. Every forgery
 is re-scored as a forger would (its per-query values recomputed from the forged ranks, so re-scoring matches), then
 verified; the line gives the verdict and the metrics before and after. The method page quotes these figures
-(leaderboard/web/pages.py), benchmarks/README.md has the table.
+(leaderboard/web/views/method.py), benchmarks/README.md has the table.
 """
 import sys
 from dataclasses import replace

@@ -5,7 +5,7 @@
 For every result file given (with its qrels under ../shared/data/<dataset id>/qrels/), each manipulation of the
 samples below the ranking's last score is applied to every query; the line says whether `verify_result` rejects
 it (and why) and how far it moves the predicted R@100 and R@1000 at 10 million documents (fixed-relevant growth,
-the site's per-query model). The method page quotes these figures (leaderboard/web/pages.py).
+the site's per-query model). The method page quotes these figures (leaderboard/web/views/method.py).
 """
 import sys
 from dataclasses import replace

@@ -571,7 +571,7 @@ class _GroupAccumulator:
             if testable(boards, self.dataset_ids):
                 pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
                 best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
-            else:  # one query on each dataset: no test, as on each of those datasets (build_dataset)
+            else:  # one query on each dataset: no test, as on each of those datasets (views.dataset.build)
                 pvalues = np.ones_like(total)
                 best[ranked] = True
             intervals[ranked] = rank_ranges(means[ranked], pvalues, self.tests.alpha)

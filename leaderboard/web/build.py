@@ -26,7 +26,7 @@ from leaderboard.submissions.load import load_results, read_cache, registered_qu
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.reproductions import mark_reproduced
 from leaderboard.submissions.stages import Verifier
-from leaderboard.web import board_data, downloads, pages, run_files
+from leaderboard.web import board_data, downloads, run_files
 from leaderboard.web.provenance import BuildStamp
 from leaderboard.web.render import (
     MARKER,
@@ -38,7 +38,7 @@ from leaderboard.web.render import (
     write_site_file,
 )
 from leaderboard.web.run_files import run_path, trec_run_gz
-from leaderboard.web.views import pareto, ranks, rounds
+from leaderboard.web.views import compare, dataset, home, method, model, pareto, ranks, rounds, submit
 
 logger = logging.getLogger(__name__)
 
@@ -195,12 +195,12 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
     parts += [("model", list(range(start, min(start + MODELS_A_PART, len(board.models)))))
               for start in range(0, len(board.models), MODELS_A_PART)]
     rendered = forked_map(lambda part: _render_part(board, evidence, env, *part, folder=folder), parts, workers)
-    home = pages.build_home(board, evidence)
-    files.add(home.page.path, env.get_template("home.html").render(ctx=home))
-    files.add("data/board.js", board_data.board_script(env, home))
+    home_page = home.build(board, evidence)
+    files.add(home_page.page.path, env.get_template("home.html").render(ctx=home_page))
+    files.add("data/board.js", board_data.board_script(env, home_page))
     if stamp is not None and stamp.highlight:
         files.add("css/highlight.css", highlight_css(stamp.highlight))
-    for path, text in downloads.home_downloads(home).items():
+    for path, text in downloads.home_downloads(home_page).items():
         files.add(path, text)
     count = 1
     for part_pages, paths, ends, blob in rendered:
@@ -210,11 +210,11 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
             else:
                 files.add_written(path)
         count += part_pages
-    files.add("data/datasets.js", _data_script("datasets", None, json_text(pages.datasets_data(board)))
-              + _data_script("groups", None, json_text(pages.groups_data(board))))
-    for template, context in (("compare.html", pages.build_compare(board)),
-                              ("method.html", pages.build_method(board, evidence)),
-                              ("ranks.html", ranks.build(board)), ("submit.html", pages.build_submit(board)),
+    files.add("data/datasets.js", _data_script("datasets", None, json_text(compare.datasets_data(board)))
+              + _data_script("groups", None, json_text(compare.groups_data(board))))
+    for template, context in (("compare.html", compare.build(board)),
+                              ("method.html", method.build(board, evidence)),
+                              ("ranks.html", ranks.build(board)), ("submit.html", submit.build(board)),
                               *(("pareto.html", context) for context in pareto.build(board))):
         files.add(context.page.path, env.get_template(template).render(ctx=context))
         count += 1
@@ -234,19 +234,19 @@ def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str, indices
     out: list[tuple[str, str]] = []
     for i in indices:
         if kind == "dataset":
-            dataset = board.datasets[i]
-            context = pages.build_dataset(board, dataset, evidence)
+            dataset_board = board.datasets[i]
+            context = dataset.build(board, dataset_board, evidence)
             out.append((context.page.path, env.get_template("dataset.html").render(ctx=context)))
-            out += downloads.dataset_downloads(context, dataset.slug).items()
+            out += downloads.dataset_downloads(context, dataset_board.slug).items()
         else:
-            model = board.models[i]
-            context = pages.build_model(board, model, evidence)
+            model_board = board.models[i]
+            context = model.build(board, model_board, evidence)
             out.append((context.page.path, env.get_template("model.html").render(ctx=context)))
-            out += downloads.model_downloads(context, model.slug).items()
-            out += [(run_path(model.slug, dataset_id), trec_run_gz(result.path, model.slug))
-                    for dataset_id, result in sorted(model.results.items()) if result.has_run]
-            out.append((f"data/models/{model.slug}.js",
-                        _data_script("models", model.info.id, pages.compare_data(board, model))))
+            out += downloads.model_downloads(context, model_board.slug).items()
+            out += [(run_path(model_board.slug, dataset_id), trec_run_gz(result.path, model_board.slug))
+                    for dataset_id, result in sorted(model_board.results.items()) if result.has_run]
+            out.append((f"data/models/{model_board.slug}.js",
+                        _data_script("models", model_board.info.id, compare.compare_data(board, model_board))))
     contents = [text.encode("utf-8") if isinstance(text, str) else text for _, text in out]
     if folder is not None:
         for (path, _), content in zip(out, contents, strict=True):

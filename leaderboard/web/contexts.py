@@ -1,4 +1,4 @@
-"""The template contexts: typed, frozen records that templates only format (see pages.py for the builders)."""
+"""The template contexts: typed, frozen records that templates only format (built in leaderboard/web/views/)."""
 
 from __future__ import annotations
 

@@ -21,8 +21,8 @@ from leaderboard.web.contexts import (
     ParetoRow,
     ParetoView,
 )
-from leaderboard.web.views.ranks import best_rule, group_key, group_where
 from leaderboard.web.render import format_parameters, json_text
+from leaderboard.web.views.ranks import best_rule, group_key, group_where
 
 PARETO_PAGE = "pareto.html"
 SCALE = 100.0

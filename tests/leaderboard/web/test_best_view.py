@@ -14,7 +14,8 @@ from playwright.sync_api import Page, expect
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard, dataset_differences
 from leaderboard.analysis.ranks import beat_sizes, best_among, best_set, group_differences
 from leaderboard.submissions.load import load_results
-from leaderboard.web import best_data, pages
+from leaderboard.web import best_data
+from leaderboard.web.views import home as home_view
 from leaderboard.web.views.ranks import group_key
 
 ALPHA = 0.05  # the site's default level, which the board below is built with
@@ -139,7 +140,7 @@ def test_star_bold_and_sentence_follow_filter_and_sort(watched: Page, site_url, 
     page = watched
     page.goto(f"{site_url}/index.html")
     answer = page.locator("#answer-text")
-    home = pages.build_home(board)
+    home = home_view.build(board)
     every = {m.info.id for m in board.models}
     overall = _group(board, "All datasets")
     expect(answer).to_have_text(home.answer)  # the page's own sentence, written again by the script

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from leaderboard.web import pages
+from leaderboard.web.views import common
 from tests.leaderboard.conftest import watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 MODELS, DATASETS, QUERIES = 1000, 2, 10
-PAGE = pages.LISTED_ROWS
+PAGE = common.LISTED_ROWS
 
 
 def _verified(model_id: str) -> bool:  # nine models in ten, as a board with judgments at hand looks

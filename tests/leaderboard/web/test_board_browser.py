@@ -18,7 +18,9 @@ from leaderboard.analysis.effects import paired_effect
 from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results
-from leaderboard.web import pages
+from leaderboard.web.views import common
+from leaderboard.web.views import dataset as dataset_view
+from leaderboard.web.views import home as home_view
 from tests.leaderboard.conftest import watch
 from tests.leaderboard.web.test_browser_layout import DESKTOP, PHONE, _axe_violations
 
@@ -29,21 +31,21 @@ MODELS, DATASETS, QUERIES, HTML_ROWS, LISTED = 45, 6, 40, 12, 30
 
 @pytest.fixture(scope="module")
 def many(tmp_path_factory, synth):
-    """A site of 45 models on 6 datasets whose home page HTML holds only 12 rows (pages.HOME_ROWS) and whose tables
-    list 30 rows until asked for all (pages.LISTED_ROWS), every result verified, and its leaderboard (the oracle
+    """A site of 45 models on 6 datasets whose home page HTML holds only 12 rows (views.home.HOME_ROWS) and whose tables
+    list 30 rows until asked for all (views.common.LISTED_ROWS), every result verified, and its leaderboard (the oracle
     for the numbers the pages show)."""
     from leaderboard.web.build import build_site, make_server
 
     root = tmp_path_factory.mktemp("many")
     synth.write_scaled_results(root / "results", MODELS, DATASETS, QUERIES, depth=5)
-    rows, listed = pages.HOME_ROWS, pages.LISTED_ROWS
-    pages.HOME_ROWS, pages.LISTED_ROWS = HTML_ROWS, LISTED
+    rows, listed = home_view.HOME_ROWS, common.LISTED_ROWS
+    home_view.HOME_ROWS, common.LISTED_ROWS = HTML_ROWS, LISTED
     try:
         # synthetic queries and corpora on registered dataset ids: no registered query set or dataset facts for them
         build_site(root / "results", root / "_site", is_verified=synth.DeclaredVerification((), {}),
                    lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None, facts=None))
     finally:
-        pages.HOME_ROWS, pages.LISTED_ROWS = rows, listed
+        home_view.HOME_ROWS, common.LISTED_ROWS = rows, listed
     board = build_leaderboard(load_results(root / "results", is_verified=synth.DeclaredVerification((), {})).results)
     server = make_server(root / "_site", port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -91,7 +93,7 @@ def _fits(page: Page, width: int) -> None:
 def test_home_html_holds_the_top_rows_and_the_script_the_whole_table(opened, many, browser):
     page = opened("index.html")
     expect(page.locator("#status")).to_have_text(f"Showing 1–{LISTED} of {MODELS} matching models ({MODELS} in all).")
-    order, _ = pages.home_order(many["board"])
+    order, _ = home_view.home_order(many["board"])
     assert _shown_ids(page) == [m.info.id for m in order[:LISTED]]
     expect(page.locator("#page-previous")).to_be_disabled()
     page.click("#page-next")  # the next page of rows, from data/board.js
@@ -216,7 +218,7 @@ def test_charts_show_the_top_n_models_and_say_so(opened, many):
     expect(page.locator("#fig-scores").locator("xpath=..").locator(".top-note")).to_have_text(
         f" (all {MODELS} models)")
     heatmap = _drawn(page, "fig-pvalues").evaluate("div => div.data[0].x")
-    assert heatmap == list(dataset.model_ids[:pages.HEATMAP_MODELS])
+    assert heatmap == list(dataset.model_ids[:dataset_view.HEATMAP_MODELS])
     _fits(page, opened.width)
 
 
@@ -280,7 +282,7 @@ def test_the_script_builds_the_rows_the_page_writes(browser: Browser, built_site
     for model_id, cells in written.items():
         assert built[model_id][:len(cells)] == cells, model_id
     loaded = load_results(synth.GOLDEN_RESULTS, is_verified=synth.golden_verification)
-    home = pages.build_home(build_leaderboard(loaded.results, SiteSettings(), synth.golden_lookup, []))
+    home = home_view.build(build_leaderboard(loaded.results, SiteSettings(), synth.golden_lookup, []))
     marks = 0
     for row in home.rows:
         shown = page.evaluate("""([id, n]) => [...[...document.querySelectorAll('#board tbody tr:not(.group-label)')]

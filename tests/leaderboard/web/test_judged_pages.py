@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
-from leaderboard.web.pages import build_dataset
 from leaderboard.web.render import make_environment
+from leaderboard.web.views.dataset import build as build_dataset
 from tests.conftest import OFFICIAL, ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "data"))

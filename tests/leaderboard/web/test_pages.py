@@ -11,7 +11,6 @@ from markupsafe import Markup
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.analysis.verdicts import shown_pvalue
 from leaderboard.submissions.load import load_results
-from leaderboard.web.pages import build_dataset, build_home, build_model
 from leaderboard.web.render import (
     format_ci,
     format_parameters,
@@ -26,6 +25,9 @@ from leaderboard.web.render import (
     score_cells,
     table_json,
 )
+from leaderboard.web.views.dataset import build as build_dataset
+from leaderboard.web.views.home import build as build_home
+from leaderboard.web.views.model import build as build_model
 
 
 class Collector(HTMLParser):

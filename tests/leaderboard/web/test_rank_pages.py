@@ -16,7 +16,9 @@ from leaderboard.analysis.stability import group_stability
 from leaderboard.analysis.stats import corrected_matrix
 from leaderboard.analysis.verdicts import shown_pvalue
 from leaderboard.submissions.load import load_results
-from leaderboard.web.pages import build_dataset, build_home, build_model
+from leaderboard.web.views.dataset import build as build_dataset
+from leaderboard.web.views.home import build as build_home
+from leaderboard.web.views.model import build as build_model
 from leaderboard.web.views.ranks import build as build_ranks
 from leaderboard.web.views.ranks import group_key
 

@@ -30,8 +30,11 @@ from leaderboard.analysis.scale import GROWTHS, forecasts
 from leaderboard.submissions.load import load_results, read_loaded
 from leaderboard.web.build import BuildError, build_site
 from leaderboard.web.contexts import PredictedValue
-from leaderboard.web.pages import build_dataset, build_home, build_method, build_model
 from leaderboard.web.render import make_environment
+from leaderboard.web.views.dataset import build as build_dataset
+from leaderboard.web.views.home import build as build_home
+from leaderboard.web.views.method import build as build_method
+from leaderboard.web.views.model import build as build_model
 
 SAMPLED = ("BAAI/bge-m3", "beir/scifact")
 TIED = ("naver/splade-v3", "beir/scifact")

@@ -7,8 +7,10 @@ import subprocess
 from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.submissions.load import load_results
 from leaderboard.web.build import build_site
-from leaderboard.web.pages import best_answer, build_home, public_note
 from leaderboard.web.provenance import BuildStamp, build_stamp, web_address
+from leaderboard.web.render import public_note
+from leaderboard.web.views.home import best_answer
+from leaderboard.web.views.home import build as build_home
 from leaderboard.web.views.ranks import build as build_ranks
 
 

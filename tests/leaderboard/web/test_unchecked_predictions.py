@@ -16,8 +16,8 @@ from leaderboard.analysis.aggregate import SiteSettings, build_leaderboard
 from leaderboard.analysis.predictions import DEFAULT_GROWTH, Evidence
 from leaderboard.submissions.load import load_results
 from leaderboard.web.build import build_site
-from leaderboard.web.pages import build_dataset
 from leaderboard.web.render import make_environment
+from leaderboard.web.views.dataset import build as build_dataset
 from leaderboard.web.views.scale import COLUMN_LABEL, UNCHECKED_WORDS, unchecked_predictions
 
 FULL = "BAAI/bge-m3"  # a prediction on every dataset: the home column shows its mean
