@@ -133,15 +133,19 @@ class Report:
 
 def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike = "nDCG@10", *,
             baseline: str | None = None, test: str = "t", correction: str = "holm", alpha: float = 0.05,
-            relevance_level: int = 1, ignore_identical_ids: bool = False, margin: float = DEFAULT_MARGIN) -> Report:
+            relevance_level: int = 1, ignore_identical_ids: bool = False, margin: float = DEFAULT_MARGIN,
+            judgments: str | None = None) -> Report:
     """Compare `runs` ({name: run}, each in any form `irboard.evaluate` takes) on the judged queries of `qrels`.
     `baseline`: the run every other is compared with (default: the first); `test`: "t", "randomization" or
     "wilcoxon"; `correction`: "holm" (the site's default: rank ranges and bands then hold together with
     probability 1 - alpha), "bh" or "none", over every pair of the runs given (Report.family says so); `margin`:
     the equivalence margin in metric units (the site's default, 0.01 = one point ×100).
     Several datasets: `qrels` = {dataset: judgments} and each run = {dataset: run} over the same names; the rows
-    then name their dataset and Report.pooled holds the pooling across them (module docstring)."""
-    from irboard.inputs import to_judgments, to_measures
+    then name their dataset and Report.pooled holds the pooling across them (module docstring).
+    `judgments`: a judgment set of the dataset `qrels` then names by its id (its name, "official", or its sha256
+    or a 12-digit prefix; docs/datasets.md, "Judgment sets"): every run is scored against that set, a result file
+    on its stored ranking alone (the metrics that ranking determines by itself)."""
+    from irboard.inputs import set_judgments, to_judgments, to_measures
     from leaderboard.analysis import stats
     from leaderboard.analysis.verdicts import family_size
 
@@ -164,17 +168,18 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
     relevance_level = check_relevance_level(relevance_level)
     ignore_identical_ids = check_flag(ignore_identical_ids, "ignore_identical_ids")
     measures = to_measures(metrics)
-    if not _by_dataset(qrels):
-        rows, queries = _compare_one(None, runs, to_judgments(qrels), measures, names, baseline, settings,
+    if judgments is not None or not _by_dataset(qrels):
+        judged = set_judgments(qrels, judgments) if judgments is not None else to_judgments(qrels)
+        rows, queries = _compare_one(None, runs, judged, measures, names, baseline, settings,
                                      relevance_level, ignore_identical_ids, margin)
         return Report(rows, baseline, settings.method, settings.correction, alpha, queries)
     rows, queries, per_dataset = [], 0, {}
-    for dataset, judgments in qrels.items():
+    for dataset, given in qrels.items():
         missing = [name for name in names if not isinstance(runs[name], Mapping) or dataset not in runs[name]]
         if missing:
             raise InputFormatError(f"compare: run {missing[0]!r} has no run for dataset {dataset!r}; over several "
                                    "datasets each run is {dataset: run} with every dataset of qrels")
-        part, count = _compare_one(dataset, {name: runs[name][dataset] for name in names}, to_judgments(judgments),
+        part, count = _compare_one(dataset, {name: runs[name][dataset] for name in names}, to_judgments(given),
                                    measures, names, baseline, settings, relevance_level, ignore_identical_ids, margin)
         rows += part
         queries += count
@@ -337,6 +342,9 @@ def _result_ranking(result, judgments, measures) -> tuple[Any, dict[str, str]]:
     qrels = judgments.qrels
     if result.run is None:
         raise InputFormatError("the result stores no ranking to score; pass its run file")
+    chosen = judgments.judgment_set
+    if chosen is not None and not chosen.official:
+        return _set_ranking(result, chosen, qrels, measures)
     if result.dataset.qrels_sha256 != qrels.sha256() or tuple(qrels.query_ids) != result.query_ids:
         raise InputFormatError(f"the result was scored on other judgments than these (its dataset.qrels_sha256 "
                                f"is {result.dataset.qrels_sha256[:12]}…); compare it on the judgments of "
@@ -347,3 +355,22 @@ def _result_ranking(result, judgments, measures) -> tuple[Any, dict[str, str]]:
         raise InputFormatError(f"its stored ranking does not determine {', '.join(undetermined)} (stored to depth "
                                f"{result.run.depth}); compare those on its run file")
     return ranked_from_result(result, qrels), tiers_of(names, {str(m) for m in found} - claimed, claimed)
+
+
+def _set_ranking(result, chosen, qrels, measures) -> tuple[Any, dict[str, str]]:
+    """The stored ranking alone ranked against a declared judgment set of the result's dataset; every metric
+    re-scored against it (leaderboard.submissions.set_scores)."""
+    from evaluator.trust import RESCORED
+    from leaderboard.submissions.labels import ranked_from_result
+    from leaderboard.submissions.set_scores import determined, stored_only
+
+    if result.dataset.id != chosen.dataset_id or tuple(qrels.query_ids) != result.query_ids:
+        raise InputFormatError(f"the result is on {result.dataset.id}, not {chosen.dataset_id} whose judgment set "
+                               f"{chosen.name!r} was named; compare it on its own dataset's judgments")
+    names = [str(m) for m in measures]
+    found = {str(m) for m in determined(result, names)}
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise InputFormatError(f"its stored ranking alone does not determine {', '.join(missing)} (stored to depth "
+                               f"{result.run.depth}); against another judgment set only those metrics are scored")
+    return ranked_from_result(stored_only(result), qrels), dict.fromkeys(names, RESCORED)

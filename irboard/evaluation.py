@@ -9,7 +9,7 @@ from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_re
 
 def evaluate(run: RunLike, qrels: QrelsLike, metrics: MetricsLike = "nDCG@10,R@100", *, per_query: bool = False,
              relevance_level: int = 1, ignore_identical_ids: bool = False, judged: bool = False,
-             bounds: bool = False) -> dict[str, float] | Any:
+             bounds: bool = False, judgments: str | None = None) -> dict[str, float] | Any:
     """Means of `metrics` over the judged queries (trec_eval's semantics: a judged query the run lacks scores 0;
     run queries without judgments are ignored), or with `per_query` a pandas DataFrame of per-query values
     indexed by query id (one column per metric).
@@ -23,15 +23,18 @@ def evaluate(run: RunLike, qrels: QrelsLike, metrics: MetricsLike = "nDCG@10,R@1
     not), {query_id: {doc_id: score}}, a DataFrame with query_id, doc_id, score, or a
     RankedRun. `qrels`: a path (TREC qrels or BEIR TSV), {query_id: {doc_id: relevance}}, a DataFrame with
     query_id, doc_id, relevance, or a Qrels. `metrics`: "nDCG@10,R@100", Measures, or a list of either.
-    Input that would be misread (see irboard/inputs.py) raises an `irboard.errors` error naming it."""
+    Input that would be misread (see irboard/inputs.py) raises an `irboard.errors` error naming it.
+
+    `judgments`: a judgment set of the dataset whose id `qrels` then is (its name, "official", or its sha256 or a
+    12-digit prefix; docs/datasets.md, "Judgment sets"): the run is scored against that set's qrels."""
     from evaluator.metrics import evaluate as evaluate_ranked
-    from irboard.inputs import mean, to_judgments, to_measures, to_ranked
+    from irboard.inputs import mean, set_judgments, to_judgments, to_measures, to_ranked
 
     per_query = check_flag(per_query, "per_query")
     judged, bounds = check_flag(judged, "judged"), check_flag(bounds, "bounds")
     relevance_level = check_relevance_level(relevance_level)
     ignore_identical_ids = check_flag(ignore_identical_ids, "ignore_identical_ids")
-    judgments = to_judgments(qrels)
+    judgments = set_judgments(qrels, judgments) if judgments is not None else to_judgments(qrels)
     measures = to_measures(metrics)
     ranked = to_ranked(run, judgments, ignore_identical_ids)
     stats = judgments.qrels.label_stats(relevance_level)

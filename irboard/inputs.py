@@ -126,6 +126,9 @@ class Judgments:
     qrels: Qrels
     query_kind: type | None = str
     doc_kind: type | None = str
+    # the judgment set of a registered or declared dataset these are (evaluator.datasets.judgment_sets), when
+    # named with judgments=
+    judgment_set: Any = None
 
 
 def _label(value: object, where: str) -> int:
@@ -192,6 +195,20 @@ def to_judgments(qrels: QrelsLike) -> Judgments:
         return _judgments_from_mapping(qrels)
     raise InputFormatError(f"qrels: a {type(qrels).__name__} is not judgments; pass a path, a dict "
                            "{query_id: {doc_id: relevance}} or a DataFrame with query_id, doc_id, relevance")
+
+
+def set_judgments(dataset: object, judgments: object) -> Judgments:
+    """The judgment set `judgments` (its name, "official", or its sha256 or a 12-digit prefix of it) of the
+    dataset id `dataset` (registered or declared), loaded and checked (docs/datasets.md, "Judgment sets")."""
+    from evaluator.datasets import get_spec
+    from evaluator.datasets.judgment_sets import find_set, load_qrels
+
+    if not isinstance(dataset, str) or not dataset:
+        raise InputFormatError(f"qrels={_show(dataset)}: with judgments=, qrels is the dataset id whose judgment set "
+                               "is named, e.g. 'beir/webis-touche2020'")
+    get_spec(dataset)  # an unknown id: UnknownNameError with the closest names
+    found = find_set(dataset, check_text(judgments, "judgments"))
+    return Judgments(load_qrels(found), None, None, found)
 
 
 def to_qrels(qrels: QrelsLike) -> Qrels:

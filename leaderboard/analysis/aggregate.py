@@ -272,6 +272,8 @@ class Leaderboard:
     groups: tuple[GroupBoard, ...]  # GROUP_ORDER, then others by name, then ALL_GROUP
     warnings: tuple[str, ...]
     predictions: dict[tuple[str, str], Prediction] = field(default_factory=dict)  # (model id, dataset id)
+    # dataset id -> its boards under each declared judgment set (analysis.set_boards.SetBoard), official excluded
+    judgment_sets: dict[str, tuple] = field(default_factory=dict)
 
     def dataset(self, dataset_id: str) -> DatasetBoard:
         return next(board for board in self.datasets if board.info.id == dataset_id)
@@ -658,7 +660,24 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
         groups=tuple(accumulator.finish(boards) for accumulator in accumulators if accumulator.dataset_ids),
         warnings=tuple(warnings),
         predictions=predictions,
+        judgment_sets=_judgment_set_boards(infos, by_dataset, ranked_datasets, settings, baseline_id),
     )
+
+
+def _judgment_set_boards(infos, by_dataset, dataset_ids, settings: SiteSettings, baseline_id: str | None) -> dict:
+    """Each dataset's boards under its declared judgment sets (analysis.set_boards), for those that have any."""
+    from leaderboard.analysis.set_boards import set_boards
+
+    def make(info, results):
+        return _with_results(_dataset_board(info, results, settings, baseline_id)[0], results)
+
+    found = {}
+    for dataset_id in dataset_ids:
+        if any(result.judgment_sets for result in by_dataset[dataset_id]):
+            boards = set_boards(infos[dataset_id], by_dataset[dataset_id], settings, baseline_id, make)
+            if boards:
+                found[dataset_id] = boards
+    return found
 
 
 def _shown_metadata(results: dict[str, LoadedResult]) -> ModelInfo:

@@ -77,7 +77,8 @@ def read_loaded(path: Path, keep_metrics: KeepMetrics | None = None, is_verified
                        verification.verified if verification is not None else frozenset(),
                        result.run is not None or decoding.stores_run or result.full is not None,
                        verification.claimed if verification is not None else frozenset(),
-                       verification.holes if verification is not None else None)
+                       verification.holes if verification is not None else None,
+                       verification.sets if verification is not None else ())
     if predictor is None:
         return loaded
     prediction = decoding.prediction

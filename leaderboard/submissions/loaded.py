@@ -77,6 +77,8 @@ class LoadedResult:
     # Judged@k at the main metric's cutoff and the hole bounds (submissions.holes.HoleFigures); None when the main
     # metric was not re-scored (no ranking, no judgments)
     holes: object | None = None
+    # the stored ranking scored against each declared judgment set of the dataset (submissions.set_scores.SetScores)
+    judgment_sets: tuple = ()
 
     def tiers(self) -> dict[str, str]:
         """Each reported metric's place on the trust ladder (evaluator.trust.TIERS)."""
@@ -93,7 +95,8 @@ class LoadedResult:
 
 def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_query: dict[str, np.ndarray],
               verified: bool, verified_metrics: frozenset[str] = frozenset(), has_run: bool | None = None,
-              claimed_metrics: frozenset[str] = frozenset(), holes: object | None = None) -> LoadedResult:
+              claimed_metrics: frozenset[str] = frozenset(), holes: object | None = None,
+              judgment_sets: tuple = ()) -> LoadedResult:
     """What the site keeps of `result` read from `path` (with the score samples, until they are predicted from)."""
     model, dataset, prov = result.model, result.dataset, result.provenance
     return LoadedResult(
@@ -129,6 +132,7 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
         absent_claimed=_absent_claimed(result),
         references=tuple((r.metric, r.value, r.url) for r in result.references),
         holes=holes,
+        judgment_sets=judgment_sets,
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.datasets.declared import declaration_problems, unknown_remedy
+from evaluator.datasets.judgment_sets import judgment_set_problems
 from evaluator.errors import DatasetLoadError, IrboardError, ResultValidationError, UnknownNameError, one_line
 from evaluator.metadata import missing_note
 from evaluator.metrics.depth import remedy, undetermined
@@ -254,6 +255,7 @@ def validate_paths(
     report.problems.extend(judgments.errors)
     report.problems.extend(_model_disagreements(models))
     report.problems.extend(declaration_problems())
+    report.problems.extend(judgment_set_problems())
     return report
 
 

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from leaderboard.submissions.deep_checks import deep_claim_problems
 from leaderboard.submissions.holes import HoleFigures, hole_figures
 from leaderboard.submissions.labels import entry_labels, per_qrels, ranked_from_result
 from leaderboard.submissions.sample_checks import cut_problems, score_sample_problems
+from leaderboard.submissions.set_scores import SetScoresCache, score_set
 
 log = logging.getLogger(__name__)
 TOLERANCE = 1e-9  # per-query values are stored as float64; migrated ones were rounded to 10 decimals
@@ -53,6 +55,8 @@ class Verification:
     # Judged@k and hole bounds of the re-scored metrics (submissions.holes); None when the main metric was not
     # re-scored
     holes: HoleFigures | None = None
+    # the stored ranking scored against each declared judgment set of its dataset (submissions.set_scores)
+    sets: tuple = ()
 
     @property
     def complete(self) -> bool:
@@ -207,6 +211,8 @@ class Judgments:
         self._qrels: dict[tuple[str, str], Qrels | None] = {}
         self._query_sets: dict[str, str | None] = {}
         self.cache = VerifiedCache(cache_root() / "verified") if cache else None
+        self.set_cache = SetScoresCache(cache_root() / "set-scores") if cache else None
+        self._sets: dict[str, list] = {}
 
     def get(self, dataset_id: str, split: str) -> Qrels | None:
         key = (dataset_id, split)
@@ -222,8 +228,42 @@ class Judgments:
         return self.get(dataset_id, split) is not None
 
     def judgments_key(self, dataset_id: str, split: str) -> str | None:
+        if self.sets(dataset_id):
+            return None  # what is read depends on every set too: the read cache keeps none (set scores are cached)
         qrels = self.get(dataset_id, split)
         return "" if qrels is None else qrels.sha256()
+
+    def sets(self, dataset_id: str) -> list:
+        """[(JudgmentSet, Qrels)] of each declared judgment set of `dataset_id` whose qrels can be had (the others
+        are `irboard validate`'s and `build`'s problems: `judgment_set_problems`); looked up once per dataset."""
+        if dataset_id not in self._sets:
+            from evaluator.datasets.judgment_sets import load_qrels, sets_of
+
+            found = []
+            for judgment_set in sets_of(dataset_id):
+                if judgment_set.official:
+                    continue
+                try:
+                    found.append((judgment_set, load_qrels(judgment_set)))
+                except IrboardError:
+                    continue
+            self._sets[dataset_id] = found
+        return self._sets[dataset_id]
+
+    def _set_scores(self, result: ResultFile, file_sha256: str | None) -> tuple:
+        """The stored ranking of `result` scored against each declared set of its dataset, through the cache."""
+        out = []
+        for judgment_set, qrels in self.sets(result.dataset.id):
+            scores = None
+            if file_sha256 is not None and self.set_cache is not None:
+                scores = self.set_cache.get(file_sha256, judgment_set.sha256, judgment_set.name)
+            if scores is None:
+                scores = score_set(result, qrels, judgment_set.sha256, judgment_set.name,
+                                   main_metric(result.dataset.id, result.metrics))
+                if file_sha256 is not None and self.set_cache is not None:
+                    self.set_cache.put(file_sha256, scores)
+            out.append(scores)
+        return tuple(out)
 
     def local_query_set(self, dataset_id: str) -> str | None:
         """The query set of the qrels given with --data-dir for `dataset_id` (None when none were given); looked
@@ -253,17 +293,26 @@ class Judgments:
         """The cached verification of the file whose bytes hash to `file_sha256` (`header`: its parsed header),
         against the judgments of its dataset; None when not cached (or no judgments)."""
         qrels = self.get(header.dataset.id, header.dataset.split) if self.cache is not None else None
-        return None if qrels is None else self.cache.get(file_sha256, qrels.sha256(), header.metrics)
+        outcome = None if qrels is None else self.cache.get(file_sha256, qrels.sha256(), header.metrics)
+        sets = self.sets(header.dataset.id) if outcome is not None else []
+        if not sets:
+            return outcome
+        found = [self.set_cache.get(file_sha256, judgment_set.sha256, judgment_set.name) for judgment_set, _ in sets]
+        return None if any(scores is None for scores in found) else dataclasses.replace(outcome, sets=tuple(found))
 
     def verify(self, result: ResultFile, qrels: Qrels, file_sha256: str | None = None) -> Verification:
-        """`verify_result`, through the cache when the sha256 of the result file's bytes is given."""
+        """`verify_result`, through the cache when the sha256 of the result file's bytes is given; a result without
+        problems is then scored against every declared judgment set of its dataset (`Verification.sets`)."""
         if file_sha256 is None or self.cache is None:
-            return verify_result(result, qrels)
-        outcome = self.cache.get(file_sha256, qrels.sha256(), result.metrics)
-        if outcome is None:
             outcome = verify_result(result, qrels)
-            self.cache.put(file_sha256, qrels.sha256(), outcome)
-        return outcome
+        else:
+            outcome = self.cache.get(file_sha256, qrels.sha256(), result.metrics)
+            if outcome is None:
+                outcome = verify_result(result, qrels)
+                self.cache.put(file_sha256, qrels.sha256(), outcome)
+        if outcome.problems or result.run is None or not self.sets(result.dataset.id):
+            return outcome
+        return dataclasses.replace(outcome, sets=self._set_scores(result, file_sha256))
 
     def verification(self, result: ResultFile, file_sha256: str | None = None) -> Verification | None:
         """The verification of a result with a stored ranking (a split result's: that of its full file); None
@@ -299,12 +348,15 @@ class Judgments:
         from leaderboard.submissions.full import resolve_full_run
 
         try:
-            return verify_result(resolve_full_run(result, qrels, self.any_full_url), qrels)
+            outcome = verify_result(resolve_full_run(result, qrels, self.any_full_url), qrels)
         except ResultValidationError as error:
             return Verification(frozenset(), tuple(sorted(result.metrics)), (str(error),))
         except DatasetLoadError as error:
             self.errors.append(f"{result.model.id} on {result.dataset.id}: full run not available: {error}")
-            return verify_result(result, qrels)
+            outcome = verify_result(result, qrels)
+        if outcome.problems or not self.sets(result.dataset.id):
+            return outcome
+        return dataclasses.replace(outcome, sets=self._set_scores(result, None))
 
 
 def verifier(data_dirs: dict[str, Path], data_root: Path | None) -> Judgments:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluator.datasets.declared import declaration_problems
+from evaluator.datasets.judgment_sets import judgment_set_problems
 from evaluator.errors import IrboardError, one_line
 from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, build_leaderboard
 from leaderboard.analysis.predictions import Evidence, Predictor, load_evidence
@@ -38,7 +39,7 @@ from leaderboard.web.render import (
     write_site_file,
 )
 from leaderboard.web.run_files import run_path, trec_run_gz
-from leaderboard.web.views import compare, dataset, home, method, model, pareto, ranks, rounds, submit
+from leaderboard.web.views import compare, dataset, home, judgment_sets, method, model, pareto, ranks, rounds, submit
 
 logger = logging.getLogger(__name__)
 
@@ -142,6 +143,7 @@ def build_site(results_dir: Path | str, out_dir: Path | str, strict: bool = Fals
                           query_set=registered_query_set(lookup, is_verified), on_run=run_files.keep_decoded,
                           facts=lambda dataset_id: lookup(dataset_id).facts)
     problems = loaded.problems + unknown_datasets(loaded.results, lookup) + declaration_problems() \
+        + judgment_set_problems() \
         + _check_output(results_dir, out_dir)
     loaded.results = mark_reproduced(loaded.results, reproductions_dir, problems)
     if problems:
@@ -235,9 +237,12 @@ def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str, indices
     for i in indices:
         if kind == "dataset":
             dataset_board = board.datasets[i]
-            context = dataset.build(board, dataset_board, evidence)
+            context = judgment_sets.with_switcher(board, dataset_board, dataset.build(board, dataset_board, evidence))
             out.append((context.page.path, env.get_template("dataset.html").render(ctx=context)))
             out += downloads.dataset_downloads(context, dataset_board.slug).items()
+            for stem, shown in judgment_sets.build(board, dataset_board, evidence):
+                out.append((shown.page.path, env.get_template("dataset.html").render(ctx=shown)))
+                out += downloads.dataset_downloads(shown, stem).items()
         else:
             model_board = board.models[i]
             context = model.build(board, model_board, evidence)

@@ -154,6 +154,8 @@ def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     meta = {"table": f"dataset {page.id}", "judgments": page.judgments, "dataset_id": page.id, "main_metric": page.main_metric,
             "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods),
             "separability": asdict(page.separability) if page.separability else None}
+    if page.shown_set is not None:  # the judgment set the values are scored against (docs/datasets.md)
+        meta["judgment_set"] = page.shown_set
     return _both(f"downloads/datasets/{slug}", header, rows, meta)
 
 

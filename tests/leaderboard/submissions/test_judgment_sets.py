@@ -1,0 +1,124 @@
+"""Judgment sets (docs/datasets.md, "Judgment sets"): each rule of a declaration broken once, and a real result
+(a published Touché run) scored against the official set and a post-hoc set made by a sealed round's pool
+(tests/data/touche_pool_set.py, its holes graded by a test rule) giving pytrec_eval's values for each, through the
+verify stage, `irboard.compare(..., judgments=)` and `irboard.evaluate(..., judgments=)`."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+import irboard
+from evaluator.datasets.judgment_sets import find_set, judgment_set_problems
+from evaluator.errors import UnknownNameError
+from evaluator.result import read_result
+from leaderboard.submissions.verify import Judgments
+from tests.conftest import OFFICIAL, ROOT, SHARED
+
+sys.path.insert(0, str(ROOT / "tests" / "data"))
+import touche_pool_set as touche  # noqa: E402
+
+MEASURES = {"nDCG@10": "ndcg_cut_10", "P@5": "P_5", "R@100": "recall_100"}
+
+
+@pytest.fixture(scope="module")
+def pooled():
+    return touche.pooled_qrels(touche.touche_results(ROOT), OFFICIAL / "qrels" / touche.QRELS)
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch, pooled):
+    monkeypatch.setenv("IRBOARD_JUDGMENTS", str(tmp_path / "judgments"))
+    monkeypatch.setenv("IRBOARD_MIRROR", str(OFFICIAL))
+    monkeypatch.setenv("IRBOARD_CACHE", str(tmp_path / "cache"))
+    touche.write_set(tmp_path / "judgments", pooled)
+    return tmp_path / "judgments"
+
+
+def _problem(folder, **fields) -> str:
+    path = folder / touche.SLUG / f"{touche.NAME}.json"
+    declaration = json.loads(path.read_text())
+    declaration.update(fields)
+    name = declaration["name"]
+    target = folder / touche.SLUG / f"{name}.json" if "/" not in name and "<" not in name else path
+    original = path.read_text()
+    path.unlink()
+    target.write_text(json.dumps(declaration))
+    problems = judgment_set_problems(folder)
+    target.unlink()
+    path.write_text(original)
+    assert len(problems) == 1 and "\n" not in problems[0], problems
+    return problems[0]
+
+
+def test_a_sound_declaration_has_no_problem(folder):
+    assert judgment_set_problems(folder) == []
+    found = find_set(touche.DATASET, touche.NAME)
+    assert find_set(touche.DATASET, found.sha256[:12]) == found and found.kind == "post-hoc"
+    assert find_set(touche.DATASET, "official").kind == "official"
+    with pytest.raises(UnknownNameError, match="Did you mean 'pool-test'"):
+        find_set(touche.DATASET, "pool-tset")
+
+
+def test_a_wrong_sha256_is_one_line_naming_the_file(folder):
+    problem = _problem(folder, sha256="0" * 64)
+    assert f"{touche.NAME}.json: sha256:" in problem and "not the declared" in problem
+
+
+def test_an_unknown_dataset_is_refused(folder):
+    problem = _problem(folder, dataset="beir/webis-touche2021")
+    assert "dataset:" in problem and "webis-touche2020" in problem  # did you mean
+
+
+def test_no_set_shadows_the_official_one(folder):
+    assert "would shadow the official set" in _problem(folder, name="official")
+    assert "'official' is the registry's set" in _problem(folder, kind="official", name=touche.NAME)
+
+
+def test_a_hostile_name_is_refused_escaped(folder):
+    problem = _problem(folder, name="<script>x</script>")
+    assert "name:" in problem and "\n" not in problem
+
+
+def test_a_machine_set_names_its_judge_and_the_judge_is_its_identity(folder):
+    assert "judge:" in _problem(folder, kind="machine")
+    judge = {"model": "judge-model", "revision": "abc123", "prompt_sha256": "1" * 64}
+    path = folder / touche.SLUG / f"{touche.NAME}.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "kind": "machine", "judge": judge}))
+    assert judgment_set_problems(folder) == []
+    machine = find_set(touche.DATASET, touche.NAME)
+    assert machine.sha256 != machine.file_sha256  # the same qrels by another judge is another set
+
+
+def _pytrec(qrels: dict, run: dict) -> dict[str, np.ndarray]:
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES.values()))
+    found = evaluator.evaluate(run)
+    return {name: np.array([found.get(q, {}).get(key, 0.0) for q in sorted(qrels)]) for name, key in MEASURES.items()}
+
+
+def test_a_result_under_two_sets_gives_pytrec_evals_values_for_each(folder, pooled):
+    from evaluator.trec import read_qrels
+
+    path = ROOT / "results" / "retromae-beir" / f"{touche.SLUG}.json"
+    result = read_result(path)
+    run = {q: dict(ranking) for q, ranking in result.rankings().items()}
+    official = read_qrels(OFFICIAL / "qrels" / touche.QRELS).to_dict()
+    assert list(result.query_ids) == sorted(official)
+    verification = Judgments(data_root=SHARED / "data", cache=False).verification(result)
+    assert not verification.problems and len(verification.sets) == 1
+    scores = verification.sets[0]
+    expected = {"official": _pytrec(official, run), touche.NAME: _pytrec(pooled, run)}
+    for name in MEASURES:
+        np.testing.assert_allclose(result.per_query[name], expected["official"][name], atol=1e-12)
+        np.testing.assert_allclose(scores.per_query[name], expected[touche.NAME][name], atol=1e-12)
+    assert abs(scores.per_query["nDCG@10"].mean() - result.metrics["nDCG@10"]) > 0.01  # the sets differ
+    for judgments, values in expected.items():
+        means = irboard.evaluate(run, touche.DATASET, list(MEASURES), judgments=judgments)
+        assert means == pytest.approx({name: float(values[name].mean()) for name in MEASURES}, abs=1e-12)
+    other = read_result(ROOT / "results" / "citadel-plus" / f"{touche.SLUG}.json")
+    report = irboard.compare({"retromae": result, "citadel": other}, touche.DATASET, "nDCG@10",
+                             judgments=touche.NAME).to_dataframe()
+    assert report["mean"].iloc[0] == pytest.approx(expected[touche.NAME]["nDCG@10"].mean(), abs=1e-12)
+    assert set(report["trust"]) == {"re-scored"} and (report["judged"] == 1.0).all()  # the pool judged every top 10
