@@ -258,7 +258,8 @@ def _render_part(board: Leaderboard, evidence: Evidence, env, kind: str, indices
             write_site_file(folder, path, content)
         contents = [b"" for _ in contents]
     ends = np.cumsum([len(content) for content in contents]).tolist()
-    return len(indices), [path for path, _ in out], ends, np.frombuffer(b"".join(contents), dtype=np.uint8)
+    pages_made = sum(path.endswith(".html") for path, _ in out)  # a dataset page under each judgment set too
+    return pages_made, [path for path, _ in out], ends, np.frombuffer(b"".join(contents), dtype=np.uint8)
 
 
 def _data_script(name: str, key: str | None, data: str) -> str:

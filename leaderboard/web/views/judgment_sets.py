@@ -53,8 +53,10 @@ def with_switcher(board: Leaderboard, dataset: DatasetBoard, context: DatasetCon
     """The official page with the switcher, when the dataset has declared sets."""
     if not board.judgment_sets.get(dataset.info.id):
         return context
-    return replace(context, set_links=_links(board, dataset, None),
-                   shown_set={"name": "official", "kind": "official", "sha256": _links(board, dataset, None)[0].sha256})
+    links = _links(board, dataset, None)
+    return replace(context, set_links=links, shown_set={"name": "official", "kind": "official",
+                                                        "sha256": links[0].sha256, "source": links[0].source,
+                                                        "license": links[0].license, "judge": None})
 
 
 def build(board: Leaderboard, dataset: DatasetBoard, evidence) -> list[tuple[str, DatasetContext]]:
