@@ -240,7 +240,7 @@ def test_comment_goes_to_the_pull_request_whose_head_was_checked(tmp_path):
     assert not (tmp_path / "github-output").exists()
 
 
-SCOPE = "Does the pull request change anything under results/ or datasets/?"
+SCOPE = "Does the pull request change anything under results/, datasets/ or judgments/?"
 
 
 @pytest.mark.parametrize(("change", "checked"), [
@@ -249,6 +249,7 @@ SCOPE = "Does the pull request change anything under results/ or datasets/?"
     ({"results/README.md": "x\n", "Makefile": "y\n"}, True),  # anything under results/ is checked
     ({}, True),  # a deletion under results/ (below)
     ({"datasets/acme__claims.json": "{}\n"}, True),  # a declaration only: the results it defines are checked again
+    ({"judgments/beir__scifact/extra.json": "{}\n"}, True),  # a judgment set only: its dataset's results again
 ])
 def test_the_results_check_runs_on_every_pull_request_and_checks_only_result_changes(tmp_path, change, checked):
     """`results / check` is required, so it runs for every pull request (a required check of a workflow that a path
