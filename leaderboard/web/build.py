@@ -39,7 +39,18 @@ from leaderboard.web.render import (
     write_site_file,
 )
 from leaderboard.web.run_files import run_path, trec_run_gz
-from leaderboard.web.views import compare, dataset, home, judgment_sets, method, model, pareto, ranks, rounds, submit
+from leaderboard.web.views import (
+    compare,
+    dataset,
+    home,
+    judgment_sets,
+    method,
+    model,
+    pareto,
+    ranks,
+    rounds,
+    submit,
+)
 
 logger = logging.getLogger(__name__)
 
