@@ -133,7 +133,7 @@ class Report:
 
 def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike = "nDCG@10", *,
             baseline: str | None = None, test: str = "t", correction: str = "holm", alpha: float = 0.05,
-            relevance_level: int = 1, ignore_identical_ids: bool = False, margin: float = DEFAULT_MARGIN,
+            relevance_level: int | None = None, ignore_identical_ids: bool = False, margin: float = DEFAULT_MARGIN,
             judgments: str | None = None) -> Report:
     """Compare `runs` ({name: run}, each in any form `irboard.evaluate` takes) on the judged queries of `qrels`.
     `baseline`: the run every other is compared with (default: the first); `test`: "t", "randomization" or
@@ -165,7 +165,7 @@ def compare(runs: Mapping[str, RunLike], qrels: QrelsLike, metrics: MetricsLike 
         raise InputFormatError(f"compare: margin={margin!r}: expected a number >= 0 in metric units, e.g. 0.01")
     settings = stats.TestSettings(method=check_text(test, "test"), alpha=float(alpha),
                                   correction=check_text(correction, "correction"))  # checks the names
-    relevance_level = check_relevance_level(relevance_level)
+    relevance_level = check_relevance_level(relevance_level, qrels if judgments is not None else None)
     ignore_identical_ids = check_flag(ignore_identical_ids, "ignore_identical_ids")
     measures = to_measures(metrics)
     if judgments is not None or not _by_dataset(qrels):

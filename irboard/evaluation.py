@@ -8,7 +8,7 @@ from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_re
 
 
 def evaluate(run: RunLike, qrels: QrelsLike, metrics: MetricsLike = "nDCG@10,R@100", *, per_query: bool = False,
-             relevance_level: int = 1, ignore_identical_ids: bool = False, judged: bool = False,
+             relevance_level: int | None = None, ignore_identical_ids: bool = False, judged: bool = False,
              bounds: bool = False, judgments: str | None = None) -> dict[str, float] | Any:
     """Means of `metrics` over the judged queries (trec_eval's semantics: a judged query the run lacks scores 0;
     run queries without judgments are ignored), or with `per_query` a pandas DataFrame of per-query values
@@ -32,7 +32,7 @@ def evaluate(run: RunLike, qrels: QrelsLike, metrics: MetricsLike = "nDCG@10,R@1
 
     per_query = check_flag(per_query, "per_query")
     judged, bounds = check_flag(judged, "judged"), check_flag(bounds, "bounds")
-    relevance_level = check_relevance_level(relevance_level)
+    relevance_level = check_relevance_level(relevance_level, qrels if judgments is not None else None)
     ignore_identical_ids = check_flag(ignore_identical_ids, "ignore_identical_ids")
     judgments = set_judgments(qrels, judgments) if judgments is not None else to_judgments(qrels)
     measures = to_measures(metrics)

@@ -363,6 +363,14 @@ def mean(values: np.ndarray) -> float:
     return math.fsum(values.tolist()) / len(values) if len(values) else 0.0
 
 
-def check_relevance_level(value: object) -> int:
+def check_relevance_level(value: object, dataset: object = None) -> int:
+    """`value` checked; None is the registered or declared dataset's own rule when `dataset` names one (TREC DL: 2),
+    else 1."""
+    if value is None:
+        if isinstance(dataset, str) and dataset:
+            from evaluator.datasets import get_spec
+
+            return get_spec(dataset).relevance_level
+        return 1
     return check_whole(value, "relevance_level", 1, MAX_LABEL)
 

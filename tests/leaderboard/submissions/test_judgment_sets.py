@@ -122,3 +122,25 @@ def test_a_result_under_two_sets_gives_pytrec_evals_values_for_each(folder, pool
                              judgments=touche.NAME).to_dataframe()
     assert report["mean"].iloc[0] == pytest.approx(expected[touche.NAME]["nDCG@10"].mean(), abs=1e-12)
     assert set(report["trust"]) == {"re-scored"} and (report["judged"] == 1.0).all()  # the pool judged every top 10
+
+
+def test_a_named_set_is_scored_at_its_datasets_relevance_level():
+    """TREC DL counts grade 2 and up as relevant for binary metrics: with judgments= the dataset's rule is the
+    default, and an explicit relevance_level still wins (pytrec_eval's relevance_level is the oracle)."""
+    import lzma
+
+    run_path = ROOT / "tests" / "data" / "runs" / "dl20-bm25.trec.xz"
+    run: dict[str, dict[str, float]] = {}
+    for line in lzma.open(run_path, "rt"):
+        query_id, _, doc, _, score, *_ = line.split()
+        run.setdefault(query_id, {})[doc] = float(score)
+    qrels = {}
+    for line in open(OFFICIAL / "qrels" / "qrels.dl20-passage.txt"):
+        query_id, _, doc, grade = line.split()
+        qrels.setdefault(query_id, {})[doc] = int(grade)
+    for level in (2, 1):
+        oracle = pytrec_eval.RelevanceEvaluator(qrels, {"recall.100"}, relevance_level=level).evaluate(run)
+        expected = float(np.mean([oracle[q]["recall_100"] for q in qrels]))
+        given = {} if level == 2 else {"relevance_level": 1}
+        means = irboard.evaluate(run, "msmarco-passage/trec-dl-2020", "R@100", judgments="official", **given)
+        assert means["R@100"] == pytest.approx(expected, abs=1e-12), level
