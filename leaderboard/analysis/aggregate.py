@@ -501,12 +501,13 @@ class _GroupAccumulator:
     """Sums weighted per-dataset means and bootstrap means of one group, for all models at once."""
 
     def __init__(self, name: str, dataset_ids: list[str], model_index: dict[str, int], tests: stats.TestSettings,
-                 resample_datasets: bool = False, bootstrap: bool = True):
+                 resample_datasets: bool = False, bootstrap: bool = True, weights: list[float] | None = None):
         self.name = name
         self.tests = tests
         resamples, seed = tests.ci_resamples, tests.seed
         self.dataset_ids = dataset_ids
-        self.weights = dict(zip(dataset_ids, _weights(dataset_ids), strict=True))
+        # a registered group weighs its units equally (_weights); a reader's benchmark may give its own (custom.py)
+        self.weights = dict(zip(dataset_ids, _weights(dataset_ids) if weights is None else weights, strict=True))
         self.model_index = model_index
         self.bootstrap = GroupBootstrap(len(model_index), resamples, [unit_of(d) for d in dataset_ids],
                                         resample_datasets, seed) if bootstrap else None

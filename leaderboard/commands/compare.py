@@ -16,15 +16,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="write the Markdown here instead of stdout")
     parser.add_argument("--data-dir", action="append", default=[],
                         help="local datasets to verify results against, as for validate; repeatable")
+    parser.add_argument("--group-datasets", default="", metavar="IDS",
+                        help="also report your own benchmark: comma-separated dataset ids (the home page's "
+                             "?datasets=), aggregated as a group")
+    parser.add_argument("--group-weights", default="", metavar="WEIGHTS",
+                        help="with --group-datasets: one positive weight per dataset (the page's ?weights=)")
 
 
 def run(args: argparse.Namespace) -> int:
     from evaluator.result import write_atomic
+    from evaluator.errors import IrboardError
+    from leaderboard.analysis.custom import parse_choice
     from leaderboard.review.compare import comparison_markdown
     from leaderboard.submissions.verify import Judgments
 
+    if args.group_weights and not args.group_datasets:
+        raise IrboardError("--group-weights needs --group-datasets: name the datasets the weights are for")
+    group = parse_choice(args.group_datasets, args.group_weights) if args.group_datasets else None
     text = comparison_markdown(list(args.paths), results_root=args.results, baseline=args.baseline,
-                               judgments=Judgments(*parse_data_dirs(args.data_dir)))
+                               judgments=Judgments(*parse_data_dirs(args.data_dir)), group=group)
     if args.out:
         write_atomic(args.out, text)
     else:

@@ -28,6 +28,7 @@ from evaluator.result import read_result
 from evaluator.trust import RANKED_TIERS, tier_lines, weakest
 from leaderboard.analysis import best_words, robust
 from leaderboard.analysis.aggregate import DatasetBoard, Leaderboard, SiteSettings, build_leaderboard
+from leaderboard.analysis.custom import custom_group, where
 from leaderboard.analysis.judged_words import judgments_line, row_holds, row_judged
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
 from leaderboard.analysis.verdicts import (
@@ -149,8 +150,11 @@ def _changed_verdicts(before: DatasetBoard, after: DatasetBoard, alpha: float) -
 
 
 def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str = DEFAULT_BASELINE,
-                        judgments: Judgments | None = None) -> str:
-    """`judgments` decide which results are verified (none without them)."""
+                        judgments: Judgments | None = None, group: tuple[list[str], list[float] | None] | None = None
+                        ) -> str:
+    """`judgments` decide which results are verified (none without them). `group`: (dataset ids, weights or None),
+    a reader's own benchmark (analysis/custom.py, the home page's "Your own benchmark"), reported for the new
+    results' models after the per-dataset table."""
     settings = SiteSettings(baseline=baseline)
     tests = settings.tests
     alpha = tests.alpha
@@ -206,6 +210,8 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
                      f"{could} |")
     lines += [""] + [f"- {markdown_cell(best_words.dataset_sentence(datasets[d], alpha))}"
                      for d in dict.fromkeys(touched)]
+    if group is not None:
+        lines += benchmark_lines(after, sorted({r.model.id for r in after_results(after) if r.path in ours}), *group)
     trust = trust_lines([r for r in after_results(after) if r.path in ours])
     if trust:
         lines += ["", "Trust per metric (what `irboard validate` says; a result is ranked on every metric that was "
@@ -230,6 +236,36 @@ def comparison_markdown(new_files: list[Path], results_root: Path, baseline: str
         if len(changes) > LISTED_CHANGES:
             lines.append(f"  - … and {len(changes) - LISTED_CHANGES} more")
     return "\n".join(lines) + "\n"
+
+
+def benchmark_lines(board: Leaderboard, model_ids: list[str], dataset_ids: list[str],
+                    weights: list[float] | None) -> list[str]:
+    """The group of `dataset_ids` (and weights) as the home page's "Your own benchmark" computes it, for these
+    models: mean, interval, rank range and ★ (the same numbers as the page, analysis/custom.py), and its sentence."""
+    group = custom_group(board, dataset_ids, weights)
+    alpha = board.settings.tests.alpha
+    chosen = ", ".join(f"{d} (weight {w:.3g})" for d, w in zip(group.dataset_ids, group.weights, strict=True))
+    lines = ["", f"### {markdown_cell(group.name)}: {markdown_cell(chosen)}", "",
+             "The group mean over these datasets, its interval, its rank range among the models ranked on every one "
+             "of them and ★, as a registered group's and as the home page's \"Your own benchmark\" computes them "
+             f"(`?datasets={','.join(group.dataset_ids)}"
+             f"{'&weights=' + ','.join(f'{w:g}' for w in weights) if weights is not None else ''}`).", "",
+             f"| model | mean | {best_words.level(alpha)} interval | rank range | could be #1 |", "|---|---|---|---|---|"]
+    for model_id in model_ids:
+        score = group.scores.get(model_id)
+        if score is None:
+            lines.append(f"| {markdown_cell(model_id)} | — ({group.coverage.get(model_id, 0)} of "
+                         f"{len(group.dataset_ids)} datasets) | — | — | — |")
+            continue
+        ranked = score.mean_rank is not None
+        low, high = score.rank_interval
+        lines.append(f"| {markdown_cell(model_id)} | {score.mean:.4f} | [{score.ci[0]:.4f}, {score.ci[1]:.4f}] | "
+                     f"{(str(low) if low == high else f'{low}–{high}') if ranked else 'not ranked'} | "
+                     f"{(f'{best_words.MARK} yes' if model_id in group.best_set else 'no') if ranked else '—'} |")
+    ids = list(group.ranked_ids)
+    tops = sorted((m for m in ids if m in group.best_set), key=lambda m: (-group.scores[m].mean, m))
+    lines += ["", f"- {markdown_cell(best_words.sentence(where(group), tops, len(ids), len(ids), False, len(ids), alpha))}"]
+    return lines
 
 
 def trust_lines(results) -> list[str]:

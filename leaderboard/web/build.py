@@ -19,7 +19,7 @@ import numpy as np
 from evaluator.datasets.declared import declaration_problems
 from evaluator.datasets.judgment_sets import judgment_set_problems
 from evaluator.errors import IrboardError, one_line
-from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, build_leaderboard
+from leaderboard.analysis.aggregate import Leaderboard, SiteSettings, bootstrapped_groups, build_leaderboard
 from leaderboard.analysis.predictions import Evidence, Predictor, load_evidence
 from leaderboard.analysis.stats import TestSettings
 from leaderboard.submissions.catalog import dataset_info
@@ -27,7 +27,7 @@ from leaderboard.submissions.load import load_results, read_cache, registered_qu
 from leaderboard.submissions.parallel import forked_map
 from leaderboard.submissions.reproductions import mark_reproduced
 from leaderboard.submissions.stages import Verifier
-from leaderboard.web import board_data, downloads, run_files
+from leaderboard.web import board_data, custom_data, downloads, run_files
 from leaderboard.web.provenance import BuildStamp
 from leaderboard.web.render import (
     MARKER,
@@ -209,7 +209,11 @@ def render_site(board: Leaderboard, evidence: Evidence | None = None, workers: i
               for start in range(0, len(board.models), MODELS_A_PART)]
     rendered = forked_map(lambda part: _render_part(board, evidence, env, *part, folder=folder), parts, workers)
     home_page = home.build(board, evidence)
-    files.add(home_page.page.path, env.get_template("home.html").render(ctx=home_page))
+    files.add(home_page.page.path, env.get_template("home.html").render(ctx=home_page, bench=custom_data.picker(board)))
+    if not bootstrapped_groups(board.settings):  # the page's own benchmark cannot reproduce bootstrapped means
+        for dataset in board.datasets:
+            files.add(f"data/queries/{dataset.slug}.js",
+                      _data_script("queries", dataset.info.id, custom_data.query_data(dataset)))
     files.add("data/board.js", board_data.board_script(env, home_page))
     if stamp is not None and stamp.highlight:
         files.add("css/highlight.css", highlight_css(stamp.highlight))

@@ -60,6 +60,28 @@ def built_site(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def board_200x30(tmp_path_factory):
+    """A synthetic board of 200 models x 30 datasets (10 queries each; about one model in ten misses a few
+    datasets, one in ten is not verified), built once per session: (site folder, the Leaderboard the build made)."""
+    import zlib
+    from dataclasses import replace
+
+    from leaderboard.submissions.catalog import dataset_info
+    from leaderboard.web import build
+
+    root = tmp_path_factory.mktemp("board200x30")
+    synthetic.write_scaled_results(root / "results", 200, 30, 10, depth=5)
+    made, original = [], build.build_leaderboard
+    with pytest.MonkeyPatch.context() as patch:  # keep the board the build makes (the oracle of its numbers)
+        patch.setattr(build, "build_leaderboard", lambda *args, **kwargs: made.append(
+            original(*args, **kwargs)) or made[-1])
+        build.build_site(root / "results", root / "_site",
+                         is_verified=synthetic.VerifiedWhen(lambda r: zlib.crc32(r.model.id.encode()) % 10 != 0),
+                         lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None, facts=None))
+    return root / "_site", made[0]
+
+
 @contextmanager
 def served(site: Path):
     """`site` served over real HTTP on 127.0.0.1 (the project's own server) while the block runs: its URL."""
