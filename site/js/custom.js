@@ -120,16 +120,32 @@
     var tail = 0.5 * incompleteBeta(df / 2, 0.5, x, y);
     return t > 0 ? tail : 1 - tail;
   }
-  /* The t with P(T > t) = p, 0 < p < 1/2 (scipy.stats.t.ppf(1 - p)): bisection to the last bit. */
+  /* The t with P(T > t) = p, 0 < p < 1/2 (scipy.stats.t.ppf(1 - p)): Newton's steps on the tail from the
+     normal quantile's neighbourhood, then bisection of the last interval to the last bit. */
+  function tDensity(t, df) {
+    return Math.exp(-logBeta(df / 2, 0.5) - 0.5 * Math.log(df) - (df + 1) / 2 * Math.log1p(t * t / df));
+  }
+  var quantiles = {};
   function tUpperQuantile(p, df) {
-    var low = 0, high = 1;
-    while (tSf(high, df) > p && high < 1e300) { low = high; high *= 2; }
-    for (var i = 0; i < 2000; i += 1) {
+    var key = p + "/" + df;
+    if (quantiles[key] !== undefined) { return quantiles[key]; }
+    var t = 2, i;
+    for (i = 0; i < 100; i += 1) {
+      var step = (tSf(t, df) - p) / tDensity(t, df), next = t + step;
+      if (next <= 0) { next = t / 2; }
+      if (Math.abs(next - t) <= 1e-15 * Math.abs(next)) { t = next; break; }
+      t = next;
+    }
+    var low = t, high = t;  /* a bracket around it, a few ulps wide, then halved to the last bit */
+    for (i = 0; i < 60 && tSf(low, df) <= p; i += 1) { low -= Math.abs(low) * 1e-15 * Math.pow(2, i); }
+    for (i = 0; i < 60 && tSf(high, df) > p; i += 1) { high += Math.abs(high) * 1e-15 * Math.pow(2, i); }
+    for (i = 0; i < 200; i += 1) {
       var middle = (low + high) / 2;
       if (middle <= low || middle >= high) { break; }
       if (tSf(middle, df) > p) { low = middle; } else { high = middle; }
     }
-    return (low + high) / 2;
+    quantiles[key] = (low + high) / 2;
+    return quantiles[key];
   }
 
   /* stats.corrected_matrix over the pairs i < j (row by row), Holm, Benjamini–Hochberg or none. */
@@ -205,14 +221,14 @@
     var position = {};
     data.models.forEach(function (id, k) { position[id] = k; });
     data.stats = { means: means, variances: variances, low: low, high: high, centred: centred, position: position,
-                   sd: {} };
+                   sd: new Float32Array(m * m).fill(NaN) };  /* each pair's, once computed */
     return data.stats;
   }
 
   /* effects.spread's SD of the per-query differences of rows i and j, stored as float32 like the build's. */
   function differenceSd(data, s, i, j) {
-    var key = i < j ? i * 65536 + j : j * 65536 + i;
-    if (s.sd[key] !== undefined) { return s.sd[key]; }
+    var key = i < j ? i * data.models.length + j : j * data.models.length + i;
+    if (!isNaN(s.sd[key])) { return s.sd[key]; }
     var n = data.n, c = s.centred, a = i * n, b = j * n, cij = 0, cii = 0, cjj = 0;
     for (var q = 0; q < n; q += 1) {
       cij += c[a + q] * c[b + q];
@@ -343,14 +359,20 @@
       }
     }
     if (testable && m >= 2) {  /* best_set: i is out when some j is better at alpha / (m - 1), one-sided */
-      for (a = 0; a < m; a += 1) {
-        for (b = 0; b < m && kept[a]; b += 1) {
-          if (a === b) { continue; }
-          var se = Math.sqrt(varDiff[a * m + b]);
-          t = -total[a * m + b] / se;
-          if (isNaN(t)) { t = -Infinity; }
-          if (beatSize(tSf(t, Math.max(dfDiff[a * m + b], 1))) >= m) { kept[a] = 0; }
+      var better_t = function (a, b) {  /* ranks._better_t */
+        if (a === b) { return -Infinity; }
+        var value = -total[a * m + b] / Math.sqrt(varDiff[a * m + b]);
+        return isNaN(value) ? -Infinity : value;
+      };
+      var beaten = function (a, b) { return beatSize(tSf(better_t(a, b), Math.max(dfDiff[a * m + b], 1))) >= m; };
+      for (a = 0; a < m; a += 1) {  /* most rows are decided by their largest t, the others by every comparison */
+        var best = 0, largest = -Infinity;
+        for (b = 0; b < m; b += 1) {
+          t = better_t(a, b);
+          if (t > largest) { largest = t; best = b; }
         }
+        if (beaten(a, best)) { kept[a] = 0; continue; }
+        for (b = 0; b < m && kept[a]; b += 1) { if (beaten(a, b)) { kept[a] = 0; } }
       }
     }
     var result = [];
