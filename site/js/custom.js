@@ -200,7 +200,7 @@
     if (data.stats) { return data.stats; }
     var m = data.models.length, n = data.n, values = new Float64Array(m * n), means = new Float64Array(m);
     var variances = new Float64Array(m), low = new Float64Array(m), high = new Float64Array(m), i, q;
-    var squares = new Float64Array(n), centred = new Float64Array(m * n);
+    var squares = new Float64Array(n), centred = new Float64Array(m * n), sums = new Float64Array(m);
     for (i = 0; i < m; i += 1) {
       var row = data.values[i], lo = Infinity, hi = -Infinity;
       for (q = 0; q < n; q += 1) {
@@ -215,12 +215,15 @@
         centred[i * n + q] = c;
       }
       variances[i] = pairwise(squares, 0, n) / n;  /* ndarray.var: divide by n */
+      sums[i] = 0;  /* the covariance's diagonal, summed in order as a matrix product's */
+      for (q = 0; q < n; q += 1) { sums[i] += squares[q]; }
       low[i] = lo;
       high[i] = hi;
     }
     var position = {};
     data.models.forEach(function (id, k) { position[id] = k; });
-    data.stats = { means: means, variances: variances, low: low, high: high, centred: centred, position: position,
+    data.stats = { means: means, variances: variances, low: low, high: high, centred: centred, squares: sums,
+                   position: position,
                    sd: new Float32Array(m * m).fill(NaN) };  /* each pair's, once computed */
     return data.stats;
   }
@@ -229,13 +232,9 @@
   function differenceSd(data, s, i, j) {
     var key = i < j ? i * data.models.length + j : j * data.models.length + i;
     if (!isNaN(s.sd[key])) { return s.sd[key]; }
-    var n = data.n, c = s.centred, a = i * n, b = j * n, cij = 0, cii = 0, cjj = 0;
-    for (var q = 0; q < n; q += 1) {
-      cij += c[a + q] * c[b + q];
-      cii += c[a + q] * c[a + q];
-      cjj += c[b + q] * c[b + q];
-    }
-    var vi = cii / (n - 1), vj = cjj / (n - 1), total = vi + vj, diff = total - 2 * (cij / (n - 1));
+    var n = data.n, c = s.centred, a = i * n, b = j * n, cij = 0;
+    for (var q = 0; q < n; q += 1) { cij += c[a + q] * c[b + q]; }
+    var total = s.squares[i] / (n - 1) + s.squares[j] / (n - 1), diff = total - 2 * (cij / (n - 1));
     if (diff <= 1e-12 * total) { diff = 0; }
     var sd = Math.fround(Math.sqrt(diff));
     s.sd[key] = sd;
