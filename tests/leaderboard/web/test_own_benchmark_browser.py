@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, expect
 from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import ALL_GROUP
 from leaderboard.analysis.custom import custom_group, where
-from leaderboard.web.rank_pages import group_key
+from leaderboard.web.views.ranks import group_key
 from leaderboard.web.render import format_ci, format_number, format_score
 from tests.leaderboard.conftest import served, watch
 
