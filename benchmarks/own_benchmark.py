@@ -75,6 +75,12 @@ SUBSET = """async () => {
 }"""
 
 
+def _thread_time(session) -> float:
+    """The main thread's CPU seconds so far (DevTools' Performance.getMetrics)."""
+    metrics = session.send("Performance.getMetrics")["metrics"]
+    return next(m["value"] for m in metrics if m["name"] == "ThreadTime")
+
+
 def measure(site: Path, rounds: int) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
@@ -90,13 +96,9 @@ def measure(site: Path, rounds: int) -> list[dict]:
             session = context.new_cdp_session(page)
             session.send("Performance.enable")
 
-            def thread_time() -> float:
-                metrics = session.send("Performance.getMetrics")["metrics"]
-                return next(m["value"] for m in metrics if m["name"] == "ThreadTime")
-
-            before = thread_time()
+            before = _thread_time(session)
             first = page.evaluate(FIRST)
-            cpu = thread_time() - before
+            cpu = _thread_time(session) - before
             subset = page.evaluate(SUBSET)
             row = {"site": str(site), "first_s": round(first["seconds"], 4), "compute_s": round(first["compute"], 4),
                    "first_cpu_s": round(cpu, 4), "subset_s": round(subset, 4), "models": first["models"],

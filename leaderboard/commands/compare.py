@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluator.result import write_atomic
     from evaluator.errors import IrboardError
+    from evaluator.result import write_atomic
     from leaderboard.analysis.custom import parse_choice
     from leaderboard.review.compare import comparison_markdown
     from leaderboard.submissions.verify import Judgments

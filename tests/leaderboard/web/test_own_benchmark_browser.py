@@ -15,8 +15,8 @@ from playwright.sync_api import Browser, expect
 from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import ALL_GROUP
 from leaderboard.analysis.custom import custom_group, where
-from leaderboard.web.views.ranks import group_key
 from leaderboard.web.render import format_ci, format_number, format_score
+from leaderboard.web.views.ranks import group_key
 from tests.leaderboard.conftest import served, watch
 
 pytestmark = [pytest.mark.browser]
