@@ -533,16 +533,23 @@
   });
 
   /* The address's choice: tick it, type its weights, open the section and compute. */
-  var params = new URLSearchParams(window.location.search), asked = (params.get("datasets") || "").split(",");
-  asked = asked.filter(function (id) { return boxOf[id]; });
+  var params = new URLSearchParams(window.location.search), written = (params.get("datasets") || "").split(",");
+  var asked = written.filter(function (id) { return boxOf[id]; });
+  var unknown = written.filter(function (id) { return id && !boxOf[id]; });
   if (asked.length) {
-    var weights = (params.get("weights") || "").split(",");
+    var weights = params.get("weights") ? params.get("weights").split(",") : [];
     asked.forEach(function (id, k) {
       boxOf[id].checked = true;
       if (weights.length === asked.length && weightOf[id]) { weightOf[id].value = weights[k]; }
     });
     document.getElementById("bench").open = true;
-    run();
+    run().then(function () {
+      var ignored = unknown.length ? "not datasets of this board: " + unknown.join(", ") : "";
+      if (weights.length && weights.length !== asked.length) {
+        ignored += (ignored ? "; " : "") + "the weights (" + weights.length + " for " + asked.length + " datasets)";
+      }
+      if (ignored) { status.textContent += " Ignored from the address: " + ignored + "."; }
+    });
   }
 
   window.irboardBenchmark = { compute: compute, run: run, aggregate: aggregate, tSf: tSf, tQuantile: tUpperQuantile };
