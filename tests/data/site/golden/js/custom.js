@@ -487,8 +487,10 @@
   }
 
   var status = document.getElementById("bench-status");
-  function compute(ids, typed) {
-    ids = order.filter(function (id) { return ids.indexOf(id) !== -1; });
+  function compute(ids, typed) {  /* ids in any order, typed (or null) one weight per id */
+    var given = ids;
+    ids = order.filter(function (id) { return given.indexOf(id) !== -1; });
+    if (typed) { typed = ids.map(function (id) { return typed[given.indexOf(id)]; }); }
     var started = performance.now();
     return Promise.all(ids.map(load)).then(function (loaded) {
       var datasets = {};
