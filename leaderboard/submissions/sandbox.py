@@ -38,17 +38,20 @@ NOT_ISOLATED = "none (--no-isolation): not blind"
 _SETUP = r"""set -eu
 data=$1 work=$2 user=$3; shift 3
 root=$(mktemp -d)
+# read-only; a bind of a mount whose nosuid, nodev or noexec a user namespace may not clear keeps them
+read_only() { mount -o remount,bind,ro "$1" 2>/dev/null || mount -o remount,bind,ro,nosuid,nodev "$1" 2>/dev/null ||
+  mount -o remount,bind,ro,nosuid,nodev,noexec "$1"; }
 mount -t tmpfs -o mode=0755 irboard-sandbox "$root"
 for dir in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /opt; do
   if [ -L "$dir" ]; then ln -s "$(readlink "$dir")" "$root$dir"
-  elif [ -d "$dir" ]; then mkdir "$root$dir"; mount --rbind "$dir" "$root$dir"; mount -o remount,bind,ro "$root$dir"
+  elif [ -d "$dir" ]; then mkdir "$root$dir"; mount --rbind "$dir" "$root$dir"; read_only "$root$dir"
   fi
 done
 mkdir -p "$root/dev/shm" "$root/proc" "$root/tmp" "$root/blind/data" "$root/blind/work"
 for dev in null zero full random urandom; do touch "$root/dev/$dev"; mount --bind "/dev/$dev" "$root/dev/$dev"; done
 mount -t tmpfs -o mode=1777,size=1g irboard-shm "$root/dev/shm"
 mount --bind "$data" "$root/blind/data"
-mount -o remount,bind,ro "$root/blind/data"
+read_only "$root/blind/data"
 mount --bind "$work" "$root/blind/work"
 mount --bind "$work/tmp" "$root/tmp"
 mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
