@@ -653,6 +653,11 @@ def test_the_reproduce_workflow_runs_main_code_and_its_writer_runs_nothing():
             assert step["with"]["persist-credentials"] is False and "ref" not in step["with"]
     runs = " ".join(step.get("run", "") for step in reproduce["steps"])
     assert "irboard reproduce --data-dir ../shared/data --ledger records" in runs and "--max-docs" in runs
+    assert "--no-isolation" not in runs  # submitted code runs in the sandbox, which a step before it allows
+    names = [step.get("name", "") for step in reproduce["steps"]]
+    allow = reproduce["steps"][names.index("Allow the sandbox for submitted code (unprivileged user namespaces)")]
+    assert names.index(allow["name"]) < next(i for i, n in enumerate(names) if n.startswith("Reproduce"))
+    assert "kernel.apparmor_restrict_unprivileged_userns=0" in allow["run"] and "unshare -Urm" in allow["run"]
     for step in record["steps"]:
         script = step.get("run", "")
         assert "${{" not in script and not any(word in script for word in (".venv", "irboard ", "make ", "python",

@@ -24,6 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also reproduce script and container artifacts, which run the submitter's code with this "
                         "machine's rights (skipped without it; the maintainers' workflow passes it only when a "
                         "maintainer asks, docs/reproduction.md)")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="run script artifacts without the sandbox where the machine has none (a local check: the "
+                        "code can reach the judgments and this machine's files, so the outcome is not blind and is "
+                        "never recorded; refused with --ledger)")
     parser.add_argument("--cache-dir", help="cache for datasets and encodings (default $IRBOARD_CACHE)")
     parser.add_argument("--batch-size", type=int, help="texts per forward pass for neural models")
     parser.add_argument("--quiet", action="store_true", help="no progress output (the result lines stay)")
@@ -33,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
     from evaluator.progress import set_quiet
 
     set_quiet(args.quiet)
+    if args.no_isolation and args.ledger is not None:
+        raise IrboardError("--no-isolation runs submitted code where it can reach the judgments and the ledger: its "
+                           "outcomes are not blind and are never recorded; leave out --ledger, or --no-isolation")
     data_dirs, data_root = parse_data_dirs([str(v) for v in args.data_dir])
     before = _ledger_files(args.ledger)
     failed, reproduced = 0, []
@@ -92,6 +99,7 @@ def _reproduce_one(path: Path, args: argparse.Namespace, data_dirs: dict,
     from evaluator.artifact import Artifact
     from evaluator.result import read_result
     from leaderboard.submissions.reproduce import reproduce_result, reproducible
+    from leaderboard.submissions.sandbox import NOT_ISOLATED
 
     result = read_result(path, with_run=False, with_samples=False)
     if result.model.artifact is None or result.full is not None:
@@ -104,8 +112,11 @@ def _reproduce_one(path: Path, args: argparse.Namespace, data_dirs: dict,
                       "reproduces it on request (--run-submitted-code)"), None
     dataset_id = result.dataset.id
     data_dir = data_dirs.get(dataset_id) or (data_root / dataset_id if data_root is not None else None)
-    outcome = reproduce_result(path, data_dir=data_dir, cache_dir=args.cache_dir, batch_size=args.batch_size)
+    outcome = reproduce_result(path, data_dir=data_dir, cache_dir=args.cache_dir, batch_size=args.batch_size,
+                               isolated=not args.no_isolation)
     if not outcome.reproduced:
         return False, f"{path}: not reproduced by {outcome.spec}: {outcome.difference}", None
+    blind = outcome.isolation != NOT_ISOLATED
     return True, (f"{path}: reproduced by {outcome.spec} ({outcome.queries} queries to depth {outcome.depth}, scores "
-                  f"within {outcome.max_score_difference:.1e} relative)"), outcome
+                  f"within {outcome.max_score_difference:.1e} relative)"
+                  + ("" if blind else "; not blind: run without isolation (--no-isolation), never recorded")), outcome

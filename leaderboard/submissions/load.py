@@ -284,7 +284,7 @@ def dataset_facts(result: LoadedResult, report: LoadReport, facts: Facts | None)
     if known is None:
         return replace(result, num_docs=None)
     stated = StatedFacts(result.split, result.num_docs, result.qrels_sha256,
-                         int(dict(result.settings)["relevance_level"]))
+                         int(dict(result.settings)["relevance_level"]), result.dataset_revision)
     problems = fact_problems(known, stated)
     report.problems += [f"{result.path}: {problem}" for problem in problems]
     return None if problems else replace(result, num_docs=known.num_docs)

@@ -79,6 +79,7 @@ class LoadedResult:
     holes: object | None = None
     # the stored ranking scored against each declared judgment set of the dataset (submissions.set_scores.SetScores)
     judgment_sets: tuple = ()
+    dataset_revision: str = ""  # the data's revision the file states (dataset.revision; checked by `facts`)
 
     def tiers(self) -> dict[str, str]:
         """Each reported metric's place on the trust ladder (evaluator.trust.TIERS)."""
@@ -111,6 +112,7 @@ def to_loaded(path: str, result: ResultFile, query_ids: tuple[str, ...], per_que
         split=dataset.split,
         num_docs=dataset.num_docs,
         qrels_sha256=dataset.qrels_sha256,
+        dataset_revision=dataset.revision,
         settings=tuple(sorted(result.settings.model_dump().items())),
         metrics=dict(sorted(result.metrics.items())),
         query_ids=query_ids,

@@ -72,6 +72,7 @@ class ReadCache(ContentCache):
         self.put(self._fields(source.sha256, verifier, predictor), {
             "dataset_id": loaded.dataset_id, "split": loaded.split, "kept": kept, "judgments_sha256": key or None,
             "model": model, "num_docs": loaded.num_docs, "qrels_sha256": loaded.qrels_sha256,
+            "dataset_revision": loaded.dataset_revision,
             "settings": [list(item) for item in loaded.settings], "metrics": loaded.metrics,
             "query_ids": list(loaded.query_ids),
             "per_query": {name: values.tolist() for name, values in loaded.per_query.items()},
@@ -99,7 +100,7 @@ class ReadCache(ContentCache):
             raise ValueError("per-query values that do not fit the queries")  # a damaged entry: read the file
         return LoadedResult(
             path=path, model=ModelInfo(**model), dataset_id=entry["dataset_id"], split=entry["split"],
-            num_docs=entry["num_docs"],
+            num_docs=entry["num_docs"], dataset_revision=str(entry["dataset_revision"]),
             qrels_sha256=entry["qrels_sha256"], settings=tuple(tuple(item) for item in entry["settings"]),
             metrics=entry["metrics"], query_ids=query_ids, per_query=per_query,
             has_run=entry["has_run"], verified=entry["verified"], verified_metrics=frozenset(entry["verified_metrics"]),

@@ -51,6 +51,8 @@ class Reproduction:
     dim: int | None = None
     queries_per_s: float | None = None
     artifact: AnyArtifact | None = None  # what was run (recorded in the ledger)
+    # how submitted code was kept from the judgments and the ledger (sandbox.py): "" for a spec (irboard's own code)
+    isolation: str = ""
 
 
 def _ids(run: Run) -> np.ndarray:
@@ -161,8 +163,10 @@ def reproducible(result: ResultFile, path: str) -> None:
 
 
 def reproduce_result(path: Path | str, *, data_dir: Path | str | None = None, cache_dir: Path | str | None = None,
-                     tolerance: float = RELATIVE_TOLERANCE, batch_size: int | None = None) -> Reproduction:
-    """Run the artifact `path` declares on its dataset (`data_dir`: a local copy of it) and compare the ranking."""
+                     tolerance: float = RELATIVE_TOLERANCE, batch_size: int | None = None,
+                     isolated: bool = True) -> Reproduction:
+    """Run the artifact `path` declares on its dataset (`data_dir`: a local copy of it) and compare the ranking; a
+    script runs isolated (`sandbox`) unless `isolated` is False, whose outcome is not blind and never recorded."""
     from evaluator.metrics import parse_measures
     from evaluator.pipeline import evaluate_model
 
@@ -171,7 +175,7 @@ def reproduce_result(path: Path | str, *, data_dir: Path | str | None = None, ca
     reproducible(stored, str(path))
     artifact = stored.model.artifact
     if not isinstance(artifact, Artifact):  # a script at a commit or a container image: run its command
-        return _reproduce_declared(path, content, stored, data_dir, cache_dir, tolerance)
+        return _reproduce_declared(path, content, stored, data_dir, cache_dir, tolerance, isolated)
     # stored as the result was: whole, or to its depth with the judged documents below
     keep = stored.run.depth if stored.run is not None and stored.run.depth < stored.settings.top_k else None
     fresh = evaluate_model(artifact.spec, stored.dataset.id, parse_measures(sorted(stored.metrics)),
@@ -200,13 +204,15 @@ def reproduce_result(path: Path | str, *, data_dir: Path | str | None = None, ca
                         artifact=artifact)
 
 
-def _reproduce_declared(path, content: bytes, stored: ResultFile, data_dir, cache_dir, tolerance: float) -> Reproduction:
+def _reproduce_declared(path, content: bytes, stored: ResultFile, data_dir, cache_dir, tolerance: float,
+                        isolated: bool) -> Reproduction:
     """A script's or container's re-run compared with the stored ranking (`reproduce_declared`)."""
     from leaderboard.submissions.reproduce_declared import NotReproduced, rerun_declared
 
-    artifact = stored.model.artifact
+    artifact, isolation = stored.model.artifact, ""
     try:
-        difference, worst = compare_runs(stored, rerun_declared(stored, data_dir, cache_dir), tolerance)
+        fresh, isolation = rerun_declared(stored, data_dir, cache_dir, isolated=isolated)
+        difference, worst = compare_runs(stored, fresh, tolerance)
     except NotReproduced as error:
         difference, worst = str(error), 0.0
     except ReproductionError:
@@ -216,4 +222,4 @@ def _reproduce_declared(path, content: bytes, stored: ResultFile, data_dir, cach
     return Reproduction(path=str(path), result_sha256=hashlib.sha256(content).hexdigest(), model_id=stored.model.id,
                         dataset_id=stored.dataset.id, spec=artifact.spec, revision=artifact.revision,
                         reproduced=not difference, difference=difference, queries=len(stored.query_ids),
-                        depth=stored.run.depth, max_score_difference=worst, artifact=artifact)
+                        depth=stored.run.depth, max_score_difference=worst, artifact=artifact, isolation=isolation)

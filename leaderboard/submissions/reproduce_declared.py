@@ -21,6 +21,7 @@ from pathlib import Path
 from evaluator.artifact import ContainerArtifact, ScriptArtifact
 from evaluator.errors import IrboardError, one_line
 from evaluator.result import ResultFile
+from leaderboard.submissions import sandbox
 
 COMMAND_TIMEOUT_S = 6 * 3600  # the maintainers' workflow allows a day; one command gets a quarter of it
 GIT_TIMEOUT_S = 600
@@ -35,15 +36,22 @@ class NotReproduced(IrboardError):
 
 
 def run_declared(artifact: ScriptArtifact | ContainerArtifact, data_folder: Path, work: Path,
-                 timeout_s: float = COMMAND_TIMEOUT_S) -> Path:
-    """Run the artifact's command on `data_folder`; the run file it wrote (NotReproduced when it did not)."""
+                 timeout_s: float = COMMAND_TIMEOUT_S, isolated: bool = True) -> tuple[Path, str]:
+    """Run the artifact's command on `data_folder`: (the run file it wrote, how it was isolated); NotReproduced when
+    it wrote none. A script runs in the sandbox (`sandbox`) unless `isolated` is False (a local check, not blind)."""
     work.mkdir(exist_ok=True)
     run_file = work / "run.trec"
     if isinstance(artifact, ScriptArtifact):
+        isolation = sandbox.isolation() if isolated else sandbox.NOT_ISOLATED  # said before anything is fetched
         checkout = work / "checkout"
         _checkout(artifact, checkout)
-        argv = _filled(artifact.command, str(data_folder.resolve()), str(run_file))
-        _run(argv, checkout, timeout_s, f"the script's command {' '.join(artifact.command)!r}")
+        what = f"the script's command {' '.join(artifact.command)!r}"
+        if isolated:
+            argv = sandbox.wrap(_filled(artifact.command, sandbox.DATA, f"{sandbox.WORK}/{run_file.name}"),
+                                data_folder, work)
+            _run(argv, checkout, timeout_s, what, sandbox.environment())
+        else:
+            _run(_filled(artifact.command, str(data_folder.resolve()), str(run_file)), checkout, timeout_s, what)
     else:
         runtime = container_runtime()
         if runtime is None:
@@ -51,14 +59,15 @@ def run_declared(artifact: ScriptArtifact | ContainerArtifact, data_folder: Path
                                "daemon), which this machine lacks; the maintainers' reproduce workflow runs it "
                                "(docs/reproduction.md)")
         work.joinpath("out").mkdir()
+        # the blind copy (read-only) and the output folder are its only mounts, and it has no network
         argv = [runtime, "run", "--rm", "--network", "none", "--pull", "missing",
                 "-v", f"{data_folder.resolve()}:/data:ro", "-v", f"{work.resolve() / 'out'}:/out", artifact.image,
                 *_filled(artifact.command, "/data", "/out/run.trec")]
         _run(argv, work, timeout_s, f"the container's command {' '.join(artifact.command)!r}")
-        run_file = work / "out" / "run.trec"
-    if not run_file.is_file() or run_file.stat().st_size == 0:
+        run_file, isolation = work / "out" / "run.trec", f"{runtime} container without network"
+    if run_file.is_symlink() or not run_file.is_file() or run_file.stat().st_size == 0:
         raise NotReproduced("the command exited 0 but wrote no run file at {run}")
-    return run_file
+    return run_file, isolation
 
 
 def container_runtime() -> str | None:
@@ -103,12 +112,12 @@ def _git(args: list[str], env: dict, cwd: Path, what: str) -> None:
         raise NotReproduced(f"{what}: {_last_line(answer.stderr) or f'git exited with {answer.returncode}'}")
 
 
-def _run(argv: list[str], cwd: Path, timeout_s: float, what: str) -> None:
+def _run(argv: list[str], cwd: Path, timeout_s: float, what: str, env: dict | None = None) -> None:
     # stderr goes to a file and only its end is read: a submitted command can print without bound. It runs in a
     # session of its own, ended with the command, so no process it left in the background outlives it.
     with tempfile.TemporaryFile() as errors:
         try:
-            process = subprocess.Popen(argv, cwd=cwd, env=_plain_env(cwd), stdin=subprocess.DEVNULL,
+            process = subprocess.Popen(argv, cwd=cwd, env=env or _plain_env(cwd), stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
         except OSError as error:
             raise NotReproduced(f"{what} could not start: {error.strerror or error}") from None
@@ -174,14 +183,17 @@ def rescore_run_file(stored: ResultFile, run_file: Path, dataset) -> ResultFile:
 
 
 def rerun_declared(stored: ResultFile, data_dir: Path | str | None, cache_dir=None,
-                   timeout_s: float = COMMAND_TIMEOUT_S) -> ResultFile:
-    """Run the stored result's script or container artifact on its dataset: the re-run as a result to compare."""
+                   timeout_s: float = COMMAND_TIMEOUT_S, isolated: bool = True) -> tuple[ResultFile, str]:
+    """Run the stored result's script or container artifact on its dataset: (the re-run as a result to compare, how
+    the submitted code was isolated)."""
     from evaluator.datasets import load_dataset
     from evaluator.index.cache import local_cache_dir
 
     if data_dir is None or not Path(data_dir).is_dir():
         raise IrboardError(f"{stored.dataset.id}: a script or container reads its dataset from a folder: pass "
                            "--data-dir with the dataset's folder (BEIR layout)")
+    if isolated and isinstance(stored.model.artifact, ScriptArtifact):
+        sandbox.isolation()  # refused in one line before the dataset is read
     dataset = load_dataset(stored.dataset.id, data_dir=data_dir, cache_dir=local_cache_dir(cache_dir),
                            split=stored.dataset.split)
     from leaderboard.submissions.disguise import NotBlind, map_back, max_run_bytes, write_blind_copy
@@ -189,9 +201,9 @@ def rerun_declared(stored: ResultFile, data_dir: Path | str | None, cache_dir=No
     with tempfile.TemporaryDirectory(prefix="irboard-reproduce-") as work:
         work = Path(work)
         disguise = write_blind_copy(dataset, work / "data")  # corpus and queries only, renamed and shuffled
-        run_file = run_declared(stored.model.artifact, work / "data", work / "run", timeout_s)
+        run_file, isolation = run_declared(stored.model.artifact, work / "data", work / "run", timeout_s, isolated)
         try:
             mapped = map_back(run_file, disguise, work / "mapped.trec", max_run_bytes(stored))
         except NotBlind as error:
             raise NotReproduced(str(error)) from None
-        return rescore_run_file(stored, mapped, dataset)
+        return rescore_run_file(stored, mapped, dataset), isolation

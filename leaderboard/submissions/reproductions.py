@@ -25,6 +25,7 @@ from evaluator.errors import IrboardError, one_line
 from evaluator.result import check_id, result_path, write_atomic
 from leaderboard.submissions.loaded import LoadedResult
 from leaderboard.submissions.reproduce import Reproduction
+from leaderboard.submissions.sandbox import NOT_ISOLATED
 
 LEDGER = "reproductions"  # beside results/ in the repository
 FORMAT = "irboard-reproduction/1"
@@ -62,6 +63,8 @@ class Record(_Strict):
     measured: Measured = Measured()
     reproduced_at: str = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
     irboard_commit: str = Field("", pattern=r"^([0-9a-f]{7,40}(-dirty)?)?$")
+    # how the submitted code was isolated (sandbox.py, or the container); "" for a spec, which runs irboard's code
+    isolation: str = Field("", max_length=200, pattern=r"^[^<>\x00-\x1f]*$")
 
 
 def record_path(ledger: Path | str, model_id: str, dataset_id: str) -> Path:
@@ -74,6 +77,9 @@ def write_record(reproduction: Reproduction, ledger: Path | str, tolerance: floa
     """Record a successful reproduction (atomically); an unsuccessful one has nothing to record."""
     if not reproduction.reproduced:
         raise IrboardError(f"{reproduction.path}: not reproduced ({reproduction.difference}); nothing to record")
+    if reproduction.isolation == NOT_ISOLATED:
+        raise IrboardError(f"{reproduction.path}: reproduced without isolation (--no-isolation), so not blind; it is "
+                           "never recorded: reproduce it isolated")
     when = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
     record = Record(format=FORMAT, model_id=reproduction.model_id, dataset_id=reproduction.dataset_id,
                     result_sha256=reproduction.result_sha256,
@@ -83,7 +89,7 @@ def write_record(reproduction: Reproduction, ledger: Path | str, tolerance: floa
                                       tolerance=tolerance),
                     measured=Measured(parameters=reproduction.parameters, dim=reproduction.dim,
                                       queries_per_s=reproduction.queries_per_s),
-                    reproduced_at=when, irboard_commit=irboard_commit)
+                    reproduced_at=when, irboard_commit=irboard_commit, isolation=reproduction.isolation)
     path = record_path(ledger, reproduction.model_id, reproduction.dataset_id)
     write_atomic(path, json.dumps(record.model_dump(mode="json"), sort_keys=True, indent=1) + "\n")
     return path

@@ -121,7 +121,7 @@ def check_result(path: Path, result: ResultFile, report: ValidationReport, query
 def stated_facts(result: ResultFile) -> StatedFacts:
     dataset = result.dataset
     return StatedFacts(dataset.split, dataset.num_docs, dataset.qrels_sha256,
-                       result.settings.relevance_level)
+                       result.settings.relevance_level, dataset.revision)
 
 
 def settings_problems(result: ResultFile, spec) -> list[str]:

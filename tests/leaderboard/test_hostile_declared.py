@@ -180,10 +180,37 @@ def test_a_declared_corpus_size_is_the_only_one_trusted(folder):
     (lambda data: data["dataset"].update(num_docs=5184), "dataset.num_docs is 5184, expected 5183", None),
     (lambda data: data["settings"].update(relevance_level=2),
      "settings.relevance_level is 2; beir/scifact counts grades >= 1", "re-scoring the stored ranking gives"),
+    (lambda data: data["dataset"].update(revision="scifact-v2"),
+     "dataset.revision is 'scifact-v2'; the data of beir/scifact is pinned at '5f7d1de60b170fc8027bb7898e2efca1' or "
+     "'cf10ab6856b15b0e670ef8ae5dae4e266c12d035' or 'castorini/anserini-tools@5b819c1'", None),
 ])
 def test_every_stated_fact_is_held_to_the_registry(folder, edit, expected, in_build):
     path = write_results(folder / "results", edit)
     refused_everywhere(folder, path, expected, in_build)
+
+
+def test_each_revision_evaluate_writes_is_accepted(folder):
+    """The archive's md5 (`evaluate --model` on BEIR's zip), the hub copy's commit (on the hub copy), the official
+    judgments' pin (`evaluate --run`) and none at all: the revisions the registry pins, read from it."""
+    from evaluator.datasets import get_spec
+    from evaluator.datasets.beir_hub import hub_copy
+    from evaluator.datasets.official import SOURCE
+
+    spec = get_spec("beir/scifact")
+    for revision in (spec.md5, hub_copy(spec).revision, SOURCE, ""):
+        write_results(folder / "results", lambda data, revision=revision: data["dataset"].update(revision=revision))
+        done = irboard("validate", "--results", folder / "results")
+        assert done.returncode == 0, (revision, done.stderr)
+
+
+def test_a_declared_dataset_pins_no_revision(folder):
+    from leaderboard.submissions.facts import DatasetFacts, StatedFacts, fact_problems
+
+    facts = DatasetFacts("acme/claims", "test", 1, source="datasets/acme__claims.json")
+    assert fact_problems(facts, StatedFacts("test", None, "a" * 64, 1, "")) == []
+    assert fact_problems(facts, StatedFacts("test", None, "a" * 64, 1, "v2")) == [
+        "dataset.revision is 'v2'; the data of acme/claims is pinned at none: leave it as `irboard evaluate` writes it "
+        "(empty when unstated)"]
 
 
 def test_evaluate_never_declares_what_validate_refuses(folder):

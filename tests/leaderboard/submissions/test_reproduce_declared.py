@@ -4,6 +4,7 @@ the stored ranking. A commit the repository does not hold, a failing script and 
 exit 1; a container image must be pinned by digest, and without a container runtime the line says who runs it."""
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from evaluator.result import expand_result, parse_result, read_result, result_pa
 from leaderboard.cli import main
 from leaderboard.submissions.reproductions import read_record, record_path
 from tests.conftest import SHARED
+from leaderboard.submissions.sandbox import isolation
+from tests.leaderboard.submissions.hostile_scripts import HOSTILE, STORED
 
 CRANFIELD = SHARED / "data" / "classic" / "cranfield"
 
@@ -45,17 +48,6 @@ seen = [p for top in (pathlib.Path(sys.argv[1]), pathlib.Path.cwd().parent) for 
 if seen:
     sys.exit(f"judgments in reach: {seen[0]}")
 '''
-
-# (irboard's command line names the ledger, and /proc/<parent>/cmdline shows it; the test, which calls irboard in
-# its own process, hands the path over as an argument instead)
-FORGER = '''import json, os, pathlib, sys
-ledger = pathlib.Path(sys.argv[3])
-assert not any(str(ledger.resolve()) in value for value in os.environ.values()), "the ledger in the environment"
-assert not any(p.resolve() == ledger.resolve() for p in pathlib.Path.cwd().parent.parent.rglob("*")), "in reach"
-(ledger / "org__other").mkdir(parents=True, exist_ok=True)
-(ledger / "org__other" / "classic__cranfield.json").write_text(json.dumps({"format": "irboard-reproduction/1"}))
-'''
-
 
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
@@ -93,8 +85,9 @@ def served(tmp_path_factory):
     ranker.write_text("SWAP = False\n" + RANKER)
     subprocess.run([sys.executable, str(ranker), str(CRANFIELD), str(ranking)], check=True)
     commits["fixed"] = _commit(work, "fixed", **{"ranking.trec": ranking.read_text()})
-    # finds the ledger through its parent process and writes a record for a result that never ran
-    commits["forger"] = _commit(work, "forger", **{"rank.py": FORGER + "SWAP = False\n" + RANKER})
+    # hostile scripts (test_reproduce_isolated.py): each looks for the real judgments or the ledger
+    for name in ("proc", "walk", "ledger"):
+        commits[name] = _commit(work, name, **{"rank.py": HOSTILE[name] + "SWAP = False\n" + RANKER})
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(root / "model.git")], check=True)
     commits["unpushed"] = _commit(work, "local only", **{"rank.py": "SWAP = False\n" + RANKER + "\n"})
     port = _free_port()
@@ -155,6 +148,7 @@ def test_a_script_at_its_commit_reproduces_and_each_failure_is_one_line(served, 
                         f"in {url} (moved or removed from its history?); declare a commit the repository holds")
     record = read_record(record_path(ledger, "org/overlap", "classic/cranfield"))
     assert (record.artifact.repository, record.artifact.commit) == (url, commits["honest"])
+    assert record.isolation == isolation()  # which sandbox the script ran in
     assert [p.relative_to(ledger).as_posix() for p in ledger.rglob("*.json")] == [
         "org__overlap/classic__cranfield.json"]
     # without --run-submitted-code (a push to main in the workflow) the submitter's code is not run: skipped, exit 0
@@ -226,6 +220,8 @@ while rest[0] == "-v":
     host, inside, *mode = rest[1].split(":")
     assert inside != "/data" or mode == ["ro"], rest[1]
     mounts[inside], rest = host, rest[2:]
+assert sorted(mounts) == ["/data", "/out"] and not rest[0].startswith("-"), args  # no other mount or option
+assert not any(p.name == "qrels" for m in mounts.values() for p in pathlib.Path(m).rglob("*")), mounts
 images = json.loads((pathlib.Path(__file__).parent / "images.json").read_text())
 outside = [next((mounts[m] + a[len(m):] for m in mounts if a.startswith(m)), a) for a in rest[2:]]  # rest[1]: the program
 sys.exit(subprocess.call([sys.executable, images[rest[0]], *outside]))
@@ -260,7 +256,7 @@ def test_a_container_at_its_digest_reproduces_through_the_runtime(served, script
     assert lines[1] == (f"{paths[1]}: not reproduced by container ghcr.io/org/overlap: query '1' rank 1: the result "
                         f"has {_first_doc(scripted)!r}, the re-run {_tenth_doc(scripted)!r}")
     record = read_record(record_path(ledger, "org/overlap", "classic/cranfield"))
-    assert record.artifact.image == next(iter(images))
+    assert record.artifact.image == next(iter(images)) and record.isolation == "docker container without network"
 
 
 def test_a_command_that_floods_stderr_still_fails_in_one_line(tmp_path):
@@ -347,18 +343,143 @@ def test_a_run_line_without_end_is_never_read_whole(tmp_path):
         map_back(run, Disguise({}, {}), tmp_path / "mapped.trec", 10**8)
 
 
-def test_submitted_code_cannot_add_to_the_ledger(served, scripted, tmp_path, capsys):
-    """The command runs in a folder of its own with no ledger in its environment; one that still finds the ledger
-    (through its parent process) and writes there gets nothing recorded, its own honest re-run included."""
+# --- submitted code reaches the blind copy, its checkout and a scratch folder only (leaderboard/submissions/sandbox.py)
+# irboard runs as its own process here, as in the workflow, so that its command line (--data-dir, --ledger) and
+# environment are there to be read by a command that can see its parent. Each test runs the same hostile script once
+# more with --no-isolation: there it does find what it looks for, which shows the test can fail.
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _irboard(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "leaderboard.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env}, timeout=600, check=False)
+
+
+def _cheating(served, name: str, root: Path) -> Path:
+    """A result whose stored ranking puts the relevant documents first (the cheat run on the real folder, with its
+    judgments), declaring the hostile script `name`, which gives that ranking again only if it finds the judgments."""
     url, commits, _ = served
+    (root / "stored.py").write_text(STORED)
+    subprocess.run([sys.executable, str(root / "stored.py"), str(CRANFIELD), str(root / "cheat.trec")], check=True)
+    assert main(["evaluate", "--run", str(root / "cheat.trec"), "--model-id", "org/overlap", "--dataset-id",
+                 "classic/cranfield", "--qrels", str(CRANFIELD / "qrels" / "test.tsv"), "--metrics", "nDCG@10,R@100",
+                 "--out", str(root / "made.json"), "--quiet"]) == 0
+    assert read_result(root / "made.json").metrics["nDCG@10"] > 0.99  # what the judgments buy
+    return _declaring(root / "made.json", result_path("org/overlap", "classic/cranfield", root / "results"), url,
+                      commits[name])
+
+
+def _repository(root: Path) -> Path:
+    """A working folder laid out as the workflow's: the dataset's folder, the ledger and the temporary folder (where
+    irboard writes the blind copy and the checkout) all inside it."""
+    repo = root / "repo"
+    (repo / "data" / "classic" / "cranfield" / "qrels").mkdir(parents=True)
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        (repo / "data" / "classic" / "cranfield" / name).write_bytes((CRANFIELD / name).read_bytes())
+    (repo / "reproductions").mkdir()
+    (repo / "tmp").mkdir()
+    return repo
+
+
+def test_a_script_reading_its_parents_command_line_and_environment_finds_no_judgments(served, tmp_path):
+    url = served[0]
+    cheat = _cheating(served, "proc", tmp_path)
+    args = ("reproduce", str(cheat), "--data-dir", f"classic/cranfield={CRANFIELD}", "--run-submitted-code", "--quiet")
+    isolated = _irboard(*args, cwd=tmp_path, IRBOARD_DATA=str(CRANFIELD))  # the path in its environment too
+    assert isolated.returncode == 1, isolated.stdout + isolated.stderr
+    assert isolated.stdout.startswith(f"{cheat}: not reproduced by script {url}: query "), isolated.stdout
+    # the same script beside irboard, seeing its parent: it finds --data-dir, reads the judgments and cheats
+    bare = _irboard(*args, "--no-isolation", cwd=tmp_path)
+    assert bare.returncode == 0 and bare.stdout == (
+        f"{cheat}: reproduced by script {url} (225 queries to depth 100, scores within 0.0e+00 relative); not blind: "
+        "run without isolation (--no-isolation), never recorded\n"), bare.stdout + bare.stderr
+
+
+def test_a_script_walking_up_from_its_folder_finds_no_judgments(served, tmp_path):
+    url = served[0]
+    cheat, repo = _cheating(served, "walk", tmp_path), _repository(tmp_path)
+    args = ("reproduce", str(cheat), "--data-dir", f"classic/cranfield={repo / 'data' / 'classic' / 'cranfield'}",
+            "--run-submitted-code", "--quiet")
+    isolated = _irboard(*args, cwd=repo, TMPDIR=str(repo / "tmp"))
+    assert isolated.returncode == 1, isolated.stdout + isolated.stderr
+    assert isolated.stdout.startswith(f"{cheat}: not reproduced by script {url}: query "), isolated.stdout
+    bare = _irboard(*args, "--no-isolation", cwd=repo, TMPDIR=str(repo / "tmp"))  # its checkout lies in repo/tmp
+    assert bare.returncode == 0 and "; not blind: run without isolation" in bare.stdout, bare.stdout + bare.stderr
+
+
+def test_a_script_cannot_write_a_ledger_record(served, scripted, tmp_path):
+    """It looks for the ledger through the processes it sees and above its folder; isolated, it finds neither, and
+    only the record irboard writes for its honest re-run is in the ledger."""
+    url, commits, _ = served
+    repo = _repository(tmp_path)
+    forger = _declaring(scripted, tmp_path / "forger" / "classic__cranfield.json", url, commits["ledger"])
+    data = f"classic/cranfield={repo / 'data' / 'classic' / 'cranfield'}"
+    isolated = _irboard("reproduce", str(forger), "--data-dir", data, "--ledger", str(repo / "reproductions"),
+                        "--run-submitted-code", "--quiet", cwd=repo, TMPDIR=str(repo / "tmp"))
+    ledger = repo / "reproductions"
+    assert isolated.returncode == 0 and isolated.stdout.splitlines()[1] == (
+        f"{forger}: recorded in {record_path(ledger, 'org/overlap', 'classic/cranfield')}"), isolated.stdout
+    assert [p.relative_to(ledger).as_posix() for p in ledger.rglob("*")] == [
+        "org__overlap", "org__overlap/classic__cranfield.json"]
+    assert read_record(record_path(ledger, "org/overlap", "classic/cranfield")).isolation == isolation()
+    (record_path(ledger, "org/overlap", "classic/cranfield")).unlink()
+    bare = _irboard("reproduce", str(forger), "--data-dir", data, "--run-submitted-code", "--no-isolation", "--quiet",
+                    cwd=repo, TMPDIR=str(repo / "tmp"))
+    assert bare.returncode == 0 and "not blind" in bare.stdout, bare.stdout + bare.stderr
+    assert (ledger / "org__other" / "classic__cranfield.json").is_file()  # beside irboard, it writes there
+
+
+def test_without_isolation_submitted_code_is_refused_in_one_line(scripted, tmp_path):
+    (tmp_path / "bin").mkdir()  # a PATH without unshare and setpriv
+    args = ("reproduce", str(scripted), "--data-dir", f"classic/cranfield={CRANFIELD}", "--run-submitted-code",
+            "--quiet")
+    refused = _irboard(*args, cwd=tmp_path, PATH=str(tmp_path / "bin"))
+    assert refused.returncode == 1 and refused.stdout == (
+        f"{scripted}: running submitted code isolated needs unshare and setpriv (util-linux), which this machine "
+        "lacks; install util-linux, or pass --no-isolation for a local check that is not blind and is never "
+        "recorded\n"), refused.stdout + refused.stderr
+    ledger = _irboard(*args, "--no-isolation", "--ledger", str(tmp_path / "ledger"), cwd=tmp_path)
+    assert ledger.returncode == 1 and ledger.stdout == "" and ledger.stderr == (
+        "error: --no-isolation runs submitted code where it can reach the judgments and the ledger: its outcomes are "
+        "not blind and are never recorded; leave out --ledger, or --no-isolation\n")
+    assert not (tmp_path / "ledger").exists()
+
+
+def _outcome(isolation: str):
+    from evaluator.artifact import ScriptArtifact
+    from leaderboard.submissions.reproduce import Reproduction
+
+    artifact = ScriptArtifact(repository="https://example.org/m.git", commit="a" * 40, command=["r", "{run}"])
+    return Reproduction(path="results/org__m/classic__cranfield.json", result_sha256="b" * 64, model_id="org/m",
+                        dataset_id="classic/cranfield", spec=artifact.spec, revision="", reproduced=True,
+                        difference="", queries=225, depth=100, max_score_difference=0.0, artifact=artifact,
+                        isolation=isolation)
+
+
+def test_a_re_run_without_isolation_is_never_recorded(tmp_path):
+    from evaluator.errors import IrboardError
+    from leaderboard.submissions.reproductions import write_record
+    from leaderboard.submissions.sandbox import NOT_ISOLATED
+
+    with pytest.raises(IrboardError, match=r"reproduced without isolation \(--no-isolation\), so not blind"):
+        write_record(_outcome(NOT_ISOLATED), tmp_path / "ledger", 1e-4)
+    assert not (tmp_path / "ledger").exists()
+    written = write_record(_outcome(isolation()), tmp_path / "ledger", 1e-4)
+    assert read_record(written).isolation == isolation()
+
+
+def test_a_ledger_changed_while_artifacts_ran_gets_no_record(tmp_path):
+    """A second guard behind the sandbox: anything written under the ledger while the re-runs ran stops the writing."""
+    from evaluator.errors import IrboardError
+    from leaderboard.commands.reproduce import _ledger_files, _record
+
     ledger = tmp_path / "ledger"
-    forger = _declaring(scripted, tmp_path / "forger" / "classic__cranfield.json", url, commits["forger"],
-                        ("python3", "rank.py", "{data}", "{run}", str(ledger)))
-    code = main(["reproduce", str(forger), "--data-dir", f"classic/cranfield={CRANFIELD}", "--ledger", str(ledger),
-                 "--run-submitted-code", "--quiet"])
-    out, err = capsys.readouterr()
-    assert code == 1 and out.startswith(f"{forger}: reproduced by script {url}"), out + err
-    assert err.strip() == (f"error: {ledger / 'org__other' / 'classic__cranfield.json'}: the ledger changed while "
-                           "the artifacts ran (submitted code writing records?); no record written: remove what this "
-                           "run did not write and reproduce again")
-    assert [p.relative_to(ledger).as_posix() for p in ledger.rglob("*.json")] == ["org__other/classic__cranfield.json"]
+    ledger.mkdir()
+    before = _ledger_files(ledger)
+    (ledger / "org__other").mkdir()
+    (ledger / "org__other" / "classic__cranfield.json").write_text("{}")
+    with pytest.raises(IrboardError, match="the ledger changed while the artifacts ran"):
+        _record([_outcome(isolation())], ledger, before)
+    assert [p.name for p in ledger.rglob("*.json")] == ["classic__cranfield.json"]
+    assert not (ledger / "org__m").exists()

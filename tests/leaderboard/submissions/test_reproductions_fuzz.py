@@ -17,7 +17,8 @@ GOOD = {"format": FORMAT, "model_id": "bm25", "dataset_id": "beir/scifact", "res
         "artifact": {"spec": "bm25"}, "compared": {"queries": 300, "depth": 100,
                                                    "max_relative_score_difference": 0.0, "tolerance": 1e-6},
         "measured": {"parameters": None, "dim": None, "queries_per_s": 12.5},
-        "reproduced_at": "2026-12-01T00:00:00Z", "irboard_commit": "ab" * 20}
+        "reproduced_at": "2026-12-01T00:00:00Z", "irboard_commit": "ab" * 20,
+        "isolation": "user, mount and PID namespaces (unshare), no capabilities"}
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
                     max_leaves=12)
