@@ -1,7 +1,10 @@
 """Known-truth simulation of the pooled claims on boards shaped like real ones (docs/statistics.md, "Pooled
 claims on unequal, non-normal boards"): `python -m tests.leaderboard.analysis.simulate_claims` writes
-claims_table.json beside this file (run once, with `nice -n 10`; not part of the suite), and test_claims_table.py
-checks the doc's tables against it and reruns a few cells with their seeds.
+claims_table.json beside this file (run once, with `nice -n 10`; not part of the suite; `--only best` reruns one
+section), and test_claims_table.py checks the doc's tables against it and reruns a small slice (PROBES) live. The
+file also holds the best set's cells on skewed per-query differences (simulate_best.py), the prediction interval's
+table and the per-dataset equivalence and best-set rows (test_predictive_simulation.py), so that no test reruns a
+long grid.
 
 A cell: k datasets of 30-5,000 queries (log-uniform), three models whose true differences over the population of
 datasets are exactly one margin apart (model 1 - model 0 = margin, model 2 - model 1 = margin), so every
@@ -13,6 +16,7 @@ three pairs (Bonferroni's level alpha / 3, the candidate's interval within +- th
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -21,6 +25,8 @@ import numpy as np
 from scipy import stats
 
 from leaderboard.analysis import meta
+from tests.leaderboard.analysis import simulate_best
+from tests.leaderboard.analysis import test_predictive_simulation as predictive
 
 ALPHA = 0.05
 MARGIN = 0.01
@@ -172,15 +178,80 @@ def doc_tables(table: dict) -> list[str]:
     return lines
 
 
-def main(replicates: int = REPLICATES) -> None:
+def prediction_cells() -> list[dict]:
+    """The prediction interval's table (test_predictive_simulation.prediction_coverage, its seeds)."""
     cells = []
-    for index, parameters in enumerate(grid()):
-        cells.append(cell(*parameters, replicates, seed_of(*parameters)))
-        print(index, cells[-1], file=sys.stderr, flush=True)
-    table = {"alpha": ALPHA, "margin": MARGIN, "cells": cells}
+    for k in predictive.PREDICTION_KS:
+        for tau in predictive.PREDICTION_TAUS:
+            seed = predictive.prediction_seed(k, tau)
+            coverage, naive, width = predictive.prediction_coverage(k, tau, predictive.PREDICTION_REPLICATES, seed)
+            cells.append({"k": k, "tau": tau, "replicates": predictive.PREDICTION_REPLICATES, "seed": seed,
+                          "coverage": float(coverage), "naive": float(naive), "width": float(width)})
+    return cells
+
+
+def prediction_table(cells: list[dict]) -> list[str]:
+    """docs/statistics.md's rows of the prediction interval's table: per k, each tau's coverage (naive), mean width."""
+    taus = sorted({c["tau"] for c in cells})
+    lines = []
+    for k in sorted({c["k"] for c in cells}):
+        row = [next(c for c in cells if c["k"] == k and c["tau"] == tau) for tau in taus]
+        lines.append(f"| {k} | " + " | ".join(f"**{_pct(c['coverage'])}** ({_pct(c['naive'])}), {c['width']:.3f}"
+                                              for c in row) + " |")
+    return lines
+
+
+# a small slice of each section, rerun live by test_claims_table.py: (section, parameters, replicates)
+PROBES = (("pooled", (10, 0.04, "two-point", "rescue"), 40), ("best", (30, 12, "rescue"), 40),
+          ("prediction", (4, 0.02), 300))
+
+
+def probe(section: str, parameters: tuple, replicates: int) -> dict:
+    if section == "pooled":
+        return cell(*parameters, replicates, seed_of(*parameters))
+    if section == "best":
+        return simulate_best.cell(*parameters, replicates, simulate_best.seed_of(*parameters))
+    k, tau = parameters
+    coverage, naive, width = predictive.prediction_coverage(k, tau, replicates, predictive.prediction_seed(k, tau))
+    return {"coverage": float(coverage), "naive": float(naive), "width": float(width)}
+
+
+SECTIONS = ("pooled", "best", "prediction", "verdicts")
+
+
+def run(section: str, replicates: int) -> list:
+    if section == "pooled":
+        return [cell(*parameters, replicates, seed_of(*parameters)) for parameters in grid()]
+    if section == "best":
+        return [simulate_best.cell(*parameters, simulate_best.REPLICATES, simulate_best.seed_of(*parameters))
+                for parameters in simulate_best.grid()]
+    if section == "prediction":
+        return prediction_cells()
+    return [[row, bool(holds)] for row, holds in predictive.docs_tables()]  # the per-dataset equivalence and best rows
+
+
+def main(replicates: int = REPLICATES, sections=SECTIONS) -> None:
+    """Run `sections` (all by default; the others are kept from the stored file) and write claims_table.json."""
+    stored = json.loads(TABLE.read_text()) if TABLE.exists() else {}
+    table = {"alpha": ALPHA, "margin": MARGIN}
+    for section in SECTIONS:
+        key = "cells" if section == "pooled" else section
+        if section in sections:
+            table[key] = run(section, replicates)
+            print(section, json.dumps(table[key]), file=sys.stderr, flush=True)
+        else:
+            table[key] = stored[key]
+    table["probes"] = [[section, list(parameters), replicates, probe(section, parameters, replicates)]
+                       for section, parameters, replicates in PROBES]
     TABLE.write_text(json.dumps(table, indent=1) + "\n")
-    print("\n".join(doc_tables(table)))
+    print("\n".join(doc_tables(table) + [""] + simulate_best.doc_table(table["best"]) + [""]
+                    + prediction_table(table["prediction"]) + [""] + [row for row, _ in table["verdicts"]]))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else REPLICATES)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("replicates", nargs="?", type=int, default=REPLICATES, help="per pooled cell")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS,
+                        help="rerun these sections, keep the others from claims_table.json")
+    arguments = parser.parse_args()
+    main(arguments.replicates, arguments.only)
