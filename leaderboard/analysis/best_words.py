@@ -35,8 +35,10 @@ def rule(alpha: float) -> str:
     return (f"★ marks who could be #1 at {level(alpha)}: the best set, the confidence set for the best model. It keeps "
             "each ranked model that no other ranked model is significantly better than in a one-sided paired t-test "
             f"at α / (models − 1) (α = {alpha:g}); only the true best's hypothesis matters, so the set holds it with "
-            f"probability at least {level(alpha)}, at near-ties too. It is not read from the rank ranges: a model "
-            "whose rank range starts at 1 can be left out, and one whose range does not can be in it.")
+            f"probability at least {level(alpha)}, at near-ties too, where each pair's per-query differences show "
+            "their tails in the dataset's queries (a lead carried by a kind of query rarer than about one in the "
+            "number of queries may be missing from them: docs/statistics.md). It is not read from the rank ranges: a "
+            "model whose rank range starts at 1 can be left out, and one whose range does not can be in it.")
 
 
 def sentence(where: str, tops: list[str], ranked: int, everyone: int, filtered: bool, tested: int, alpha: float,
