@@ -5,6 +5,11 @@ pinned hub copy are read from the Hugging Face hub's files instead (``beir_hub``
 
 Counts and md5s are BEIR's published ones (README dataset table, Thakur et al. 2021). Each
 CQADupStack subforum is its own dataset inside ``cqadupstack.zip``.
+
+BEIR datasets whose corpus is not public (``NOT_PUBLIC``: BEIR publishes no zip, only how to build its layout
+from a licensed copy) are registered for their official judgments (``evaluator.datasets.official``): a run file
+is scored on them with ``evaluate --run`` and re-scored by ``validate``; running a model needs ``--data-dir`` with
+a BEIR-layout folder built from a licensed copy.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from evaluator.datasets.dataset import Dataset, check_against_spec
 from evaluator.datasets.download import cache_root, fetch_archive
 from evaluator.datasets.layout import find_file, read_beir_folder
 from evaluator.datasets.spec import BEIR_HEADLINE, DatasetSpec
+from evaluator.errors import DatasetLoadError
 
 FAMILY = "beir"
 BASE_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
@@ -56,6 +62,16 @@ _DATASETS: dict[str, tuple[str, str, int, int, str, str]] = {
 }
 # fmt: on
 
+# name: (split, test queries, documents, licence, description, how a licensed copy is obtained); BEIR's paper
+# (Table 1) and README give the counts.
+# fmt: off
+NOT_PUBLIC: dict[str, tuple[str, int, int, str, str, str]] = {
+    "trec-news": ("test", 57, 594977, "TREC Washington Post terms (licence required)",
+                  "news background linking: article headlines, Washington Post articles",
+                  "the TREC Washington Post Corpus (v2) is licensed by NIST: https://trec.nist.gov/data/wapost/"),
+}
+# fmt: on
+
 CQADUPSTACK_MD5 = "4e41456d7df8ee7760a7f866133bda78"
 # subforum: (test queries, documents); they sum to BEIR's 13,145 queries and 457,199 documents.
 _CQADUPSTACK: dict[str, tuple[int, int]] = {
@@ -84,7 +100,7 @@ _UNKNOWN_QRELS_DOCS = {"arguana"}
 
 
 def _spec(
-    name: str, split: str, md5: str, num_queries: int, num_docs: int, license: str, about: str
+    name: str, split: str, md5: str | None, num_queries: int, num_docs: int, license: str, about: str
 ) -> DatasetSpec:
     archive = name.split("/", 1)[0]
     return DatasetSpec(
@@ -93,7 +109,7 @@ def _spec(
         name=name,
         split=split,
         language="en",
-        source=f"{BASE_URL}/{archive}.zip",
+        source=f"{BASE_URL}/{archive}.zip" if md5 is not None else "",  # no zip: the corpus is not public
         group="BEIR",
         headline_metrics=BEIR_HEADLINE[0],
         headline_source=BEIR_HEADLINE[1],
@@ -112,6 +128,9 @@ def _spec(
 
 
 SPECS: list[DatasetSpec] = [_spec(name, *row) for name, row in _DATASETS.items()] + [
+    _spec(name, split, None, queries, docs, license, about)
+    for name, (split, queries, docs, license, about, _obtain) in NOT_PUBLIC.items()
+] + [
     _spec(
         f"cqadupstack/{forum}",
         "test",
@@ -129,6 +148,11 @@ def dataset_folder(spec: DatasetSpec, data_dir: str | Path | None, cache_dir: st
     """The BEIR-layout folder of ``spec``: under ``data_dir`` when given, else in the cache
     (downloaded and verified on first use)."""
     sub = spec.name.split("/")[1:]  # subforum inside cqadupstack
+    if data_dir is None and spec.name in NOT_PUBLIC:
+        raise DatasetLoadError(
+            f"{spec.id}: its corpus is not public ({NOT_PUBLIC[spec.name][5]}); pass --data-dir with a BEIR-layout "
+            "folder built from a licensed copy (corpus.jsonl, queries.jsonl, qrels/test.tsv), or score a run file "
+            "with --run, which needs only the official judgments")
     if data_dir is not None:
         folder = Path(data_dir)
         # --data-dir may name the subforum folder itself or the extracted cqadupstack folder

@@ -201,12 +201,12 @@ _TREC_DL: dict[str, tuple[str, str, tuple[int, str, str, str]]] = {
 }
 # fmt: on
 
-# Judgments of BEIR datasets irboard does not register (their corpora are not public); listed so that the
-# registry accounts for every official file.
+# Judgments of BEIR datasets irboard does not register (their corpora are not public, and no published run on them
+# is on the board); listed so that the registry accounts for every official file. beir/trec-news, whose corpus is
+# not public either, is registered for its judgments alone (evaluator.datasets.beir.NOT_PUBLIC).
 _UNREGISTERED_LICENSES = {
     "bioasq": "BioASQ terms (registration required)",
     "signal1m": "Signal Media terms (research use)",
-    "trec-news": "TREC Washington Post terms (licence required)",
 }
 _MIRACL_LICENSE = "Apache-2.0"
 _MSMARCO_LICENSE = "MS MARCO terms (non-commercial research)"

@@ -85,8 +85,7 @@ def test_every_registered_dataset_but_the_classic_collections_has_official_judgm
         assert (record.split, record.num_queries) == (spec.split, spec.num_queries), spec.id
     shared = {r.dataset_id for r in all_official_judgments() if r.qrels.name.startswith("qrels.msmarco-passage")}
     assert shared == {"beir/msmarco"} | {s.id for s in all_specs() if s.family == "mmarco"}
-    assert {r.dataset_id for r in all_official_judgments() if not r.registered} == {
-        "beir/bioasq", "beir/signal1m", "beir/trec-news"}
+    assert {r.dataset_id for r in all_official_judgments() if not r.registered} == {"beir/bioasq", "beir/signal1m"}
 
 
 def test_miracl_keeps_its_judged_negatives_as_grade_zero():
