@@ -307,7 +307,7 @@ class DatasetContext:
     alpha: float = 0.05  # significance level: p-values are printed so that they never round onto it
     headline: str = ""  # the metrics the dataset is published with, and where ("" when the registry names none)
     answer: str = ""  # who could be #1 on the dataset (analysis.best_words.dataset_sentence)
-    judgments: str = ""  # how complete the judgments are for the models shown (web.judged_words.judgments_line)
+    judgments: str = ""  # how complete the judgments are for the models shown (analysis.judged_words.judgments_line)
     set_links: tuple = ()  # the judgment set switcher (web.views.judgment_sets.SetLink); empty without declared sets
     shown_set: dict | None = None  # the judgment set the page shows (name, kind, sha256, ...), for the downloads
 

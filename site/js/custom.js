@@ -5,7 +5,7 @@
    every model with a result on each chosen dataset, its score interval, rank ranges from corrected pairwise tests
    of the group means among the ranked models, the best set (★) and its sentence, and the mean rank. Sums run in
    numpy's order (pairwise summation along a row), so the page's means are the build's to the last bit; the
-   Student t tail is the regularised incomplete beta function to about 1e-15. Nothing is drawn at random. The
+   Student t distribution is site/js/student_t.js's (about 1e-15). Nothing is drawn at random. The
    address keeps the choice: ?datasets=a,b&weights=2,1. window.irboardBenchmark.compute(ids, weights) returns a
    promise of the result (the benchmark script and the tests call it). */
 (function () {
@@ -53,100 +53,7 @@
     return pairwise(a, start, half) + pairwise(a, start + half, n - half);
   }
 
-  /* log Γ(x) for x > 0: Lanczos (g = 7, 9 terms) for small x, Stirling's series beyond 10 (both about 1e-15). */
-  var LANCZOS = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-    -176.61503916999185, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
-  function stirlingTail(x) {  /* log Γ(x) - ((x - 1/2) log x - x + log(2π) / 2) */
-    var x2 = x * x;
-    return (1 / 12 - (1 / 360 - (1 / 1260 - 1 / (1680 * x2)) / x2) / x2) / x;
-  }
-  function logGamma(x) {
-    if (x > 10) { return (x - 0.5) * Math.log(x) - x + 0.9189385332046728 + stirlingTail(x); }
-    if (x < 0.5) { return Math.log(Math.PI / Math.abs(Math.sin(Math.PI * x))) - logGamma(1 - x); }
-    x -= 1;
-    var sum = LANCZOS[0], t = x + 7.5;
-    for (var i = 1; i < 9; i += 1) { sum += LANCZOS[i] / (x + i); }
-    return 0.9189385332046728 + (x + 0.5) * Math.log(t) - t + Math.log(sum);
-  }
-  /* log B(a, b); for two large arguments the Stirling terms are combined before they cancel. */
-  function logBeta(a, b) {
-    if (a > 10 && b > 10) {
-      var s = a + b;
-      return 0.5 * Math.log(2 * Math.PI) + (a - 0.5) * Math.log(a / s) + (b - 0.5) * Math.log(b / s) -
-        0.5 * Math.log(s) + stirlingTail(a) + stirlingTail(b) - stirlingTail(s);
-    }
-    if (a > 10 || b > 10) {  /* log Γ(small) + log Γ(big) - log Γ(big + small), the big ones' difference first */
-      var big = Math.max(a, b), small = Math.min(a, b), both = big + small;
-      var difference = (big - 0.5) * Math.log(big / both) - small * Math.log(both) + small +
-        stirlingTail(big) - stirlingTail(both);
-      return logGamma(small) + difference;
-    }
-    return logGamma(a) + logGamma(b) - logGamma(a + b);
-  }
-  /* Lentz's continued fraction of the incomplete beta function. */
-  function betaFraction(a, b, x) {
-    var tiny = 1e-300, c = 1, d = 1 - (a + b) * x / (a + 1);
-    if (Math.abs(d) < tiny) { d = tiny; }
-    d = 1 / d;
-    var h = d;
-    for (var m = 1; m < 100000; m += 1) {
-      var m2 = 2 * m, aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-      d = 1 + aa * d; if (Math.abs(d) < tiny) { d = tiny; }
-      c = 1 + aa / c; if (Math.abs(c) < tiny) { c = tiny; }
-      d = 1 / d; h *= d * c;
-      aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-      d = 1 + aa * d; if (Math.abs(d) < tiny) { d = tiny; }
-      c = 1 + aa / c; if (Math.abs(c) < tiny) { c = tiny; }
-      d = 1 / d;
-      var step = d * c;
-      h *= step;
-      if (Math.abs(step - 1) < 2e-16) { break; }
-    }
-    return h;
-  }
-  /* I_x(a, b) given x and y = 1 - x, each computed without cancellation by the caller. */
-  function incompleteBeta(a, b, x, y) {
-    if (x <= 0) { return 0; }
-    if (y <= 0) { return 1; }
-    var front = Math.exp(a * Math.log(x) + b * Math.log(y) - logBeta(a, b));
-    if (x < (a + 1) / (a + b + 2)) { return front * betaFraction(a, b, x) / a; }
-    return 1 - front * betaFraction(b, a, y) / b;
-  }
-  /* P(T > t), Student's t with df degrees of freedom (scipy.stats.t.sf). */
-  function tSf(t, df) {
-    if (t === Infinity) { return 0; }
-    if (t === -Infinity) { return 1; }
-    var t2 = t * t, x = df / (df + t2), y = t2 / (df + t2);
-    var tail = 0.5 * incompleteBeta(df / 2, 0.5, x, y);
-    return t > 0 ? tail : 1 - tail;
-  }
-  /* The t with P(T > t) = p, 0 < p < 1/2 (scipy.stats.t.ppf(1 - p)): Newton's steps on the tail from the
-     normal quantile's neighbourhood, then bisection of the last interval to the last bit. */
-  function tDensity(t, df) {
-    return Math.exp(-logBeta(df / 2, 0.5) - 0.5 * Math.log(df) - (df + 1) / 2 * Math.log1p(t * t / df));
-  }
-  var quantiles = {};
-  function tUpperQuantile(p, df) {
-    var key = p + "/" + df;
-    if (quantiles[key] !== undefined) { return quantiles[key]; }
-    var t = 2, i;
-    for (i = 0; i < 100; i += 1) {
-      var step = (tSf(t, df) - p) / tDensity(t, df), next = t + step;
-      if (next <= 0) { next = t / 2; }
-      if (Math.abs(next - t) <= 1e-15 * Math.abs(next)) { t = next; break; }
-      t = next;
-    }
-    var low = t, high = t;  /* a bracket around it, a few ulps wide, then halved to the last bit */
-    for (i = 0; i < 60 && tSf(low, df) <= p; i += 1) { low -= Math.abs(low) * 1e-15 * Math.pow(2, i); }
-    for (i = 0; i < 60 && tSf(high, df) > p; i += 1) { high += Math.abs(high) * 1e-15 * Math.pow(2, i); }
-    for (i = 0; i < 200; i += 1) {
-      var middle = (low + high) / 2;
-      if (middle <= low || middle >= high) { break; }
-      if (tSf(middle, df) > p) { low = middle; } else { high = middle; }
-    }
-    quantiles[key] = (low + high) / 2;
-    return quantiles[key];
-  }
+  var studentT = window.irboardStudentT, tSf = studentT.sf, tUpperQuantile = studentT.upperQuantile;
 
   /* stats.corrected_matrix over the pairs i < j (row by row), Holm, Benjamini–Hochberg or none. */
   function corrected(flat) {

@@ -23,7 +23,7 @@ import hashlib
 import math
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -440,6 +440,15 @@ def golden_lookup(dataset_id: str):
     if entry is None:
         return DatasetInfo(dataset_id, dataset_id, "Other", "", DEFAULT_MAIN_METRIC)
     return DatasetInfo(dataset_id, entry["name"], entry["group"], entry["language"], entry["main_metric"])
+
+
+
+def scaled_lookup(dataset_id: str):
+    """The lookup a board of `write_scaled_results` is built with: the registry's entry of each dataset without its
+    query set and facts, since the synthetic queries and corpora only stand on registered dataset ids."""
+    from leaderboard.submissions.catalog import dataset_info
+
+    return replace(dataset_info(dataset_id), query_ids_sha256=None, facts=None)
 
 
 class DeclaredVerification:

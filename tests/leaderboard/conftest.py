@@ -65,9 +65,7 @@ def board_200x30(tmp_path_factory):
     """A synthetic board of 200 models x 30 datasets (10 queries each; about one model in ten misses a few
     datasets, one in ten is not verified), built once per session: (site folder, the Leaderboard the build made)."""
     import zlib
-    from dataclasses import replace
 
-    from leaderboard.submissions.catalog import dataset_info
     from leaderboard.web import build
 
     root = tmp_path_factory.mktemp("board200x30")
@@ -78,7 +76,7 @@ def board_200x30(tmp_path_factory):
             original(*args, **kwargs)) or made[-1])
         build.build_site(root / "results", root / "_site",
                          is_verified=synthetic.VerifiedWhen(lambda r: zlib.crc32(r.model.id.encode()) % 10 != 0),
-                         lookup=lambda d: replace(dataset_info(d), query_ids_sha256=None, facts=None))
+                         lookup=synthetic.scaled_lookup)
     return root / "_site", made[0]
 
 

@@ -4,25 +4,49 @@ and how recall at scale is predicted, with its measured error (`build`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from leaderboard.analysis import predictions
 from leaderboard.analysis.aggregate import Leaderboard
 from leaderboard.analysis.predictions import Evidence
+from leaderboard.analysis.scale import GROWTHS, MODES
+from leaderboard.analysis.scale_query import MIN_TAIL, TAIL_FRACTION
 from leaderboard.submissions.reproduce import RELATIVE_TOLERANCE
 from leaderboard.submissions.sample_checks import DENSITY_RATIO, IMPLAUSIBLE, SCORE_TOLERANCE
 from leaderboard.submissions.verify import TOLERANCE
-from leaderboard.web.contexts import MethodContext
+from leaderboard.web.contexts import EvidenceRow, EvidenceSummary, EvidenceVariant, MethodContext, Page
 from leaderboard.web.views.ranks import statistics_method
-from leaderboard.web.views.scale import method_context
+from leaderboard.web.views.scale import COLUMN_LABEL, size_label
 
 
 def build(board: Leaderboard, evidence: Evidence) -> MethodContext:
-    """The method page: what "verified" means, and how recall at scale is predicted with its measured error
-    (leaderboard/analysis/scale_evidence.json)."""
-    context = method_context(board, evidence)
-    return replace(context, page=replace(context.page, title="Method: trust and recall at scale"),
-                   verification=verification_method(), statistics=statistics_method(board))
+    """The method page: what "verified" means, the statistics, and how recall at scale is predicted with its measured
+    error (leaderboard/analysis/scale_evidence.json)."""
+    used = board.settings.scale_mode
+    ks = sorted({int(k) for row in evidence.rows for k in row.measured})
+    known = [m for m in MODES if any(m in row.errors or m in row.cannot_predict for row in evidence.rows)]
 
+    def variants(errors, reasons) -> tuple[EvidenceVariant, ...]:
+        return tuple(EvidenceVariant(name, name == used, tuple((errors.get(name) or {}).get(str(k)) for k in ks),
+                                     reasons.get(name) if errors.get(name) is None else None)
+                     for name in known)
+
+    rows = tuple(EvidenceRow(row.dataset, row.model, row.growth, tuple(row.measured.get(str(k)) for k in ks),
+                             row.dropped, variants(row.errors, row.cannot_predict)) for row in evidence.rows)
+    summary = tuple(EvidenceSummary(growth, variants(evidence.summary[growth], {}))
+                    for growth in GROWTHS if growth in evidence.summary)
+    by_fraction = tuple(
+        EvidenceSummary(growth, variants({m: by[m].get(fraction) for m in by}, {}), float(fraction))
+        for growth in GROWTHS if (by := evidence.by_fraction.get(growth))
+        for fraction in sorted({f for errors in by.values() for f in errors}, key=float))
+    found = list(board.predictions.values())
+    return MethodContext(
+        page=Page("method.html", "Method: trust and recall at scale", "", "method"),
+        mode=used, growth=board.settings.scale_growth, growths=GROWTHS, tail_fraction=TAIL_FRACTION,
+        min_tail=MIN_TAIL, size_labels=tuple(size_label(size) for size in predictions.CHART_SIZES),
+        ks=predictions.CHART_KS, column=COLUMN_LABEL, predictions=sum(p.recall is not None for p in found),
+        cannot_predict=sum(p.recall is None for p in found), dropped_queries=sum(p.n_dropped for p in found),
+        evidence_description=evidence.description, evidence_ks=tuple(ks), evidence=rows, summary=summary,
+        by_fraction=by_fraction, verification=verification_method(), statistics=statistics_method(board),
+    )
 
 def verification_method() -> tuple[str, ...]:
     """The rule of leaderboard/submissions/verify.py, in words, with its thresholds."""

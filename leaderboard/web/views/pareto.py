@@ -22,6 +22,7 @@ from leaderboard.web.contexts import (
     ParetoView,
 )
 from leaderboard.web.render import format_parameters, json_text
+from leaderboard.web.views.common import ordered_groups
 from leaderboard.web.views.ranks import best_rule, group_key, group_where
 
 PARETO_PAGE = "pareto.html"
@@ -166,8 +167,7 @@ def choice_path(key: str, default: str) -> str:
 def build(board: Leaderboard) -> list[ParetoContext]:
     """One page per group mean and per dataset, each with a picker of all of them."""
     # groups as the home and ranks pages order them: "All datasets" last
-    groups = [g for g in board.groups if g.name != ALL_GROUP] + [g for g in board.groups if g.name == ALL_GROUP]
-    choices = [group_choice(board, group) for group in groups]
+    choices = [group_choice(board, group) for group in ordered_groups(board)]
     choices += [dataset_choice(board, dataset) for dataset in board.datasets]
     methods = (
         best_rule(board),

@@ -25,6 +25,7 @@ from leaderboard.web.contexts import (
     StatisticsMethod,
 )
 from leaderboard.web.render import json_text
+from leaderboard.web.views.common import ordered_groups
 
 RANKS_PAGE = "ranks.html"
 METHOD_ANCHOR = "method.html#statistics"
@@ -158,9 +159,8 @@ def group_key(name: str) -> str:
 
 
 def rank_tables(board: Leaderboard, root: str = "", rows: bool = True) -> tuple[RankTable, ...]:
-    groups = [g for g in board.groups if g.name != ALL_GROUP] + [g for g in board.groups if g.name == ALL_GROUP]
     tables = []
-    for g in groups:
+    for g in ordered_groups(board):
         text, figure = stability(board, g) if rows else ("", None)
         tables.append(RankTable(name=g.name, key=group_key(g.name), datasets=len(g.dataset_ids),
                                 rows=group_rank_rows(g, root) if rows else (),

@@ -1,4 +1,4 @@
-"""Recall at scale on the site: the home column, the dataset column, the model page's charts and the method page.
+"""Recall at scale on the site: the home column, the dataset column and the model page's charts.
 
 Predictions come from leaderboard/analysis/predictions.py (one per result with score samples); this module turns them
 into the typed contexts of leaderboard/web/contexts.py. Every number is labelled as a model-based prediction and
@@ -13,19 +13,13 @@ from evaluator.result import slugify
 from leaderboard.analysis import predictions
 from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, Leaderboard, ModelBoard
 from leaderboard.analysis.predictions import COLUMN_K, COLUMN_SIZE, Evidence, Prediction
-from leaderboard.analysis.scale import GROWTHS, MODES
-from leaderboard.analysis.scale_query import MIN_TAIL, TAIL_FRACTION
+from leaderboard.analysis.scale import GROWTHS
 from leaderboard.submissions.load import LoadedResult
 from leaderboard.web import charts
 from leaderboard.web.contexts import (
     Crossing,
     CrossingSection,
-    EvidenceRow,
-    EvidenceSummary,
-    EvidenceVariant,
     Figure,
-    MethodContext,
-    Page,
     PredictedMean,
     PredictedValue,
     PredictionColumn,
@@ -229,34 +223,3 @@ def crossing_section(board: Leaderboard, dataset: DatasetBoard, evidence: Eviden
                  f"{'are' if within != 1 else 'is'} not listed.")
     return CrossingSection(k=k, growth=growth, crossings=tuple(sorted(crossings, key=lambda c: c.size)),
                            error=error, note=note, method_href=root + METHOD_ANCHOR)
-
-
-def method_context(board: Leaderboard, evidence: Evidence) -> MethodContext:
-    """The method page: how recall at scale is predicted, and its measured error (scale_evidence.json)."""
-    used = board.settings.scale_mode
-    ks = sorted({int(k) for row in evidence.rows for k in row.measured})
-    known = [m for m in MODES if any(m in row.errors or m in row.cannot_predict for row in evidence.rows)]
-
-    def variants(errors, reasons) -> tuple[EvidenceVariant, ...]:
-        return tuple(EvidenceVariant(name, name == used, tuple((errors.get(name) or {}).get(str(k)) for k in ks),
-                                     reasons.get(name) if errors.get(name) is None else None)
-                     for name in known)
-
-    rows = tuple(EvidenceRow(row.dataset, row.model, row.growth, tuple(row.measured.get(str(k)) for k in ks),
-                             row.dropped, variants(row.errors, row.cannot_predict)) for row in evidence.rows)
-    summary = tuple(EvidenceSummary(growth, variants(evidence.summary[growth], {}))
-                    for growth in GROWTHS if growth in evidence.summary)
-    by_fraction = tuple(
-        EvidenceSummary(growth, variants({m: by[m].get(fraction) for m in by}, {}), float(fraction))
-        for growth in GROWTHS if (by := evidence.by_fraction.get(growth))
-        for fraction in sorted({f for errors in by.values() for f in errors}, key=float))
-    found = list(board.predictions.values())
-    return MethodContext(
-        page=Page("method.html", "Method: recall at scale", "", "method"),
-        mode=used, growth=board.settings.scale_growth, growths=GROWTHS, tail_fraction=TAIL_FRACTION,
-        min_tail=MIN_TAIL, size_labels=tuple(size_label(size) for size in predictions.CHART_SIZES),
-        ks=predictions.CHART_KS, column=COLUMN_LABEL, predictions=sum(p.recall is not None for p in found),
-        cannot_predict=sum(p.recall is None for p in found), dropped_queries=sum(p.n_dropped for p in found),
-        evidence_description=evidence.description, evidence_ks=tuple(ks), evidence=rows, summary=summary,
-        by_fraction=by_fraction,
-    )

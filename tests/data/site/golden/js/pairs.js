@@ -33,55 +33,9 @@
     return String(p);
   }
 
-  /* Student's t distribution: the upper tail from the regularised incomplete beta function (Lentz's continued
-     fraction), the quantile by bisection; enough digits for intervals printed with two decimals ×100. */
-  function logGamma(x) {
-    var c = [76.18009172947146, -86.50532032941677, 24.01409824083091, -1.231739572450155, 0.1208650973866179e-2,
-      -0.5395239384953e-5];
-    var y = x, tmp = x + 5.5, series = 1.000000000190015;
-    tmp -= (x + 0.5) * Math.log(tmp);
-    for (var j = 0; j < 6; j += 1) { y += 1; series += c[j] / y; }
-    return -tmp + Math.log(2.5066282746310005 * series / x);
-  }
-  function betaFraction(a, b, x) {
-    var tiny = 1e-300, c = 1, d = 1 - (a + b) * x / (a + 1);
-    if (Math.abs(d) < tiny) { d = tiny; }
-    d = 1 / d;
-    var h = d;
-    for (var m = 1; m < 300; m += 1) {
-      var m2 = 2 * m, aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-      d = 1 + aa * d; if (Math.abs(d) < tiny) { d = tiny; }
-      c = 1 + aa / c; if (Math.abs(c) < tiny) { c = tiny; }
-      d = 1 / d; h *= d * c;
-      aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-      d = 1 + aa * d; if (Math.abs(d) < tiny) { d = tiny; }
-      c = 1 + aa / c; if (Math.abs(c) < tiny) { c = tiny; }
-      d = 1 / d;
-      var step = d * c;
-      h *= step;
-      if (Math.abs(step - 1) < 1e-15) { break; }
-    }
-    return h;
-  }
-  function incompleteBeta(a, b, x) {
-    if (x <= 0) { return 0; }
-    if (x >= 1) { return 1; }
-    var front = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
-    return x < (a + 1) / (a + b + 2) ? front * betaFraction(a, b, x) / a : 1 - front * betaFraction(b, a, 1 - x) / b;
-  }
-  /* P(T > t) for t >= 0. */
-  function tUpper(t, df) { return 0.5 * incompleteBeta(df / 2, 0.5, df / (df + t * t)); }
-  function tCdf(t, df) { return t >= 0 ? 1 - tUpper(t, df) : tUpper(-t, df); }
-  /* The t with P(T > t) = p (0 < p <= 1/2). */
-  function tQuantileUpper(p, df) {
-    var low = 0, high = 1;
-    while (tUpper(high, df) > p && high < 1e12) { high *= 2; }
-    for (var i = 0; i < 200 && high - low > 1e-12 * high; i += 1) {
-      var middle = (low + high) / 2;
-      if (tUpper(middle, df) > p) { low = middle; } else { high = middle; }
-    }
-    return (low + high) / 2;
-  }
+  /* Student's t distribution (site/js/student_t.js, loaded before this file). */
+  var studentT = window.irboardStudentT, tUpper = studentT.sf, tCdf = studentT.cdf;
+  var tQuantileUpper = studentT.upperQuantile;
 
   /* The interval a corrected verdict rests on (leaderboard/analysis/verdicts.py): where the correction rejects, the
      t-interval at the level it tested the pair at, alpha × uncorrected p / corrected p; elsewhere Bonferroni's
