@@ -17,7 +17,16 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_serializer,
+)
 
 # options of the model adapters that do not change what a model computes, only where and how fast
 MACHINE_OPTIONS = ("batch_size", "device", "threads")
@@ -50,15 +59,38 @@ def _command(value: list[str]) -> list[str]:
 Command = Annotated[list[str], Field(min_length=1, max_length=50), AfterValidator(_command)]
 
 
+def _setup(value: list[str]) -> list[str]:
+    if any(not arg or len(arg) > 500 or re.search(r"[\x00-\x1f\x7f]", arg) for arg in value):
+        raise ValueError("each setup argument must be 1 to 500 characters without control characters")
+    if any(name in arg for arg in value for name in PLACEHOLDERS):
+        raise ValueError("the setup command runs before the dataset is there and writes no run: it cannot name {data} "
+                         "or {run}; fetch packages and weights into its folder, and let the command read them")
+    return value
+
+
+# run with the network in the checkout before the dataset is there (packages, weights); the command then runs offline
+SetupCommand = Annotated[list[str], Field(min_length=1, max_length=50), AfterValidator(_setup)]
+
+
 class ScriptArtifact(BaseModel):
     """`model.artifact` for a model irboard cannot run: a public git repository at a pinned commit and the command,
-    run there without a shell, that writes the run file (`{run}`) from the dataset's folder (`{data}`)."""
+    run there without a shell and without network, that writes the run file (`{run}`) from the dataset's folder
+    (`{data}`); optionally a `setup` command run there first, with the network but before the dataset is there, that
+    fetches what the command needs (packages, weights)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     repository: str = Field(max_length=500, pattern=r"^(https|git)://[A-Za-z0-9._~:/@%+-]+$")
     commit: str
+    setup: SetupCommand | None = None
     command: Command
+
+    @model_serializer(mode="wrap")
+    def _without_setup(self, handler) -> dict:
+        data = handler(self)
+        if data.get("setup", ...) is None:
+            del data["setup"]  # an artifact without one keeps the bytes it had before setup existed
+        return data
 
     @field_validator("commit")
     @classmethod

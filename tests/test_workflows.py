@@ -657,7 +657,7 @@ def test_the_reproduce_workflow_runs_main_code_and_its_writer_runs_nothing():
     names = [step.get("name", "") for step in reproduce["steps"]]
     allow = reproduce["steps"][names.index("Allow the sandbox for submitted code (unprivileged user namespaces)")]
     assert names.index(allow["name"]) < next(i for i, n in enumerate(names) if n.startswith("Reproduce"))
-    assert "kernel.apparmor_restrict_unprivileged_userns=0" in allow["run"] and "unshare -Urm" in allow["run"]
+    assert "kernel.apparmor_restrict_unprivileged_userns=0" in allow["run"] and "unshare -Urmn" in allow["run"]
     for step in record["steps"]:
         script = step.get("run", "")
         assert "${{" not in script and not any(word in script for word in (".venv", "irboard ", "make ", "python",

@@ -1,12 +1,14 @@
 """Reproduce a result whose artifact is a script at a pinned commit or a container image pinned by digest.
 
 irboard cannot run such a model itself: it fetches the script's repository and checks out the declared commit (or
-pulls the image by its digest), runs the declared command without a shell, the dataset's folder as `{data}` and a
-fresh file as `{run}`, reads that run file as `irboard evaluate --run` reads any run file, and compares it with the
-stored ranking exactly as a re-run of a spec is compared (`reproduce.compare_runs`). A commit the repository does not
-hold (moved, force-pushed away), a command that fails or writes no run file, and a run file irboard refuses are
-each one line: the result is not reproduced. A container needs a runtime (Docker or Podman) with its daemon; where
-there is none, the result cannot be reproduced here and the line says that the maintainers' workflow runs it.
+pulls the image by its digest), runs the script's `setup` command there if it declares one (with the network, before
+the dataset's copy exists), then the declared command without a shell and without network, the dataset's folder as
+`{data}` and a fresh file as `{run}`, reads that run file as `irboard evaluate --run` reads any run file, and
+compares it with the stored ranking exactly as a re-run of a spec is compared (`reproduce.compare_runs`). A commit
+the repository does not hold (moved, force-pushed away), a setup or command that fails, a command that writes no run
+file, and a run file irboard refuses are each one line: the result is not reproduced. A container needs a runtime
+(Docker or Podman) with its daemon; where there is none, the result cannot be reproduced here and the line says that
+the maintainers' workflow runs it.
 """
 
 from __future__ import annotations
@@ -35,39 +37,63 @@ class NotReproduced(IrboardError):
     """The declared artifact ran (or could not) without giving the stored ranking: the first reason, one line."""
 
 
-def run_declared(artifact: ScriptArtifact | ContainerArtifact, data_folder: Path, work: Path,
-                 timeout_s: float = COMMAND_TIMEOUT_S, isolated: bool = True) -> tuple[Path, str]:
-    """Run the artifact's command on `data_folder`: (the run file it wrote, how it was isolated); NotReproduced when
-    it wrote none. A script runs in the sandbox (`sandbox`) unless `isolated` is False (a local check, not blind)."""
+def set_up_declared(artifact: ScriptArtifact | ContainerArtifact, work: Path, timeout_s: float = COMMAND_TIMEOUT_S,
+                    isolated: bool = True) -> str:
+    """Everything the artifact's command needs before the dataset is there: how it will be isolated, said before
+    anything is fetched; for a script, its checkout at the declared commit in `work`, then its `setup` command run there
+    with the network (in the sandbox unless `isolated` is False, with no dataset in it); for a container, a runtime.
+    NotReproduced when the checkout or the setup fails."""
     work.mkdir(exist_ok=True)
+    if isinstance(artifact, ContainerArtifact):
+        return f"{_runtime(artifact)} container without network"  # its image is its setup
+    isolation = sandbox.isolation() if isolated else sandbox.NOT_ISOLATED
+    checkout = work / "checkout"
+    _checkout(artifact, checkout)
+    if artifact.setup is not None:
+        what = f"the script's setup {' '.join(artifact.setup)!r}"
+        if isolated:
+            _run(sandbox.wrap(list(artifact.setup), None, work, offline=False), checkout, timeout_s, what,
+                 sandbox.environment())
+        else:
+            _run(list(artifact.setup), checkout, timeout_s, what)
+    return isolation
+
+
+def run_declared(artifact: ScriptArtifact | ContainerArtifact, data_folder: Path, work: Path,
+                 timeout_s: float = COMMAND_TIMEOUT_S, isolated: bool = True) -> Path:
+    """Run the artifact's command on `data_folder`, once `set_up_declared` has prepared `work`, with no network: the
+    run file it wrote; NotReproduced when it wrote none. A script runs in the sandbox (`sandbox`) in a network
+    namespace of its own unless `isolated` is False (a local check, not blind)."""
     run_file = work / "run.trec"
     if isinstance(artifact, ScriptArtifact):
-        isolation = sandbox.isolation() if isolated else sandbox.NOT_ISOLATED  # said before anything is fetched
         checkout = work / "checkout"
-        _checkout(artifact, checkout)
         what = f"the script's command {' '.join(artifact.command)!r}"
         if isolated:
             argv = sandbox.wrap(_filled(artifact.command, sandbox.DATA, f"{sandbox.WORK}/{run_file.name}"),
-                                data_folder, work)
+                                data_folder, work, offline=True)
             _run(argv, checkout, timeout_s, what, sandbox.environment())
         else:
             _run(_filled(artifact.command, str(data_folder.resolve()), str(run_file)), checkout, timeout_s, what)
     else:
-        runtime = container_runtime()
-        if runtime is None:
-            raise IrboardError(f"the container {artifact.image} needs a container runtime (docker or podman with its "
-                               "daemon), which this machine lacks; the maintainers' reproduce workflow runs it "
-                               "(docs/reproduction.md)")
         work.joinpath("out").mkdir()
         # the blind copy (read-only) and the output folder are its only mounts, and it has no network
-        argv = [runtime, "run", "--rm", "--network", "none", "--pull", "missing",
+        argv = [_runtime(artifact), "run", "--rm", "--network", "none", "--pull", "missing",
                 "-v", f"{data_folder.resolve()}:/data:ro", "-v", f"{work.resolve() / 'out'}:/out", artifact.image,
                 *_filled(artifact.command, "/data", "/out/run.trec")]
         _run(argv, work, timeout_s, f"the container's command {' '.join(artifact.command)!r}")
-        run_file, isolation = work / "out" / "run.trec", f"{runtime} container without network"
+        run_file = work / "out" / "run.trec"
     if run_file.is_symlink() or not run_file.is_file() or run_file.stat().st_size == 0:
         raise NotReproduced("the command exited 0 but wrote no run file at {run}")
-    return run_file, isolation
+    return run_file
+
+
+def _runtime(artifact: ContainerArtifact) -> str:
+    runtime = container_runtime()
+    if runtime is None:
+        raise IrboardError(f"the container {artifact.image} needs a container runtime (docker or podman with its "
+                           "daemon), which this machine lacks; the maintainers' reproduce workflow runs it "
+                           "(docs/reproduction.md)")
+    return runtime
 
 
 def container_runtime() -> str | None:
@@ -200,8 +226,10 @@ def rerun_declared(stored: ResultFile, data_dir: Path | str | None, cache_dir=No
 
     with tempfile.TemporaryDirectory(prefix="irboard-reproduce-") as work:
         work = Path(work)
+        # the setup step, with the network, runs before the blind copy exists; the command, offline, after
+        isolation = set_up_declared(stored.model.artifact, work / "run", timeout_s, isolated)
         disguise = write_blind_copy(dataset, work / "data")  # corpus and queries only, renamed and shuffled
-        run_file, isolation = run_declared(stored.model.artifact, work / "data", work / "run", timeout_s, isolated)
+        run_file = run_declared(stored.model.artifact, work / "data", work / "run", timeout_s, isolated)
         try:
             mapped = map_back(run_file, disguise, work / "mapped.trec", max_run_bytes(stored))
         except NotBlind as error:

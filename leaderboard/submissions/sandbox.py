@@ -1,19 +1,24 @@
-"""The sandbox a script artifact's command runs in: it reaches the blind copy, its own checkout and a scratch folder,
-nothing else of this machine's files, and no other process.
+"""The sandbox a script artifact's steps run in: they reach their own checkout and a scratch folder (and the command,
+the blind copy), nothing else of this machine's files, and no other process; the command reaches no network.
 
-The command runs in new mount and PID namespaces (`unshare`), in a root of its own (`pivot_root`, the old root
+Each step runs in new mount and PID namespaces (`unshare`), in a root of its own (`pivot_root`, the old root
 unmounted): the system's programs and libraries read-only (/usr, /bin, /lib*, /etc, /opt), /dev's null, zero, full
-and random devices, the blind copy read-only at `/blind/data`, its working folder at `/blind/work` (the checkout, the
-run file, `/tmp`), and a /proc of its new PID namespace, where it is process 1 and sees no parent. The dataset's real
-folder, the repository, the ledger, home folders and caches, sockets and the parent's command line and environment are
-not in its root. It runs with no capabilities and `no_new_privs` (setuid programs such as sudo gain nothing):
+and random devices, its working folder at `/blind/work` (the checkout, the run file, `/tmp`), and a /proc of its new
+PID namespace, where it is process 1 and sees no parent. The dataset's real folder, the repository, the ledger, home
+folders and caches, sockets and the parent's command line and environment are not in its root. It runs with no
+capabilities and `no_new_privs` (setuid programs such as sudo gain nothing):
 
 - run by an ordinary user, in a new user namespace as well, mapped to that user (`unshare --user --map-root-user`);
   Ubuntu 24.04 allows that once `kernel.apparmor_restrict_unprivileged_userns` is 0;
 - run by root, as user nobody (65534), which owns the working folder for the run.
 
-The network stays: a script may fetch its weights and packages. Where neither mode works, `isolation()` says what is
-missing and `irboard reproduce` refuses the artifact (unless told `--no-isolation`, whose outcome is never recorded).
+Two steps share the working folder (`wrap(..., offline=...)`): the **setup** (the artifact's optional `setup`
+command) runs first with the machine's network, to fetch packages and weights into the checkout or `/tmp`, before the
+blind copy exists and without `/blind/data`; the **command** runs with the blind copy read-only at `/blind/data` in a
+new network namespace as well (`unshare --net`) whose only interface is its own loopback: nothing outside it is
+reached, so nothing it reads from the blind copy can be matched against a download or sent anywhere. Where neither
+mode works, `isolation()` says what is missing and `irboard reproduce` refuses the artifact (unless told
+`--no-isolation`, whose outcome is never recorded).
 """
 
 from __future__ import annotations
@@ -29,14 +34,18 @@ from evaluator.errors import IrboardError, one_line
 DATA = "/blind/data"  # the blind copy, inside the sandbox
 WORK = "/blind/work"  # the command's working folder: checkout, run file, tmp
 NOBODY = 65534
-USER_NAMESPACES = "user, mount and PID namespaces (unshare), no capabilities"
-AS_NOBODY = "mount and PID namespaces (unshare) as user nobody, no capabilities"
+# how a reproduction record says the script was isolated (`isolation`)
+USER_NAMESPACES = "user, mount and PID namespaces (unshare), no capabilities; run offline (network namespace)"
+AS_NOBODY = "mount and PID namespaces (unshare) as user nobody, no capabilities; run offline (network namespace)"
 NOT_ISOLATED = "none (--no-isolation): not blind"
 
-# Run by /bin/sh as process 1 of the new namespaces: $1 the blind copy, $2 the working folder, then the command.
-# The host paths it is given are gone from /proc/1/cmdline once it execs the command.
+# Run by /bin/sh as process 1 of the new namespaces: $1 the blind copy (- for none: the setup step), $2 the working
+# folder, $3 who runs the command (nobody or self), $4 offline or online, then the command. The host paths it is given
+# are gone from /proc/1/cmdline once it execs the command. Offline, in a network namespace of its own, its loopback
+# is brought up where `ip` is installed (programs that talk to themselves over 127.0.0.1 then work).
 _SETUP = r"""set -eu
-data=$1 work=$2 user=$3; shift 3
+data=$1 work=$2 user=$3 network=$4; shift 4
+if [ "$network" = offline ] && command -v ip >/dev/null; then ip link set lo up 2>/dev/null || true; fi
 root=$(mktemp -d)
 # read-only; a bind of a mount whose nosuid, nodev or noexec a user namespace may not clear keeps them
 read_only() { mount -o remount,bind,ro "$1" 2>/dev/null || mount -o remount,bind,ro,nosuid,nodev "$1" 2>/dev/null ||
@@ -47,11 +56,14 @@ for dir in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /opt; do
   elif [ -d "$dir" ]; then mkdir "$root$dir"; mount --rbind "$dir" "$root$dir"; read_only "$root$dir"
   fi
 done
-mkdir -p "$root/dev/shm" "$root/proc" "$root/tmp" "$root/blind/data" "$root/blind/work"
+mkdir -p "$root/dev/shm" "$root/proc" "$root/tmp" "$root/blind/work"
 for dev in null zero full random urandom; do touch "$root/dev/$dev"; mount --bind "/dev/$dev" "$root/dev/$dev"; done
 mount -t tmpfs -o mode=1777,size=1g irboard-shm "$root/dev/shm"
-mount --bind "$data" "$root/blind/data"
-read_only "$root/blind/data"
+if [ "$data" != - ]; then
+  mkdir "$root/blind/data"
+  mount --bind "$data" "$root/blind/data"
+  read_only "$root/blind/data"
+fi
 mount --bind "$work" "$root/blind/work"
 mount --bind "$work/tmp" "$root/tmp"
 mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
@@ -74,16 +86,19 @@ def _as_root() -> bool:
     return os.geteuid() == 0
 
 
-def _unshare() -> list[str]:
+def _unshare(offline: bool) -> list[str]:
     namespaces = ["--mount", "--pid"] if _as_root() else ["--user", "--map-root-user", "--mount", "--pid"]
-    return ["unshare", *namespaces, "--fork", "--kill-child", "--propagation", "private", "--"]
+    return ["unshare", *namespaces, *(["--net"] if offline else []), "--fork", "--kill-child", "--propagation",
+            "private", "--"]
 
 
-def wrap(argv: list[str], data: Path, work: Path) -> list[str]:
-    """`argv` (whose paths are the sandbox's: DATA, WORK) run in the sandbox over `data` (read-only) and `work`."""
+def wrap(argv: list[str], data: Path | None, work: Path, offline: bool = True) -> list[str]:
+    """`argv` (whose paths are the sandbox's: DATA, WORK) run in the sandbox over `data` (read-only; None: no
+    /blind/data, the setup step) and `work`, without network unless `offline` is False (the setup step)."""
     prepare(work)
-    return [*_unshare(), "/bin/sh", "-c", _SETUP, "irboard-sandbox", str(data.resolve()), str(work.resolve()),
-            "nobody" if _as_root() else "self", *argv]
+    blind = "-" if data is None else str(data.resolve())
+    return [*_unshare(offline), "/bin/sh", "-c", _SETUP, "irboard-sandbox", blind, str(work.resolve()),
+            "nobody" if _as_root() else "self", "offline" if offline else "online", *argv]
 
 
 def prepare(work: Path) -> None:
@@ -103,8 +118,8 @@ def environment() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def isolation() -> str:
-    """How submitted code is isolated here (USER_NAMESPACES or AS_NOBODY), tried once on an empty sandbox;
-    IrboardError, one line saying what is needed, where it cannot be."""
+    """How submitted code is isolated here (USER_NAMESPACES or AS_NOBODY), tried once on an empty sandbox offline (as
+    the command runs); IrboardError, one line saying what is needed, where it cannot be."""
     missing = [name for name in ("unshare", "setpriv") if shutil.which(name) is None]
     if missing:
         raise IrboardError(f"running submitted code isolated needs {' and '.join(missing)} (util-linux), which this "
@@ -125,8 +140,8 @@ def isolation() -> str:
         except (OSError, subprocess.TimeoutExpired) as error:
             why = one_line(str(error))[:200] or "no answer"
     if why:
-        raise IrboardError(f"running submitted code isolated needs new {'mount and PID' if _as_root() else 'user'} "
-                           f"namespaces, which this machine refuses ({why}; check `unshare -Urm true`); on Ubuntu "
-                           "24.04 run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or pass "
+        raise IrboardError(f"running submitted code isolated needs new {'mount, PID' if _as_root() else 'user'} and "
+                           f"network namespaces, which this machine refuses ({why}; check `unshare -Urmn true`); on "
+                           "Ubuntu 24.04 run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or pass "
                            "--no-isolation for a local check that is not blind and is never recorded")
     return AS_NOBODY if _as_root() else USER_NAMESPACES

@@ -5,6 +5,7 @@ exit 1; a container image must be pinned by digest, and without a container runt
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -17,9 +18,9 @@ from evaluator.errors import ResultValidationError
 from evaluator.result import expand_result, parse_result, read_result, result_path, write_result
 from leaderboard.cli import main
 from leaderboard.submissions.reproductions import read_record, record_path
-from tests.conftest import SHARED
 from leaderboard.submissions.sandbox import isolation
-from tests.leaderboard.submissions.hostile_scripts import HOSTILE, STORED
+from tests.conftest import SHARED
+from tests.leaderboard.submissions.hostile_scripts import BY_WALKING_UP, HOSTILE, STORED
 
 CRANFIELD = SHARED / "data" / "classic" / "cranfield"
 
@@ -48,6 +49,21 @@ seen = [p for top in (pathlib.Path(sys.argv[1]), pathlib.Path.cwd().parent) for 
 if seen:
     sys.exit(f"judgments in reach: {seen[0]}")
 '''
+
+# the ranker whose first argument says where its weights are: a URL it fetches, or a file
+WEIGHTED = '''import json, sys, urllib.request
+source = sys.argv.pop(1)
+SWAP = json.loads(urllib.request.urlopen(source, timeout=20).read() if "://" in source else open(source).read())["swap"]
+'''
+
+# a setup step: fails if it can reach the dataset (the blind copy or any corpus), then downloads its weights
+FETCH = BY_WALKING_UP + '''import pathlib, sys, urllib.request
+seen = by_walking_up(lambda folder: (folder / "corpus.jsonl").exists() or (folder / "queries.jsonl").exists())
+if seen is not None or pathlib.Path("/blind/data").exists():
+    sys.exit(f"the setup step reaches a dataset: {seen or '/blind/data'}")
+pathlib.Path(sys.argv[2]).write_bytes(urllib.request.urlopen(sys.argv[1], timeout=20).read())
+'''
+
 
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
@@ -88,6 +104,8 @@ def served(tmp_path_factory):
     # hostile scripts (test_reproduce_isolated.py): each looks for the real judgments or the ledger
     for name in ("proc", "walk", "ledger"):
         commits[name] = _commit(work, name, **{"rank.py": HOSTILE[name] + "SWAP = False\n" + RANKER})
+    # its "weights" (whether to swap) from a URL or a file (fetched by fetch.py in a setup step): test_..._offline
+    commits["weighted"] = _commit(work, "weighted", **{"rank.py": WEIGHTED + RANKER, "fetch.py": FETCH})
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(root / "model.git")], check=True)
     commits["unpushed"] = _commit(work, "local only", **{"rank.py": "SWAP = False\n" + RANKER + "\n"})
     port = _free_port()
@@ -122,9 +140,10 @@ def scripted(served, tmp_path_factory) -> Path:
 
 
 def _declaring(source: Path, target: Path, url: str, commit: str, command: tuple = ("python3", "rank.py", "{data}",
-                                                                                 "{run}")) -> Path:
+                                                                                 "{run}"), setup: tuple = ()) -> Path:
     data = expand_result(read_result(source))
-    data["model"]["artifact"] = {"repository": url, "commit": commit, "command": list(command)}
+    data["model"]["artifact"] = {"repository": url, "commit": commit, "command": list(command),
+                                 **({"setup": list(setup)} if setup else {})}
     write_result(parse_result(data), target, force=True)
     return target
 
@@ -180,6 +199,15 @@ def test_a_container_must_be_pinned_by_digest(scripted, image, said):
     data = expand_result(read_result(scripted))
     data["model"]["artifact"] = {"image": image, "command": ["rank", "{data}", "{run}"]}
     with pytest.raises(ResultValidationError, match=said) as error:
+        parse_result(data)
+    assert "model.artifact" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_setup_step_cannot_name_the_data_or_the_run(scripted):
+    data = expand_result(read_result(scripted))
+    data["model"]["artifact"] = {"repository": "https://example.org/x.git", "commit": "a" * 40,
+                                 "setup": ["fetch", "{data}"], "command": ["run", "{run}"]}
+    with pytest.raises(ResultValidationError, match=r"setup: .*before the dataset is there") as error:
         parse_result(data)
     assert "model.artifact" in str(error.value) and "\n" not in str(error.value)
 
@@ -483,3 +511,63 @@ def test_a_ledger_changed_while_artifacts_ran_gets_no_record(tmp_path):
         _record([_outcome(isolation())], ledger, before)
     assert [p.name for p in ledger.rglob("*.json")] == ["classic__cranfield.json"]
     assert not (ledger / "org__m").exists()
+
+
+# --- the command runs offline, in a network namespace of its own; only the setup step, before the data exist, has one
+
+@pytest.fixture()
+def weights_server():
+    """(its URL, the paths asked for) of an HTTP server on 127.0.0.1 serving the weights {"swap": false}."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked = []
+
+    class Weights(BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            body = b'{"swap": false}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Weights)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/weights.json", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_command_runs_offline_and_the_setup_step_fetches_its_weights(served, scripted, weights_server, tmp_path,
+                                                                         capsys):
+    """The same server, the same download: the setup step gets the weights (before the blind copy exists, which it
+    cannot see) and the command uses them offline, reproduced; a command that fetches them itself reaches nothing."""
+    url, commits, _ = served
+    weights, asked = weights_server
+    set_up = _declaring(scripted, tmp_path / "set-up" / "classic__cranfield.json", url, commits["weighted"],
+                        ("python3", "rank.py", "weights.json", "{data}", "{run}"),
+                        setup=("python3", "fetch.py", f"{weights}?by=setup", "weights.json"))
+    online = _declaring(scripted, tmp_path / "online" / "classic__cranfield.json", url, commits["weighted"],
+                        ("python3", "rank.py", f"{weights}?by=command", "{data}", "{run}"))
+    ledger = tmp_path / "ledger"
+    code = main(["reproduce", str(set_up), str(online), "--data-dir", f"classic/cranfield={CRANFIELD}", "--ledger",
+                 str(ledger), "--run-submitted-code", "--quiet"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1 and len(lines) == 3, lines
+    assert lines[0].startswith(f"{set_up}: reproduced by script {url} (225 queries"), lines[0]
+    # refused by its own loopback (up where `ip` is installed), or unreachable (down)
+    assert re.fullmatch(re.escape(f"{online}: not reproduced by script {url}: the script's command 'python3 rank.py "
+                                  f"{weights}?by=command {{data}} {{run}}' failed (exit status 1): urllib.error."
+                                  "URLError: <urlopen error [Errno ") + r"(111\] Connection refused|101\] Network is "
+                        r"unreachable)>", lines[1]), lines[1]
+    assert asked == ["/weights.json?by=setup"]  # the command's request never left its namespace
+    record = read_record(record_path(ledger, "org/overlap", "classic/cranfield"))
+    assert record.artifact.setup == ["python3", "fetch.py", f"{weights}?by=setup", "weights.json"]
+    assert record.isolation == isolation() and record.isolation.endswith("run offline (network namespace)")
