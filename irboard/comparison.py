@@ -108,21 +108,37 @@ class Report:
                 "verdict (robust_verdict) and best-set membership (robust_best) hold at those bounds "
                 "(docs/statistics.md)")
 
-    def to_markdown(self) -> str:
-        """A Markdown table of the rows: every cell on one line, its punctuation escaped (report_tables)."""
-        from irboard.report_tables import markdown_escape
+    def to_markdown(self, judged: bool = True) -> str:
+        """A Markdown table of the rows: every cell on one line, its punctuation escaped (report_tables); a verdict
+        or best_set cell that could flip over the hole bounds carries ◊, with its footnote below the table.
+        `judged` False leaves out the judged and hole_low/hole_high columns."""
+        from irboard.report_tables import MARKS, flip_note, flips, markdown_escape
 
-        lines = ["| " + " | ".join(markdown_escape(name) for name in self.columns) + " |",
-                 "|" + "---|" * len(self.columns)]
-        lines += ["| " + " | ".join(markdown_escape(cell) for cell in cells) + " |" for cells in self._cells()]
-        return "\n".join(lines) + f"\n\n{markdown_escape(self.describe())}\n"
+        keep = [k for k, name in enumerate(self.columns) if judged or name not in ("judged", "hole_low", "hole_high")]
+        names = [self.columns[k] for k in keep]
+        lines = ["| " + " | ".join(markdown_escape(name) for name in names) + " |", "|" + "---|" * len(names)]
+        for row, cells in zip(self.rows, self._cells(), strict=True):
+            for key, holds in (("verdict", row.get("robust_verdict")), ("best_set", row.get("robust_best"))):
+                if holds is False:
+                    cells[self.columns.index(key)] += f" {MARKS['flip'][1]}"
+            lines.append("| " + " | ".join(markdown_escape(cells[k]) for k in keep) + " |")
+        note = f"\n\n{markdown_escape(flip_note(self))}." if flips(self.rows) else ""
+        return "\n".join(lines) + f"{note}\n\n{markdown_escape(self.describe())}\n"
 
-    def to_latex(self, digits: int = 3) -> str:
-        """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks and a
-        caption naming the test and the correction (irboard/report_tables.py)."""
+    def to_latex(self, digits: int = 3, judged: bool = True) -> str:
+        """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks (◊ where one
+        could flip over the hole bounds, with its footnote), one Judged@k column per cutoff unless `judged` is
+        False, and a caption naming the test and the correction (irboard/report_tables.py)."""
         from irboard import report_tables
 
-        return report_tables.to_latex(self, digits)
+        return report_tables.to_latex(self, digits, judged)
+
+    def to_html(self, digits: int = 3, judged: bool = True) -> str:
+        """The notebook's table (`_repr_html_`), with `digits` decimals and the Judged@k columns unless `judged` is
+        False."""
+        from irboard import report_tables
+
+        return report_tables.to_html(self, digits, judged)
 
     def _repr_html_(self) -> str:
         """The same table in a notebook, each mean with its 95% interval."""
