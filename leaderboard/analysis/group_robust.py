@@ -98,17 +98,22 @@ def _never_beaten(sizes: np.ndarray, m: int) -> np.ndarray:
 def _equivalence_holds(own, pvalues, crossed, favourable, tests: stats.TestSettings, margin: float,
                        m: int) -> np.ndarray:
     """False where a pair is "equivalent" on the group (its interval, as the compare page's group rows) and a
-    crossing's interval at the favourable p-value leaves the margin."""
+    crossing's interval at the favourable p-value leaves the margin. Only pairs not significant and closer than the
+    margin can be equivalent, so only those are worked out."""
     total, variance, df = own
-    pairs = family_size(m, tests.correction)
-    shown = shown_pvalue(pvalues, tests.alpha)
-    low, high = verdict_interval(total, np.sqrt(variance), df, shown, tests.alpha, pairs)
-    equivalent = verdict_words(total, low, high, shown, tests.alpha, margin) == "equivalent"
     holds = np.ones((m, m), dtype=bool)
-    if not equivalent.any():
+    rows, columns = np.nonzero((np.asarray(pvalues) >= tests.alpha) & (np.abs(total) < margin))
+    if not rows.size:
         return holds
+    pairs = family_size(m, tests.correction)
+    shown = shown_pvalue(np.asarray(pvalues)[rows, columns], tests.alpha)
+    d, v, f = total[rows, columns], variance[rows, columns], np.asarray(df)[rows, columns]
+    low, high = verdict_interval(d, np.sqrt(v), f, shown, tests.alpha, pairs)
+    equivalent = verdict_words(d, low, high, shown, tests.alpha, margin) == "equivalent"
     cross_total, cross_variance, cross_df = crossed
-    for d, v, f in ((cross_total, cross_variance, cross_df), (-cross_total.T, cross_variance.T, cross_df.T)):
-        low, high = verdict_interval(d, np.sqrt(v), f, favourable, tests.alpha, pairs)
-        holds &= ~equivalent | (verdict_words(d, low, high, favourable, tests.alpha, margin) == "equivalent")
+    p = np.asarray(favourable)[rows, columns]
+    for side in ((cross_total[rows, columns], cross_variance[rows, columns], cross_df[rows, columns]),
+                 (-cross_total[columns, rows], cross_variance[columns, rows], cross_df[columns, rows])):
+        low, high = verdict_interval(side[0], np.sqrt(side[1]), side[2], p, tests.alpha, pairs)
+        holds[rows, columns] &= ~equivalent | (verdict_words(side[0], low, high, p, tests.alpha, margin) == "equivalent")
     return holds
