@@ -51,7 +51,7 @@ def test_bounds_that_straddle_the_baseline_flag_the_group_row_and_no_other(holes
     flags = dict(zip(group.ranked_ids, group.robust.rank, strict=True))
     assert flags == {"bm25": False, "holey": False, "solid": True}  # the holey-bm25 verdict could flip
     assert group.robust.best.all()  # solid's ★ and the others' exclusions hold: solid beats holey's high bounds
-    html = make_environment().get_template("home.html").render(ctx=home)
+    html = make_environment().get_template("home.html").render(ctx=home, bench=None)
     rows = {m.group(1): m.group(0) for m in re.finditer(r'<tr data-id="([^"]+)".*?</tr>', html, re.S)}
     assert 'class="flip" title="could flip: unjudged documents within the cutoff could change its rank range"' \
         in rows["holey"] and "(could flip: unjudged documents)" in rows["holey"]
