@@ -34,7 +34,7 @@ from irboard.inputs import MetricsLike, QrelsLike, RunLike, check_flag, check_re
 
 POOLED_COLUMNS = ("metric", "run", "datasets", "pooled", "ci_low", "ci_high", "tau", "prediction_low",
                   "prediction_high", "p_beats", "equivalence_low", "equivalence_high", "equivalent",
-                  "equivalence_note")
+                  "equivalence_note", "robust")
 COLUMNS = ("dataset", "metric", "run", "mean", "ci_low", "ci_high", "rank_best", "rank_worst", "band", "best_set",
            "diff", "diff_low", "diff_high", "d_z", "p_corrected", "significant", "verdict", "trust", "judged",
            "hole_low", "hole_high", "robust", "robust_verdict", "robust_best")
@@ -108,21 +108,37 @@ class Report:
                 "verdict (robust_verdict) and best-set membership (robust_best) hold at those bounds "
                 "(docs/statistics.md)")
 
-    def to_markdown(self) -> str:
-        """A Markdown table of the rows: every cell on one line, its punctuation escaped (report_tables)."""
-        from irboard.report_tables import markdown_escape
+    def to_markdown(self, judged: bool = True) -> str:
+        """A Markdown table of the rows: every cell on one line, its punctuation escaped (report_tables); a verdict
+        or best_set cell that could flip over the hole bounds carries ◊, with its footnote below the table.
+        `judged` False leaves out the judged and hole_low/hole_high columns."""
+        from irboard.report_tables import MARKS, flip_note, flips, markdown_escape
 
-        lines = ["| " + " | ".join(markdown_escape(name) for name in self.columns) + " |",
-                 "|" + "---|" * len(self.columns)]
-        lines += ["| " + " | ".join(markdown_escape(cell) for cell in cells) + " |" for cells in self._cells()]
-        return "\n".join(lines) + f"\n\n{markdown_escape(self.describe())}\n"
+        keep = [k for k, name in enumerate(self.columns) if judged or name not in ("judged", "hole_low", "hole_high")]
+        names = [self.columns[k] for k in keep]
+        lines = ["| " + " | ".join(markdown_escape(name) for name in names) + " |", "|" + "---|" * len(names)]
+        for row, cells in zip(self.rows, self._cells(), strict=True):
+            for key, holds in (("verdict", row.get("robust_verdict")), ("best_set", row.get("robust_best"))):
+                if holds is False:
+                    cells[self.columns.index(key)] += f" {MARKS['flip'][1]}"
+            lines.append("| " + " | ".join(markdown_escape(cells[k]) for k in keep) + " |")
+        note = f"\n\n{markdown_escape(flip_note(self))}." if flips(self.rows) else ""
+        return "\n".join(lines) + f"{note}\n\n{markdown_escape(self.describe())}\n"
 
-    def to_latex(self, digits: int = 3) -> str:
-        """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks and a
-        caption naming the test and the correction (irboard/report_tables.py)."""
+    def to_latex(self, digits: int = 3, judged: bool = True) -> str:
+        """A booktabs table for a paper: runs × metrics, the best in bold, the tests' verdicts as marks (◊ where one
+        could flip over the hole bounds, with its footnote), one Judged@k column per cutoff unless `judged` is
+        False, and a caption naming the test and the correction (irboard/report_tables.py)."""
         from irboard import report_tables
 
-        return report_tables.to_latex(self, digits)
+        return report_tables.to_latex(self, digits, judged)
+
+    def to_html(self, digits: int = 3, judged: bool = True) -> str:
+        """The notebook's table (`_repr_html_`), with `digits` decimals and the Judged@k columns unless `judged` is
+        False."""
+        from irboard import report_tables
+
+        return report_tables.to_html(self, digits, judged)
 
     def _repr_html_(self) -> str:
         """The same table in a notebook, each mean with its 95% interval."""
@@ -235,17 +251,39 @@ def _pooled(per_dataset: dict[str, list[dict]], measures, names: list[str], base
             y, v = meta.unit_differences([row["diff"] for row in found], [row["_variance"] for row in found], units)
             fit = meta.pool(y, v, 1 - alpha)  # intervals at the level of the verdicts
             equivalence = meta.equivalence(fit, alpha, pairs, margin) or (None, None, None)
+            robust = _pooled_holds(found, units, alpha, pairs, margin, equivalence[2])
             out.append({"metric": metric, "run": name, "datasets": fit.datasets, "pooled": fit.mean,
                         "ci_low": fit.ci[0] if fit.ci else None, "ci_high": fit.ci[1] if fit.ci else None,
                         "tau": fit.tau, "prediction_low": fit.prediction[0] if fit.prediction else None,
                         "prediction_high": fit.prediction[1] if fit.prediction else None, "p_beats": fit.p_beats,
                         "equivalence_low": equivalence[0], "equivalence_high": equivalence[1],
                         "equivalent": equivalence[2],
-                        "equivalence_note": meta.equivalence_withheld(fit.datasets) if fit.datasets > 1 else None})
+                        "equivalence_note": meta.equivalence_withheld(fit.datasets) if fit.datasets > 1 else None,
+                        "robust": robust})
     for rows in per_dataset.values():
         for row in rows:
             row.pop("_variance", None)
+            row.pop("_crossed", None)
     return out
+
+
+def _pooled_holds(found: list[dict], units: list[str], alpha: float, pairs: int, margin: float,
+                  equivalent: bool | None) -> bool:
+    """Does the pooled verdict hold over the hole bounds (docs/statistics.md, "Verdicts over the holes")? Only when
+    every per-dataset verdict it pools holds (robust_verdict), and the pooled equivalence verdict is the same with
+    each dataset's difference at either crossing of the two runs' bounds (run low against baseline high, and the
+    reverse) pooled again."""
+    from leaderboard.analysis import meta
+
+    if not all(row["robust_verdict"] for row in found):
+        return False
+    for side in (0, 1):
+        y, v = meta.unit_differences([row["_crossed"][side][0] for row in found],
+                                     [row["_crossed"][side][1] for row in found], units)
+        again = meta.equivalence(meta.pool(y, v, 1 - alpha), alpha, pairs, margin) or (None, None, None)
+        if again[2] != equivalent:
+            return False
+    return True
 
 
 def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, measures, names: list[str],
@@ -318,11 +356,22 @@ def _compare_one(dataset: str | None, runs: Mapping[str, RunLike], judgments, me
                 "robust_verdict": (True if robust is None else bool(robust.verdict[i])) if against else None,
                 "robust_best": True if robust is None else bool(robust.best[i]),
                 "_variance": float(se[i] ** 2),
+                "_crossed": _crossed(lows[i], highs[i], lows[b], highs[b]),
             })
     if dataset is None:
         for row in rows:
             row.pop("_variance")
+            row.pop("_crossed")
     return rows, len(judgments.qrels.query_ids)
+
+
+def _crossed(low, high, base_low, base_high) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The run's per-query differences from the baseline at the two crossings of their hole bounds (the run low and
+    the baseline high, then the reverse): each (mean, variance of the mean), as the pooling reads a difference."""
+    out = []
+    for d in (low - base_high, high - base_low):
+        out.append((float(d.mean()), float(d.var(ddof=1) / d.size) if d.size > 1 else 0.0))
+    return out[0], out[1]
 
 
 def _stored_result(run: Any):

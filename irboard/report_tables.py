@@ -1,7 +1,9 @@
 """A `Report` as a table for a paper (LaTeX with booktabs) or a notebook (HTML): runs × metrics, each cell the
 mean, the best mean of each metric in bold, and the verdicts of the tests as marks: ★ could be #1 (the `best_set`
 column: the site's best set, leaderboard/analysis/best_words.py), ▲/▼ significantly better/worse than the baseline,
-≈ equivalent to it within the report's margin (the `verdict` column)."""
+≈ equivalent to it within the report's margin (the `verdict` column), ◊ could flip: the row's verdict or best-set
+membership may not hold over the hole bounds (the `robust` column, docs/statistics.md), with a footnote saying so;
+and one Judged@k column per cutoff of the metrics (the `judged` column), unless asked to leave it out."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from evaluator.errors import InputFormatError
 MARKS = {"top": ("$^{\\star}$", "★", "could be #1 at {level} (the best set)"),
          "better": ("$^{\\uparrow}$", "▲", "significantly better than the baseline"),
          "worse": ("$^{\\downarrow}$", "▼", "significantly worse than the baseline"),
-         "equivalent": ("$^{\\approx}$", "≈", "equivalent to the baseline within the margin")}
+         "equivalent": ("$^{\\approx}$", "≈", "equivalent to the baseline within the margin"),
+         "flip": ("$^{\\diamond}$", "◊", "could flip: unjudged documents within the cutoff could change this "
+                  "verdict")}
 LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                   "α": r"$\alpha$", "–": "--", "×": r"$\times$",
@@ -67,7 +71,36 @@ def marks(row: dict[str, Any]) -> list[str]:
         found.append("better" if row["diff"] > 0 else "worse")
     elif row.get("verdict") == "equivalent":
         found.append("equivalent")
+    if row.get("robust") is False:  # its verdict or its best-set membership may not hold over the hole bounds
+        found.append("flip")
     return found
+
+
+def flips(rows: list[dict[str, Any]]) -> bool:
+    """Does some cell carry the could-flip mark (its footnote is then written)?"""
+    return any(row.get("robust") is False for row in rows)
+
+
+def judged_columns(metrics: list[str]) -> list[tuple[str, str]]:
+    """[(Judged@k name, the first metric with that cutoff)]: one Judged@k column per cutoff of the metrics."""
+    from leaderboard.submissions.holes import judged_name
+
+    out: dict[str, str] = {}
+    for metric in metrics:
+        out.setdefault(judged_name(metric), metric)
+    return list(out.items())
+
+
+def judged_text(cells: dict, run: str, metric: str) -> str:
+    row = cells.get((run, metric))
+    return "" if row is None or row.get("judged") is None else f"{row['judged']:.2f}"
+
+
+def flip_note(report: Any) -> str:
+    """The footnote of the ◊ mark (docs/statistics.md, "Verdicts over the holes")."""
+    return (f"{MARKS['flip'][1]} could flip: the run's verdict against {report.baseline} or its best-set "
+            "membership may not hold over the hole bounds of both runs (the range of each per-query value over "
+            "every labelling of the unjudged documents within the metric's cutoff)")
 
 
 def mark_text(mark: str, report: Any) -> str:
@@ -81,20 +114,25 @@ def _best(cells: dict, runs: list[str], metric: str) -> float:
     return max(cells[run, metric]["mean"] for run in runs if (run, metric) in cells)
 
 
-def caption(report: Any) -> str:
+def caption(report: Any, judged: bool = True) -> str:
+    flip = (f" $\\diamond$ {latex_escape(flip_note(report)[2:])}." if flips(report.rows) else "")
+    column = " Judged@k: the share of each run's top k documents that is judged." if judged else ""
     return (f"Mean over {report.queries} judged queries; bold: the best mean of each metric. "
             f"{latex_escape(mark_text('top', report).capitalize())}: $\\star$; {MARKS['better'][2]} "
             f"({latex_escape(report.baseline)}): "
-            f"$\\uparrow$, {MARKS['worse'][2]}: $\\downarrow$, {MARKS['equivalent'][2]}: $\\approx$. "
+            f"$\\uparrow$, {MARKS['worse'][2]}: $\\downarrow$, {MARKS['equivalent'][2]}: $\\approx$.{flip}{column} "
             f"{latex_escape(report.describe())}.")
 
 
-def to_latex(report: Any, digits: int = 3) -> str:
-    """A booktabs table (\\usepackage{booktabs}): one row per run, one column per metric."""
+def to_latex(report: Any, digits: int = 3, judged: bool = True) -> str:
+    """A booktabs table (\\usepackage{booktabs}): one row per run, one column per metric, then (`judged`) one
+    Judged@k column per cutoff of the metrics."""
     digits = check_digits(digits)
     runs, metrics, cells = grid(report.rows)
-    lines = ["\\begin{table}", "\\centering", f"\\begin{{tabular}}{{l{'r' * len(metrics)}}}", "\\toprule",
-             " & ".join(["Run", *(latex_escape(metric) for metric in metrics)]) + r" \\", "\\midrule"]
+    extra = judged_columns(metrics) if judged else []
+    lines = ["\\begin{table}", "\\centering", f"\\begin{{tabular}}{{l{'r' * (len(metrics) + len(extra))}}}",
+             "\\toprule", " & ".join(["Run", *(latex_escape(metric) for metric in metrics),
+                                       *(latex_escape(name) for name, _ in extra)]) + r" \\", "\\midrule"]
     for run in runs:
         values = []
         for metric in metrics:
@@ -106,16 +144,19 @@ def to_latex(report: Any, digits: int = 3) -> str:
             if round(row["mean"], digits) == round(_best(cells, runs, metric), digits):
                 text = f"\\textbf{{{text}}}"
             values.append(text + "".join(MARKS[mark][0] for mark in marks(row)))
+        values += [judged_text(cells, run, metric) for _, metric in extra]
         lines.append(" & ".join([latex_cell(run), *values]) + r" \\")
-    lines += ["\\bottomrule", "\\end{tabular}", f"\\caption{{{caption(report)}}}", "\\end{table}"]
+    lines += ["\\bottomrule", "\\end{tabular}", f"\\caption{{{caption(report, judged)}}}", "\\end{table}"]
     return "\n".join(lines) + "\n"
 
 
-def to_html(report: Any, digits: int = 3) -> str:
-    """The same table for a notebook: each cell the mean with its 95% interval and the marks."""
+def to_html(report: Any, digits: int = 3, judged: bool = True) -> str:
+    """The same table for a notebook: each cell the mean with its 95% interval and the marks, then (`judged`) the
+    Judged@k columns."""
     digits = check_digits(digits)
     runs, metrics, cells = grid(report.rows)
-    head = "".join(f"<th>{html.escape(metric)}</th>" for metric in metrics)
+    extra = judged_columns(metrics) if judged else []
+    head = "".join(f"<th>{html.escape(metric)}</th>" for metric in [*metrics, *(name for name, _ in extra)])
     body = []
     for run in runs:
         values = []
@@ -131,9 +172,12 @@ def to_html(report: Any, digits: int = 3) -> str:
                             for mark in marks(row))
             values.append(f"<td style=\"text-align:right\">{text}{signs} <small>[{row['ci_low']:.{digits}f}, "
                           f"{row['ci_high']:.{digits}f}]</small></td>")
+        values += [f"<td style=\"text-align:right\">{judged_text(cells, run, metric)}</td>" for _, metric in extra]
         body.append(f"<tr><th style=\"text-align:left\">{html.escape(run)}</th>{''.join(values)}</tr>")
-    legend = "; ".join(f"{sign} {mark_text(mark, report)}" for mark, (_, sign, _) in MARKS.items())
+    legend = "; ".join(f"{sign} {mark_text(mark, report)}" for mark, (_, sign, _) in MARKS.items() if mark != "flip")
+    notes = (f" {flip_note(report)}." if flips(report.rows) else "") + (
+        " Judged@k: the share of each run's top k documents that is judged." if extra else "")
     return (f"<table><caption style=\"caption-side:bottom;text-align:left\">{html.escape(report.describe())}. "
             f"Bold: the best mean of each metric; {html.escape(legend)} ({html.escape(report.baseline)}); "
-            f"[95% interval].</caption><thead><tr><th>Run</th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+            f"[95% interval].{html.escape(notes)}</caption><thead><tr><th>Run</th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
             "</table>")

@@ -31,6 +31,7 @@ from threadpoolctl import threadpool_limits
 from evaluator.metrics import KINDS, parse_measure
 from evaluator.result import slugify
 from leaderboard.analysis import effects, stats
+from leaderboard.analysis.group_robust import DatasetPart, GroupRobustness, crossed_tests, group_robustness
 from leaderboard.analysis.predictions import (
     DEFAULT_GROWTH,
     DEFAULT_MODE,
@@ -151,6 +152,8 @@ class DatasetBoard:
     hole_low: np.ndarray | None = None
     hole_high: np.ndarray | None = None
     robust: BoardRobustness | None = None
+    # main metric on the condensed lists (trec_eval -J), mean per row; NaN where unknown (submissions.holes)
+    condensed: np.ndarray | None = None
     model_ids: tuple[str, ...] = field(init=False, default=())  # from results
     position: dict[str, int] = field(init=False, default_factory=dict)  # model id -> row
 
@@ -224,6 +227,9 @@ class GroupBoard:
     ranked_ids: tuple[str, ...] = ()
     pvalues: np.ndarray | None = None
     best_set: frozenset[str] = frozenset()  # 1 - alpha confidence set for the best ranked model (ranks.best_set)
+    # which of its verdicts hold over the hole bounds (analysis.group_robust, in `ranked_ids` order); None when
+    # nothing can flip (no unjudged document within the cutoff among its ranked models, or no test)
+    robust: GroupRobustness | None = None
 
     @property
     def units(self) -> int:
@@ -416,7 +422,8 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         contenders[verified] = True
     judged, low, high = hole_arrays(ranked, metric, scores)
     robust = board_robustness(low, high, verified, pvalues, contenders, b, tests, settings.margin(metric),
-                              None if against is None else (against.diff, against.sd))
+                              None if against is None else (against.diff, against.sd), scores,
+                              None if spread is None else spread[1])
     comparison = None
     if b is not None:
         diff = scores - scores[b]
@@ -451,6 +458,7 @@ def _dataset_board(info: DatasetInfo, results: list[LoadedResult], settings: Sit
         hole_low=np.where(np.isnan(judged), np.nan, low.mean(axis=1)),
         hole_high=np.where(np.isnan(judged), np.nan, high.mean(axis=1)),
         robust=robust,
+        condensed=condensed_means(ranked, metric, scores.shape[1]),
     )
     if resampled is None and bootstrapped_groups(settings):  # percentile draws of the same seed
         resampled = model_major(bootstrap_means(scores, tests.ci_resamples, seed))
@@ -470,6 +478,17 @@ def hole_arrays(results: list[LoadedResult], metric: str, scores: np.ndarray) ->
             low[i] = np.where(np.abs(holes.low - scores[i]) <= 1e-6, scores[i], holes.low)
             high[i] = np.where(np.abs(holes.high - scores[i]) <= 1e-6, scores[i], holes.high)
     return judged, low, high
+
+
+def condensed_means(results: list[LoadedResult], metric: str, queries: int) -> np.ndarray:
+    """Each row's mean of `metric` on the condensed lists (trec_eval -J), NaN where unknown."""
+    out = np.full(len(results), np.nan)
+    for i, result in enumerate(results):
+        holes = result.holes
+        condensed = getattr(holes, "condensed", None)
+        if holes is not None and holes.metric == metric and condensed is not None and len(condensed) == queries:
+            out[i] = float(np.mean(condensed, dtype=np.float64)) if queries else 0.0
+    return out
 
 
 def bootstrapped_groups(settings: SiteSettings) -> bool:
@@ -541,7 +560,7 @@ class _GroupAccumulator:
         quantile = scipy_stats.t.ppf(0.5 + (1 - self.tests.alpha) / 2, np.maximum(df, 1.0))
         return stats.score_bounds(means, variance, np.full(len(model_ids), share), quantile, bounded)
 
-    def finish(self, boards: dict[str, DatasetBoard]) -> GroupBoard:
+    def finish(self, boards: dict[str, DatasetBoard], margin_of=lambda metric: DEFAULT_MARGIN) -> GroupBoard:
         ids = list(self.model_index)
         complete = [i for i in range(len(ids)) if self.coverage[i] == len(self.dataset_ids)]
         complete_ids = [ids[i] for i in complete]
@@ -566,6 +585,7 @@ class _GroupAccumulator:
         bands = np.zeros(len(complete), dtype=np.int64)
         chosen: list[str] = []
         pvalues = None
+        robust = None
         best = np.zeros(len(complete), dtype=bool)
         if ranked.any():
             chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
@@ -579,6 +599,9 @@ class _GroupAccumulator:
                 best[ranked] = True
             intervals[ranked] = rank_ranges(means[ranked], pvalues, self.tests.alpha)
             bands[ranked] = tie_bands(means[ranked], pvalues, self.tests.alpha)
+            if testable(boards, self.dataset_ids):
+                robust = self._robustness(boards, chosen, means[ranked], (total, variance, df), pvalues, best[ranked],
+                                          margin_of(boards[self.dataset_ids[0]].info.main_metric))
         scores = {
             model_id: GroupScore(float(means[k]), (float(ci[k, 0]), float(ci[k, 1])),
                                  float(ranks[k]) if ranked[k] else None,
@@ -594,7 +617,25 @@ class _GroupAccumulator:
             best_set=frozenset(complete_ids[k] for k in np.flatnonzero(best)),
             ranked_ids=tuple(chosen),
             pvalues=pvalues,
+            robust=robust,
         )
+
+    def _robustness(self, boards: dict[str, DatasetBoard], chosen: list[str], means: np.ndarray, own, pvalues,
+                    best: np.ndarray, margin: float) -> GroupRobustness | None:
+        """The group's flags over the hole bounds of its datasets (analysis.group_robust); None when no dataset has
+        an unjudged document among the ranked models, so nothing can flip."""
+        diffs, variances, queries = dataset_differences(boards, self.dataset_ids, chosen)
+        parts = []
+        for dataset_id, diff, variance, n in zip(self.dataset_ids, diffs, variances, queries, strict=True):
+            board = boards[dataset_id]
+            rows = [board.position[model_id] for model_id in chosen]
+            _, low, high = hole_arrays([board.results[r] for r in rows], board.info.main_metric, board.scores[rows])
+            holes = not np.array_equal(low, high)
+            parts.append(DatasetPart(low if holes else None, high if holes else None, diff, variance, n))
+        crossed = crossed_tests(parts, [self.weights[d] for d in self.dataset_ids])
+        if crossed is None:
+            return None
+        return group_robustness(means, own, pvalues, best, crossed, self.tests, margin)
 
 
 def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None = None,
@@ -658,7 +699,8 @@ def build_leaderboard(results: list[LoadedResult], settings: SiteSettings | None
         baseline_id=baseline_id,
         models=models,
         datasets=tuple(boards[d] for d in ranked_datasets),
-        groups=tuple(accumulator.finish(boards) for accumulator in accumulators if accumulator.dataset_ids),
+        groups=tuple(accumulator.finish(boards, settings.margin) for accumulator in accumulators
+                     if accumulator.dataset_ids),
         warnings=tuple(warnings),
         predictions=predictions,
         judgment_sets=_judgment_set_boards(infos, by_dataset, ranked_datasets, settings, baseline_id),

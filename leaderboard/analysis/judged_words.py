@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard.analysis.aggregate import DatasetBoard
-from leaderboard.analysis.robust import MARK
+from leaderboard.analysis.aggregate import DatasetBoard, GroupBoard
+from leaderboard.analysis.robust import MARK, MARK_TITLE
 from leaderboard.submissions.holes import judged_name
 
 
@@ -15,6 +15,22 @@ def row_judged(dataset: DatasetBoard | None, i: int | None) -> float | None:
     if dataset is None or i is None or dataset.judged is None or np.isnan(dataset.judged[i]):
         return None
     return float(dataset.judged[i])
+
+
+def row_condensed(dataset: DatasetBoard | None, i: int | None) -> float | None:
+    """Row i's main-metric mean on the condensed lists (trec_eval -J); None when unknown."""
+    if dataset is None or i is None or dataset.condensed is None or np.isnan(dataset.condensed[i]):
+        return None
+    return float(dataset.condensed[i])
+
+
+def condensed_view(dataset: DatasetBoard) -> str:
+    """The name of the dataset page's condensed view (nDCG'@10), "" when no row has a condensed value."""
+    from leaderboard.submissions.holes import condensed_name
+
+    if dataset.condensed is None or np.isnan(dataset.condensed).all():
+        return ""
+    return condensed_name(dataset.info.main_metric)
 
 
 def row_hole(dataset: DatasetBoard | None, i: int | None) -> tuple[float, float] | None:
@@ -56,3 +72,34 @@ def judgments_line(dataset: DatasetBoard) -> str:
     count = flips(dataset)
     return line + (f"; {count} verdict{'s' if count != 1 else ''} could flip ({MARK})." if count else
                    "; every verdict holds over them.")
+
+
+def group_holds(group: GroupBoard | None, model_id: str) -> tuple[bool, bool]:
+    """(rank range, best-set membership) of the model's group mean hold over the hole bounds (analysis.group_robust);
+    True where nothing can flip or the model is not ranked on the group."""
+    if group is None or group.robust is None or model_id not in group.ranked_ids:
+        return True, True
+    k = group.ranked_ids.index(model_id)
+    return bool(group.robust.rank[k]), bool(group.robust.best[k])
+
+
+def set_flips(ranked_ids, holds) -> list[str]:
+    """The models (of `ranked_ids`, in that order) whose best-set membership could flip (`holds` False)."""
+    return [model_id for model_id, keep in zip(ranked_ids, holds, strict=True) if not keep]
+
+
+def set_clause(flipping: list[str]) -> str:
+    """The words after the sentence on who could be #1 (best_words.sentence): whether the set holds over the hole
+    bounds of the unjudged documents within the cutoff. site/js/board.js writes the same for the unfiltered view."""
+    if not flipping:
+        return " The set holds over the hole bounds of the unjudged documents within the cutoff."
+    names = ", ".join(flipping[:5]) + (f" and {len(flipping) - 5} more" if len(flipping) > 5 else "")
+    return (f" {MARK} It could flip: unjudged documents within the cutoff could change whether {names} "
+            f"{'is' if len(flipping) == 1 else 'are'} in it.")
+
+
+def flip_title(rank: bool, best: bool) -> str:
+    """The ◊'s title on a home group mean: what could flip (its rank range, its ★ or its absence)."""
+    what = " and ".join(part for part, flips in (("its rank range", rank), ("its ★ (best-set membership)", best))
+                        if flips)
+    return f"{MARK_TITLE.split(':')[0]}: unjudged documents within the cutoff could change {what}"

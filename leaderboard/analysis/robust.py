@@ -98,6 +98,14 @@ def extreme_pvalues(means, low, high, method: str, correction: str, resamples: i
     pairs = m * (m - 1) // 2 if correction != "none" else 1
     crossing = cross_pvalues(low, high, method, resamples, seed, spread, alpha, pairs)
     diff = (cross_spread(low, high) if spread is None else spread)[0]
+    adverse, favourable = adverse_favourable(means, crossing, diff, correction)
+    return adverse, favourable, crossing
+
+
+def adverse_favourable(means, crossing: np.ndarray, diff: np.ndarray, correction: str) -> tuple[np.ndarray, np.ndarray]:
+    """(adverse, favourable) corrected p-value matrices (extreme_pvalues) from the uncorrected p-values `crossing`
+    of low_i against high_j and their mean differences `diff`; the group means' flags use it on their own tests."""
+    means = np.asarray(means, dtype=np.float64)
     above = means[:, None] > means[None, :]
     # the one above at its low end against the other at its high end: crossing[i, j] where i is above
     kept = np.where(above, diff > 0, (-diff.T) < 0)  # sign of the difference kept at the adverse ends
@@ -105,7 +113,7 @@ def extreme_pvalues(means, low, high, method: str, correction: str, resamples: i
     adverse = np.where(kept | (means[:, None] == means[None, :]), adverse, 1.0)
     adverse = np.maximum(adverse, adverse.T)  # symmetric (ties of means: the larger)
     favourable = np.minimum(crossing, crossing.T)
-    return _family(adverse, correction), _family(favourable, correction), crossing
+    return _family(adverse, correction), _family(favourable, correction)
 
 
 def robust_pairs(pvalues, adverse, favourable, alpha: float) -> np.ndarray:
@@ -166,17 +174,55 @@ class BoardRobustness:
     verdict: np.ndarray  # the verdict against the baseline (True for the baseline, and without one)
     best: np.ndarray  # best-set membership (★ or not), ranked rows; True for unranked rows
     rank: np.ndarray  # every pair decision the row's rank range rests on, ranked rows; True for unranked rows
+    # (models, models): each pair's verdict (better, worse, equivalent, undetermined) holds, as the compare page
+    # shows it; None when nothing can flip (or the pairs' SDs were not given)
+    pairs: np.ndarray | None = None
 
     @property
     def all_hold(self) -> bool:
         return bool(self.verdict.all() and self.best.all() and self.rank.all())
 
+    def pair_holds(self, i: int, j: int) -> bool:
+        return True if self.pairs is None else bool(self.pairs[i, j])
+
+
+def equivalence_holds(means, sd, n: int, pvalues, crossed: tuple[np.ndarray, np.ndarray], favourable, alpha: float,
+                      pairs: int, margin: float) -> np.ndarray:
+    """bool (m, m): False where a pair's verdict is "equivalent" (verdicts.verdict_words, its corrected p-value
+    `pvalues`, the SD of its per-query differences `sd`) and a crossing's verdict interval (`crossed`: cross_spread,
+    at the `favourable` p-value) leaves the margin. Only pairs not significant and closer than the margin can be
+    equivalent, so only those are worked out."""
+    from leaderboard.analysis.verdicts import shown_pvalue
+
+    means = np.asarray(means, dtype=np.float64)
+    diff = means[:, None] - means[None, :]
+    holds = np.ones(diff.shape, dtype=bool)
+    rows, columns = np.nonzero((np.asarray(pvalues) >= alpha) & (np.abs(diff) < margin))
+    if not rows.size or n < 2:
+        return holds
+    shown = shown_pvalue(np.asarray(pvalues)[rows, columns], alpha)
+    d, se = diff[rows, columns], np.asarray(sd, dtype=np.float64)[rows, columns] / np.sqrt(n)
+    lo, hi = verdict_interval(d, se, n - 1, shown, alpha, pairs)
+    equivalent = verdict_words(d, lo, hi, shown, alpha, margin) == "equivalent"
+    cross_diff, cross_sd = crossed
+    p = np.asarray(favourable)[rows, columns]
+    for d2, s2 in ((cross_diff[rows, columns], cross_sd[rows, columns]),  # low_i - high_j
+                   (-cross_diff[columns, rows], cross_sd[columns, rows])):  # high_i - low_j
+        lo, hi = verdict_interval(d2, s2 / np.sqrt(n), n - 1, p, alpha, pairs)
+        equivalent_again = verdict_words(d2, lo, hi, p, alpha, margin) == "equivalent"
+        holds[rows, columns] &= ~equivalent | equivalent_again
+    np.fill_diagonal(holds, True)  # a model against itself: no verdict
+    return holds
+
 
 def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: stats.TestSettings,
-                     margin: float, against: tuple[np.ndarray, np.ndarray] | None = None) -> BoardRobustness:
+                     margin: float, against: tuple[np.ndarray, np.ndarray] | None = None,
+                     values=None, pair_sd=None) -> BoardRobustness:
     """The flags of a dataset's board: `low`/`high` its (models, queries) per-query bounds (low = high for a result
     without bounds), `ranked` the rows with a rank, `pvalues` its corrected pairwise p-values, `best` its ★ rows,
-    `against`: (mean difference, SD of the per-query differences) of every row against row `b`, when known."""
+    `against`: (mean difference, SD of the per-query differences) of every row against row `b`, when known.
+    With `values` (the (models, queries) values the verdicts are made on) and `pair_sd` (the SDs of every pair's
+    per-query differences), every pair's flag too (`pairs`, equivalence_holds)."""
     from leaderboard.analysis.verdicts import family_size, shown_pvalue
 
     low = np.asarray(low, dtype=np.float64)
@@ -190,6 +236,11 @@ def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: sta
     adverse, favourable, _ = extreme_pvalues(means, low, high, tests.method, tests.correction, tests.resamples,
                                              tests.seed, spread, tests.alpha)
     pairs = robust_pairs(pvalues, adverse, favourable, tests.alpha)
+    if values is not None and pair_sd is not None:
+        family = family_size(m, tests.correction)
+        means_shown = np.asarray(values, dtype=np.float64).mean(axis=1)
+        flags = BoardRobustness(flags.verdict, flags.best, flags.rank, pairs & equivalence_holds(
+            means_shown, pair_sd, n, pvalues, spread, favourable, tests.alpha, family, margin))
     rows = np.flatnonzero(np.asarray(ranked, dtype=bool))
     if rows.size:
         flags.rank[rows] = pairs[np.ix_(rows, rows)].all(axis=1)

@@ -87,6 +87,9 @@ class GroupCell:
     rank_interval: tuple[int, int] | None = None  # 95% interval of the rank of the group mean
     band: int | None = None
     top: bool = False  # ★: could be #1 at 1 - alpha among all ranked models (the best set: web.best_data)
+    # the rank range and the ★ (or its absence) hold over the hole bounds (analysis.group_robust); False: ◊
+    rank_holds: bool = True
+    best_holds: bool = True
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class DatasetCell:
     best: bool
     trained: bool
     verified: bool = False  # the value was re-scored from the stored ranking
+    judged: float | None = None  # mean Judged@k at the main metric's cutoff (None: not re-scored)
 
 
 @dataclass(frozen=True)
@@ -275,6 +279,7 @@ class DatasetRow:
     best_holds: bool = True
     rank_holds: bool = True
     hole: tuple[float, float] | None = None  # hole bounds of the mean (main metric); None: unknown
+    condensed: float | None = None  # the main metric's mean on the condensed lists (trec_eval -J); None: unknown
 
 
 @dataclass(frozen=True)
@@ -310,6 +315,7 @@ class DatasetContext:
     judgments: str = ""  # how complete the judgments are for the models shown (analysis.judged_words.judgments_line)
     set_links: tuple = ()  # the judgment set switcher (web.views.judgment_sets.SetLink); empty without declared sets
     shown_set: dict | None = None  # the judgment set the page shows (name, kind, sha256, ...), for the downloads
+    condensed_name: str = ""  # the condensed view's metric (nDCG'@10); "" without one (submissions.holes)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,10 @@ parameter count was; `measured_queries_per_s` (a model's table) is CI's search r
 claimed ones. `judged`, `hole_low`, `hole_high`: Judged@k at the main metric's cutoff and the range of its mean
 over every labelling of the unjudged documents within the cutoff; `verdict_holds`, `best_set_holds`, `rank_holds`:
 whether the row's verdict against the baseline, ★ and rank range hold over those bounds (false: the page's ◊,
-could flip; docs/statistics.md)."""
+could flip; docs/statistics.md). On the leaderboard, `<group> rank_holds` and `<group> best_set_holds` say the
+same of a group mean's rank range and ★ (analysis.group_robust), and `<dataset id> judged` gives each dataset
+value's Judged@k. A dataset's table ends with the main metric on the condensed lists (`nDCG'@10`: trec_eval -J,
+the unjudged documents removed before scoring) where it is known."""
 
 from __future__ import annotations
 
@@ -124,10 +127,17 @@ def home_downloads(home: HomeContext) -> dict[str, str]:
         for cell in row.groups:  # verdict: "best_set" where the model could be #1 among all ranked (★)
             values += [*(cell.rank_interval or (None, None)), cell.band,
                        None if cell.rank_interval is None else best_words.COLUMN if cell.top else ""]
+        for cell in row.groups:  # over the hole bounds (analysis.group_robust): empty where not ranked
+            ranked = cell.rank_interval is not None
+            values += [cell.rank_holds if ranked else None, cell.best_holds if ranked else None]
+        values += [cell.judged for cell in row.cells]
         rows.append(values)
     for group in home.groups:
         header += [f"{group.name} rank_low", f"{group.name} rank_high", f"{group.name} band",
                    f"{group.name} verdict"]
+    for group in home.groups:
+        header += [f"{group.name} rank_holds", f"{group.name} best_set_holds"]
+    header += [f"{column.dataset_id} judged" for column in columns]
     meta = {"table": "leaderboard", "significance": home.tests, "methods": list(home.methods),
             "separability": [asdict(row) for row in home.separability]}
     return _both("downloads/leaderboard", header, rows, meta)
@@ -151,6 +161,9 @@ def dataset_downloads(page: DatasetContext, slug: str) -> dict[str, str]:
     header += EFFECT_COLUMNS + JUDGED_COLUMNS
     rows = [values + _effect_values(row.effect) + _judged_values(row) for values, row in zip(rows, page.rows,
                                                                                              strict=True)]
+    if page.condensed_name:  # the condensed view's values (trec_eval -J), as the page's hidden column
+        header += [page.condensed_name]
+        rows = [values + [row.condensed] for values, row in zip(rows, page.rows, strict=True)]
     meta = {"table": f"dataset {page.id}", "judgments": page.judgments, "dataset_id": page.id, "main_metric": page.main_metric,
             "baseline": page.baseline_id, "significance": page.tests, "methods": list(page.methods),
             "separability": asdict(page.separability) if page.separability else None}

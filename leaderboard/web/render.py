@@ -25,6 +25,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from leaderboard.analysis import best_words, robust
+from leaderboard.analysis.judged_words import flip_title
 from leaderboard.analysis.verdicts import pvalue_text
 from leaderboard.submissions.holes import judged_name
 from leaderboard.web.contexts import CLAIMED_RANKS
@@ -41,6 +42,15 @@ FLIP_MARK = Markup(f'<span class="flip" title="{robust.MARK_TITLE}">{robust.MARK
 def flip_mark(holds) -> Markup:
     """FLIP_MARK where a verdict may not hold over the hole bounds (`holds` False), else nothing."""
     return Markup("") if holds is None or holds else FLIP_MARK
+
+
+def group_flip(rank_holds: bool, best_holds: bool) -> Markup:
+    """The ◊ beside a home group mean whose rank range or ★ could flip (analysis.group_robust), its title saying
+    which; nothing when both hold. site/js/board.js writes the same markup (web.judged_data.flip_marks)."""
+    if rank_holds and best_holds:
+        return Markup("")
+    return Markup(f' <span class="flip" title="{escape(flip_title(not rank_holds, not best_holds))}">'
+                  f'{robust.MARK}</span><span class="sr"> (could flip: unjudged documents)</span>')
 
 
 def judged_sub(value, metric: str = "") -> Markup:
@@ -220,6 +230,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         bytes=format_bytes, number=format_number, count=format_count, json_script=json_script,
         score_cells=score_cells, scale_rows=scale_rows, best_level=best_words.level, best_title=best_words.mark_title,
         best_rule=best_words.rule, judged=judged_sub, flip=flip_mark, judged_label=judged_name,
+        group_flip=group_flip,
     )
     env.globals["flip_symbol"] = robust.MARK
     return env

@@ -43,13 +43,10 @@ def lookup(dataset_id: str):
 
 def loaded_results(official: Path, pool: str = "shallow", model_ids=None) -> list:
     """LoadedResults of the nine runs on DATASET, re-scored against the official (`pool` "official") or the shallow
-    pool's judgments, each with its HoleFigures; `model_ids`: {run name: model id} (default: the run names)."""
-    import numpy as np
-
+    pool's judgments, each with its HoleFigures (submissions.holes.hole_figures, the verify stage's); `model_ids`: {run name: model id} (default: the run names)."""
     from evaluator.metrics import evaluate, parse_measure
-    from evaluator.metrics.holes import hole_bounds, judged_at
     from irboard.inputs import to_judgments, to_ranked
-    from leaderboard.submissions.holes import HoleFigures
+    from leaderboard.submissions.holes import hole_figures
     from leaderboard.submissions.loaded import LoadedResult, ModelInfo, Provenance
 
     runs, qrels, shallow = runs_and_qrels(official)
@@ -60,11 +57,7 @@ def loaded_results(official: Path, pool: str = "shallow", model_ids=None) -> lis
     for name in NAMES:
         ranked = to_ranked(runs[name], judgments)
         values = evaluate(ranked, stats, measures, 2)
-        bounds = {str(m): hole_bounds(ranked, stats, m, 2) for m in measures}
-        judged = judged_at(ranked, 10)
-        main = bounds[METRIC]
-        holes = HoleFigures(METRIC, float(judged.mean()), judged.astype(np.float32), main.low.astype(np.float32),
-                            main.high.astype(np.float32), {k: v.mean() for k, v in bounds.items()})
+        holes = hole_figures(ranked, stats, measures, 2, METRIC)  # what the verify stage keeps
         model_id = (model_ids or {}).get(name, name)
         out.append(LoadedResult(
             path=f"results/{model_id}/{DATASET}.json",

@@ -34,9 +34,9 @@ def test_latex_is_a_booktabs_table_of_runs_by_metrics(report):
     latex = report.to_latex()
     frame = report.to_dataframe()
     assert latex.count("\\toprule") == latex.count("\\midrule") == latex.count("\\bottomrule") == 1
-    assert "\\hline" not in latex and "\\begin{tabular}{lrrr}" in latex
+    assert "\\hline" not in latex and "\\begin{tabular}{lrrrrr}" in latex
     head = latex.split("\\toprule\n", 1)[1].split(" \\\\", 1)[0]
-    assert head == "Run & nDCG@10 & R@100 & RR@10"
+    assert head == "Run & nDCG@10 & R@100 & RR@10 & Judged@10 & Judged@100"  # one Judged@k column per cutoff
     rows = _body(latex)
     assert [row[0] for row in rows] == ["bm25", "splade-tiny", "sentence-transformers\\_\\_all-minilm-l6-v2"]
     for column, metric in enumerate(["nDCG@10", "R@100", "RR@10"], start=1):
@@ -52,9 +52,29 @@ def test_latex_is_a_booktabs_table_of_runs_by_metrics(report):
             assert ("\\uparrow" in cell) == (significant and line["diff"] > 0)
             assert ("\\downarrow" in cell) == (significant and line["diff"] < 0)
             assert ("\\approx" in cell) == (name != "bm25" and line["verdict"] == "equivalent")
+            assert ("\\diamond" in cell) == (not line["robust"])  # ◊: the verdict or ★ could flip
+            if metric != "RR@10":  # Judged@10 is nDCG@10's cutoff (and RR@10's), Judged@100 R@100's
+                assert float(row[4 if metric == "nDCG@10" else 5]) == pytest.approx(line["judged"], abs=0.005)
     caption = re.search(r"\\caption\{(.*)\}\n", latex).group(1)
     assert "Paired two-sided t-test" in caption and "Holm" in caption and "$\\alpha$ = 0.05" in caption
     assert "α" not in latex and "–" not in latex  # plain LaTeX: no characters pdflatex cannot set
+
+
+def test_the_judged_columns_can_be_left_out_and_the_flip_mark_has_its_footnote(report):
+    plain = report.to_latex(judged=False)
+    assert "\\begin{tabular}{lrrr}" in plain and "Judged@10 &" not in plain
+    assert "Judged@10</th>" in report.to_html() and "Judged@10</th>" not in report.to_html(judged=False)
+    assert "| judged |" in report.to_markdown() and "| judged |" not in report.to_markdown(judged=False)
+    rows = [dict(row, robust=True, robust_verdict=True, robust_best=True) for row in report.rows]
+    holding = type(report)(rows, report.baseline, report.test, report.correction, report.alpha, report.queries)
+    assert "\\diamond" not in holding.to_latex() and "◊" not in holding.to_html() + holding.to_markdown()
+    rows[1] = dict(rows[1], robust=False, robust_verdict=False)  # break one: its cell and the footnote say so
+    flipping = type(report)(rows, report.baseline, report.test, report.correction, report.alpha, report.queries)
+    latex = flipping.to_latex()
+    assert latex.count("$^{\\diamond}$") == 1 and "$\\diamond$ could flip: the run's verdict against bm25" in latex
+    row = next(line for line in flipping.to_markdown().splitlines() if f"| {rows[1]['run']} |" in line)
+    assert row.count("◊") == 1 and "◊ could flip: the run's verdict" in flipping.to_markdown()
+    assert flipping.to_html().count("◊") == 2  # the cell's mark and the footnote
 
 
 def test_a_mark_follows_the_verdict(report):
@@ -106,12 +126,13 @@ def test_notebook_html_shows_each_mean_with_its_interval(report):
     parser = _Cells()
     parser.feed(report._repr_html_())
     frame = report.to_dataframe().set_index(["run", "metric"])
-    assert parser.rows[0] == ["Run", "nDCG@10", "R@100", "RR@10"]
+    assert parser.rows[0] == ["Run", "nDCG@10", "R@100", "RR@10", "Judged@10", "Judged@100"]
     for row in parser.rows[1:]:
-        for metric, cell in zip(["nDCG@10", "R@100", "RR@10"], row[1:], strict=True):
+        for metric, cell in zip(["nDCG@10", "R@100", "RR@10"], row[1:4], strict=True):
             line = frame.loc[(row[0], metric)]
             assert cell.startswith(f"{line['mean']:.3f}")
             assert f"[{line['ci_low']:.3f}, {line['ci_high']:.3f}]" in cell
+        assert row[4:] == [f"{frame.loc[(row[0], metric), 'judged']:.2f}" for metric in ("nDCG@10", "R@100")]
     assert "Holm" in parser.caption and "t-test" in parser.caption
 
 

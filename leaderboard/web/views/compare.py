@@ -11,6 +11,7 @@ from leaderboard.analysis import meta
 from leaderboard.analysis.aggregate import Leaderboard, ModelBoard, unit_of
 from leaderboard.analysis.verdicts import family_size, shown_pvalue
 from leaderboard.web.contexts import CompareContext, Page
+from leaderboard.web.judged_data import compare_judged, group_compare_flips, judged_label
 from leaderboard.web.render import json_rounded, json_text
 from leaderboard.web.views.common import describe_tests, effect_constants
 from leaderboard.web.views.home import home_order
@@ -39,7 +40,7 @@ def compare_data(board: Leaderboard, model: ModelBoard) -> str:
         if i is not None:
             pvalues = shown_pvalue(dataset.pvalues[i], board.settings.tests.alpha)
             parts.append(f'{json_text(dataset.info.id)}:{{"p":{_pvalue_list(pvalues)},'
-                         f'"values":{json_rounded(dataset.scores[i], 4)}}}')
+                         f'"values":{json_rounded(dataset.scores[i], 4)}{compare_judged(dataset, i)}}}')
     groups = []  # the corrected p-values of the model's group means against every ranked model (groups_data's order)
     for group in board.groups:
         if group.pvalues is not None and model.info.id in group.ranked_ids:
@@ -47,6 +48,10 @@ def compare_data(board: Leaderboard, model: ModelBoard) -> str:
             groups.append(f"{json_text(group.name)}:{_pvalue_list(shown_pvalue(row, board.settings.tests.alpha))}")
     if groups:
         parts.append('"groups":{' + ",".join(groups) + "}")
+    flips = [f"{json_text(g.name)}:{json_text(group_compare_flips(g, model.info.id))}" for g in board.groups
+             if group_compare_flips(g, model.info.id)]
+    if flips:  # per group, the ranked models whose group-mean verdict with this one could flip (◊)
+        parts.append('"groupFlips":{' + ",".join(flips) + "}")
     return "{" + ",".join(parts) + "}"
 
 
@@ -78,7 +83,8 @@ def _pvalue_list(pvalues: np.ndarray) -> str:
 
 def datasets_data(board: Leaderboard) -> dict:
     return {
-        d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "slug": d.slug, "queries": list(d.query_ids),
+        d.info.id: {"name": d.info.name, "metric": d.info.main_metric, "judged": judged_label(d), "slug": d.slug,
+                    "queries": list(d.query_ids),
                     "models": list(d.model_ids), "unit": unit_of(d.info.id),
                     **effect_constants(d, board.settings.tests.alpha, board.settings)}
         for d in board.datasets

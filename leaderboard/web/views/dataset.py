@@ -7,7 +7,14 @@ from __future__ import annotations
 from evaluator.result import slugify
 from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import DatasetBoard, Leaderboard, SiteSettings
-from leaderboard.analysis.judged_words import judgments_line, row_holds, row_hole, row_judged
+from leaderboard.analysis.judged_words import (
+    condensed_view,
+    judgments_line,
+    row_condensed,
+    row_holds,
+    row_hole,
+    row_judged,
+)
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.web import charts
 from leaderboard.web.contexts import DatasetContext, DatasetRow, Download, Page, value_check
@@ -92,7 +99,7 @@ def build(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence | None =
             effect=effect, model_type=result.model.type,
             coverage=partial_coverage(result), tier=result.tier_of(dataset.info.main_metric),
             absent_claimed=result.absent_claimed,
-            judged=row_judged(dataset, i), hole=row_hole(dataset, i),
+            judged=row_judged(dataset, i), hole=row_hole(dataset, i), condensed=row_condensed(dataset, i),
             **dict(zip(("verdict_holds", "best_holds", "rank_holds"), row_holds(dataset, i), strict=True)),
         ))
     has_predictions = any(row.prediction is not None for row in rows)
@@ -140,12 +147,13 @@ def build(board: Leaderboard, dataset: DatasetBoard, evidence: Evidence | None =
         baseline_id=comparison.model_id if comparison else None, left_out=dataset.left_out,
         tests=describe_tests(board), methods=methods, figures=tuple(figures), alpha=alpha,
         answer=best_words.dataset_sentence(dataset, alpha), judgments=judgments_line(dataset),
+        condensed_name=condensed_view(dataset),
         downloads=(Download("CSV", f"{root}downloads/datasets/{dataset.slug}.csv"),
                    Download("JSON", f"{root}downloads/datasets/{dataset.slug}.json"),
                    Download("Parquet", f"{root}downloads/datasets/{dataset.slug}.parquet")),
         prediction=dataset_prediction_column(board, root, evidence) if has_predictions else None,
         crossings=crossing_section(board, dataset, evidence, root) if has_predictions else None,
-        column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions,
+        column_count=8 + 5 * (comparison is not None) + len(others) + has_predictions + bool(condensed_view(dataset)),
         separability=separability_row(dataset, root),
         types=tuple(t for t in MODEL_TYPES if any(r.model.type == t for r in dataset.results)),
         headline=(f"{', '.join(dataset.info.headline_metrics)} ({dataset.info.headline_source})"

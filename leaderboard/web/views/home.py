@@ -7,6 +7,7 @@ from __future__ import annotations
 from evaluator.result import slugify
 from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard, ModelBoard
+from leaderboard.analysis.judged_words import group_holds
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.web.best_data import best_sentence, column_entry, dataset_sizes, group_sizes
 from leaderboard.web.contexts import (
@@ -19,6 +20,7 @@ from leaderboard.web.contexts import (
     HomeRow,
     Page,
 )
+from leaderboard.web.judged_data import add_flips, group_set_clause, judged_cells
 from leaderboard.web.render import public_note
 from leaderboard.web.views import common
 from leaderboard.web.views.common import (
@@ -77,6 +79,7 @@ def build(board: Leaderboard, evidence: Evidence | None = None) -> HomeContext:
                                                                                                  strict=True)}
     checked = {(d.info.id, r.model.id): d.info.main_metric in r.verified_metrics for d in board.datasets
                for r in d.results}
+    judged = judged_cells(board)
     # the mean the rows are ordered by comes first, beside the model names: on a phone it is on the first screen
     sorted_group = _sorted_group(board)
     groups = sorted(ordered_groups(board), key=lambda g: g.name != (sorted_group.name if sorted_group else ALL_GROUP))
@@ -100,6 +103,7 @@ def build(board: Leaderboard, evidence: Evidence | None = None) -> HomeContext:
     for key, found in sized:
         if found is not None:
             best_columns[key] = column_entry(*found, row_of)
+    add_flips(best_columns, board, groups, row_of)
     # with no filter the page shows the build's own best sets, which the script finds again from the same tests
     best = {(d.info.id, model_id): bool(flag)
             for d in board.datasets for model_id, flag in zip(d.model_ids, d.best_set, strict=True)}
@@ -115,10 +119,11 @@ def build(board: Leaderboard, evidence: Evidence | None = None) -> HomeContext:
                 mean_rank=score.mean_rank if score else None,
                 covered=group.coverage.get(model_id, 0), total=len(group.dataset_ids),
                 rank_interval=score.rank_interval if ranked else None, band=score.band if ranked else None,
-                top=ranked and model_id in group.best_set))
+                top=ranked and model_id in group.best_set,
+                **dict(zip(("rank_holds", "best_holds"), group_holds(group, model_id), strict=True))))
         cells = tuple(
             DatasetCell(means.get((d, model_id)), best.get((d, model_id), False),
-                        model.zero_shot.get(d) is False, checked.get((d, model_id), False))
+                        model.zero_shot.get(d) is False, checked.get((d, model_id), False), judged.get((d, model_id)))
             for d in ordered_ids
         )
         rows.append(HomeRow(model_id=model_id, href=f"models/{model.slug}.html", type=model.info.type,
@@ -196,4 +201,5 @@ def best_answer(board: Leaderboard, group: GroupBoard | None) -> str:
     ids = list(group.ranked_ids)
     row_of = {model.info.id: i for i, model in enumerate(home_order(board)[0])}
     ordered = sorted((m for m in ids if m in group.best_set), key=lambda m: (-group.scores[m].mean, row_of[m]))
-    return best_sentence(group_where(group), ordered, len(ids), len(ids), False, board.settings.tests.alpha)
+    text = best_sentence(group_where(group), ordered, len(ids), len(ids), False, board.settings.tests.alpha)
+    return text + group_set_clause(board, group, row_of)

@@ -96,3 +96,25 @@ def test_the_pull_request_summary_gives_judged_beside_the_score_and_the_flip_wor
     assert judged_note(dataset, row) == f" (Judged@10 0.32, holes up to {dataset.hole_high[row]:.4f})"
     lines = judgments_lines([dataset])
     assert lines[1].startswith(f"{FLIP}: the verdict") and lines[2].startswith(f"- {dl20_board.DATASET}: Judged@10")
+
+
+def test_the_condensed_view_is_trec_eval_minus_j_and_the_page_carries_it(boards):
+    """The verify stage's condensed values (nDCG'@10) are pytrec_eval's with judged_docs_only_flag; the dataset page
+    gives their means in a column of their own, which its script hides until asked (data-hide)."""
+    import numpy as np
+    import pytrec_eval
+
+    runs, _, shallow = dl20_board.runs_and_qrels(OFFICIAL)
+    oracle = pytrec_eval.RelevanceEvaluator(shallow, {"ndcg_cut_10"}, relevance_level=2,
+                                            judged_docs_only_flag=True).evaluate(runs["tas-b"])
+    result = next(r for r in dl20_board.loaded_results(OFFICIAL, "shallow") if r.model.id == "tas-b")
+    expected = [oracle[q]["ndcg_cut_10"] if q in oracle else 0.0 for q in result.query_ids]
+    assert np.allclose(result.holes.condensed, expected, atol=1e-6)
+    page = _page(boards["shallow"])
+    assert page.condensed_name == "nDCG'@10"
+    tas = next(row for row in page.rows if row.model_id == "tas-b")
+    assert tas.condensed == pytest.approx(float(np.mean(expected)), abs=1e-6) and tas.condensed > tas.mean + 0.1
+    html = make_environment().get_template("dataset.html").render(ctx=page)
+    assert 'data-hide="cond"' in html and 'name="col" value="cond"' in html
+    rows = {m.group(1): m.group(0) for m in re.finditer(r'<tr[^>]*data-id="([^"]+)".*?</tr>', html, re.S)}
+    assert _cells(rows["tas-b"])[-1] == f"{100 * tas.condensed:.2f}"

@@ -57,7 +57,7 @@
       } else {
         html.push("<td class=\"s\">", escape(cell[0]), " <small>", escape(cell[1]), "</small>",
                   cell[3] === null ? "" : " <small class=\"rk\" title=\"rank range from corrected pairwise tests\">rank " +
-                  escape(cell[3]) + "</small>", cell[3] !== null && top ? STAR : "", "</td>",
+                  escape(cell[3]) + "</small>", cell[3] !== null && top ? STAR : "", flipHtml(cell[5], marks), "</td>",
                   cell[2] === null ? "<td class=\"r part\" data-v=\"\">–</td>" : "<td class=\"r\">" + escape(cell[2]) + "</td>");
       }
     });
@@ -72,10 +72,27 @@
       var flagged = cell.charAt(0) === "!", unverified = cell.slice(-1) === "*";
       var best = marks.d[d] === undefined ? flagged : marks.d[d];
       var text = cell.slice(flagged ? 1 : 0, unverified ? -1 : undefined);
-      html.push(best ? "<td class=\"top\">" : "<td>", escape(text), unverified ? UNVERIFIED : "", "</td>");
+      html.push(best ? "<td class=\"top\">" : "<td>", escape(text), unverified ? UNVERIFIED : "",
+                judgedHtml(row[11] ? row[11][d] : null, d), "</td>");
     });
     html.push("</tr>");
     return html.join("");
+  }
+
+  /* The ◊ of a group mean whose rank range ("r") or ★ ("b") could flip over the hole bounds (web.judged_data): the
+     ★'s only in the view of every model, whose ★ is the build's (a filter recomputes the set without the bounds). */
+  function flipHtml(flips, marks) {
+    var shown = marks.filtered ? (flips || "").replace("b", "") : (flips || "");
+    return shown && data.flips ? data.flips[shown] : "";
+  }
+
+  /* Judged@k beside a dataset value, as render.judged_sub writes it beside a mean on the dataset page. */
+  function judgedHtml(hundredths, d) {
+    if (hundredths === null || hundredths === undefined || !data.judged) { return ""; }
+    var shown = hundredths >= 100 ? (hundredths / 100).toFixed(2) : "0." + (hundredths < 10 ? "0" : "") + hundredths;
+    var name = escape(data.judged[d]), short = shown.indexOf("0.") === 0 ? shown.slice(1) : shown;
+    return "<sub class=\"jd\" title=\"" + name + " " + shown + ": the share of the top documents that is judged\">" +
+      "<span aria-hidden=\"true\">" + short + "</span><span class=\"sr\"> (" + name + " " + shown + ")</span></sub>";
   }
 
   function number(text) {
@@ -156,6 +173,17 @@
       (tested - 1) + ").";
   }
 
+  /* judged_words.set_clause, word for word: whether the column's best set holds over the hole bounds, in the view
+     of every model (entry[3]: the home rows whose membership could flip, web.judged_data.add_flips). */
+  function setClause(entry) {
+    var at = positions(entry), flipping = entry[3].slice().sort(function (a, b) { return at[a] - at[b]; })
+      .map(function (row) { return rows[row][0]; });
+    if (!flipping.length) { return " The set holds over the hole bounds of the unjudged documents within the cutoff."; }
+    var names = flipping.slice(0, 5).join(", ") + (flipping.length > 5 ? " and " + (flipping.length - 5) + " more" : "");
+    return " ◊ It could flip: unjudged documents within the cutoff could change whether " + names + " " +
+      (flipping.length === 1 ? "is" : "are") + " in it.";
+  }
+
   var data = window.irboardData && window.irboardData.board;
   var LEVEL = data ? data.level : "95%";  /* the best set's confidence, 1 - α (analysis/best_words.py) */
   var STAR = " <span class=\"star\" title=\"could be #1 at " + LEVEL + " among the ranked models shown (best set)\">★</span>";
@@ -218,7 +246,7 @@
       return at !== -1 && results[name].isTop[at] === 1;
     }
     all.forEach(function (record) {
-      var marks = { g: [], d: [], over: record.over || [] };
+      var marks = { g: [], d: [], over: record.over || [], filtered: shown.length < all.length };
       keys.groups.forEach(function (name, g) {
         var over = marks.over[g];
         if (over) { marks.g[g] = over.mean !== null && over.rank !== null && top(over.key, record.row); }
@@ -276,6 +304,8 @@
     }
     var ids = got.tops.map(function (p) { return rows[got.order[p]][0]; });
     text = sentence(where, ids, got.size, got.everyone, shown.length < all.length, mark, got.tested);
+    var entry = g !== -1 && chosen[g] ? data.best[chosen[g][0]] : data.best[name];
+    if (shown.length === all.length && got.size >= 2 && entry && entry[3]) { text += setClause(entry); }
     if (target.textContent !== text) { target.textContent = text; }
   }
 

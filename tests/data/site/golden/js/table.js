@@ -92,6 +92,7 @@
     var columns = headerColumns(table, headers);
     /* The default order is a sort by this column, best first (home: the mean the page is ordered by). */
     if (form.dataset.sort && columns[form.dataset.sort]) { DEFAULTS.sort = form.dataset.sort; DEFAULTS.desc = "1"; }
+    if (form.dataset.hide) { DEFAULTS.hide = form.dataset.hide; }  /* columns a page hides until asked (dataset: cond) */
     var choices = list(form.querySelectorAll("input[name=col]"));
     var chosen = {};  /* column chooser value -> the column keys it shows or hides */
     choices.forEach(function (box) {
@@ -396,7 +397,8 @@
        column shown, for machines: one value per cell. A shown cell splits into its value and, where it shows them,
        its interval (ci_low, ci_high), a prediction's measured error (error), rank range (rank_low, rank_high), wins/ties/losses, the datasets covered of a
        partial group (covered, total) and verdict (the marks: best_set
-       for ★ or bold, where the model could be #1 (analysis/best_words.py), better ▲, worse ▼, meaningful ●, trained on it †, unverified *, space-separated); numbers as
+       for ★ or bold, where the model could be #1 (analysis/best_words.py), better ▲, worse ▼, meaningful ●, trained on it †, unverified *, could flip over the unjudged documents ◊, space-separated) and
+       Judged@k beside a value (judged); numbers as
        numbers (×100 as shown, p-values exact), "–" as an empty cell. Each header names the full dataset id, metric
        and unit; the column `verified` says whether every result of the model was re-scored. */
     function shownText(cell) {
@@ -406,12 +408,17 @@
     }
 
     var NUMBER = /^[+\-−]?\d+(\.\d+)?%?$/;
-    var MARKS = [["★", "best_set"], ["▲", "better"], ["▼", "worse"], ["●", "meaningful"], ["†", "trained"], ["*", "unverified"]];
+    var MARKS = [["★", "best_set"], ["▲", "better"], ["▼", "worse"], ["●", "meaningful"], ["†", "trained"], ["*", "unverified"],
+                 ["◊", "could_flip"]];
     function number(text) { return Number(text.replace("−", "-").replace(/^\+/, "").replace(/%$/, "")); }
 
     function cellFields(cell, rankColumn) {
       var copy = cell.cloneNode(true), out = {}, verdict = [], found;
       list(copy.querySelectorAll(".sr, svg")).forEach(function (node) { node.remove(); });
+      list(copy.querySelectorAll("sub.jd")).forEach(function (node) {  /* Judged@k beside a value (render.judged_sub) */
+        out.judged = Number(node.textContent.charAt(0) === "." ? "0" + node.textContent : node.textContent);
+        node.remove();
+      });
       var text = copy.textContent.replace(/\s+/g, " ").trim();
       if (cell.tagName === "TD" && cell.classList.contains("top")) { verdict.push("best_set"); }
       MARKS.forEach(function (mark) {
@@ -454,7 +461,7 @@
     }
 
     var PARTS = ["value", "ci_low", "ci_high", "error", "rank_low", "rank_high", "wins", "ties", "losses", "covered", "total",
-                 "verdict"];
+                 "judged", "verdict"];
     /* The view as a table of values: {header, rows}, for the CSV and the Parquet file. */
     function viewTable() {
       var off = state.view === "rank" ? "s" : state.view === "score" ? "r" : "";
