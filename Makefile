@@ -43,7 +43,8 @@ serve: site
 
 # The shared test data (real datasets, judgments, a SPLADE model) is fetched first when missing, checksummed
 # (what is there is only checked); the browser tests need Chromium: installed here when missing and possible. Each
-# stops with one line saying what to do when it cannot. The log ends with the 30 slowest tests (setup included).
+# stops with one line saying what to do when it cannot. The suite runs as two processes side by side, each half of
+# the test files (IRBOARD_TEST_SHARD); each log ends with its 30 slowest tests (setup included).
 # A venv kept across `git clean -xfd` has lost the compiled extensions (ignored files) though .venv/.test is newer
 # than their sources: they are built again here.
 BUILT_EXTENSIONS = $(PY) -c "import evaluator._trec, evaluator.index._sparse" 2>/dev/null || $(PIP) -e '.[test]'
@@ -52,7 +53,11 @@ test: $(VENV)/.test
 	@$(BUILT_EXTENSIONS)
 	$(PY) -m tests.data.fetch_shared $(SHARED)
 	$(PY) -m tests.chromium
-	$(PY) -m pytest --durations=30
+	@# two shards of about equal time (tests/conftest.py, shard_files) in parallel; shard 1's log follows shard 0's
+	mkdir -p test-output; IRBOARD_TEST_SHARD=1/2 $(PY) -m pytest --durations=30 -p no:cacheprovider > test-output/shard-1.log 2>&1 & shard=$$!; \
+	IRBOARD_TEST_SHARD=0/2 $(PY) -m pytest --durations=30; first=$$?; \
+	wait $$shard; second=$$?; cat test-output/shard-1.log; rm -f test-output/shard-1.log; \
+	test $$first -eq 0 -a $$second -eq 0
 
 # The fast part of the suite, for the edit-test loop: no browser, Ray or slow tests (CONTRIBUTING.md).
 check: $(VENV)/.test

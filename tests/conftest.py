@@ -35,10 +35,59 @@ def pytest_sessionstart(session):
                     "(or set IRBOARD_SHARED to the folder holding it)", returncode=1)
 
 
+# Files whose tests cost far more than their count says (CPU seconds measured at the last profile, benchmarks/
+# README.md "The test suite's time"): weights for splitting the suite into shards of about equal time.
+HEAVY_FILES = {"tests/leaderboard/submissions/test_full_runs.py": 100,
+               "tests/leaderboard/analysis/test_predictive_simulation.py": 60,
+               "tests/leaderboard/web/test_first_screen.py": 45, "tests/leaderboard/web/test_big_board_browser.py": 30}
+# Files that must share one process: the Ray tests share one cluster (tests/evaluator/engines/conftest.py).
+TOGETHER = ("tests/evaluator/engines/",)
+
+
+def shard_files(weights: dict[str, float], shards: int) -> list[set[str]]:
+    """The test files split into `shards` sets of about equal weight (heaviest first, each to the lightest
+    shard), each group of TOGETHER kept whole; every file in exactly one set, the same split in every process."""
+    units: dict[str, list[str]] = {}
+    for name in sorted(weights):
+        units.setdefault(next((group for group in TOGETHER if name.startswith(group)), name), []).append(name)
+    loads, split = [0.0] * shards, [set() for _ in range(shards)]
+    for unit in sorted(units, key=lambda u: (-sum(weights[n] for n in units[u]), u)):
+        lightest = loads.index(min(loads))
+        split[lightest].update(units[unit])
+        loads[lightest] += sum(weights[n] for n in units[unit])
+    return split
+
+
+def _keep_shard(config, items) -> None:
+    """IRBOARD_TEST_SHARD=i/n (as `make test` sets it) keeps the files of shard i of n (shard_files); the n
+    processes together run every collected test once."""
+    setting = os.environ.get("IRBOARD_TEST_SHARD")
+    if not setting:
+        return
+    try:
+        index, shards = map(int, setting.split("/"))
+        assert 0 <= index < shards
+    except (ValueError, AssertionError):
+        pytest.exit(f"error: IRBOARD_TEST_SHARD={setting!r}: expected i/n with 0 <= i < n, e.g. 0/2",
+                    returncode=1)
+    weights: dict[str, float] = {}
+    for item in items:
+        name = item.nodeid.split("::")[0]
+        # a page in Chromium or a Ray job costs a few times an ordinary test
+        weights[name] = weights.get(name, 0.0) + (3.0 if item.get_closest_marker("browser")
+                                                  or item.get_closest_marker("ray") else 1.0)
+    for name in weights:
+        weights[name] = max(weights[name], HEAVY_FILES.get(name, 0.0))
+    keep = shard_files(weights, shards)[index]
+    config.hook.pytest_deselected(items=[item for item in items if item.nodeid.split("::")[0] not in keep])
+    items[:] = [item for item in items if item.nodeid.split("::")[0] in keep]
+
+
 def pytest_collection_modifyitems(session, config, items):
     """Browser tests without a browser stop the run at once with one line saying how to get one."""
     from tests.chromium import HOW, find_chromium
 
+    _keep_shard(config, items)
     if any(item.get_closest_marker("browser") for item in items) and find_chromium() is None:
         pytest.exit(f"error: {HOW}", returncode=1)
 

@@ -13,6 +13,7 @@ Widths and sizes are computed beside coverage; docs/statistics.md tabulates them
 the tests here compute one row of each table live. Monte Carlo tolerances:
 three standard errors, as in test_honest_simulation.py."""
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,7 @@ def prediction_coverage(k: int, tau: float, replicates: int, seed: int) -> tuple
     rng = np.random.default_rng(seed)
     covered = naive = 0
     widths = []
+    quantile = scipy_stats.t.ppf(0.975, k - 1)  # the fit's t quantile, the same in every replicate
     for _ in range(replicates):
         theta = rng.normal(0.01, tau, k)
         queries = rng.integers(50, 400, k)
@@ -60,7 +62,7 @@ def prediction_coverage(k: int, tau: float, replicates: int, seed: int) -> tuple
         low, high = fit.prediction
         covered += low <= new <= high
         widths.append(high - low)
-        half = 1.96 * (fit.ci[1] - fit.ci[0]) / 2 / scipy_stats.t.ppf(0.975, k - 1)
+        half = 1.96 * (fit.ci[1] - fit.ci[0]) / 2 / quantile
         naive += fit.mean - half <= new <= fit.mean + half
     return covered / replicates, naive / replicates, float(np.mean(widths))
 
@@ -99,6 +101,7 @@ def _true_means(base: np.ndarray, noise: float = 0.2, samples: int = 400_000) ->
     return _models(np.random.default_rng(0), base, samples, noise).mean(axis=1)
 
 
+@functools.cache  # seeded: the docs-table test reuses the fast test's row
 def equivalence_at_the_margin(queries: int, replicates: int, seed: int, models: int = 6) -> tuple[float, float, float]:
     """Per dataset: `models` models one margin apart (per-query values clipped to [0, 1], shared query difficulty),
     the verdicts of all pairs with Holm's correction. Returns (share of replicates in which some pair at the margin
@@ -130,13 +133,14 @@ def equivalence_at_the_margin(queries: int, replicates: int, seed: int, models: 
 def test_equivalence_at_the_margin_is_claimed_at_most_five_percent_of_the_time():
     """Six models 1 point apart (the margin); no pair may be called equivalent, over all pairs at once."""
     replicates = 1000
-    rate, naive, width = equivalence_at_the_margin(400, replicates, seed=34)
+    rate, naive, width = equivalence_at_the_margin(400, replicates, 34)  # positional: the cache key of the docs row
     assert rate <= ALPHA + tolerance(replicates, ALPHA), width
     # the check can fail: uncorrected tests over the five neighbouring pairs call one of them equivalent too often
     assert naive > ALPHA + tolerance(replicates, ALPHA)
     assert _row("per-dataset", 400, rate, naive, width) in DOCS.read_text()  # docs/statistics.md quotes this run
 
 
+@functools.cache  # seeded: the docs-table test reuses the fast test's row
 def best_set_coverage(queries: int, gap: float, replicates: int, seed: int) -> tuple[float, float, float]:
     """Twelve models: the best three within `gap` standard errors of a pair's difference of each other, then two
     at 3 and 4 SE below, seven far behind. Returns (share of replicates in which ranks.best_set holds the true best,
@@ -162,7 +166,7 @@ def best_set_coverage(queries: int, gap: float, replicates: int, seed: int) -> t
 
 def test_the_best_set_holds_the_true_best_at_near_ties_and_is_smaller_than_the_top_group():
     replicates = 600
-    coverage, size, top = best_set_coverage(60, 0.05, replicates, seed=2024)
+    coverage, size, top = best_set_coverage(60, 0.05, replicates, 2024)  # positional: the cache key of the docs row
     assert coverage >= 0.95 - tolerance(replicates, 0.95)
     assert size < top
     assert _best_row(60, 0.05, coverage, size, top) in DOCS.read_text()
