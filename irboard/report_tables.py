@@ -55,13 +55,24 @@ def check_digits(digits: object) -> int:
     return digits
 
 
-def grid(rows: list[dict[str, Any]]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
-    """(runs in order, metrics in order, {(run, metric): row})."""
-    runs, metrics = [], []
+Column = tuple[str | None, str]  # (dataset, or None for a report on one dataset; metric)
+
+
+def grid(rows: list[dict[str, Any]]) -> tuple[list[str], list[Column], dict[tuple[str, Column], dict[str, Any]]]:
+    """(runs in order, columns in order, {(run, column): row}): a column per metric, and over several datasets per
+    dataset and metric, so that no dataset's value stands in another's cell."""
+    runs, columns = [], []
     for row in rows:
+        column = (row.get("dataset"), row["metric"])
         runs += [row["run"]] if row["run"] not in runs else []
-        metrics += [row["metric"]] if row["metric"] not in metrics else []
-    return runs, metrics, {(row["run"], row["metric"]): row for row in rows}
+        columns += [column] if column not in columns else []
+    return runs, columns, {(row["run"], (row.get("dataset"), row["metric"])): row for row in rows}
+
+
+def label(column: Column) -> str:
+    """A column's heading: its metric, after its dataset when the report covers several."""
+    dataset, metric = column
+    return metric if dataset is None else f"{dataset} {metric}"
 
 
 def marks(row: dict[str, Any]) -> list[str]:
@@ -81,18 +92,18 @@ def flips(rows: list[dict[str, Any]]) -> bool:
     return any(row.get("robust") is False for row in rows)
 
 
-def judged_columns(metrics: list[str]) -> list[tuple[str, str]]:
-    """[(Judged@k name, the first metric with that cutoff)]: one Judged@k column per cutoff of the metrics."""
+def judged_columns(columns: list[Column]) -> list[tuple[str, Column]]:
+    """[(Judged@k heading, the first column with that cutoff)]: one Judged@k column per cutoff (and dataset)."""
     from leaderboard.submissions.holes import judged_name
 
-    out: dict[str, str] = {}
-    for metric in metrics:
-        out.setdefault(judged_name(metric), metric)
+    out: dict[str, Column] = {}
+    for column in columns:
+        out.setdefault(label((column[0], judged_name(column[1]))), column)
     return list(out.items())
 
 
-def judged_text(cells: dict, run: str, metric: str) -> str:
-    row = cells.get((run, metric))
+def judged_text(cells: dict, run: str, column: Column) -> str:
+    row = cells.get((run, column))
     return "" if row is None or row.get("judged") is None else f"{row['judged']:.2f}"
 
 
@@ -110,8 +121,8 @@ def mark_text(mark: str, report: Any) -> str:
     return MARKS[mark][2].format(level=level(report.alpha))
 
 
-def _best(cells: dict, runs: list[str], metric: str) -> float:
-    return max(cells[run, metric]["mean"] for run in runs if (run, metric) in cells)
+def _best(cells: dict, runs: list[str], column: Column) -> float:
+    return max(cells[run, column]["mean"] for run in runs if (run, column) in cells)
 
 
 def caption(report: Any, judged: bool = True) -> str:
@@ -131,7 +142,7 @@ def to_latex(report: Any, digits: int = 3, judged: bool = True) -> str:
     runs, metrics, cells = grid(report.rows)
     extra = judged_columns(metrics) if judged else []
     lines = ["\\begin{table}", "\\centering", f"\\begin{{tabular}}{{l{'r' * (len(metrics) + len(extra))}}}",
-             "\\toprule", " & ".join(["Run", *(latex_escape(metric) for metric in metrics),
+             "\\toprule", " & ".join(["Run", *(latex_escape(label(metric)) for metric in metrics),
                                        *(latex_escape(name) for name, _ in extra)]) + r" \\", "\\midrule"]
     for run in runs:
         values = []
@@ -156,7 +167,7 @@ def to_html(report: Any, digits: int = 3, judged: bool = True) -> str:
     digits = check_digits(digits)
     runs, metrics, cells = grid(report.rows)
     extra = judged_columns(metrics) if judged else []
-    head = "".join(f"<th>{html.escape(metric)}</th>" for metric in [*metrics, *(name for name, _ in extra)])
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in [*map(label, metrics), *(name for name, _ in extra)])
     body = []
     for run in runs:
         values = []

@@ -219,3 +219,25 @@ def test_a_bad_digits_argument_is_one_irboard_error(report, digits):
             render(digits)
         assert "\n" not in str(caught.value) and type(caught.value) not in (ValueError, TypeError)
     assert report.to_latex(digits=0).count("\\textbf{") >= 3 and report.to_latex(digits=10)
+
+
+def test_over_several_datasets_each_dataset_has_its_own_columns():
+    """Two datasets (SciFact and the same judgments under another name, one run cut to its top 3): the LaTeX and
+    HTML tables give each dataset's mean in its own column, never one dataset's value in another's cell."""
+    runs = {name: {q: dict(ranking) for q, ranking in irboard.read_result(
+        ROOT / "results" / name / "beir__scifact.json").run.items()} for name in NAMES[:2]}
+    cut = {name: {q: dict(sorted(docs.items(), key=lambda item: -item[1])[:3]) for q, docs in run.items()}
+           for name, run in runs.items()}
+    report = irboard.compare({name: {"a": runs[name], "b": cut[name]} for name in NAMES[:2]},
+                             {"a": QRELS, "b": QRELS}, "nDCG@10", baseline="bm25")
+    frame = report.to_dataframe().set_index(["dataset", "run"])
+    latex = report.to_latex()
+    head = latex.split("\\toprule\n", 1)[1].split(" \\\\", 1)[0]
+    assert head == "Run & a nDCG@10 & b nDCG@10 & a Judged@10 & b Judged@10"
+    for name, row in zip(NAMES[:2], _body(latex), strict=True):
+        for column, dataset in ((1, "a"), (2, "b")):
+            number = float(re.search(r"\d\.\d{3}", row[column]).group())
+            assert number == pytest.approx(frame.loc[(dataset, name), "mean"], abs=5e-4), (name, dataset)
+    assert frame.loc[("a", "bm25"), "mean"] != pytest.approx(frame.loc[("b", "bm25"), "mean"], abs=1e-3)
+    html_table = report.to_html()
+    assert "<th>a nDCG@10</th><th>b nDCG@10</th>" in html_table
