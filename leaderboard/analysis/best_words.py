@@ -56,9 +56,8 @@ def sentence(where: str, tops: list[str], ranked: int, everyone: int, filtered: 
         return f"Who could be #1 on {where}: {tops[0]}, the only model ranked there."
     among = f" among the {ranked} shown ranked models" if filtered else ""
     names = ", ".join(tops[:5]) + (f" and {len(tops) - 5} more" if len(tops) > 5 else "")
-    return (f"Who could be #1 on {where}{among} at {level(alpha)}: {names} ({len(tops)} of {ranked}, marked {mark}: "
-            "the confidence set for the best; each other model is significantly worse than one of them in a "
-            f"one-sided test at α / {tested - 1}).")
+    return (f"Who could be #1 on {where}{among} at {level(alpha)}: {names} ({len(tops)} of {ranked}, marked {mark}; "
+            f"each other is significantly worse than one of them, one-sided at α / {tested - 1}).")
 
 
 def dataset_sentence(dataset: DatasetBoard, alpha: float) -> str:

@@ -102,17 +102,15 @@
     var table = document.createElement("table");
     table.className = "results";
     table.id = "compare-summary";
-    var caption = table.createCaption();
-    caption.textContent = nameB + " − " + nameA + " (main metric ×100): on every shared dataset the paired mean " +
-      "difference, the interval its corrected verdict rests on (it excludes 0 exactly when the corrected p is below " +
-      "α; for pairs not found different it is Bonferroni's simultaneous interval) and the corrected p-value of the " +
-      "pair on that dataset; then each group mean, with the board's corrected test of the group means (the one " +
-      "behind its rank ranges). Verdict: better or worse where the corrected test rejects; equivalent where the " +
-      "interval lies within the equivalence margin (±" + (100 * ((shared[0] || {}).info || {}).margin).toFixed(2) +
-      " ×100); undetermined otherwise. Judged@k: the share of each model's top k documents that is judged (k the " +
-      "main metric's cutoff); ◊ could flip: the verdict may not hold over the hole bounds of both models (the range " +
-      "of each per-query value over every labelling of the unjudged documents within the cutoff). Each dataset " +
-      "below opens to its per-query scatter.";
+    var caption = table.createCaption();  /* one line; the whole legend is in the fold under the table (legend) */
+    caption.textContent = nameB + " − " + nameA + " (main metric ×100) on every shared dataset, then each group " +
+      "mean: the paired difference, the interval of its corrected verdict, the corrected p, Judged@k and ◊ where " +
+      "unjudged documents could flip the verdict. ";
+    var how = document.createElement("a");
+    how.href = "#how";
+    how.textContent = "How this is computed";
+    caption.appendChild(how);
+    caption.appendChild(document.createTextNode("."));
     var head = table.createTHead().insertRow();
     ["Dataset or group", "Δ", "Interval of the verdict", "Corrected p", "Verdict for " + nameB,
       "Queries won / tied / lost", "Judged@k, " + nameA + " / " + nameB, "Over the unjudged documents"].forEach(function (text) {
@@ -185,6 +183,28 @@
       holds.appendChild(mark);
       holds.appendChild(document.createTextNode(" could flip"));
     }
+  }
+
+  /* The summary table's whole legend, first in the page's fold of its method (compare.html), moved under the table. */
+  var methodFold = document.getElementById("how");  /* kept while the results are cleared and drawn again */
+  function legend(shared, nameA, nameB) {
+    var fold = methodFold, text = fold.querySelector("#how-legend");
+    if (!text) {
+      text = document.createElement("p");
+      text.id = "how-legend";
+      fold.insertBefore(text, fold.querySelector("summary").nextSibling);
+    }
+    text.textContent = nameB + " − " + nameA + " (main metric ×100): on every shared dataset the paired mean " +
+      "difference, the interval its corrected verdict rests on (it excludes 0 exactly when the corrected p is below " +
+      "α; for pairs not found different it is Bonferroni's simultaneous interval) and the corrected p-value of the " +
+      "pair on that dataset; then each group mean, with the board's corrected test of the group means (the one " +
+      "behind its rank ranges). Verdict: better or worse where the corrected test rejects; equivalent where the " +
+      "interval lies within the equivalence margin (±" + (100 * ((shared[0] || {}).info || {}).margin).toFixed(2) +
+      " ×100); undetermined otherwise. Judged@k: the share of each model's top k documents that is judged (k the " +
+      "main metric's cutoff); ◊ could flip: the verdict may not hold over the hole bounds of both models (the range " +
+      "of each per-query value over every labelling of the unjudged documents within the cutoff). Each dataset " +
+      "below opens to its per-query scatter.";
+    return fold;
   }
 
   function wrapped(table, captionId) {
@@ -348,6 +368,7 @@
       });
       if (shared.length) {
         results.appendChild(summaryTable(shared, nameA, nameB, pair[0]));
+        results.appendChild(legend(shared, nameA, nameB));
         results.appendChild(predictions(shared, nameA, nameB));
       }
       shared.forEach(function (item, index) { block(item.id, item.info, item.a, item.b, nameA, nameB, index === 0); });
