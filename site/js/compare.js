@@ -107,7 +107,7 @@
       "mean: the paired difference, the interval of its corrected verdict, the corrected p, Judged@k and ◊ where " +
       "unjudged documents could flip the verdict. ";
     var how = document.createElement("a");
-    how.href = "#how";
+    how.href = "#how-text";
     how.textContent = "How this is computed";
     caption.appendChild(how);
     caption.appendChild(document.createTextNode("."));
@@ -192,7 +192,7 @@
     if (!text) {
       text = document.createElement("p");
       text.id = "how-legend";
-      fold.insertBefore(text, fold.querySelector("summary").nextSibling);
+      fold.querySelector("#how-text").prepend(text);
     }
     text.textContent = nameB + " − " + nameA + " (main metric ×100): on every shared dataset the paired mean " +
       "difference, the interval its corrected verdict rests on (it excludes 0 exactly when the corrected p is below " +

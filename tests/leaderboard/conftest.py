@@ -97,6 +97,18 @@ def served(site: Path):
 
 
 @pytest.fixture(scope="session")
+def repository_site(tmp_path_factory) -> Path:
+    """The repository's own board: results/ built with each result re-scored against ../shared/data."""
+    from leaderboard.submissions.verify import verifier
+    from leaderboard.web.build import build_site
+    from tests.conftest import SHARED
+
+    out = tmp_path_factory.mktemp("repository") / "_site"
+    build_site(ROOT / "results", out, is_verified=verifier({}, SHARED / "data"))
+    return out
+
+
+@pytest.fixture(scope="session")
 def site_url(built_site):
     """The built site served over real HTTP on 127.0.0.1."""
     with served(built_site) as url:

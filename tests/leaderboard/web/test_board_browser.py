@@ -124,8 +124,15 @@ def test_home_html_holds_the_top_rows_and_the_script_the_whole_table(opened, man
     context.close()
 
 
+def _unfold(page: Page) -> None:
+    """Open the filters where they are folded behind "Filters" (a phone's screen, no filter set)."""
+    if not page.locator("details.filter-fold").evaluate("fold => fold.open"):
+        page.click("details.filter-fold > summary")
+
+
 def test_column_chooser_hides_columns_and_keeps_them_in_the_address(opened, many):
     page = opened("index.html")
+    _unfold(page)
     page.click("details.columns summary")
     dataset = page.locator('#board th[data-key^="d-"]').first
     key = dataset.get_attribute("data-key")
@@ -144,6 +151,7 @@ def test_column_chooser_hides_columns_and_keeps_them_in_the_address(opened, many
     expect(page.locator(f'#board th[data-key="{key}"]')).to_be_hidden()
     expect(page.locator('#board th[data-key="g-beir"]')).to_be_hidden()
     assert not page.is_checked(f'input[name=col][value="{key}"]')
+    _unfold(page)
     page.click("details.columns summary")
     page.click("#cols-means")
     expect(page.locator('#board thead th[data-key^="d-"]:not([hidden])')).to_have_count(0)
@@ -177,6 +185,7 @@ def test_dataset_table_sorts_and_filters_like_the_home_table(opened, many):
     wanted = [m for m in dataset.model_ids if "model-00" in m and "org0" in m]
     assert sorted(_shown_ids(page, "scores")) == sorted(wanted) and wanted
     page.fill("#f-q", "")
+    _unfold(page)
     page.select_option("#f-type", "dense")
     types = {r.model.id: r.model.type for r in dataset.results}
     assert sorted(_shown_ids(page, "scores")) == sorted(m for m in dataset.model_ids if types[m] == "dense")

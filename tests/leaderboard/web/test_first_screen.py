@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from tests.conftest import SHARED
-from tests.leaderboard.conftest import ROOT, watch
+from tests.leaderboard.conftest import watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -77,12 +76,11 @@ def _serve(site: Path):
 def board(request, tmp_path_factory, synth):
     """(site URL, the model compared with bm25, a page listing every row of the home board) of either board."""
     from leaderboard.submissions.catalog import dataset_info
-    from leaderboard.submissions.verify import verifier
     from leaderboard.web.build import build_site
 
     root = tmp_path_factory.mktemp(request.param)
     if request.param == "repository":
-        build_site(ROOT / "results", root / "_site", is_verified=verifier({}, SHARED / "data"))
+        root = request.getfixturevalue("repository_site").parent  # shared with test_board_first.py
         other = "splade-tiny"
     else:  # one model in ten unverified, as a board with judgments at hand looks: the unranked group shows
         synth.write_scaled_results(root / "results", 200, 30, 10, depth=5)

@@ -276,7 +276,9 @@ def test_partial_runs_are_marked_and_the_published_metrics_lead(scifact_like_res
     assert page.other_metrics[0] == "R@100"  # BEIR's published metrics first: nDCG@10, then R@100
     assert page.headline.startswith("nDCG@10, R@100, R@1000 (nDCG@10 and Recall@100: the BEIR paper")
     html = make_environment().get_template("dataset.html").render(ctx=page)
-    assert "<dt>Published with</dt><dd>nDCG@10, R@100, R@1000 (" in html
+    # in the page's method fold, under the table
+    how = html[html.index('<details class="methods" id="how">'):]
+    assert "<p>Published with: nDCG@10, R@100, R@1000 (" in how[:how.index("</details>")]
     for path in scifact_like_results:
         result = read_result(path)
         covered = int(np.count_nonzero(result.run.lengths))

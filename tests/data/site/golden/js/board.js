@@ -168,9 +168,8 @@
     if (ranked === 1) { return "Who could be #1 on " + where + ": " + tops[0] + ", the only model ranked there."; }
     var names = tops.slice(0, 5).join(", ") + (tops.length > 5 ? " and " + (tops.length - 5) + " more" : "");
     return "Who could be #1 on " + where + (filtered ? " among the " + ranked + " shown ranked models" : "") +
-      " at " + LEVEL + ": " + names + " (" + tops.length + " of " + ranked + ", marked " + mark + ": the confidence set for " +
-      "the best; each other model is significantly worse than one of them in a one-sided test at α / " +
-      (tested - 1) + ").";
+      " at " + LEVEL + ": " + names + " (" + tops.length + " of " + ranked + ", marked " + mark + "; each other is " +
+      "significantly worse than one of them, one-sided at α / " + (tested - 1) + ").";
   }
 
   /* judged_words.set_clause, word for word: whether the column's best set holds over the hole bounds, in the view

@@ -555,6 +555,15 @@
 
     form.hidden = false;
     fillForm(state);
+    /* On a phone the filters fold behind one line, unless the address has set one of them (the columns do not count). */
+    var fold = form.querySelector("details.filter-fold");
+    if (fold && window.matchMedia && window.matchMedia("(max-width: 600px)").matches &&
+        !list(fold.querySelectorAll("select, input:not([name='col'])")).some(function (control) {
+          return control.tagName === "SELECT" ? control.selectedIndex > 0 :
+            control.type === "checkbox" ? control.checked : Boolean(control.value);
+        })) {
+      fold.open = false;
+    }
     /* The header row sticks while the table scrolls in its box; the second header row sits under the first. */
     function stickHeader() {
       var second = table.tHead.rows[1];
