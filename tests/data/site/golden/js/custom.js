@@ -328,8 +328,7 @@
     if (ranked === 1) { return "Who could be #1 on " + where + ": " + tops[0] + ", the only model ranked there."; }
     var names = tops.slice(0, 5).join(", ") + (tops.length > 5 ? " and " + (tops.length - 5) + " more" : "");
     return "Who could be #1 on " + where + " at " + LEVEL + ": " + names + " (" + tops.length + " of " + ranked +
-      ", marked ★: the confidence set for the best; each other model is significantly worse than one of them in a " +
-      "one-sided test at α / " + (ranked - 1) + ").";
+      ", marked ★; each other is significantly worse than one of them, one-sided at α / " + (ranked - 1) + ").";
   }
 
   var board = window.irboardData && window.irboardData.board, homeRow = {}, hrefOf = {};
