@@ -46,8 +46,9 @@
     });
     var p = a.p[info.models.indexOf(nameB)];
     var summary = document.createElement("p");
-    summary.textContent = info.metric + " ×100: " + nameA + " " + (100 * mean(a.values)).toFixed(2) + ", " +
-      nameB + " " + (100 * mean(b.values)).toFixed(2) + ". " + nameB + " wins " + wins + ", ties " + ties +
+    function judged(entry) { return entry.j === undefined ? "" : " (" + info.judged + " " + entry.j.toFixed(2) + ")"; }
+    summary.textContent = info.metric + " ×100: " + nameA + " " + (100 * mean(a.values)).toFixed(2) + judged(a) +
+      ", " + nameB + " " + (100 * mean(b.values)).toFixed(2) + judged(b) + ". " + nameB + " wins " + wins + ", ties " + ties +
       ", loses " + losses + " of " + a.values.length + " queries (values rounded to 4 decimals). Corrected p = " +
       pairs.formatP(p, info.alpha) + ". " + pairs.effectText(a.values, b.values, info, nameB, nameA, p);
     section.appendChild(summary);
@@ -103,7 +104,8 @@
     table.id = "compare-summary";
     var caption = table.createCaption();  /* one line; the whole legend is in the fold under the table (legend) */
     caption.textContent = nameB + " − " + nameA + " (main metric ×100) on every shared dataset, then each group " +
-      "mean: the paired difference, the interval of its corrected verdict and the corrected p. ";
+      "mean: the paired difference, the interval of its corrected verdict, the corrected p, Judged@k and ◊ where " +
+      "unjudged documents could flip the verdict. ";
     var how = document.createElement("a");
     how.href = "#how-text";
     how.textContent = "How this is computed";
@@ -111,7 +113,7 @@
     caption.appendChild(document.createTextNode("."));
     var head = table.createTHead().insertRow();
     ["Dataset or group", "Δ", "Interval of the verdict", "Corrected p", "Verdict for " + nameB,
-      "Queries won / tied / lost"].forEach(function (text) {
+      "Queries won / tied / lost", "Judged@k, " + nameA + " / " + nameB, "Over the unjudged documents"].forEach(function (text) {
       var th = document.createElement("th");
       th.scope = "col";
       th.textContent = text;
@@ -131,6 +133,7 @@
       cell(row, pairs.formatP(p, item.info.alpha));
       cell(row, verdictWord(p, m, item.info.alpha, interval, item.info.margin));
       cell(row, won + " / " + (n - won - lost) + " / " + lost);
+      judgedCells(row, item.info.judged, item.a.j, item.b.j, (item.a.f || []).indexOf(item.info.models.indexOf(nameB)) !== -1);
       byId[item.id] = { mean: m, variance: n > 1 ? pair.sd * pair.sd / n : 0, n: n, alpha: item.info.alpha,
         margin: item.info.margin };
     });
@@ -157,8 +160,29 @@
       cell(row, p === undefined ? "– (both need verified results on every dataset of the group)" :
         verdictWord(p, total, alpha, interval, byId[group.datasets[0]].margin));
       cell(row, "–");
+      var flips = dataA.groupFlips && dataA.groupFlips[name];
+      judgedCells(row, null, null, null, p !== undefined && !!flips && flips.indexOf(ranks.indexOf(nameB)) !== -1,
+                  p === undefined);
     });
     return wrapped(table, "compare-summary-caption");
+  }
+
+  /* The last two cells of a summary row: each model's Judged@k at the main metric's cutoff (the dataset page's
+     figure) and whether the row's verdict holds over the hole bounds of both models (◊ where it could flip:
+     leaderboard/analysis/robust.py, group_robust.py for a group mean). */
+  function judgedCells(row, name, a, b, flips, unranked) {
+    function shown(value) { return value === undefined || value === null ? "–" : value.toFixed(2); }
+    var judged = cell(row, name ? name + " " + shown(a) + " / " + shown(b) : "–");
+    if (name) { judged.title = name + ": the share of each model's top documents that is judged"; }
+    var holds = cell(row, unranked ? "–" : flips ? "" : "holds");
+    if (flips) {
+      var mark = document.createElement("span");
+      mark.className = "flip";
+      mark.title = "could flip: unjudged documents within the cutoff could change this verdict";
+      mark.textContent = "◊";
+      holds.appendChild(mark);
+      holds.appendChild(document.createTextNode(" could flip"));
+    }
   }
 
   /* The summary table's whole legend, first in the page's fold of its method (compare.html), moved under the table. */
@@ -176,7 +200,10 @@
       "pair on that dataset; then each group mean, with the board's corrected test of the group means (the one " +
       "behind its rank ranges). Verdict: better or worse where the corrected test rejects; equivalent where the " +
       "interval lies within the equivalence margin (±" + (100 * ((shared[0] || {}).info || {}).margin).toFixed(2) +
-      " ×100); undetermined otherwise. Each dataset below opens to its per-query scatter.";
+      " ×100); undetermined otherwise. Judged@k: the share of each model's top k documents that is judged (k the " +
+      "main metric's cutoff); ◊ could flip: the verdict may not hold over the hole bounds of both models (the range " +
+      "of each per-query value over every labelling of the unjudged documents within the cutoff). Each dataset " +
+      "below opens to its per-query scatter.";
     return fold;
   }
 
