@@ -7,9 +7,11 @@ checkout of this repository, e.g. the branch before a change and after it) runs 
 `--rounds` times, so that the machine's load falls on both alike; each process loads the results, counts every
 result verified (synthetic files store no ranking, and only verified results are ranked) and builds the
 leaderboard twice, then the ranks page's context once (its stability checks). Prints one JSON line per process:
-seconds of each build, of the ranks page, ranked models on "All datasets", the top group's size, the widest rank
-range, peak RSS. `--holes` gives every result synthetic hole bounds where the tree keeps them (the board then
-computes which verdicts hold over them, analysis/robust.py).
+wall and CPU seconds of each build, seconds of the ranks page, ranked models on "All datasets", the top group's
+size, the widest rank range, peak RSS, the load average at its end. `--holes` gives every result synthetic hole
+bounds where the tree keeps them (the board then computes which verdicts hold over them, analysis/robust.py);
+`--both` runs each tree without and then with them, in turn, so that a build with the bounds and flags is
+measured beside one without in the same run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import subprocess
 import sys
 
 CHILD = r"""
-import dataclasses, functools, json, resource, sys, time
+import dataclasses, functools, json, os, resource, sys, time
 from leaderboard.analysis.aggregate import build_leaderboard
 from leaderboard.submissions.catalog import dataset_info
 from leaderboard.submissions.load import load_results
@@ -45,11 +47,12 @@ if sys.argv[3] == "holes":  # synthetic hole bounds on every result, where the t
                                                             {metric: (float(values.mean()), float(high.mean()))}))
         results = [with_holes(r) for r in results]
         holes = True
-times = []
+times, cpu = [], []
 for _ in range(2):
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     board = build_leaderboard(results, lookup=lookup, workers=1)
     times.append(round(time.perf_counter() - start, 2))
+    cpu.append(round(time.process_time() - start_cpu, 2))
 try:  # the ranks page's statistics (who could be #1, split halves, datasets left out), where the tree has them
     try:
         from leaderboard.web.views.ranks import build as build_ranks
@@ -62,10 +65,11 @@ except ImportError:
     ranks_seconds = None
 group = next(g for g in board.groups if g.name == "All datasets")
 ranked = [s for s in group.scores.values() if s.mean_rank is not None]
-print(json.dumps({"code": sys.argv[2], "holes": holes, "seconds": times, "ranks_page_seconds": ranks_seconds, "ranked": len(ranked),
+print(json.dumps({"code": sys.argv[2], "holes": holes, "seconds": times, "cpu_seconds": cpu, "ranks_page_seconds": ranks_seconds, "ranked": len(ranked),
                   "top_group": sum(s.rank_interval[0] == 1 for s in ranked),
                   "widest_range": max((s.rank_interval[1] - s.rank_interval[0] + 1 for s in ranked), default=0),
-                  "rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}))
+                  "rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+                  "load": round(os.getloadavg()[0], 1)}))
 """
 
 
@@ -77,15 +81,17 @@ def main() -> int:
     parser.add_argument("--holes", action="store_true",
                         help="give every result synthetic hole bounds (main metric: up to +0.05 a query) where the "
                              "tree keeps them, so that the board computes its could-flip flags")
+    parser.add_argument("--both", action="store_true", help="run each tree without and then with the hole bounds")
     args = parser.parse_args()
+    kinds = ["", "holes"] if args.both else ["holes" if args.holes else ""]
     for _ in range(args.rounds):
         for code in args.code:
-            env = {**os.environ, "PYTHONPATH": code, "OPENBLAS_NUM_THREADS": "1"}
-            # run in the checkout: `python -c` puts the working folder first on the path, before PYTHONPATH
-            done = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(args.results), code,
-                                   "holes" if args.holes else ""], env=env, cwd=code,
-                                  capture_output=True, text=True, check=False)
-            print(done.stdout.strip() or f"{code}: failed: {done.stderr.strip().splitlines()[-1:]}", flush=True)
+            for kind in kinds:
+                env = {**os.environ, "PYTHONPATH": code, "OPENBLAS_NUM_THREADS": "1"}
+                # run in the checkout: `python -c` puts the working folder first on the path, before PYTHONPATH
+                done = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(args.results), code, kind],
+                                      env=env, cwd=code, capture_output=True, text=True, check=False)
+                print(done.stdout.strip() or f"{code}: failed: {done.stderr.strip().splitlines()[-1:]}", flush=True)
     return 0
 
 

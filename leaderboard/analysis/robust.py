@@ -127,7 +127,8 @@ def robust_pairs(pvalues, adverse, favourable, alpha: float) -> np.ndarray:
 def robust_verdicts(words, b: int, low, high, pair_robust: np.ndarray, favourable: np.ndarray, alpha: float,
                     margin: float, pairs: int, spread=None) -> np.ndarray:
     """bool per row: its verdict against row `b` (verdicts.verdict_words) holds over the bounds; "equivalent" also
-    needs both crossings' verdict intervals within the margin."""
+    needs both crossings' verdict intervals within the margin. `favourable`: the favourable family's corrected
+    p-value of each row against `b` (extreme_pvalues' favourable[:, b]; read for the equivalent rows only)."""
     words = np.asarray(words)
     robust = pair_robust[:, b].copy()
     equivalent = np.flatnonzero(words == "equivalent")
@@ -135,8 +136,8 @@ def robust_verdicts(words, b: int, low, high, pair_robust: np.ndarray, favourabl
         n = np.shape(low)[1]
         diff, sd = cross_spread(low, high) if spread is None else spread
         for d, s in ((diff[:, b], sd[:, b]), (-diff[b, :], sd[b, :])):  # low_i - high_b, high_i - low_b
-            lo, hi = verdict_interval(d, s / np.sqrt(n), n - 1, favourable[:, b], alpha, pairs)
-            again = verdict_words(d, lo, hi, favourable[:, b], alpha, margin)
+            lo, hi = verdict_interval(d, s / np.sqrt(n), n - 1, favourable, alpha, pairs)
+            again = verdict_words(d, lo, hi, favourable, alpha, margin)
             robust[equivalent] &= again[equivalent] == "equivalent"
     robust[b] = True
     return robust
@@ -165,6 +166,112 @@ def robust_best(best, low, high, alpha: float, spread=None) -> np.ndarray:
 def _largest_beat(diff, se, df, alpha: float) -> np.ndarray:
     """Per row i, the largest beat size (ranks.beat_sizes' rule) of any other model over i: that of its largest t."""
     return _sizes(scipy_stats.t.sf(_better_t(diff, se).max(axis=1), max(float(df), 1.0)), alpha)
+
+
+def crossed_t(diff: np.ndarray, sd: np.ndarray, n: int) -> np.ndarray:
+    """(m, m) |t| of each crossing low_i - high_j as cross_pvalues computes it, with se 0 read as a t of +inf (a
+    difference: p 0) or 0 (none: p 1); the diagonal -inf (no test)."""
+    se = sd / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.abs(diff) / np.where(se > 0, se, 1.0)
+    flat = se == 0
+    if flat.any():
+        t[flat] = np.where(diff[flat] == 0, 0.0, np.inf)
+    np.fill_diagonal(t, -np.inf)
+    return t
+
+
+def _pair_p(t: np.ndarray, sure: float, never: float, df: int) -> np.ndarray:
+    """cross_pvalues' decision-only p-value of each |t|: 0 beyond `sure`, 1 at or short of `never`, exact between."""
+    p = np.where(t > sure, 0.0, 1.0)
+    middle = (t > never) & (t <= sure)
+    p[middle] = np.minimum(2.0 * scipy_stats.t.sf(t[middle], df), 1.0)
+    return p
+
+
+def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
+                   wanted: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Holm's decisions at alpha over the upper triangle of a symmetric (m, m) family, the same as
+    corrected_matrix(p, "holm") < alpha over cross_pvalues' decision-only p-values, with the exact p-values computed
+    only for the members Holm's steps can reach.
+
+    key[i, j]: a |t| that orders the member (larger: smaller p; p 0 beyond the t at alpha / (2 pairs), 1 at or short
+    of the one at alpha / 2; the diagonal -inf); pvalue(i, j) -> the exact p-values of members i < j (index arrays).
+    Past the zeros (z of them) Holm's step z + c + 1 multiplies by pairs - z - c, so no member with p >= q =
+    alpha / (pairs - z - c) can be rejected once c members lie below q: those are the only ones computed, q rising
+    with c until no more fall below it. `wanted`: flat indices (i * m + j) whose corrected p-values are returned too
+    (exact where below 1 and not 0; every member of p at most theirs is then computed).
+    Returns (rejected (m, m) bool, the wanted corrected p-values or None)."""
+    m = key.shape[0]
+    sure = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), df)
+    never = scipy_stats.t.isf(alpha / 2, df)
+    rejected = key > sure
+    zeros = int(np.count_nonzero(rejected)) // 2  # symmetric, diagonal never
+    middle = np.flatnonzero((key > never) & ~rejected)
+    middle = middle[middle // m < middle % m]
+    middle_key = key.ravel()[middle]
+    done_cut, parts = np.inf, []
+
+    def exact_below(q: float) -> tuple[np.ndarray, np.ndarray]:
+        """The members computed so far and their p-values, now every one with p < q among them (q only rises)."""
+        nonlocal done_cut
+        # a t a little short of the one at q: every member with p < q lies beyond it
+        cut = scipy_stats.t.isf(q / 2, df) * (1 - 1e-6) if q < 1 else -np.inf
+        new = middle[(middle_key > cut) & (middle_key <= done_cut)]
+        parts.append((new, pvalue(new // m, new % m)))
+        done_cut = cut
+        return np.concatenate([part[0] for part in parts]), np.concatenate([part[1] for part in parts])
+
+    below = 0
+    while True:
+        left = pairs - zeros - below
+        q = alpha / left * (1 + 1e-9) if left > 0 else 1.0
+        chosen, p = exact_below(q)
+        now = int(np.count_nonzero(p < q))
+        if now == below:
+            break
+        below = now
+    if wanted is not None:
+        wanted_p = _flat_p(key, wanted, pvalue, sure, never)
+        top = wanted_p[(wanted_p > 0) & (wanted_p < 1)].max(initial=0.0)
+        if top >= q:  # every member up to the largest wanted one
+            chosen, p = exact_below(np.nextafter(top, 2.0))
+    order = np.argsort(p)
+    adjusted = np.minimum(np.maximum.accumulate(p[order] * (pairs - zeros - np.arange(order.size))), 1.0)
+    corrected = np.empty(order.size)
+    corrected[order] = adjusted
+    hit = chosen[corrected < alpha]
+    rejected[hit // m, hit % m] = True
+    rejected[hit % m, hit // m] = True
+    if wanted is None:
+        return rejected, None
+    values = np.where(wanted_p == 0, 0.0, 1.0)
+    inside = (wanted_p > 0) & (wanted_p < 1)
+    if inside.any():
+        flat = wanted[inside]
+        upper = np.where(flat // m < flat % m, flat, (flat % m) * m + flat // m)
+        by_index = np.argsort(chosen)
+        values[inside] = corrected[by_index[np.searchsorted(chosen, upper, sorter=by_index)]]
+    return rejected, values
+
+
+def _flat_p(key, flat, pvalue, sure, never) -> np.ndarray:
+    """The decision-only p-values of members at flat indices (either triangle)."""
+    m = key.shape[0]
+    i, j = flat // m, flat % m
+    out = np.where(key.ravel()[flat] > sure, 0.0, 1.0)
+    middle = (key.ravel()[flat] > never) & (key.ravel()[flat] <= sure) & (i != j)
+    if middle.any():
+        first, second = np.minimum(i, j)[middle], np.maximum(i, j)[middle]
+        out[middle] = pvalue(first, second)
+    return out
+
+
+def _exact_favourable(spread: tuple[np.ndarray, np.ndarray], n: int, correction: str) -> np.ndarray:
+    """extreme_pvalues' favourable matrix from the exact crossed t-tests (no decision-only p-values)."""
+    diff, sd = spread
+    crossing = t_pvalue(diff, sd / np.sqrt(n), n - 1)
+    return _family(np.minimum(crossing, crossing.T), correction)
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,6 +322,49 @@ def equivalence_holds(means, sd, n: int, pvalues, crossed: tuple[np.ndarray, np.
     return holds
 
 
+def t_pair_robustness(means, spread: tuple[np.ndarray, np.ndarray], n: int, pvalues, alpha: float, correction: str,
+                      wanted: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """robust_pairs(pvalues, *extreme_pvalues(means, low, high, "t", correction, alpha=alpha)[:2], alpha) for Holm or
+    no correction, without either corrected matrix: each family's decisions from holm_decisions on the crossed t's.
+    `wanted`: flat indices whose favourable corrected p-values are returned too (robust_verdicts' equivalences)."""
+    diff, sd = spread
+    m = diff.shape[0]
+    pairs = m * (m - 1) // 2 if correction != "none" else 1  # no correction: Holm's steps over one pair
+    df = n - 1
+    t = crossed_t(diff, sd, n)
+    sure = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), df)
+    never = scipy_stats.t.isf(alpha / 2, df)
+
+    def crossing(i, j):
+        return _pair_p(t[i, j], sure, never, df)
+
+    # the adverse ends: the row of higher mean at its low end against the other at its high end (p 1 when that
+    # turns the difference round); equal means: the larger of the two crossings
+    means = np.asarray(means, dtype=np.float64)
+    above = means[:, None] > means[None, :]
+    kept = np.where(diff > 0, t, -np.inf)
+    adverse_key = np.where(above, kept, kept.T)
+    level = (means[:, None] == means[None, :])
+    np.fill_diagonal(level, False)
+    if level.any():
+        adverse_key[level] = np.minimum(t, t.T)[level]
+
+    def adverse_p(i, j):
+        top = np.where(means[i] > means[j], i, j)
+        other = np.where(means[i] > means[j], j, i)
+        p = np.where(diff[top, other] > 0, crossing(top, other), 1.0)
+        same = means[i] == means[j]
+        p[same] = np.maximum(crossing(i[same], j[same]), crossing(j[same], i[same]))
+        return p
+
+    adverse, _ = holm_decisions(adverse_key, adverse_p, df, alpha, pairs)
+    favourable, values = holm_decisions(np.maximum(t, t.T), lambda i, j: np.minimum(crossing(i, j), crossing(j, i)),
+                                        df, alpha, pairs, wanted)
+    robust = np.where(np.asarray(pvalues) < alpha, adverse, ~favourable)
+    np.fill_diagonal(robust, True)
+    return robust, values
+
+
 def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: stats.TestSettings,
                      margin: float, against: tuple[np.ndarray, np.ndarray] | None = None,
                      values=None, pair_sd=None) -> BoardRobustness:
@@ -233,19 +383,7 @@ def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: sta
         return flags
     means = low.mean(axis=1)
     spread = cross_spread(low, high)
-    adverse, favourable, _ = extreme_pvalues(means, low, high, tests.method, tests.correction, tests.resamples,
-                                             tests.seed, spread, tests.alpha)
-    pairs = robust_pairs(pvalues, adverse, favourable, tests.alpha)
-    if values is not None and pair_sd is not None:
-        family = family_size(m, tests.correction)
-        means_shown = np.asarray(values, dtype=np.float64).mean(axis=1)
-        flags = BoardRobustness(flags.verdict, flags.best, flags.rank, pairs & equivalence_holds(
-            means_shown, pair_sd, n, pvalues, spread, favourable, tests.alpha, family, margin))
-    rows = np.flatnonzero(np.asarray(ranked, dtype=bool))
-    if rows.size:
-        flags.rank[rows] = pairs[np.ix_(rows, rows)].all(axis=1)
-        among = (spread[0][np.ix_(rows, rows)], spread[1][np.ix_(rows, rows)])
-        flags.best[rows] = robust_best(np.asarray(best, dtype=bool)[rows], low[rows], high[rows], tests.alpha, among)
+    words = family = None
     if b is not None:
         if against is None:
             from leaderboard.analysis.effects import spread as plain_spread
@@ -256,6 +394,43 @@ def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: sta
         shown = shown_pvalue(pvalues[:, b], tests.alpha)
         lo, hi = verdict_interval(diff, sd / np.sqrt(n), n - 1, shown, tests.alpha, family)
         words = verdict_words(diff, lo, hi, shown, tests.alpha, margin)
-        flags.verdict[:] = robust_verdicts(words, b, low, high, pairs, favourable, tests.alpha, margin, family,
+    pair_flags = values is not None and pair_sd is not None
+    if pair_flags:
+        means_shown = np.asarray(values, dtype=np.float64).mean(axis=1)
+        close = (np.asarray(pvalues) >= tests.alpha) & (np.abs(means_shown[:, None] - means_shown[None, :]) < margin)
+    if tests.method == "t" and tests.correction in ("holm", "none"):
+        # only the decisions at alpha, and the favourable p-values the equivalences read (equivalence_holds' pairs,
+        # the rows equivalent to b): the other entries of `favourable` stand at 1, read by nothing
+        wanted = [np.flatnonzero(words == "equivalent") * m + b] if words is not None else []
+        if pair_flags:
+            wanted.append(np.flatnonzero(close))
+        wanted = np.unique(np.concatenate(wanted)) if wanted else None
+        pairs, found = t_pair_robustness(means, spread, n, pvalues, tests.alpha, tests.correction, wanted)
+        favourable = np.ones((m, m))
+        if wanted is not None:
+            favourable.ravel()[wanted] = found
+    else:
+        adverse, favourable, _ = extreme_pvalues(means, low, high, tests.method, tests.correction, tests.resamples,
+                                                 tests.seed, spread, tests.alpha)
+        pairs = robust_pairs(pvalues, adverse, favourable, tests.alpha)
+    if tests.method == "t" and family_size(m, tests.correction) * tests.alpha < 1:
+        # the decision-only p-values stand at 1 where no correction over so few pairs can reject, and an
+        # equivalence's interval reads the corrected value itself (verdicts.verdict_level): the exact one
+        favourable = _exact_favourable(spread, n, tests.correction)
+    favourable_b = favourable[:, b] if b is not None else None
+    if pair_flags:
+        flags = BoardRobustness(flags.verdict, flags.best, flags.rank, pairs & equivalence_holds(
+            means_shown, pair_sd, n, pvalues, spread, favourable, tests.alpha, family_size(m, tests.correction),
+            margin))
+    rows = np.flatnonzero(np.asarray(ranked, dtype=bool))
+    if rows.size == m:
+        flags.rank[:] = pairs.all(axis=1)
+        flags.best[:] = robust_best(np.asarray(best, dtype=bool), low, high, tests.alpha, spread)
+    elif rows.size:
+        flags.rank[rows] = pairs[np.ix_(rows, rows)].all(axis=1)
+        among = (spread[0][np.ix_(rows, rows)], spread[1][np.ix_(rows, rows)])
+        flags.best[rows] = robust_best(np.asarray(best, dtype=bool)[rows], low[rows], high[rows], tests.alpha, among)
+    if b is not None:
+        flags.verdict[:] = robust_verdicts(words, b, low, high, pairs, favourable_b, tests.alpha, margin, family,
                                            spread)
     return flags

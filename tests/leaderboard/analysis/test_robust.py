@@ -1,7 +1,10 @@
 """Judgment-robust verdicts (analysis/robust.py): the crossed tests equal scipy's on the crossed values; a verdict
-that the bounds can turn round is not robust, one they cannot move is; best-set exclusions and inclusions likewise."""
+that the bounds can turn round is not robust, one they cannot move is; best-set exclusions and inclusions likewise;
+the board's flags equal their definitions computed pair by pair (scipy, statsmodels) on random boards."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
@@ -9,14 +12,16 @@ from leaderboard.analysis import stats
 from leaderboard.analysis.effects import spread
 from leaderboard.analysis.ranks import best_set
 from leaderboard.analysis.robust import (
+    board_robustness,
     cross_pvalues,
     cross_spread,
     extreme_pvalues,
     robust_best,
     robust_pairs,
     robust_verdicts,
+    t_pair_robustness,
 )
-from leaderboard.analysis.verdicts import verdict_interval, verdict_words
+from leaderboard.analysis.verdicts import shown_pvalue, verdict_interval, verdict_words
 
 ALPHA = 0.05
 
@@ -62,7 +67,7 @@ def _verdicts(low, high, b=0, margin=0.01):
     words = verdict_words(diff[:, b], lo, hi, pvalues[:, b], ALPHA, margin)
     adverse, favourable, _ = extreme_pvalues(low.mean(axis=1), low, high, "t", "holm")
     pairs = robust_pairs(pvalues, adverse, favourable, ALPHA)
-    return words, robust_verdicts(words, b, low, high, pairs, favourable, ALPHA, margin, 10)
+    return words, robust_verdicts(words, b, low, high, pairs, favourable[:, b], ALPHA, margin, 10)
 
 
 def test_without_holes_every_verdict_is_robust_and_a_hole_that_turns_one_round_is_marked():
@@ -120,3 +125,106 @@ def test_the_decision_only_p_values_give_every_corrected_decision_of_the_exact_o
         a = stats.corrected_matrix(np.minimum(exact, exact.T), correction) < ALPHA
         b = stats.corrected_matrix(np.minimum(quick, quick.T), correction) < ALPHA
         assert np.array_equal(a, b)
+
+
+def _reference_flags(low, high, ranked, pvalues, best, b, correction, margin):
+    """The flags from their definitions (docs/statistics.md, "Verdicts over the holes"), pair by pair: scipy's
+    paired t-test of every crossing, statsmodels' correction over each family, Bonferroni's one-sided test for the
+    best set."""
+    m, n = low.shape
+    crossing = scipy_stats.ttest_rel(low[:, None, :], high[None, :, :], axis=-1).pvalue  # low_i against high_j
+    means = low.mean(axis=1)
+    first, second = np.triu_indices(m, k=1)
+    adverse_raw, favourable_raw = [], []
+    for i, j in zip(first, second, strict=True):
+        top, other = (i, j) if means[i] > means[j] else (j, i)
+        kept = low[top].mean() - high[other].mean() > 0  # the higher one at its low end still ahead
+        adverse_raw.append(crossing[top, other] if kept else 1.0)
+        favourable_raw.append(min(crossing[i, j], crossing[j, i]))
+    if correction == "none":
+        adjust = np.asarray
+    else:
+        adjust = lambda p: multipletests(p, method={"holm": "holm", "bh": "fdr_bh"}[correction])[1]  # noqa: E731
+    adverse, favourable = np.ones((m, m)), np.ones((m, m))
+    adverse[first, second] = adverse[second, first] = adjust(np.array(adverse_raw))
+    favourable[first, second] = favourable[second, first] = adjust(np.array(favourable_raw))
+    holds = np.where(pvalues < ALPHA, adverse < ALPHA, favourable >= ALPHA)
+    np.fill_diagonal(holds, True)
+    rows = np.flatnonzero(ranked)
+    rank = np.ones(m, dtype=bool)
+    rank[rows] = holds[np.ix_(rows, rows)].all(axis=1)
+    best_holds = np.ones(m, dtype=bool)
+    level = ALPHA / (rows.size - 1) if rows.size > 1 else 0.0
+    for i in rows:  # one-sided: some model beats i (its low end against i's high end, or the reverse)
+        others = [j for j in rows if j != i]
+        if best[i]:
+            best_holds[i] = not any(scipy_stats.ttest_rel(high[j], low[i], alternative="greater").pvalue < level
+                                    for j in others)
+        else:
+            best_holds[i] = any(scipy_stats.ttest_rel(low[j], high[i], alternative="greater").pvalue < level
+                                for j in others)
+    verdict = np.ones(m, dtype=bool)
+    if b is not None:
+        family = 1 if correction == "none" else m * (m - 1) // 2
+        diff, sd = spread(low)
+        shown = shown_pvalue(pvalues[:, b], ALPHA)
+        lo, hi = verdict_interval(diff[:, b], sd[:, b] / np.sqrt(n), n - 1, shown, ALPHA, family)
+        words = verdict_words(diff[:, b], lo, hi, shown, ALPHA, margin)
+        verdict = holds[:, b].copy()
+        for i in np.flatnonzero(words == "equivalent"):
+            for a, c in ((low[i], high[b]), (high[i], low[b])):  # both crossings' intervals within the margin
+                d = a - c
+                lo, hi = verdict_interval(d.mean(), d.std(ddof=1) / np.sqrt(n), n - 1, favourable[i, b], ALPHA, family)
+                verdict[i] &= favourable[i, b] >= ALPHA and -margin < lo and hi < margin
+        verdict[b] = True
+    return verdict, best_holds, rank
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), models=st.integers(2, 9), queries=st.integers(4, 40),
+       correction=st.sampled_from(["holm", "none", "bh"]), hole=st.sampled_from([0.0, 0.005, 0.03, 0.2]),
+       baseline=st.booleans())
+def test_the_flags_are_their_definitions_computed_pair_by_pair(seed, models, queries, correction, hole, baseline):
+    rng = np.random.default_rng(seed)
+    low = np.clip(rng.random(queries) * 0.4 + rng.uniform(0, 0.3, (models, 1))
+                  + rng.normal(0, 0.05, (models, queries)), 0, 1)
+    high = np.minimum(low + rng.uniform(0, hole, low.shape) * (rng.random((models, 1)) < 0.7), 1)
+    ranked = rng.random(models) < 0.8
+    pvalues = stats.pairwise_pvalues(low, "t", correction)
+    n = queries
+    diff, sd = spread(low)
+    best = np.zeros(models, dtype=bool)
+    rows = np.flatnonzero(ranked)
+    best[rows] = best_set(low.mean(axis=1)[rows], diff[np.ix_(rows, rows)], sd[np.ix_(rows, rows)] / np.sqrt(n), n - 1,
+                          ALPHA)
+    b = int(rng.integers(models)) if baseline else None
+    margin = 0.05  # wide enough for equivalences
+    tests = stats.TestSettings(correction=correction, alpha=ALPHA)
+    flags = board_robustness(low, high, ranked, pvalues, best, b, tests, margin)
+    if np.array_equal(low, high):
+        assert flags.all_hold
+        return
+    verdict, best_holds, rank = _reference_flags(low, high, ranked, pvalues, best, b, correction, margin)
+    assert flags.verdict.tolist() == verdict.tolist()
+    assert flags.best.tolist() == best_holds.tolist()
+    assert flags.rank.tolist() == rank.tolist()
+
+
+def test_the_decisions_from_the_crossed_t_equal_both_corrected_families_on_a_large_board():
+    """t_pair_robustness (Holm's decisions computed only where its steps reach) against robust_pairs over
+    extreme_pvalues' whole corrected matrices: every pair, and the favourable p-values an equivalence reads."""
+    rng = np.random.default_rng(11)
+    models, queries = 120, 60
+    low = np.clip(rng.random(queries) * 0.4 + np.linspace(0, 0.3, models)[:, None]
+                  + rng.normal(0, 0.08, (models, queries)), 0, 1)
+    high = np.minimum(low + rng.uniform(0, 0.04, low.shape), 1)
+    means = low.mean(axis=1)
+    pvalues = stats.pairwise_pvalues(low, "t", "holm")
+    pairs = 120 * 119 // 2
+    for correction in ("holm", "none"):
+        adverse, favourable, _ = extreme_pvalues(means, low, high, "t", correction, alpha=ALPHA)
+        wanted = np.arange(models) * models + 7  # every row against row 7
+        robust, values = t_pair_robustness(means, cross_spread(low, high), queries, pvalues, ALPHA, correction, wanted)
+        assert np.array_equal(robust, robust_pairs(pvalues, adverse, favourable, ALPHA))
+        assert np.array_equal(values, favourable[:, 7])
+        assert 0 < (~robust).sum() < pairs  # some pair decisions could flip, not all
