@@ -18,6 +18,14 @@ of `--repeat`:
 irboard's judged column is compared with ir_measures' Judged@k query by query; ir_measures breaks score ties by
 doc id ascending where trec_eval (and irboard) take doc id descending, so queries with a tie across the cutoff may
 differ: they are counted, and every other query must agree within 1e-12.
+
+ir_measures is found on the import path, so it need not be in the environment irboard runs from: its one
+dependency, pytrec_eval-terrier, comes with irboard's `test` extra, and
+
+    python -m pip install --no-deps --target /tmp/irm ir_measures
+    PYTHONPATH=$PWD:/tmp/irm python benchmarks/holes.py
+
+installs it apart (nothing else changes in the environment) and runs the benchmark with it.
 """
 
 from __future__ import annotations

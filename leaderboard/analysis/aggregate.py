@@ -470,13 +470,15 @@ def hole_arrays(results: list[LoadedResult], metric: str, scores: np.ndarray) ->
     hole bounds of `metric`, (models, queries); a row without bounds (not re-scored) has low = high = its values."""
     judged = np.full(len(results), np.nan)
     low, high = scores.copy(), scores.copy()
-    for i, result in enumerate(results):
-        holes = result.holes
-        if holes is not None and holes.metric == metric and len(holes.low) == scores.shape[1]:
-            judged[i] = holes.judged
+    rows = [i for i, result in enumerate(results) if result.holes is not None and result.holes.metric == metric
+            and len(result.holes.low) == scores.shape[1]]
+    if rows:
+        judged[rows] = [results[i].holes.judged for i in rows]
+        values = scores[rows]
+        for out, bound in ((low, np.stack([results[i].holes.low for i in rows])),
+                           (high, np.stack([results[i].holes.high for i in rows]))):
             # float32 bounds equal to the value are the value itself, so that no rounding moves a test
-            low[i] = np.where(np.abs(holes.low - scores[i]) <= 1e-6, scores[i], holes.low)
-            high[i] = np.where(np.abs(holes.high - scores[i]) <= 1e-6, scores[i], holes.high)
+            out[rows] = np.where(np.abs(bound - values) <= 1e-6, values, bound)
     return judged, low, high
 
 

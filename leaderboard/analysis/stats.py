@@ -279,7 +279,8 @@ def _gram_t_pvalues(scores: np.ndarray, first: np.ndarray, second: np.ndarray, o
     exact = ~(squares > 1e-3 * (own[first] + own[second]))
     varying = ~exact
     t = (means[first[varying]] - means[second[varying]]) / np.sqrt(squares[varying] / (n - 1) / n)
-    out[varying] = np.minimum(2.0 * stats.t.sf(np.abs(t), n - 1), 1.0)
+    # stats.t.sf(|t|, df) is special.stdtr(df, -|t|) behind argument checks that cost a fifth of it here
+    out[varying] = np.minimum(2.0 * special.stdtr(n - 1, -np.abs(t)), 1.0)
     return exact
 
 
