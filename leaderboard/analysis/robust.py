@@ -234,9 +234,6 @@ def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
         below = now
     if wanted is not None:
         wanted_p = _flat_p(key, wanted, pvalue, sure, never)
-        top = wanted_p[(wanted_p > 0) & (wanted_p < 1)].max(initial=0.0)
-        if top >= q:  # every member up to the largest wanted one
-            chosen, p = exact_below(np.nextafter(top, 2.0))
     order = np.argsort(p)
     adjusted = np.minimum(np.maximum.accumulate(p[order] * (pairs - zeros - np.arange(order.size))), 1.0)
     corrected = np.empty(order.size)
@@ -252,7 +249,15 @@ def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
         flat = wanted[inside]
         upper = np.where(flat // m < flat % m, flat, (flat % m) * m + flat // m)
         by_index = np.argsort(chosen)
-        values[inside] = corrected[by_index[np.searchsorted(chosen, upper, sorter=by_index)]]
+        at = np.minimum(np.searchsorted(chosen, upper, sorter=by_index), max(chosen.size - 1, 0))
+        found = chosen.size > 0
+        known = chosen[by_index[at]] == upper if found else np.zeros(upper.size, dtype=bool)
+        # a member not computed cannot be rejected: its corrected value lies in [alpha, min(1, pairs p)], and the
+        # upper end stands for it, marked negative (holm_decisions' caller checks it reads the same)
+        inside_values = -np.minimum(pairs * wanted_p[inside], 1.0)
+        if found:
+            inside_values[known] = corrected[by_index[at]][known]
+        values[inside] = inside_values
     return rejected, values
 
 
@@ -266,6 +271,23 @@ def _flat_p(key, flat, pvalue, sure, never) -> np.ndarray:
         first, second = np.minimum(i, j)[middle], np.maximum(i, j)[middle]
         out[middle] = pvalue(first, second)
     return out
+
+
+def _same_levels(spread, n: int, flat: np.ndarray, upper: np.ndarray, alpha: float, pairs: int) -> bool:
+    """Whether every member at `flat` (a pair's favourable corrected p-value unknown in [alpha, upper]) gets the
+    same verdict level (verdicts.verdict_level) for both its crossings at either end, so at its exact value too
+    (the level does not rise with the p-value)."""
+    from leaderboard.analysis.verdicts import verdict_level
+
+    diff, sd = spread
+    m = diff.shape[0]
+    i, j = flat // m, flat % m
+    for first, second in ((i, j), (j, i)):
+        p_raw = t_pvalue(diff[first, second], sd[first, second] / np.sqrt(n), n - 1)
+        low_end = verdict_level(p_raw, np.full(flat.size, alpha), alpha, pairs)
+        if not np.array_equal(low_end, verdict_level(p_raw, upper, alpha, pairs)):
+            return False
+    return True
 
 
 def _exact_favourable(spread: tuple[np.ndarray, np.ndarray], n: int, correction: str) -> np.ndarray:
@@ -307,6 +329,14 @@ def equivalence_holds(means, sd, n: int, pvalues, crossed: tuple[np.ndarray, np.
     holds = np.ones(diff.shape, dtype=bool)
     rows, columns = np.nonzero((np.asarray(pvalues) >= alpha) & (np.abs(diff) < margin))
     if not rows.size or n < 2:
+        return holds
+    # a pair not found different gets an interval at a level of alpha / pairs or below (verdicts.verdict_level), so
+    # one wider than this margin allows is never equivalent
+    widest = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), n - 1) * (1 - 1e-9)
+    se = np.asarray(sd, dtype=np.float64)[rows, columns] / np.sqrt(n)
+    possible = np.abs(diff[rows, columns]) + widest * se < margin
+    rows, columns = rows[possible], columns[possible]
+    if not rows.size:
         return holds
     shown = shown_pvalue(np.asarray(pvalues)[rows, columns], alpha)
     d, se = diff[rows, columns], np.asarray(sd, dtype=np.float64)[rows, columns] / np.sqrt(n)
@@ -409,7 +439,11 @@ def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: sta
         pairs, found = t_pair_robustness(means, spread, n, pvalues, tests.alpha, tests.correction, wanted)
         favourable = np.ones((m, m))
         if wanted is not None:
-            favourable.ravel()[wanted] = found
+            favourable.ravel()[wanted] = np.abs(found)
+            if (found < 0).any() and not _same_levels(spread, n, wanted[found < 0], -found[found < 0], tests.alpha,
+                                                        family_size(m, tests.correction)):
+                favourable = extreme_pvalues(means, low, high, "t", tests.correction, spread=spread,
+                                             alpha=tests.alpha)[1]
     else:
         adverse, favourable, _ = extreme_pvalues(means, low, high, tests.method, tests.correction, tests.resamples,
                                                  tests.seed, spread, tests.alpha)
