@@ -591,8 +591,8 @@ class _GroupAccumulator:
         best = np.zeros(len(complete), dtype=bool)
         if ranked.any():
             chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
-            total, variance, df = group_tests(boards, self.dataset_ids, [self.weights[d] for d in self.dataset_ids],
-                                              chosen)
+            differences = dataset_differences(boards, self.dataset_ids, chosen)
+            total, variance, df = group_differences(*differences, [self.weights[d] for d in self.dataset_ids])
             if testable(boards, self.dataset_ids):
                 pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
                 best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
@@ -603,7 +603,7 @@ class _GroupAccumulator:
             bands[ranked] = tie_bands(means[ranked], pvalues, self.tests.alpha)
             if testable(boards, self.dataset_ids):
                 robust = self._robustness(boards, chosen, means[ranked], (total, variance, df), pvalues, best[ranked],
-                                          margin_of(boards[self.dataset_ids[0]].info.main_metric))
+                                          margin_of(boards[self.dataset_ids[0]].info.main_metric), differences)
         scores = {
             model_id: GroupScore(float(means[k]), (float(ci[k, 0]), float(ci[k, 1])),
                                  float(ranks[k]) if ranked[k] else None,
@@ -623,10 +623,10 @@ class _GroupAccumulator:
         )
 
     def _robustness(self, boards: dict[str, DatasetBoard], chosen: list[str], means: np.ndarray, own, pvalues,
-                    best: np.ndarray, margin: float) -> GroupRobustness | None:
+                    best: np.ndarray, margin: float, differences) -> GroupRobustness | None:
         """The group's flags over the hole bounds of its datasets (analysis.group_robust); None when no dataset has
-        an unjudged document among the ranked models, so nothing can flip."""
-        diffs, variances, queries = dataset_differences(boards, self.dataset_ids, chosen)
+        an unjudged document among the ranked models, so nothing can flip. `differences`: dataset_differences'."""
+        diffs, variances, queries = differences
         parts = []
         for dataset_id, diff, variance, n in zip(self.dataset_ids, diffs, variances, queries, strict=True):
             board = boards[dataset_id]
