@@ -23,8 +23,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from leaderboard.analysis import stats
-from leaderboard.analysis.ranks import (_better_t, _sizes, beat_sizes, difference_pvalues,
-                                        group_differences)
+from leaderboard.analysis.ranks import _better_t, _sizes, beat_sizes, difference_pvalues, group_differences
 from leaderboard.analysis.robust import adverse_favourable, cross_spread, robust_pairs
 from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
 
