@@ -39,7 +39,11 @@ def pytest_sessionstart(session):
 # README.md "The test suite's time"): weights for splitting the suite into shards of about equal time.
 HEAVY_FILES = {"tests/leaderboard/submissions/test_full_runs.py": 100,
                "tests/leaderboard/analysis/test_predictive_simulation.py": 60,
-               "tests/leaderboard/web/test_first_screen.py": 45, "tests/leaderboard/web/test_big_board_browser.py": 30}
+               "tests/leaderboard/web/test_first_screen.py": 45, "tests/leaderboard/web/test_big_board_browser.py": 30,
+               # the Ray files, in units of an ordinary test (about 0.4 s): their clean-clone CI time was about
+               # 700 s of the suite's 1,750, and at 3 a test their shard ran 1,221 s against the other's 533 s
+               "tests/evaluator/engines/test_distributed.py": 1100, "tests/evaluator/engines/test_multinode.py": 250,
+               "tests/evaluator/engines/test_multinode_faults.py": 250}
 # Files that must share one process: the Ray tests share one cluster (tests/evaluator/engines/conftest.py).
 TOGETHER = ("tests/evaluator/engines/",)
 
