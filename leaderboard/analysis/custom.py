@@ -14,6 +14,7 @@ as `?datasets=a,b&weights=2,1` (`parse_choice` reads it, in the order written).
 from __future__ import annotations
 
 import math
+import re
 
 from evaluator.errors import IrboardError
 from leaderboard.analysis.aggregate import GroupBoard, Leaderboard, _GroupAccumulator, bootstrapped_groups
@@ -56,6 +57,19 @@ def parse_choice(datasets: str, weights: str = "") -> tuple[list[str], list[floa
         raise IrboardError(f"--group-weights: give {len(ids)} positive numbers, one per dataset of --group-datasets, "
                            f"got {weights!r}")
     return ids, values
+
+
+# the option as the page prints it, found in a pull request's description (ids and weights in a narrow alphabet:
+# nothing of the text beyond them reaches the comparison)
+_OPTION = re.compile(r"--group-datasets[ =]([A-Za-z0-9/_.,:-]+)(?:[ \t]+--group-weights[ =]([0-9.,eE+-]+))?")
+MAX_TEXT = 65536  # a pull request's description is read to this many characters
+
+
+def choice_in_text(text: str) -> tuple[str, str] | None:
+    """(datasets, weights) of the first `--group-datasets IDS [--group-weights W]` in `text` (a pull request's
+    description, where its author pasted the option the home page prints), or None."""
+    found = _OPTION.search(text[:MAX_TEXT])
+    return None if found is None else (found.group(1), found.group(2) or "")
 
 
 def registered_name(board: Leaderboard, dataset_ids: list[str], weights: list[float] | None) -> str | None:

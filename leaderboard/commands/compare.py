@@ -21,17 +21,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "?datasets=), aggregated as a group")
     parser.add_argument("--group-weights", default="", metavar="WEIGHTS",
                         help="with --group-datasets: one positive weight per dataset (the page's ?weights=)")
+    parser.add_argument("--group-from", type=Path, metavar="FILE",
+                        help="take --group-datasets (and --group-weights) from the first such option written in "
+                             "FILE, e.g. a pull request's description; none there: no group")
 
 
 def run(args: argparse.Namespace) -> int:
     from evaluator.errors import IrboardError
     from evaluator.result import write_atomic
-    from leaderboard.analysis.custom import parse_choice
+    from leaderboard.analysis.custom import choice_in_text, parse_choice
     from leaderboard.review.compare import comparison_markdown
     from leaderboard.submissions.verify import Judgments
 
     if args.group_weights and not args.group_datasets:
         raise IrboardError("--group-weights needs --group-datasets: name the datasets the weights are for")
+    if args.group_from and not args.group_datasets:
+        try:
+            text = args.group_from.read_text(encoding="utf-8", errors="replace")
+        except OSError as error:
+            raise IrboardError(f"--group-from {args.group_from}: cannot read it ({error.strerror})") from None
+        args.group_datasets, args.group_weights = choice_in_text(text) or ("", "")
     group = parse_choice(args.group_datasets, args.group_weights) if args.group_datasets else None
     text = comparison_markdown(list(args.paths), results_root=args.results, baseline=args.baseline,
                                judgments=Judgments(*parse_data_dirs(args.data_dir)), group=group)

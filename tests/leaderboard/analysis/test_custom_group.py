@@ -121,3 +121,35 @@ def test_compare_reports_the_group_of_the_pull_request(tmp_path, capsys):
     assert main(["compare", "--results", str(root), str(new), "--group-datasets", "classic/cacm,nope"]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "'nope' is not a dataset of the board" in error
+
+
+def test_the_pull_requests_description_can_name_the_group(tmp_path, capsys):
+    """The option the home page prints, pasted into a pull request's description among other text (and markup),
+    is what `compare --group-from` reports; a description without it reports no group, and nothing but the ids
+    and weights of the option is taken."""
+    from leaderboard.analysis.custom import choice_in_text
+
+    assert choice_in_text("x\n`irboard compare --group-datasets classic/cacm,beir/scifact --group-weights 1,2`") == (
+        "classic/cacm,beir/scifact", "1,2")
+    assert choice_in_text("--group-datasets=beir/scifact;rm -rf /") == ("beir/scifact", "")
+    assert choice_in_text("no option here") is None
+    root = tmp_path / "results"
+    for model in ("bm25", "splade-tiny"):
+        shutil.copytree(ROOT / "results" / model, root / model)
+    new = root / "splade-tiny" / "classic__cacm.json"
+    description = tmp_path / "description.txt"
+    description.write_text("Adds CACM.\n\nMy benchmark: `irboard compare --group-datasets "
+                           "classic/cacm,classic/cisi,beir/scifact --group-weights 1,1,2` <script>x</script>\n")
+    assert main(["compare", "--results", str(root), str(new), "--group-from", str(description)]) == 0
+    text = capsys.readouterr().out
+    assert "### Your benchmark: beir/scifact (weight 0.5), classic/cacm (weight 0.25), classic/cisi (weight 0.25)" in text
+    assert "<script>" not in text
+    description.write_text("Adds CACM.")
+    assert main(["compare", "--results", str(root), str(new), "--group-from", str(description)]) == 0
+    assert "Your benchmark" not in capsys.readouterr().out
+    description.write_text("--group-datasets classic/cacm,nope")
+    assert main(["compare", "--results", str(root), str(new), "--group-from", str(description)]) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "'nope' is not a dataset of the board" in error
+    assert main(["compare", "--results", str(root), str(new), "--group-from", str(tmp_path / "missing")]) == 1
+    assert "cannot read it" in capsys.readouterr().err
