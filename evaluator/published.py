@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from evaluator.datasets.download import cache_root, fetch_file, file_sha256
+from evaluator.datasets.download import CACHE_ENV, cache_root, fetch_file, file_sha256
 from evaluator.errors import IrboardError
 from evaluator.source import Source
 
@@ -124,6 +124,17 @@ def evaluate_arguments(run: PublishedRun, run_path: Path, results_dir: Path) -> 
     return argv
 
 
+def portable_command(run: PublishedRun, argv: list[str]) -> str:
+    """The `irboard evaluate` command a result records, with its run file named as a shell expression under the
+    cache folder (`cache_root`'s rule: ``$IRBOARD_CACHE``, else ``$XDG_CACHE_HOME/irboard``, else
+    ``~/.cache/irboard``), where `python -m evaluator.published results` puts it on any machine, rather than by
+    this machine's absolute path."""
+    at = argv.index("--run") + 1
+    cached = "published-runs/" + "/".join((run.source.repository, run.source.commit, run.source.path))
+    run_file = f'"${{{CACHE_ENV}:-${{XDG_CACHE_HOME:-$HOME/.cache}}/irboard}}"/{shlex.quote(cached)}'
+    return " ".join((shlex.join(["irboard", *argv[:at]]), run_file, shlex.join(argv[at + 1:])))
+
+
 def make_results(results_dir: Path, manifest: Path = MANIFEST, cache_dir: str | None = None) -> list[Path]:
     """Every run of the manifest downloaded, checked and evaluated into `results_dir`; the result paths."""
     from evaluator import cli
@@ -136,7 +147,7 @@ def make_results(results_dir: Path, manifest: Path = MANIFEST, cache_dir: str | 
     for run, path in zip(runs, paths, strict=True):
         argv = evaluate_arguments(run, path, results_dir)
         args = parser.parse_args(argv[1:])
-        args.command_line = shlex.join(["irboard", *argv])  # what `irboard evaluate` records
+        args.command_line = portable_command(run, argv)
         cli.run(args)
     return [result_path(run.model_id, run.dataset_id, results_dir) for run in runs]
 

@@ -8,6 +8,10 @@ from __future__ import annotations
 import hashlib
 import json
 import lzma
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,11 +65,28 @@ def test_a_run_is_downloaded_checked_and_re_scored_with_its_source_and_then_read
     assert first.model.training_datasets == [] and first.model.open_weights is True
     assert first.provenance.command.startswith("irboard evaluate --run ") and f"--source castorini/rank_llm@{COMMIT}:" \
         in first.provenance.command
+    assert str(tmp_path) not in first.provenance.command.split("--results-dir")[0]  # no absolute cache path
     upstream.stop()  # a second run needs no network and gives the same result
     assert _results(manifest, tmp_path) == 0
     again = read_result(out)
     assert again.metrics == first.metrics and again.rankings() == first.rankings()
     assert again.header.model_dump(exclude={"provenance"}) == first.header.model_dump(exclude={"provenance"})
+
+
+def test_the_recorded_command_re_creates_the_result_from_the_cache_on_another_machine(upstream, tmp_path):
+    manifest = _manifest(tmp_path)
+    assert _results(manifest, tmp_path) == 0
+    out = tmp_path / "results" / "pyserini-bm25" / "msmarco-passage__trec-dl-2020.json"
+    first = read_result(out)
+    moved = tmp_path / "elsewhere"  # the cache as another machine's IRBOARD_CACHE holds it
+    (tmp_path / "cache").rename(moved)
+    out.unlink()
+    env = {**os.environ, "IRBOARD_CACHE": str(moved), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", first.provenance.command], env=env, cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    again = read_result(out)
+    assert again.metrics == first.metrics and again.rankings() == first.rankings()
 
 
 def test_a_download_that_is_not_the_published_file_is_one_line_and_nothing_is_kept(upstream, tmp_path, capsys):
