@@ -31,6 +31,7 @@ from leaderboard.analysis.verdicts import t_pvalue, verdict_interval, verdict_wo
 
 MARK = "◊"  # beside a verdict the unjudged documents could flip (its title says so)
 MARK_TITLE = "could flip: unjudged documents within the cutoff could change this verdict"
+MARK_LEGEND = f"{MARK} a verdict unjudged documents could flip"  # a table caption's legend of the mark
 
 
 def cross_spread(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -219,6 +219,9 @@ class RankRow:
     rank_interval: tuple[int, int]
     band: int
     best: bool = False  # ★: in the group's best set (could be #1)
+    # the rank range and the ★ (or its absence) hold over the hole bounds (analysis.group_robust); False: ◊
+    rank_holds: bool = True
+    best_holds: bool = True
 
 
 @dataclass(frozen=True)
@@ -392,6 +395,9 @@ class ModelGroupRow:
     verified: int = 0  # datasets of the group where the model's result is verified
     top: int = 0  # datasets of the group where the model is in the best set (★: could be #1)
     best: bool = False  # in the best set of the group mean (GroupBoard.best_set)
+    # the rank range and the ★ (or its absence) hold over the hole bounds (analysis.group_robust); False: ◊
+    rank_holds: bool = True
+    best_holds: bool = True
 
 
 @dataclass(frozen=True)

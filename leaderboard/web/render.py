@@ -233,6 +233,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         group_flip=group_flip,
     )
     env.globals["flip_symbol"] = robust.MARK
+    env.globals["flip_legend"] = robust.MARK_LEGEND
     return env
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from leaderboard.analysis import best_words
 from leaderboard.analysis.aggregate import Leaderboard, ModelBoard, metric_order
-from leaderboard.analysis.judged_words import row_holds, row_hole, row_judged
+from leaderboard.analysis.judged_words import group_holds, row_holds, row_hole, row_judged
 from leaderboard.analysis.predictions import Evidence
 from leaderboard.web import charts
 from leaderboard.web.contexts import (
@@ -92,6 +92,7 @@ def build(board: Leaderboard, model: ModelBoard, evidence: Evidence | None = Non
             verified=sum(by_dataset[d].verified for d in g.dataset_ids if d in by_dataset),
             top=sum(by_dataset[d].best for d in g.dataset_ids if d in by_dataset),
             best=model.info.id in g.best_set,
+            **dict(zip(("rank_holds", "best_holds"), group_holds(g, model.info.id), strict=True)),
         )
         for g in ordered_groups(board)
     )

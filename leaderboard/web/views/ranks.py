@@ -10,6 +10,7 @@ import numpy as np
 from evaluator.result import slugify
 from leaderboard.analysis import best_words, effects, meta
 from leaderboard.analysis.aggregate import ALL_GROUP, DatasetBoard, GroupBoard, Leaderboard, unit_of
+from leaderboard.analysis.judged_words import group_holds
 from leaderboard.analysis.stability import SPLITS, group_stability
 from leaderboard.analysis.stats import CORRECTIONS, PAIRED_TESTS
 from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval
@@ -144,7 +145,8 @@ def group_rank_rows(group: GroupBoard, root: str) -> tuple[RankRow, ...]:
                      key=lambda item: (-item[1].mean, item[0]))
     return tuple(
         RankRow(model_id=model_id, href=f"{root}models/{slugify(model_id)}.html", mean=score.mean, ci=score.ci,
-                rank=position, rank_interval=score.rank_interval, band=score.band, best=model_id in group.best_set)
+                rank=position, rank_interval=score.rank_interval, band=score.band, best=model_id in group.best_set,
+                **dict(zip(("rank_holds", "best_holds"), group_holds(group, model_id), strict=True)))
         for position, (model_id, score) in enumerate(ordered, start=1)
     )
 
