@@ -3,6 +3,7 @@ baseline; solid is fully judged): the rows site/js/board.js builds carry each da
 of the group mean whose rank range could flip, as the page's own HTML does, and its sentence is the build's; the
 compare page gives both models' Judged@10 and says which verdicts could flip."""
 
+import re
 import sys
 
 import numpy as np
@@ -75,4 +76,36 @@ def test_home_and_compare_show_judged_and_what_could_flip(page: Page, holes_url)
     expect(cell).to_be_visible()
     value = holes_board.values(holes_board.DATASETS[0])["holey"][0]
     assert float(cell.inner_text()) == pytest.approx(100 * np.minimum(value + 0.1, 1).mean(), abs=0.006)
+    assert problems == []
+
+
+def test_the_condensed_view_is_kept_in_the_address(page: Page, holes_url):
+    url, _ = holes_url
+    problems = watch(page)
+    address = f"{url}/datasets/local__holes-a.html"
+    column = page.locator('#scores th[data-key="cond"]')
+    box = page.locator('#filters input[name="col"][value="cond"]')
+    page.goto(address)
+    expect(column).to_be_hidden()
+    box.check()
+    expect(column).to_be_visible()
+    assert re.search(r"[?&]hide=(&|$)", page.url)  # nothing hidden: the page's default hidden column shown
+    page.reload()
+    expect(column).to_be_visible()
+    expect(box).to_be_checked()
+    expect(page.locator('#scores tr[data-id="holey"] td.cond')).to_be_visible()
+    shared = page.url
+    other = page.context.new_page()  # a shared link, opened afresh
+    other.goto(shared)
+    expect(other.locator('#scores th[data-key="cond"]')).to_be_visible()
+    other.close()
+    box.uncheck()
+    expect(column).to_be_hidden()
+    assert "hide" not in page.url  # back to the page's own default
+    page.reload()
+    expect(column).to_be_hidden()
+    expect(box).not_to_be_checked()
+    page.goto(address + "?hide=&q=holey")  # with another control's state beside it
+    expect(column).to_be_visible()
+    expect(page.locator('#scores tr[data-id="solid"]')).to_be_hidden()
     assert problems == []
