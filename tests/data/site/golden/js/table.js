@@ -117,6 +117,10 @@
       return true;
     }
 
+    /* "hide=" (empty) in the address: every column shown, on a page that hides some until asked (the dataset page's
+       condensed view), so that a reload or a shared link keeps them shown. */
+    function shownAll(params) { return params.has("hide") && !params.get("hide"); }
+
     /* The view the address asks for; values it cannot show are dropped and listed in `ignored`, said once. */
     function readState() {
       var params = new URLSearchParams(window.location.search), state = {}, ignored = [];
@@ -126,7 +130,7 @@
           ignored.push(name + "=" + value);
           value = "";
         }
-        state[name] = value || DEFAULTS[name] || "";
+        state[name] = value || (name === "hide" && shownAll(params) ? "" : DEFAULTS[name] || "");
       });
       if (state.view && state.view !== "rank") { state.view = "score"; }
       state.ignored = ignored;
@@ -143,7 +147,9 @@
         var value = state[name];
         if (name === "desc" && state.sort && state.sort !== DEFAULTS.sort) {  /* a chosen sort keeps its direction */
           params.set(name, value === "1" ? "1" : "0");
-        } else if (value && value !== DEFAULTS[name]) { params.set(name, value); } else { params.delete(name); }
+        } else if (value && value !== DEFAULTS[name]) { params.set(name, value); }
+        else if (name === "hide" && !value && DEFAULTS.hide) { params.set(name, ""); }  /* see shownAll */
+        else { params.delete(name); }
       });
       var query = params.toString();
       try {
