@@ -17,7 +17,7 @@ from leaderboard.analysis.aggregate import DatasetBoard, GroupBoard, Leaderboard
 from leaderboard.analysis.judged_words import row_judged, set_clause, set_flips
 from leaderboard.submissions.holes import judged_name
 from leaderboard.web.render import group_flip
-from leaderboard.web.views.ranks import group_key
+from leaderboard.web.views.common import group_key
 
 
 def judged_cells(board: Leaderboard) -> dict[tuple[str, str], float]:

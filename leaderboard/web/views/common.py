@@ -100,3 +100,8 @@ def shallow_notes(metrics: tuple[str, ...], result) -> tuple[str, ...]:
     top_k = int(dict(result.settings)["top_k"])
     return tuple(ranked_to(top_k) if name not in result.metrics and not is_determined(name, top_k, result.num_docs)
                  else "" for name in metrics)
+
+
+def group_key(name: str) -> str:
+    """A group's key in addresses and element ids: "all" for every dataset, else its name's letters and digits."""
+    return "all" if name == ALL_GROUP else "".join(c for c in name.lower() if c.isalnum()) or "group"

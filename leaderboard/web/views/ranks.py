@@ -25,8 +25,9 @@ from leaderboard.web.contexts import (
     SeparabilityRow,
     StatisticsMethod,
 )
+from leaderboard.web.judged_data import group_set_clause
 from leaderboard.web.render import json_text
-from leaderboard.web.views.common import ordered_groups
+from leaderboard.web.views.common import group_key, ordered_groups
 
 RANKS_PAGE = "ranks.html"
 METHOD_ANCHOR = "method.html#statistics"
@@ -156,10 +157,6 @@ def group_where(group: GroupBoard) -> str:
     return f"{group.name} ({len(group.dataset_ids)} dataset{'s' if len(group.dataset_ids) != 1 else ''})"
 
 
-def group_key(name: str) -> str:
-    return "all" if name == ALL_GROUP else "".join(c for c in name.lower() if c.isalnum()) or "group"
-
-
 def rank_tables(board: Leaderboard, root: str = "", rows: bool = True) -> tuple[RankTable, ...]:
     tables = []
     for g in ordered_groups(board):
@@ -196,6 +193,7 @@ def stability(board: Leaderboard, group: GroupBoard) -> tuple[str, Figure | None
                 + (" …" if len(changed) > 10 else ""))
     who = best_words.sentence(group_where(group), contenders, len(ranked), len(ranked), False, len(ranked),
                               board.settings.tests.alpha)
+    who += group_set_clause(board, group, {m: i for i, m in enumerate(ranked)})
     text = (f"{who} #1 by mean: {found.leader}. On random halves of each dataset's queries ({SPLITS} splits), #1 was: "
             f"{halves}. By leaving out datasets: {left_out}.")
     winners = list(dict.fromkeys([found.leader] + [m for m, _ in shares] + list(found.leave_one_out.values())))

@@ -96,3 +96,16 @@ def test_the_ranks_page_marks_exactly_the_rows_that_could_flip(board):
     caption = re.search(r'<caption id="[^"]*-caption">(.*?)</caption>', html, re.S).group(1)
     assert caption.startswith(escape(GROUP) + ":")
     assert (MARK_LEGEND in caption) == any(rank or best for rank, best in expected.values())
+
+
+def test_the_ranks_page_says_whether_the_best_set_holds_as_the_home_page_does(board):
+    (group,) = board.groups
+    html = make_environment().get_template("ranks.html").render(ctx=build_ranks(board))
+    flipping = [] if group.robust is None else [m for k, m in enumerate(group.ranked_ids) if not group.robust.best[k]]
+    if group.robust is None:  # lift 0: the bounds equal the values; the sentence says the set holds
+        assert "The set holds over the hole bounds" in html
+    elif flipping:
+        assert f"{MARK} It could flip: unjudged documents within the cutoff could change whether" in html
+        assert all(escape(m) in html for m in flipping)
+    else:
+        assert "The set holds over the hole bounds of the unjudged documents within the cutoff." in html
