@@ -10,7 +10,10 @@ model made it; its model, revision and prompt's sha256 are part of its identity)
 
 A set's identity, `JudgmentSet.sha256`, is the sha256 of its qrels file's bytes (the official set's: the
 registry's pinned file), and for a machine set the sha256 of that and the judge's fields: the same qrels judged by
-another model or prompt is another set. A set judges exactly the dataset's official queries (its query ids'
+another model or prompt is another set. A set that `extends` "official" holds only the judgments it adds (the
+holes it grades; never a pair the official set judges), so that a dataset whose judgments may not be copied keeps
+them out of the repository; it is the official set with those added, and its identity names the official set's
+sha256 too. A set judges exactly the dataset's official queries (its query ids'
 fingerprint is the registry's), so that every paired test stays paired.
 """
 
@@ -73,6 +76,7 @@ class Declaration(BaseModel):
     license: str = Field(min_length=1, max_length=100, pattern=_TEXT)
     source: str = Field(min_length=1, max_length=500, pattern=_TEXT)  # who made it, how (a paper, a round)
     description: str = Field("", max_length=1000, pattern=_TEXT)
+    extends: Literal["official"] | None = None  # the file holds only what it adds to the official set
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ class JudgmentSet:
     path: Path | None = None  # the qrels beside the declaration
     url: str | None = None
     declaration: str = ""  # the declaration file, for messages ("" for the official set)
+    extends: str | None = None  # the official set's sha256 when the file adds to it
 
     @property
     def short(self) -> str:
@@ -110,14 +115,18 @@ def dataset_slug(dataset_id: str) -> str:
     return dataset_id.lower().replace("/", "__")
 
 
-def identity(file_sha256: str, judge: tuple[str, str, str] | None) -> str:
-    """A set's sha256: its qrels bytes', and with a judge the sha256 of both (canonical JSON)."""
-    if judge is None:
+def identity(file_sha256: str, judge: tuple[str, str, str] | None, extends: str | None = None) -> str:
+    """A set's sha256: its qrels bytes', and with a judge or an extended set the sha256 of them all (canonical
+    JSON)."""
+    if judge is None and extends is None:
         return file_sha256
-    model, revision, prompt = judge
-    text = json.dumps({"qrels_sha256": file_sha256, "judge": {"model": model, "revision": revision,
-                                                              "prompt_sha256": prompt}}, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    named: dict[str, object] = {"qrels_sha256": file_sha256}
+    if judge is not None:
+        model, revision, prompt = judge
+        named["judge"] = {"model": model, "revision": revision, "prompt_sha256": prompt}
+    if extends is not None:
+        named["extends_sha256"] = extends
+    return hashlib.sha256(json.dumps(named, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def official_set(dataset_id: str) -> JudgmentSet | None:
@@ -188,9 +197,17 @@ def _read_set(path: Path) -> JudgmentSet:
     if qrels_path is not None and (qrels_path.suffix == ".json" or not qrels_path.is_file()):
         raise DatasetLoadError(f"{path}: file: {declaration.file!r} is not a qrels file beside the declaration; "
                                "add it, or fix the name")
-    return JudgmentSet(declaration.dataset, declaration.name, declaration.kind, identity(declaration.sha256, judge),
-                       declaration.sha256, declaration.license, declaration.source, declaration.description, judge,
-                       qrels_path, declaration.url, str(path))
+    extends = None
+    if declaration.extends is not None:
+        base = official_set(declaration.dataset)
+        if base is None:
+            raise DatasetLoadError(f"{path}: extends: {declaration.dataset} has no official set to extend; give the "
+                                   "whole qrels and drop 'extends'")
+        extends = base.sha256
+    return JudgmentSet(declaration.dataset, declaration.name, declaration.kind,
+                       identity(declaration.sha256, judge, extends), declaration.sha256, declaration.license,
+                       declaration.source, declaration.description, judge, qrels_path, declaration.url, str(path),
+                       extends)
 
 
 def declaration_files(folder: Path | None = None) -> list[Path]:
@@ -282,6 +299,24 @@ def find_set(dataset_id: str, wanted: str, folder: Path | None = None) -> Judgme
                            f"{', '.join(names) or 'none'}); name one of them, or its sha256{did_you_mean(closest_names(wanted, names))}")
 
 
+def _extended(official, added, where: str):
+    """The official qrels with `added`'s judgments; DatasetLoadError where `added` judges a pair the official set
+    judges (an extension adds, never overrides) or a query the official set lacks."""
+    from evaluator.metrics.ranking import Qrels
+
+    base, more = official.to_dict(), added.to_dict()
+    for query_id, judged in more.items():
+        if query_id not in base:
+            raise DatasetLoadError(f"{where}: file: query {query_id!r} is not one the official set judges; a set "
+                                   "that extends it judges more documents of its queries only")
+        again = next((doc_id for doc_id in judged if doc_id in base[query_id]), None)
+        if again is not None:
+            raise DatasetLoadError(f"{where}: file: query {query_id!r}, document {again!r} is judged by the "
+                                   "official set already; a set that extends it holds only the judgments it adds")
+        base[query_id] = {**base[query_id], **judged}
+    return Qrels.from_dict(base)
+
+
 def load_qrels(found: JudgmentSet, official_loader=None):
     """The qrels of a declared set, their bytes' sha256 and their queries checked against the declaration and the
     dataset (DatasetLoadError on one line naming the declaration and the fix). `official_loader(dataset_id)`
@@ -307,6 +342,8 @@ def load_qrels(found: JudgmentSet, official_loader=None):
         qrels = read_qrels(path)
     except IrboardError as error:
         raise DatasetLoadError(f"{where}: file: {one_line(str(error))}") from None
+    if found.extends is not None:
+        qrels = _extended((official_loader or official_qrels)(found.dataset_id), qrels, where)
     wanted = known_query_ids_sha256(found.dataset_id)
     if wanted is not None and query_ids_sha256(qrels.query_ids) != wanted:
         raise DatasetLoadError(f"{where}: its qrels judge other queries than the official ones of "

@@ -74,9 +74,10 @@ class MachineSet:
 
     @property
     def text(self) -> str:
-        """The qrels file: `query 0 doc grade`, queries and each one's documents in byte order."""
-        lines = [f"{q} 0 {d} {g}\n" for q in sorted(self.qrels, key=str.encode)
-                 for d, g in sorted(self.qrels[q].items(), key=lambda item: item[0].encode())]
+        """The qrels file: the holes' grades only (the declaration `extends` the official set, whose judgments the
+        repository does not copy), `query 0 doc grade`, queries and each one's documents in byte order."""
+        grades = self.hole_grades
+        lines = [f"{q} 0 {d} {grades[q, d]}\n" for q, d in sorted(grades, key=lambda p: (p[0].encode(), p[1].encode()))]
         return "".join(lines)
 
     @property
@@ -167,12 +168,13 @@ def declaration(made: MachineSet, name: str, revision: str, file: str) -> dict:
     return {
         "dataset": pool.dataset_id, "name": name, "kind": "machine",
         "judge": {"model": JUDGE_MODEL, "revision": revision, "prompt_sha256": made.rule_sha256},
-        "file": file, "sha256": made.sha256,
-        "license": "CC BY-NC 2.0 (SciFact's official qrels, kept as they are; the machine grades added to them)",
+        "file": file, "sha256": made.sha256, "extends": "official",
+        "license": "CC BY-NC 2.0, as SciFact's (the file holds the machine grades of its query and document ids)",
         "source": (f"python -m evaluator.judges.embedding --dataset {pool.dataset_id} --share {made.share}: the "
                    f"top {pool.depth} of the board's {len(pool.results)} stored rankings pooled, each hole graded by "
                    "the judge's cosine (evaluator/judges/embedding.py, RULE)"),
-        "description": (f"The official judgments and {len(pool.holes)} holes of the pool graded by the judge: "
+        "description": (f"The official judgments and {len(pool.holes)} holes of the pool graded by the judge (the "
+                        "file holds these grades only): "
                         f"{ones} grade 1 (cosine at least {made.threshold / SCALE:.4f}, the threshold at which it "
                         f"grades {made.recall:.1%} of the {len(made.positive_scores)} official positives in the pool "
                         f"relevant), {len(pool.holes) - ones} grade 0. The judge is also one of the judged systems "

@@ -144,3 +144,42 @@ def test_a_named_set_is_scored_at_its_datasets_relevance_level():
         given = {} if level == 2 else {"relevance_level": 1}
         means = irboard.evaluate(run, "msmarco-passage/trec-dl-2020", "R@100", judgments="official", **given)
         assert means["R@100"] == pytest.approx(expected, abs=1e-12), level
+
+
+def _official():
+    from evaluator.trec import read_qrels
+
+    return read_qrels(OFFICIAL / "qrels" / touche.QRELS).to_dict()
+
+
+def test_a_set_that_extends_the_official_one_holds_only_what_it_adds(folder, pooled):
+    from evaluator.datasets.judgment_sets import load_qrels
+
+    whole = find_set(touche.DATASET, touche.NAME)
+    official = _official()
+    added = {q: {d: g for d, g in judged.items() if d not in official.get(q, {})} for q, judged in pooled.items()}
+    added = {q: judged for q, judged in added.items() if judged}
+    touche.write_set(folder, added, name="pool-added", extends="official")
+    assert judgment_set_problems(folder) == []
+    extension = find_set(touche.DATASET, "pool-added")
+    assert load_qrels(extension).to_dict() == load_qrels(whole).to_dict() == pooled  # the same judgments
+    assert extension.sha256 not in (whole.sha256, extension.file_sha256)  # named with the official set's sha256
+    assert extension.extends == find_set(touche.DATASET, "official").sha256
+
+
+def test_an_extension_that_judges_an_official_pair_again_or_another_query_is_refused(folder):
+    official = _official()
+    query_id = sorted(official)[0]
+    doc_id = sorted(official[query_id])[0]
+    touche.write_set(folder, {query_id: {doc_id: 0}}, name="pool-again", extends="official")
+    (problem,) = judgment_set_problems(folder)
+    assert "pool-again.json: file:" in problem and f"document {doc_id!r} is judged by the official set" in problem
+    for stale in (folder / touche.SLUG).glob("pool-again.*"):
+        stale.unlink()
+    touche.write_set(folder, {"not-a-topic": {"d": 1}}, name="pool-other", extends="official")
+    (problem,) = judgment_set_problems(folder)
+    assert "query 'not-a-topic' is not one the official set judges" in problem and "\n" not in problem
+
+
+def test_only_the_official_set_can_be_extended(folder):
+    assert "extends:" in _problem(folder, extends="pool-test")
