@@ -18,7 +18,7 @@ def main() -> None:
     from leaderboard.analysis import stats
     from leaderboard.analysis.group_robust import DatasetPart, crossed_tests, group_robustness
     from leaderboard.analysis.ranks import best_set, difference_pvalues, group_differences
-    from leaderboard.analysis.robust import cross_spread
+    from leaderboard.analysis.robust import Crossings, cross_spread
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", type=int, default=1000)
@@ -27,18 +27,20 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     skill = rng.normal(0.4, 0.05, args.models)
-    parts, weights = [], [1.0 / args.datasets] * args.datasets
+    parts, weights, dataset_means = [], [1.0 / args.datasets] * args.datasets, []
     for _ in range(args.datasets):
         values = np.clip(skill[:, None] + rng.normal(0, 0.2, (args.models, args.queries)), 0, 1)
         high = np.minimum(values + rng.uniform(0, 0.05, values.shape), 1)
         means = values.mean(axis=1)
         _, sd = cross_spread(values, values)
-        parts.append(DatasetPart(values, high, means[:, None] - means[None, :], np.square(sd), args.queries))
+        parts.append(DatasetPart(means[:, None] - means[None, :], np.square(sd), args.queries,
+                                 Crossings.of(values, high).among(np.arange(args.models))))
+        dataset_means.append(means)
     tests = stats.TestSettings()
     start = time.perf_counter()
     own = group_differences([p.diff for p in parts], [p.variance for p in parts], [p.queries for p in parts], weights)
     pvalues = stats.corrected_matrix(difference_pvalues(*own), tests.correction)
-    means = sum(w * p.low.mean(axis=1) for w, p in zip(weights, parts, strict=True))
+    means = sum(w * dataset_mean for w, dataset_mean in zip(weights, dataset_means, strict=True))
     best = best_set(means, own[0], np.sqrt(own[1]), own[2], tests.alpha)
     board_tests = time.perf_counter() - start
     start = time.perf_counter()

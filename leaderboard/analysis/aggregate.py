@@ -189,7 +189,8 @@ def dataset_differences(boards: dict[str, DatasetBoard], dataset_ids, model_ids:
         rows = [board.position[model_id] for model_id in model_ids]
         means = board.means[rows]
         diffs.append(means[:, None] - means[None, :])
-        variances.append(np.square(board.diff_sd[np.ix_(rows, rows)].astype(np.float64)))
+        # np.take of the rows' rows: np.ix_'s values, 3x faster
+        variances.append(np.square(np.take(board.diff_sd[rows], rows, axis=1).astype(np.float64)))
         queries.append(board.scores.shape[1])
     return diffs, variances, queries
 
@@ -630,10 +631,9 @@ class _GroupAccumulator:
         parts = []
         for dataset_id, diff, variance, n in zip(self.dataset_ids, diffs, variances, queries, strict=True):
             board = boards[dataset_id]
-            rows = [board.position[model_id] for model_id in chosen]
-            _, low, high = hole_arrays([board.results[r] for r in rows], board.info.main_metric, board.scores[rows])
-            holes = not np.array_equal(low, high)
-            parts.append(DatasetPart(low if holes else None, high if holes else None, diff, variance, n))
+            crossings = None if board.robust is None else board.robust.crossings
+            crossed = None if crossings is None else crossings.among([board.position[model_id] for model_id in chosen])
+            parts.append(DatasetPart(diff, variance, n, crossed))
         crossed = crossed_tests(parts, [self.weights[d] for d in self.dataset_ids])
         if crossed is None:
             return None

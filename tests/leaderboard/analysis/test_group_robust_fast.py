@@ -15,7 +15,7 @@ from leaderboard.analysis.robust import cross_spread
 def group_case(seed: int, models: int, datasets: int, queries: int, spread: float, width: float, ties: bool):
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.4, spread, models)
-    parts, weights = [], list(rng.dirichlet(np.ones(datasets)))
+    parts, weights, dataset_means = [], list(rng.dirichlet(np.ones(datasets))), []
     for k in range(datasets):
         n = queries + k
         values = np.clip(skill[:, None] + rng.normal(0, 0.1, (models, n)), 0, 1)
@@ -25,9 +25,11 @@ def group_case(seed: int, models: int, datasets: int, queries: int, spread: floa
         high = np.minimum(values + rng.uniform(0, width, values.shape) * (rng.random(values.shape) < 0.5), 1)
         means = values.mean(axis=1)
         _, sd = cross_spread(values, values)
-        parts.append(DatasetPart(values, high, means[:, None] - means[None, :], np.square(sd), n))
+        crossed_diff, crossed_sd = cross_spread(values, high)  # even where no bound differs: flags that all hold
+        parts.append(DatasetPart(means[:, None] - means[None, :], np.square(sd), n, (crossed_diff, np.square(crossed_sd))))
+        dataset_means.append(means)
     own = group_differences([p.diff for p in parts], [p.variance for p in parts], [p.queries for p in parts], weights)
-    means = sum(w * p.low.mean(axis=1) for w, p in zip(weights, parts, strict=True))
+    means = sum(w * dataset_mean for w, dataset_mean in zip(weights, dataset_means, strict=True))
     return parts, weights, own, means
 
 
