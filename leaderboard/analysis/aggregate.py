@@ -189,8 +189,8 @@ def dataset_differences(boards: dict[str, DatasetBoard], dataset_ids, model_ids:
         rows = [board.position[model_id] for model_id in model_ids]
         means = board.means[rows]
         diffs.append(means[:, None] - means[None, :])
-        # np.take of the rows' rows: np.ix_'s values, 3x faster
-        variances.append(np.square(np.take(board.diff_sd[rows], rows, axis=1).astype(np.float64)))
+        sd = np.take(board.diff_sd[rows], rows, axis=1).astype(np.float64)  # np.ix_'s values, 3x faster
+        variances.append(np.square(sd, out=sd))
         queries.append(board.scores.shape[1])
     return diffs, variances, queries
 
@@ -632,8 +632,9 @@ class _GroupAccumulator:
         for dataset_id, diff, variance, n in zip(self.dataset_ids, diffs, variances, queries, strict=True):
             board = boards[dataset_id]
             crossings = None if board.robust is None else board.robust.crossings
-            crossed = None if crossings is None else crossings.among([board.position[model_id] for model_id in chosen])
-            parts.append(DatasetPart(diff, variance, n, crossed))
+            rows = [board.position[model_id] for model_id in chosen]
+            unjudged = crossings is not None and crossings.unjudged(rows)
+            parts.append(DatasetPart(diff, variance, n, functools.partial(crossings.among, rows) if unjudged else None))
         crossed = crossed_tests(parts, [self.weights[d] for d in self.dataset_ids])
         if crossed is None:
             return None

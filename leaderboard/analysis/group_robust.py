@@ -15,7 +15,7 @@ high bounds against it at its low ones, an exclusion some model at its low bound
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +23,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from leaderboard.analysis import stats
-from leaderboard.analysis.ranks import _better_t, _sizes, beat_sizes, difference_pvalues, group_differences
+from leaderboard.analysis.ranks import _better_t, _sizes, beat_sizes, difference_pvalues, pooled_differences
 from leaderboard.analysis.robust import adverse_favourable, robust_pairs
 from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
 
@@ -40,13 +40,14 @@ class GroupRobustness:
 @dataclass(frozen=True)
 class DatasetPart:
     """One dataset of the group, its rows for the group's ranked models: the differences and variances the group's
-    own test used, and those of the crossings (robust.Crossings.among: row i at its low bounds against column j at
-    its high bounds; None: none unjudged among these models)."""
+    own test used, and a function giving those of the crossings (robust.Crossings.among: row i at its low bounds
+    against column j at its high bounds), called with the two arrays to fill when crossed_tests reaches the dataset;
+    None: none unjudged among these models."""
 
     diff: np.ndarray  # (models, models) mean differences
     variance: np.ndarray  # (models, models) variances of the per-query differences
     queries: int
-    crossed: tuple[np.ndarray, np.ndarray] | None
+    crossed: Callable[[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]] | None
 
 
 def crossed_tests(parts: Sequence[DatasetPart], weights: Sequence[float]) -> tuple[np.ndarray, ...] | None:
@@ -54,9 +55,9 @@ def crossed_tests(parts: Sequence[DatasetPart], weights: Sequence[float]) -> tup
     bounds on every dataset; None when no dataset has an unjudged document among these models (nothing can flip)."""
     if all(part.crossed is None for part in parts):
         return None
-    own = [(part.diff, part.variance) if part.crossed is None else part.crossed for part in parts]
-    return group_differences([diff for diff, _ in own], [variance for _, variance in own],
-                             [part.queries for part in parts], weights)
+    out = (np.empty_like(parts[0].diff), np.empty_like(parts[0].variance))  # each dataset's in turn
+    terms = ((part.diff, part.variance) if part.crossed is None else part.crossed(out) for part in parts)
+    return pooled_differences(terms, [part.queries for part in parts], weights)
 
 
 def group_robustness(means, own: tuple[np.ndarray, np.ndarray, np.ndarray], pvalues, best,

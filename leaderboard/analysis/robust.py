@@ -73,21 +73,28 @@ class Crossings:
         np.maximum(var_diff, 0.0, out=var_diff)
         return cls(mean_low, mean_high, np.sqrt(var_diff, out=var_diff), holes)
 
-    def diff(self, rows=None) -> np.ndarray:
+    def diff(self, rows=None, out: np.ndarray | None = None) -> np.ndarray:
         """(rows, rows) mean(low_i) - mean(high_j), all rows without `rows`."""
         low, high = (self.low_mean, self.high_mean) if rows is None else (self.low_mean[rows], self.high_mean[rows])
-        return low[:, None] - high[None, :]
+        return np.subtract(low[:, None], high[None, :], out=out)
 
-    def among(self, rows) -> tuple[np.ndarray, np.ndarray] | None:
+    def unjudged(self, rows) -> bool:
+        """Whether one of these rows has a bound apart from its value (else nothing among them can flip)."""
+        return bool(self.holes[np.asarray(rows, dtype=np.int64)].any())
+
+    def among(self, rows, out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(diff, variance of the per-query differences) of the crossings among `rows` (their order), the variance
-        0 with one query; None where none of these rows has a bound apart from its value (nothing can flip)."""
+        0 with one query; into `out` ((rows, rows) float64 each) when given, so that a caller taking one dataset's
+        at a time fills the same memory again (fresh pages cost more than the copy)."""
         rows = np.asarray(rows, dtype=np.int64)
-        if not self.holes[rows].any():
-            return None
-        diff = self.diff(rows)
-        if self.sd is None:
-            return diff, np.zeros_like(diff)
-        return diff, np.square(np.take(self.sd[rows], rows, axis=1))  # np.ix_'s values, 3x faster
+        diff, variance = out if out is not None else (None, None)
+        diff = self.diff(rows, diff)
+        if self.sd is None:  # one query: no variance
+            variance = np.empty_like(diff) if variance is None else variance
+            variance.fill(0.0)
+            return diff, variance
+        variance = np.take(self.sd[rows], rows, axis=1, out=variance)  # np.ix_'s values, 3x faster
+        return diff, np.square(variance, out=variance)
 
 
 def cross_pvalues(low, high, method: str, resamples: int = 100_000, seed: int = 0,

@@ -25,8 +25,9 @@ def group_case(seed: int, models: int, datasets: int, queries: int, spread: floa
         high = np.minimum(values + rng.uniform(0, width, values.shape) * (rng.random(values.shape) < 0.5), 1)
         means = values.mean(axis=1)
         _, sd = cross_spread(values, values)
-        crossed_diff, crossed_sd = cross_spread(values, high)  # even where no bound differs: flags that all hold
-        parts.append(DatasetPart(means[:, None] - means[None, :], np.square(sd), n, (crossed_diff, np.square(crossed_sd))))
+        crossed = cross_spread(values, high)  # even where no bound differs: flags that all hold
+        parts.append(DatasetPart(means[:, None] - means[None, :], np.square(sd), n,
+                                 lambda out, crossed=crossed: (crossed[0], np.square(crossed[1]))))
         dataset_means.append(means)
     own = group_differences([p.diff for p in parts], [p.variance for p in parts], [p.queries for p in parts], weights)
     means = sum(w * dataset_mean for w, dataset_mean in zip(weights, dataset_means, strict=True))
