@@ -37,26 +37,29 @@ class GroupRobustness:
     rank: np.ndarray  # every pair decision the rank range rests on
 
 
+Terms = Callable[[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]
+
+
 @dataclass(frozen=True)
 class DatasetPart:
-    """One dataset of the group, its rows for the group's ranked models: the differences and variances the group's
-    own test used, and a function giving those of the crossings (robust.Crossings.among: row i at its low bounds
-    against column j at its high bounds), called with the two arrays to fill when crossed_tests reaches the dataset;
-    None: none unjudged among these models."""
+    """One dataset of the group, for the group's ranked models: functions giving the (differences, variances of the
+    per-query differences) the group's own test used and those of the crossings (robust.Crossings.among: row i at
+    its low bounds against column j at its high bounds; None: none unjudged among these models), each called with
+    two (models, models) arrays it may fill when crossed_tests reaches the dataset."""
 
-    diff: np.ndarray  # (models, models) mean differences
-    variance: np.ndarray  # (models, models) variances of the per-query differences
     queries: int
-    crossed: Callable[[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]] | None
+    own: Terms
+    crossed: Terms | None
 
 
-def crossed_tests(parts: Sequence[DatasetPart], weights: Sequence[float]) -> tuple[np.ndarray, ...] | None:
+def crossed_tests(parts: Sequence[DatasetPart], weights: Sequence[float], models: int) -> tuple[np.ndarray, ...] | None:
     """(total, variance, df) of the group means' differences with row i at its low bounds and column j at its high
-    bounds on every dataset; None when no dataset has an unjudged document among these models (nothing can flip)."""
+    bounds on every dataset (`models` ranked models); None when no dataset has an unjudged document among these
+    models (nothing can flip)."""
     if all(part.crossed is None for part in parts):
         return None
-    out = (np.empty_like(parts[0].diff), np.empty_like(parts[0].variance))  # each dataset's in turn
-    terms = ((part.diff, part.variance) if part.crossed is None else part.crossed(out) for part in parts)
+    out = (np.empty((models, models)), np.empty((models, models)))  # each dataset's terms in turn
+    terms = ((part.own if part.crossed is None else part.crossed)(out) for part in parts)
     return pooled_differences(terms, [part.queries for part in parts], weights)
 
 
