@@ -220,9 +220,11 @@ def crossed_t(diff: np.ndarray, sd: np.ndarray, n: int) -> np.ndarray:
     """(m, m) |t| of each crossing low_i - high_j as cross_pvalues computes it, with se 0 read as a t of +inf (a
     difference: p 0) or 0 (none: p 1); the diagonal -inf (no test)."""
     se = sd / np.sqrt(n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.abs(diff) / np.where(se > 0, se, 1.0)
     flat = se == 0
+    se[~(se > 0)] = 1.0  # in place: |diff| / where(se > 0, se, 1), one (m, m) array fewer
+    t = np.abs(diff)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t /= se
     if flat.any():
         t[flat] = np.where(diff[flat] == 0, 0.0, np.inf)
     np.fill_diagonal(t, -np.inf)
@@ -457,7 +459,8 @@ def t_pair_robustness(means, spread: tuple[np.ndarray, np.ndarray], n: int, pval
         return p
 
     adverse, _ = holm_decisions(adverse_key, adverse_p, df, alpha, pairs)
-    favourable, values = holm_decisions(np.maximum(t, t.T), lambda i, j: np.minimum(crossing(i, j), crossing(j, i)),
+    favourable_key = np.maximum(t, t.T, out=kept)  # kept's memory, read by nothing more
+    favourable, values = holm_decisions(favourable_key, lambda i, j: np.minimum(crossing(i, j), crossing(j, i)),
                                         df, alpha, pairs, wanted)
     robust = np.where(np.asarray(pvalues) < alpha, adverse, ~favourable)
     np.fill_diagonal(robust, True)
