@@ -27,7 +27,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from leaderboard.analysis import stats
-from leaderboard.analysis.ranks import _better_t, _sizes
+from leaderboard.analysis.ranks import _sizes
 from leaderboard.analysis.verdicts import t_pvalue, verdict_interval, verdict_words
 
 MARK = "◊"  # beside a verdict the unjudged documents could flip (its title says so)
@@ -203,17 +203,24 @@ def robust_best(best, low, high, alpha: float, spread=None) -> np.ndarray:
     if n < 2:  # no test: every model stays in the set, whatever its bounds
         return best.copy()
     diff, sd = cross_spread(low, high) if spread is None else spread
-    se = sd / np.sqrt(n)
-    # included i: diff[i, j] = low_i - high_j; excluded i: high_i - low_j = -diff[j, i]. One df for every pair, so
-    # each row is decided by its largest t (as best_set does): the beat size of that one comparison.
-    keeps = _largest_beat(diff, se, n - 1, alpha)
-    drops = _largest_beat(-diff.T, se.T, n - 1, alpha)
+    # included i: j at its high end against i at its low end, t = -diff[i, j] / se; excluded i: j at its low end
+    # against i at its high end, t = diff[j, i] / se. One df for every pair, so each row is decided by its largest
+    # t (as best_set does): the beat size of that one comparison. Both from one matrix q = diff / se (negating is
+    # exact, so -q is ranks._better_t's values), NaN and the model itself never better
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.divide(diff, sd / np.sqrt(n))
+    never = np.isnan(q)
+    np.fill_diagonal(never, True)
+    q[never] = np.inf
+    keeps = _largest_beat(-q.min(axis=1), n - 1, alpha)
+    q[never] = -np.inf
+    drops = _largest_beat(q.max(axis=0), n - 1, alpha)
     return np.where(best, keeps < m, drops >= m)
 
 
-def _largest_beat(diff, se, df, alpha: float) -> np.ndarray:
+def _largest_beat(largest_t, df, alpha: float) -> np.ndarray:
     """Per row i, the largest beat size (ranks.beat_sizes' rule) of any other model over i: that of its largest t."""
-    return _sizes(scipy_stats.t.sf(_better_t(diff, se).max(axis=1), max(float(df), 1.0)), alpha)
+    return _sizes(scipy_stats.t.sf(largest_t, max(float(df), 1.0)), alpha)
 
 
 def crossed_t(diff: np.ndarray, sd: np.ndarray, n: int) -> np.ndarray:
