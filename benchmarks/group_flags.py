@@ -1,6 +1,7 @@
 """The cost of the group means' could-flip flags (analysis.group_robust) at 1,000 models × 30 datasets × 200 queries,
 beside the group's own tests they repeat on crossed values, in one process, on synthetic per-query values and
-bounds (up to +0.05 a query above them, as stats_stage.py --holes).
+bounds (up to +0.05 a query above them, as stats_stage.py --holes). Each dataset's crossings (robust.Crossings) are
+made in the setup, as the datasets' own flags make them in a build: crossed_tests_s pools them.
 
     python benchmarks/group_flags.py [--models 1000] [--datasets 30] [--queries 200]
 """
