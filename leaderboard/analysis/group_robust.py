@@ -5,9 +5,9 @@ Recomputed over the bounds, not read off the datasets' flags (docs/statistics.md
 group verdict does not rest on the datasets' verdicts but on the group mean's own test (ranks.group_differences,
 Welch-Satterthwaite over the datasets), so a pair undetermined on every dataset can be significant on the group,
 and "every dataset verdict holds" would not make it hold. The group test is called again on crossed values: on
-each dataset of the group, model i at its low bounds against model j at its high bounds (robust.cross_spread; a
-dataset without unjudged documents among these models keeps its own differences), the crossed differences pooled
-with the group's weights as the group mean's are. Each rule is then robust.py's: a significant pair must stay
+each dataset of the group, model i at its low bounds against model j at its high bounds (robust.Crossings, those
+the dataset's own flags computed; a dataset without unjudged documents among these models keeps its own
+differences), the crossed differences pooled with the group's weights as the group mean's are. Each rule is then robust.py's: a significant pair must stay
 significant at its adverse ends, a pair not found different must stay so at its favourable ends (the correction
 over every pair at once), an equivalent one must stay so at both crossings, a ★ must survive every model at its
 high bounds against it at its low ones, an exclusion some model at its low bounds against it at its high ones.
@@ -15,7 +15,7 @@ high bounds against it at its low ones, an exclusion some model at its low bound
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,8 +23,8 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from leaderboard.analysis import stats
-from leaderboard.analysis.ranks import _better_t, _sizes, beat_sizes, difference_pvalues, group_differences
-from leaderboard.analysis.robust import adverse_favourable, cross_spread, robust_pairs
+from leaderboard.analysis.ranks import _better_t, _sizes, beat_sizes, difference_pvalues, pooled_differences
+from leaderboard.analysis.robust import adverse_favourable, robust_pairs
 from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
 
 
@@ -37,36 +37,30 @@ class GroupRobustness:
     rank: np.ndarray  # every pair decision the rank range rests on
 
 
+Terms = Callable[[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]
+
+
 @dataclass(frozen=True)
 class DatasetPart:
-    """One dataset of the group, its rows for the group's ranked models: per-query bounds (None: none unjudged among
-    them) and the differences and variances the group's own test used."""
+    """One dataset of the group, for the group's ranked models: functions giving the (differences, variances of the
+    per-query differences) the group's own test used and those of the crossings (robust.Crossings.among: row i at
+    its low bounds against column j at its high bounds; None: none unjudged among these models), each called with
+    two (models, models) arrays it may fill when crossed_tests reaches the dataset."""
 
-    low: np.ndarray | None
-    high: np.ndarray | None
-    diff: np.ndarray  # (models, models) mean differences
-    variance: np.ndarray  # (models, models) variances of the per-query differences
     queries: int
+    own: Terms
+    crossed: Terms | None
 
 
-def crossed_tests(parts: Sequence[DatasetPart], weights: Sequence[float]) -> tuple[np.ndarray, ...] | None:
+def crossed_tests(parts: Sequence[DatasetPart], weights: Sequence[float], models: int) -> tuple[np.ndarray, ...] | None:
     """(total, variance, df) of the group means' differences with row i at its low bounds and column j at its high
-    bounds on every dataset; None when no dataset has an unjudged document among these models (nothing can flip)."""
-    if all(part.low is None for part in parts):
+    bounds on every dataset (`models` ranked models); None when no dataset has an unjudged document among these
+    models (nothing can flip)."""
+    if all(part.crossed is None for part in parts):
         return None
-    diffs, variances = [], []
-    for part in parts:
-        if part.low is None:
-            diffs.append(part.diff)
-            variances.append(part.variance)
-        elif part.queries >= 2:
-            diff, sd = cross_spread(part.low, part.high)
-            diffs.append(diff)
-            variances.append(np.square(sd))
-        else:  # one query: no variance, as the group's own test (dataset_differences) has none either
-            diffs.append(part.low.mean(axis=1)[:, None] - part.high.mean(axis=1)[None, :])
-            variances.append(np.zeros_like(part.diff))
-    return group_differences(diffs, variances, [part.queries for part in parts], weights)
+    out = (np.empty((models, models)), np.empty((models, models)))  # each dataset's terms in turn
+    terms = ((part.own if part.crossed is None else part.crossed)(out) for part in parts)
+    return pooled_differences(terms, [part.queries for part in parts], weights)
 
 
 def group_robustness(means, own: tuple[np.ndarray, np.ndarray, np.ndarray], pvalues, best,

@@ -88,14 +88,26 @@ def group_differences(dataset_diffs, dataset_variances, queries, weights) -> tup
 
     dataset_diffs[k] and dataset_variances[k]: (models, models) mean differences and variances of the per-query
     differences (divide by n - 1) on dataset k of `queries[k]` queries, with weight weights[k] in the group mean."""
+    return pooled_differences(zip(dataset_diffs, dataset_variances, strict=True), queries, weights)
+
+
+def pooled_differences(terms, queries, weights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """group_differences of an iterable of (diff, variance), one dataset's at a time (none has to be kept)."""
     total = None
-    variance = None
-    df_terms = None
-    for diff, var, n, weight in zip(dataset_diffs, dataset_variances, queries, weights, strict=True):
-        part = weight * weight * np.asarray(var, dtype=np.float64) / n
-        total = weight * np.asarray(diff, dtype=np.float64) + (0.0 if total is None else total)
-        variance = part + (0.0 if variance is None else variance)
-        df_terms = part * part / max(n - 1, 1) + (0.0 if df_terms is None else df_terms)
+    # in place, into arrays made once (each dataset's terms are (models, models)): the same values as the sums
+    # weight * diff + total and so on, in the same order
+    for (diff, var), n, weight in zip(terms, queries, weights, strict=True):
+        diff, var = np.asarray(diff, dtype=np.float64), np.asarray(var, dtype=np.float64)
+        if total is None:
+            total, variance, df_terms = np.zeros_like(diff), np.zeros_like(var), np.zeros_like(var)
+            part, term = np.empty_like(var), np.empty_like(var)
+        total += np.multiply(diff, weight, out=term)
+        np.multiply(var, weight * weight, out=part)
+        part /= n
+        variance += part
+        term = np.multiply(part, part, out=term)
+        term /= max(n - 1, 1)
+        df_terms += term
     if total is None:
         raise ValueError("group_difference_pvalues needs at least one dataset")
     with np.errstate(divide="ignore", invalid="ignore"):

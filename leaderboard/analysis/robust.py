@@ -19,6 +19,7 @@ ranks.beat_sizes), called a second time on the crossed values.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from leaderboard.analysis import stats
-from leaderboard.analysis.ranks import _better_t, _sizes
+from leaderboard.analysis.ranks import _sizes
 from leaderboard.analysis.verdicts import t_pvalue, verdict_interval, verdict_words
 
 MARK = "◊"  # beside a verdict the unjudged documents could flip (its title says so)
@@ -37,18 +38,63 @@ MARK_LEGEND = f"{MARK} a verdict unjudged documents could flip"  # a table capti
 def cross_spread(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(diff, sd): diff[i, j] = mean(low_i) - mean(high_j) and the SD of the per-query differences low_i - high_j
     (n >= 2), from one cross-covariance product, as effects.spread does for one matrix."""
-    low = np.asarray(low, dtype=np.float64)
-    high = np.asarray(high, dtype=np.float64)
-    n = low.shape[1]
-    mean_low, mean_high = low.mean(axis=1), high.mean(axis=1)
-    centered_low, centered_high = low - mean_low[:, None], high - mean_high[:, None]
-    cov = centered_low @ centered_high.T / (n - 1)
-    var_low = np.einsum("ij,ij->i", centered_low, centered_low) / (n - 1)
-    var_high = np.einsum("ij,ij->i", centered_high, centered_high) / (n - 1)
-    total = var_low[:, None] + var_high[None, :]
-    var_diff = total - 2 * cov
-    var_diff[var_diff <= 1e-12 * total] = 0.0
-    return mean_low[:, None] - mean_high[None, :], np.sqrt(np.maximum(var_diff, 0.0))
+    crossings = Crossings.of(low, high)
+    return crossings.diff(), crossings.sd
+
+
+@dataclass(frozen=True, eq=False)
+class Crossings:
+    """A dataset's crossings over its hole bounds, row i at its low bounds against row j at its high bounds, per row
+    of its board: computed once for its own flags and kept for the group means' (analysis.group_robust)."""
+
+    low_mean: np.ndarray  # (models,) mean of each row's low bounds
+    high_mean: np.ndarray
+    sd: np.ndarray | None  # (models, models) SD of the per-query differences low_i - high_j; None with one query
+    holes: np.ndarray  # bool per row: some query's bounds differ
+
+    @classmethod
+    def of(cls, low, high) -> Crossings:
+        low = np.asarray(low, dtype=np.float64)
+        high = np.asarray(high, dtype=np.float64)
+        n = low.shape[1]
+        mean_low, mean_high = low.mean(axis=1), high.mean(axis=1)
+        holes = (low != high).any(axis=1)
+        if n < 2:
+            return cls(mean_low, mean_high, None, holes)
+        centered_low, centered_high = low - mean_low[:, None], high - mean_high[:, None]
+        var_diff = centered_low @ centered_high.T / (n - 1)  # the cross-covariance, turned in place into the
+        var_low = np.einsum("ij,ij->i", centered_low, centered_low) / (n - 1)  # variance of the differences
+        var_high = np.einsum("ij,ij->i", centered_high, centered_high) / (n - 1)
+        total = var_low[:, None] + var_high[None, :]
+        var_diff *= -2.0  # total - 2 cov, the same bits: doubling and negating are exact
+        var_diff += total
+        total *= 1e-12
+        var_diff[var_diff <= total] = 0.0
+        np.maximum(var_diff, 0.0, out=var_diff)
+        return cls(mean_low, mean_high, np.sqrt(var_diff, out=var_diff), holes)
+
+    def diff(self, rows=None, out: np.ndarray | None = None) -> np.ndarray:
+        """(rows, rows) mean(low_i) - mean(high_j), all rows without `rows`."""
+        low, high = (self.low_mean, self.high_mean) if rows is None else (self.low_mean[rows], self.high_mean[rows])
+        return np.subtract(low[:, None], high[None, :], out=out)
+
+    def unjudged(self, rows) -> bool:
+        """Whether one of these rows has a bound apart from its value (else nothing among them can flip)."""
+        return bool(self.holes[np.asarray(rows, dtype=np.int64)].any())
+
+    def among(self, rows, out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(diff, variance of the per-query differences) of the crossings among `rows` (their order), the variance
+        0 with one query; into `out` ((rows, rows) float64 each) when given, so that a caller taking one dataset's
+        at a time fills the same memory again (fresh pages cost more than the copy)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        diff, variance = out if out is not None else (None, None)
+        diff = self.diff(rows, diff)
+        if self.sd is None:  # one query: no variance
+            variance = np.empty_like(diff) if variance is None else variance
+            variance.fill(0.0)
+            return diff, variance
+        variance = np.take(self.sd[rows], rows, axis=1, out=variance)  # np.ix_'s values, 3x faster
+        return diff, np.square(variance, out=variance)
 
 
 def cross_pvalues(low, high, method: str, resamples: int = 100_000, seed: int = 0,
@@ -157,26 +203,35 @@ def robust_best(best, low, high, alpha: float, spread=None) -> np.ndarray:
     if n < 2:  # no test: every model stays in the set, whatever its bounds
         return best.copy()
     diff, sd = cross_spread(low, high) if spread is None else spread
-    se = sd / np.sqrt(n)
-    # included i: diff[i, j] = low_i - high_j; excluded i: high_i - low_j = -diff[j, i]. One df for every pair, so
-    # each row is decided by its largest t (as best_set does): the beat size of that one comparison.
-    keeps = _largest_beat(diff, se, n - 1, alpha)
-    drops = _largest_beat(-diff.T, se.T, n - 1, alpha)
+    # included i: j at its high end against i at its low end, t = -diff[i, j] / se; excluded i: j at its low end
+    # against i at its high end, t = diff[j, i] / se. One df for every pair, so each row is decided by its largest
+    # t (as best_set does): the beat size of that one comparison. Both from one matrix q = diff / se (negating is
+    # exact, so -q is ranks._better_t's values), NaN and the model itself never better
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.divide(diff, sd / np.sqrt(n))
+    never = np.isnan(q)
+    np.fill_diagonal(never, True)
+    q[never] = np.inf
+    keeps = _largest_beat(-q.min(axis=1), n - 1, alpha)
+    q[never] = -np.inf
+    drops = _largest_beat(q.max(axis=0), n - 1, alpha)
     return np.where(best, keeps < m, drops >= m)
 
 
-def _largest_beat(diff, se, df, alpha: float) -> np.ndarray:
+def _largest_beat(largest_t, df, alpha: float) -> np.ndarray:
     """Per row i, the largest beat size (ranks.beat_sizes' rule) of any other model over i: that of its largest t."""
-    return _sizes(scipy_stats.t.sf(_better_t(diff, se).max(axis=1), max(float(df), 1.0)), alpha)
+    return _sizes(scipy_stats.t.sf(largest_t, max(float(df), 1.0)), alpha)
 
 
 def crossed_t(diff: np.ndarray, sd: np.ndarray, n: int) -> np.ndarray:
     """(m, m) |t| of each crossing low_i - high_j as cross_pvalues computes it, with se 0 read as a t of +inf (a
     difference: p 0) or 0 (none: p 1); the diagonal -inf (no test)."""
     se = sd / np.sqrt(n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.abs(diff) / np.where(se > 0, se, 1.0)
     flat = se == 0
+    se[~(se > 0)] = 1.0  # in place: |diff| / where(se > 0, se, 1), one (m, m) array fewer
+    t = np.abs(diff)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t /= se
     if flat.any():
         t[flat] = np.where(diff[flat] == 0, 0.0, np.inf)
     np.fill_diagonal(t, -np.inf)
@@ -234,7 +289,7 @@ def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
             break
         below = now
     if wanted is not None:
-        wanted_p = _flat_p(key, wanted, pvalue, sure, never)
+        wanted_p = _flat_p(key, wanted, pvalue, sure, never, pairs, df)
     order = np.argsort(p)
     adjusted = np.minimum(np.maximum.accumulate(p[order] * (pairs - zeros - np.arange(order.size))), 1.0)
     corrected = np.empty(order.size)
@@ -262,12 +317,24 @@ def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
     return rejected, values
 
 
-def _flat_p(key, flat, pvalue, sure, never) -> np.ndarray:
-    """The decision-only p-values of members at flat indices (either triangle)."""
+def _t_above(p: float, df: int) -> float:
+    """A |t| at or short of which the two-sided t-test's p-value (df) surely exceeds p."""
+    return float(scipy_stats.t.isf(p / 2 * (1 + 1e-9), df)) * (1 - 1e-9)
+
+
+def _flat_p(key, flat, pvalue, sure, never, pairs: int = 1, df: int | None = None) -> np.ndarray:
+    """The decision-only p-values of members at flat indices (either triangle). With `df`: a member whose key lies
+    at or short of _t_above(1 / pairs) is only known to have a p-value above 1 / pairs (all holm_decisions reads
+    of it: its upper end min(pairs p, 1) is 1) and stands at min(2 / pairs, 0.5), uncomputed."""
     m = key.shape[0]
     i, j = flat // m, flat % m
-    out = np.where(key.ravel()[flat] > sure, 0.0, 1.0)
-    middle = (key.ravel()[flat] > never) & (key.ravel()[flat] <= sure) & (i != j)
+    keys = key.ravel()[flat]
+    out = np.where(keys > sure, 0.0, 1.0)
+    middle = (keys > never) & (keys <= sure) & (i != j)
+    if df is not None:
+        short = middle & (keys <= _t_above(1 / max(pairs, 1), df))
+        out[short] = min(2.0 / max(pairs, 1), 0.5)
+        middle &= ~short
     if middle.any():
         first, second = np.minimum(i, j)[middle], np.maximum(i, j)[middle]
         out[middle] = pvalue(first, second)
@@ -283,10 +350,18 @@ def _same_levels(spread, n: int, flat: np.ndarray, upper: np.ndarray, alpha: flo
     diff, sd = spread
     m = diff.shape[0]
     i, j = flat // m, flat % m
+    # a crossing's p_raw above upper / pairs (upper >= alpha) gives alpha / pairs at both ends: so does a |t| at or
+    # short of _t_above(max upper / pairs), most crossings at many pairs (where upper is 1); only the others are
+    # computed
+    short = _t_above(upper.max() / max(pairs, 1), n - 1) if upper.min() >= alpha else -np.inf
     for first, second in ((i, j), (j, i)):
-        p_raw = t_pvalue(diff[first, second], sd[first, second] / np.sqrt(n), n - 1)
-        low_end = verdict_level(p_raw, np.full(flat.size, alpha), alpha, pairs)
-        if not np.array_equal(low_end, verdict_level(p_raw, upper, alpha, pairs)):
+        d, se = diff[first, second], sd[first, second] / np.sqrt(n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0), np.where(d == 0, 0.0, np.inf))
+        exact = t > short
+        p_raw = t_pvalue(d[exact], se[exact], n - 1)
+        low_end = verdict_level(p_raw, np.full(p_raw.size, alpha), alpha, pairs)
+        if not np.array_equal(low_end, verdict_level(p_raw, upper[exact], alpha, pairs)):
             return False
     return True
 
@@ -308,6 +383,7 @@ class BoardRobustness:
     # (models, models): each pair's verdict (better, worse, equivalent, undetermined) holds, as the compare page
     # shows it; None when nothing can flip (or the pairs' SDs were not given)
     pairs: np.ndarray | None = None
+    crossings: Crossings | None = None  # None when nothing is unjudged
 
     @property
     def all_hold(self) -> bool:
@@ -390,7 +466,8 @@ def t_pair_robustness(means, spread: tuple[np.ndarray, np.ndarray], n: int, pval
         return p
 
     adverse, _ = holm_decisions(adverse_key, adverse_p, df, alpha, pairs)
-    favourable, values = holm_decisions(np.maximum(t, t.T), lambda i, j: np.minimum(crossing(i, j), crossing(j, i)),
+    favourable_key = np.maximum(t, t.T, out=kept)  # kept's memory, read by nothing more
+    favourable, values = holm_decisions(favourable_key, lambda i, j: np.minimum(crossing(i, j), crossing(j, i)),
                                         df, alpha, pairs, wanted)
     robust = np.where(np.asarray(pvalues) < alpha, adverse, ~favourable)
     np.fill_diagonal(robust, True)
@@ -411,10 +488,14 @@ def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: sta
     high = np.asarray(high, dtype=np.float64)
     m, n = low.shape
     flags = BoardRobustness(np.ones(m, dtype=bool), np.ones(m, dtype=bool), np.ones(m, dtype=bool))
-    if n < 2 or m < 2 or np.array_equal(low, high):  # no test, or nothing unjudged: nothing can flip
+    if np.array_equal(low, high):  # nothing unjudged: nothing can flip
+        return flags
+    crossings = Crossings.of(low, high)
+    flags = dataclasses.replace(flags, crossings=crossings)
+    if n < 2 or m < 2:  # no test: nothing can flip
         return flags
     means = low.mean(axis=1)
-    spread = cross_spread(low, high)
+    spread = crossings.diff(), crossings.sd
     words = family = None
     if b is not None:
         if against is None:
@@ -461,7 +542,7 @@ def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: sta
         favourable = _exact_favourable(spread, n, tests.correction)
     favourable_b = favourable[:, b] if b is not None else None
     if pair_flags:
-        flags = BoardRobustness(flags.verdict, flags.best, flags.rank, pairs & equivalence_holds(
+        flags = dataclasses.replace(flags, pairs=pairs & equivalence_holds(
             means_shown, pair_sd, n, pvalues, spread, favourable, tests.alpha, family_size(m, tests.correction),
             margin))
     rows = np.flatnonzero(np.asarray(ranked, dtype=bool))

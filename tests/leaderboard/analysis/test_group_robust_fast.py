@@ -15,7 +15,7 @@ from leaderboard.analysis.robust import cross_spread
 def group_case(seed: int, models: int, datasets: int, queries: int, spread: float, width: float, ties: bool):
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.4, spread, models)
-    parts, weights = [], list(rng.dirichlet(np.ones(datasets)))
+    parts, weights, dataset_means, dataset_terms = [], list(rng.dirichlet(np.ones(datasets))), [], []
     for k in range(datasets):
         n = queries + k
         values = np.clip(skill[:, None] + rng.normal(0, 0.1, (models, n)), 0, 1)
@@ -25,9 +25,15 @@ def group_case(seed: int, models: int, datasets: int, queries: int, spread: floa
         high = np.minimum(values + rng.uniform(0, width, values.shape) * (rng.random(values.shape) < 0.5), 1)
         means = values.mean(axis=1)
         _, sd = cross_spread(values, values)
-        parts.append(DatasetPart(values, high, means[:, None] - means[None, :], np.square(sd), n))
-    own = group_differences([p.diff for p in parts], [p.variance for p in parts], [p.queries for p in parts], weights)
-    means = sum(w * p.low.mean(axis=1) for w, p in zip(weights, parts, strict=True))
+        terms = means[:, None] - means[None, :], np.square(sd)
+        crossed = cross_spread(values, high)  # even where no bound differs: flags that all hold
+        parts.append(DatasetPart(n, lambda out, terms=terms: terms,
+                                 lambda out, crossed=crossed: (crossed[0], np.square(crossed[1]))))
+        dataset_means.append(means)
+        dataset_terms.append(terms)
+    own = group_differences([diff for diff, _ in dataset_terms], [variance for _, variance in dataset_terms],
+                            [p.queries for p in parts], weights)
+    means = sum(w * dataset_mean for w, dataset_mean in zip(weights, dataset_means, strict=True))
     return parts, weights, own, means
 
 
@@ -36,7 +42,7 @@ def both(case, correction: str, margin: float):
     tests = stats.TestSettings(correction=correction)
     pvalues = stats.corrected_matrix(difference_pvalues(*own), correction)
     best = best_set(means, own[0], np.sqrt(own[1]), own[2], tests.alpha)
-    crossed = crossed_tests(parts, weights)
+    crossed = crossed_tests(parts, weights, means.size)
     return (group_robustness(means, own, pvalues, best, crossed, tests, margin),
             exact_robustness(means, own, pvalues, best, crossed, tests, margin))
 

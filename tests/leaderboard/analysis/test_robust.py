@@ -12,9 +12,11 @@ from leaderboard.analysis import stats
 from leaderboard.analysis.effects import spread
 from leaderboard.analysis.ranks import best_set
 from leaderboard.analysis.robust import (
+    Crossings,
     board_robustness,
     cross_pvalues,
     cross_spread,
+    equivalence_holds,
     extreme_pvalues,
     robust_best,
     robust_pairs,
@@ -230,3 +232,48 @@ def test_the_decisions_from_the_crossed_t_equal_both_corrected_families_on_a_lar
         assert np.array_equal(values[known], favourable[known, 7])
         assert (favourable[~known, 7] >= ALPHA).all() and (favourable[~known, 7] <= -values[~known]).all()
         assert 0 < (~robust).sum() < pairs  # some pair decisions could flip, not all
+
+
+def test_every_pair_flag_on_a_large_board_is_the_one_from_the_exact_corrected_matrices():
+    """board_robustness' pair flags (decisions and the favourable p-values an equivalence reads computed only where
+    they can matter, robust._flat_p and _same_levels) against robust_pairs and equivalence_holds over
+    extreme_pvalues' exact matrices, on a board of many close models (equivalences whose crossings leave the
+    margin and others that stay)."""
+    rng = np.random.default_rng(12)
+    models, queries = 80, 60
+    low = np.clip(rng.random(queries) * 0.4 + np.linspace(0, 0.1, models)[:, None]
+                  + rng.normal(0, 0.03, (models, queries)), 0, 1)
+    high = np.minimum(low + rng.uniform(0, 0.01, low.shape) * (rng.random((models, 1)) < 0.5), 1)
+    means = low.mean(axis=1)
+    pvalues = stats.pairwise_pvalues(low, "t", "holm")
+    _, sd = spread(low)
+    margin = 0.03
+    tests = stats.TestSettings(correction="holm", alpha=ALPHA)
+    flags = board_robustness(low, high, np.ones(models, dtype=bool), pvalues, np.zeros(models, dtype=bool), 0, tests,
+                             margin, values=low, pair_sd=sd)
+    adverse, favourable, _ = extreme_pvalues(means, low, high, "t", "holm")
+    pairs = models * (models - 1) // 2
+    expected = robust_pairs(pvalues, adverse, favourable, ALPHA) & equivalence_holds(
+        means, sd, queries, pvalues, cross_spread(low, high), favourable, ALPHA, pairs, margin)
+    assert np.array_equal(flags.pairs, expected)
+    close = (pvalues >= ALPHA) & (np.abs(means[:, None] - means[None, :]) < margin)
+    shown = shown_pvalue(pvalues, ALPHA)
+    lo, hi = verdict_interval(means[:, None] - means[None, :], sd / np.sqrt(queries), queries - 1, shown, ALPHA, pairs)
+    equivalent = close & (verdict_words(means[:, None] - means[None, :], lo, hi, shown, ALPHA, margin) == "equivalent")
+    assert equivalent.any() and (equivalent & ~expected).any() and (equivalent & expected).any()
+
+
+def test_a_datasets_crossings_among_some_rows_are_those_of_the_rows_bounds():
+    rng = np.random.default_rng(13)
+    low = _scores(rng, models=9, queries=30)
+    high = np.minimum(low + rng.uniform(0, 0.05, low.shape) * (np.arange(9) % 3 == 0)[:, None], 1)
+    crossings = Crossings.of(low, high)
+    rows = np.array([7, 3, 4, 1])
+    diff, sd = cross_spread(low[rows], high[rows])
+    got_diff, got_variance = crossings.among(rows)
+    assert np.array_equal(got_diff, diff) and np.array_equal(got_variance, np.square(sd))  # the same bits
+    out = (np.full((4, 4), np.nan), np.full((4, 4), np.nan))
+    assert all(np.array_equal(a, b) for a, b in zip(crossings.among(rows, out), (diff, np.square(sd)), strict=True))
+    assert crossings.unjudged(rows) and not crossings.unjudged([1, 2, 4])  # rows 0, 3, 6 have bounds apart
+    one = Crossings.of(low[:, :1], high[:, :1]).among(rows)  # one query: the group's test has no variance either
+    assert np.array_equal(one[0], low[rows, :1] - high[rows, 0]) and not one[1].any()
