@@ -24,6 +24,11 @@ class SetLink:
     judge: str = ""  # a machine set's "model at revision, prompt sha256 …"
     source: str = ""
     license: str = ""
+    description: str = ""  # the declaration's words, shown under the switcher on the set's own page
+
+
+MACHINE_NOTE = ("Machine judgments are a judge model's grades, not people's: a system built like the judge, or the "
+                "judge itself, can be favoured by them.")
 
 
 def set_slug(dataset_slug: str, name: str | None) -> str:
@@ -45,8 +50,12 @@ def _links(board: Leaderboard, dataset: DatasetBoard, current: str | None) -> tu
                                                f"{found.judge[2][:12]}…")
         links.append(SetLink(found.name, found.kind, found.sha256,
                              f"{root}datasets/{set_slug(dataset.slug, found.name)}.html", current == found.name,
-                             judge, found.source, found.license))
+                             judge, found.source, found.license, _description(found)))
     return tuple(links)
+
+
+def _description(found) -> str:
+    return " ".join(part for part in (found.description, MACHINE_NOTE if found.kind == "machine" else "") if part)
 
 
 def with_switcher(board: Leaderboard, dataset: DatasetBoard, context: DatasetContext) -> DatasetContext:

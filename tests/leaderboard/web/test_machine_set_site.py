@@ -7,9 +7,11 @@ import shutil
 
 import pytest
 import pytrec_eval
+from markupsafe import escape
 
 from evaluator.result import read_result
 from leaderboard.cli import main
+from leaderboard.web.views.judgment_sets import MACHINE_NOTE
 from tests.conftest import OFFICIAL, ROOT, SHARED
 
 SLUG, NAME = "beir__scifact", "minilm-cosine-pool10"
@@ -35,6 +37,9 @@ def test_the_dataset_page_links_the_machine_set_and_names_its_judge(site):
     assert f'href="../datasets/{SLUG}~{NAME}.html"' in official.split('id="judgment-sets"')[1].split("</nav>")[0]
     declared = json.loads((ROOT / "judgments" / SLUG / f"{NAME}.json").read_text())
     assert declared["judge"]["revision"] in shown and "all-MiniLM-L6-v2" in shown
+    note = shown.split('id="judgment-set-note">', 1)[1].split("</p>", 1)[0]  # the caveat, under the switcher
+    assert str(escape(declared["description"])) in note and str(escape(MACHINE_NOTE)) in note
+    assert 'id="judgment-set-note"' not in official  # the official page carries no set's words
 
 
 def test_the_sets_download_is_pytrec_evals_ndcg_on_the_committed_qrels(site):
