@@ -20,12 +20,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
-from scipy import stats as scipy_stats
 
 from leaderboard.analysis import stats
 from leaderboard.analysis.ranks import _better_t, _sizes, beat_sizes, difference_pvalues, pooled_differences
 from leaderboard.analysis.robust import adverse_favourable, robust_pairs
-from leaderboard.analysis.verdicts import family_size, shown_pvalue, verdict_interval, verdict_words
+from leaderboard.analysis.verdicts import (
+    family_size,
+    shown_pvalue,
+    t_isf,
+    t_sf,
+    verdict_interval,
+    verdict_words,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,8 +130,8 @@ def _crossing_classes(total, variance, df, alpha: float, pairs: int) -> tuple[np
     dfs = df[varying] if varying.any() else np.ones(1)
     low_df, high_df = float(dfs.min()), float(dfs.max())
     # a smaller df gives a heavier tail: the t that surely rejects is the one at the smallest df
-    sure = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), low_df) * (1 + 1e-7)
-    never = scipy_stats.t.isf(alpha / 2, high_df) * (1 - 1e-7)
+    sure = t_isf(alpha / (2 * max(pairs, 1)), low_df) * (1 + 1e-7)
+    never = t_isf(alpha / 2, high_df) * (1 - 1e-7)
     classes = np.where(t > sure, 0, np.where(t < never, 2, 1)).astype(np.int8)
     classes[~varying] = np.where(total[~varying] != 0, 0, 2)
     return classes, t
@@ -189,15 +195,15 @@ def _beaten_rows(diff, se, df, alpha: float, m: int) -> np.ndarray:
     t = _better_t(diff, se)
     dfs = np.maximum(np.asarray(df, dtype=np.float64), 1.0)
     level = alpha / max(m - 1, 1)
-    sure = scipy_stats.t.isf(level, float(dfs.min())) * (1 + 1e-7)
-    reach = scipy_stats.t.isf(level, float(dfs.max())) * (1 - 1e-7)
+    sure = t_isf(level, float(dfs.min())) * (1 + 1e-7)
+    reach = t_isf(level, float(dfs.max())) * (1 - 1e-7)
     largest = t.max(axis=1)
     beaten = largest > sure
     open_rows = np.flatnonzero(~beaten & (largest > reach))
     if open_rows.size:
         sub = t[open_rows]
         rows, columns = np.nonzero(sub > reach)
-        sizes = _sizes(scipy_stats.t.sf(sub[rows, columns], dfs[open_rows[rows], columns]), alpha)
+        sizes = _sizes(t_sf(sub[rows, columns], dfs[open_rows[rows], columns]), alpha)
         beaten[open_rows[rows[sizes >= m]]] = True
     return beaten
 
@@ -211,7 +217,7 @@ def _equivalence_possible(own, pvalues, tests: stats.TestSettings, pairs: int, m
     if not close.any():
         return False
     dfs = np.maximum(np.asarray(df, dtype=np.float64)[close], 1.0)
-    widest = scipy_stats.t.isf(tests.alpha / (2 * max(pairs, 1)), float(dfs.max())) * (1 - 1e-7)
+    widest = t_isf(tests.alpha / (2 * max(pairs, 1)), float(dfs.max())) * (1 - 1e-7)
     se = np.sqrt(np.maximum(np.asarray(variance, dtype=np.float64)[close], 0.0))
     return bool((np.abs(total[close]) + widest * se < margin).any())
 

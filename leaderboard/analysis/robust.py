@@ -24,11 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
-from scipy import stats as scipy_stats
 
 from leaderboard.analysis import stats
 from leaderboard.analysis.ranks import _sizes
-from leaderboard.analysis.verdicts import t_pvalue, verdict_interval, verdict_words
+from leaderboard.analysis.verdicts import t_isf, t_pvalue, t_sf, verdict_interval, verdict_words
 
 MARK = "◊"  # beside a verdict the unjudged documents could flip (its title says so)
 MARK_TITLE = "could flip: unjudged documents within the cutoff could change this verdict"
@@ -117,10 +116,10 @@ def cross_pvalues(low, high, method: str, resamples: int = 100_000, seed: int = 
             return t_pvalue(diff, se, n - 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.abs(diff) / np.where(se > 0, se, 1.0)
-        sure, never = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), n - 1), scipy_stats.t.isf(alpha / 2, n - 1)
+        sure, never = t_isf(alpha / (2 * max(pairs, 1)), n - 1), t_isf(alpha / 2, n - 1)
         p = np.where(t > sure, 0.0, 1.0)
         middle = (se > 0) & (t > never) & (t <= sure)
-        p[middle] = np.minimum(2.0 * scipy_stats.t.sf(t[middle], n - 1), 1.0)
+        p[middle] = np.minimum(2.0 * t_sf(t[middle], n - 1), 1.0)
         p[se == 0] = np.where(diff[se == 0] == 0, 1.0, 0.0)
         return p
     run = stats.PAIRED_TESTS[method].run
@@ -220,7 +219,7 @@ def robust_best(best, low, high, alpha: float, spread=None) -> np.ndarray:
 
 def _largest_beat(largest_t, df, alpha: float) -> np.ndarray:
     """Per row i, the largest beat size (ranks.beat_sizes' rule) of any other model over i: that of its largest t."""
-    return _sizes(scipy_stats.t.sf(largest_t, max(float(df), 1.0)), alpha)
+    return _sizes(t_sf(largest_t, max(float(df), 1.0)), alpha)
 
 
 def crossed_t(diff: np.ndarray, sd: np.ndarray, n: int) -> np.ndarray:
@@ -260,8 +259,8 @@ def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
     (exact where below 1 and not 0; every member of p at most theirs is then computed).
     Returns (rejected (m, m) bool, the wanted corrected p-values or None)."""
     m = key.shape[0]
-    sure = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), df)
-    never = scipy_stats.t.isf(alpha / 2, df)
+    sure = t_isf(alpha / (2 * max(pairs, 1)), df)
+    never = t_isf(alpha / 2, df)
     rejected = key > sure
     zeros = int(np.count_nonzero(rejected)) // 2  # symmetric, diagonal never
     middle = np.flatnonzero((key > never) & ~rejected)
@@ -273,7 +272,7 @@ def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
         """The members computed so far and their p-values, now every one with p < q among them (q only rises)."""
         nonlocal done_cut
         # a t a little short of the one at q: every member with p < q lies beyond it
-        cut = scipy_stats.t.isf(q / 2, df) * (1 - 1e-6) if q < 1 else -np.inf
+        cut = t_isf(q / 2, df) * (1 - 1e-6) if q < 1 else -np.inf
         new = middle[(middle_key > cut) & (middle_key <= done_cut)]
         parts.append((new, pvalue(new // m, new % m)))
         done_cut = cut
@@ -319,7 +318,7 @@ def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
 
 def _t_above(p: float, df: int) -> float:
     """A |t| at or short of which the two-sided t-test's p-value (df) surely exceeds p."""
-    return float(scipy_stats.t.isf(p / 2 * (1 + 1e-9), df)) * (1 - 1e-9)
+    return float(t_isf(p / 2 * (1 + 1e-9), df)) * (1 - 1e-9)
 
 
 def _flat_p(key, flat, pvalue, sure, never, pairs: int = 1, df: int | None = None) -> np.ndarray:
@@ -409,7 +408,7 @@ def equivalence_holds(means, sd, n: int, pvalues, crossed: tuple[np.ndarray, np.
         return holds
     # a pair not found different gets an interval at a level of alpha / pairs or below (verdicts.verdict_level), so
     # one wider than this margin allows is never equivalent
-    widest = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), n - 1) * (1 - 1e-9)
+    widest = t_isf(alpha / (2 * max(pairs, 1)), n - 1) * (1 - 1e-9)
     se = np.asarray(sd, dtype=np.float64)[rows, columns] / np.sqrt(n)
     possible = np.abs(diff[rows, columns]) + widest * se < margin
     rows, columns = rows[possible], columns[possible]
@@ -440,8 +439,8 @@ def t_pair_robustness(means, spread: tuple[np.ndarray, np.ndarray], n: int, pval
     pairs = m * (m - 1) // 2 if correction != "none" else 1  # no correction: Holm's steps over one pair
     df = n - 1
     t = crossed_t(diff, sd, n)
-    sure = scipy_stats.t.isf(alpha / (2 * max(pairs, 1)), df)
-    never = scipy_stats.t.isf(alpha / 2, df)
+    sure = t_isf(alpha / (2 * max(pairs, 1)), df)
+    never = t_isf(alpha / 2, df)
 
     def crossing(i, j):
         return _pair_p(t[i, j], sure, never, df)
@@ -450,7 +449,10 @@ def t_pair_robustness(means, spread: tuple[np.ndarray, np.ndarray], n: int, pval
     # turns the difference round); equal means: the larger of the two crossings
     means = np.asarray(means, dtype=np.float64)
     above = means[:, None] > means[None, :]
-    kept = np.where(diff > 0, t, -np.inf)
+    # t where the difference keeps its sign, else 0 or NaN (inf or the diagonal's -inf times 0): like -inf, neither
+    # beyond `never` > 0 nor `sure`, all holm_decisions reads of a key, and without np.where's branch a member
+    with np.errstate(invalid="ignore"):
+        kept = np.multiply(t, diff > 0)
     adverse_key = np.where(above, kept, kept.T)
     level = (means[:, None] == means[None, :])
     np.fill_diagonal(level, False)
