@@ -274,6 +274,8 @@ def judgment_set_problems(folder: Path | None = None) -> list[str]:
     for found in declared_sets(folder):
         try:
             load_qrels(found)
+        except BaseUnavailable:
+            continue  # checked where the official judgments are (validate and build warn of their absence)
         except IrboardError as error:
             problems.append(one_line(str(error)))
     return problems
@@ -297,6 +299,11 @@ def find_set(dataset_id: str, wanted: str, folder: Path | None = None) -> Judgme
     names = [s.name for s in sets]
     raise UnknownNameError(f"judgments {wanted!r}: {dataset_id} has no such judgment set (it has "
                            f"{', '.join(names) or 'none'}); name one of them, or its sha256{did_you_mean(closest_names(wanted, names))}")
+
+
+class BaseUnavailable(DatasetLoadError):
+    """An extension's official set cannot be had here (offline, no copy): the set is not scored, as results are
+    not verified without their judgments; not a fault of the declaration."""
 
 
 def _extended(official, added, where: str):
@@ -343,7 +350,12 @@ def load_qrels(found: JudgmentSet, official_loader=None):
     except IrboardError as error:
         raise DatasetLoadError(f"{where}: file: {one_line(str(error))}") from None
     if found.extends is not None:
-        qrels = _extended((official_loader or official_qrels)(found.dataset_id), qrels, where)
+        try:
+            base = (official_loader or official_qrels)(found.dataset_id)
+        except DatasetLoadError as error:
+            raise BaseUnavailable(f"{where}: extends the official set, which is not available here: "
+                                  f"{one_line(str(error))}") from None
+        qrels = _extended(base, qrels, where)
     wanted = known_query_ids_sha256(found.dataset_id)
     if wanted is not None and query_ids_sha256(qrels.query_ids) != wanted:
         raise DatasetLoadError(f"{where}: its qrels judge other queries than the official ones of "
