@@ -37,7 +37,7 @@ def main() -> None:
         _, sd = cross_spread(values, values)
         crossings = Crossings.of(values, high)  # the dataset's own flags compute them
         terms = means[:, None] - means[None, :], np.square(sd)
-        parts.append(DatasetPart(args.queries, lambda out, terms=terms: terms,
+        parts.append(DatasetPart(args.queries, lambda block, out, terms=terms: (terms[0][block], terms[1][block]),
                                  functools.partial(crossings.among, np.arange(args.models))))
         dataset_means.append(means)
         dataset_terms.append(terms)

@@ -184,24 +184,28 @@ class GroupScore:
 def dataset_differences(boards: dict[str, DatasetBoard], dataset_ids, model_ids: list[str]) -> tuple[list, list, list]:
     """Per dataset: the (models, models) differences of the models' means, the variances of their per-query
     differences and the number of queries (what ranks.group_differences combines into a group's tests)."""
-    terms = [dataset_terms(boards[dataset_id], model_ids) for dataset_id in dataset_ids]
+    terms = [dataset_terms(boards[dataset_id], model_ids)() for dataset_id in dataset_ids]
     return [diff for diff, _ in terms], [variance for _, variance in terms], queries_of(boards, dataset_ids)
 
 
-def dataset_terms(board: DatasetBoard, model_ids: list[str], out: tuple[np.ndarray, np.ndarray] | None = None):
-    """One dataset's (differences of the models' means, variances of their per-query differences), as
-    dataset_differences has them; into `out` ((models, models) float64 each) when given, so that a caller summing
-    one dataset's at a time (ranks.pooled_differences) fills the same memory again."""
-    rows = [board.position[model_id] for model_id in model_ids]
+def dataset_terms(board: DatasetBoard, model_ids: list[str]):
+    """A function of (block, out) giving rows `block` (a slice; all by default) of one dataset's (differences of the
+    models' means, variances of their per-query differences), as dataset_differences has them; into `out` (two
+    (rows, models) float64 arrays) when given, so that ranks.pooled_differences fills the same memory again."""
+    rows = np.array([board.position[model_id] for model_id in model_ids], dtype=np.int64)
     means = board.means[rows]
-    diff, variance = out if out is not None else (None, None)
-    diff = np.subtract(means[:, None], means[None, :], out=diff)
-    sd = np.take(board.diff_sd[rows], rows, axis=1)  # np.ix_'s values, 3x faster
-    if variance is None:
-        variance = sd.astype(np.float64)
-    else:
-        variance[...] = sd
-    return diff, np.square(variance, out=variance)
+
+    def terms(block: slice = slice(None), out: tuple[np.ndarray, np.ndarray] | None = None):
+        diff, variance = out if out is not None else (None, None)
+        diff = np.subtract(means[block, None], means[None, :], out=diff)
+        sd = np.take(board.diff_sd[rows[block]], rows, axis=1)  # np.ix_'s values, 3x faster
+        if variance is None:
+            variance = sd.astype(np.float64)
+        else:
+            variance[...] = sd
+        return diff, np.square(variance, out=variance)
+
+    return terms
 
 
 def queries_of(boards: dict[str, DatasetBoard], dataset_ids) -> list[int]:
@@ -605,10 +609,9 @@ class _GroupAccumulator:
         best = np.zeros(len(complete), dtype=bool)
         if ranked.any():
             chosen = [complete_ids[k] for k in np.flatnonzero(ranked)]
-            out = (np.empty((len(chosen),) * 2), np.empty((len(chosen),) * 2))  # each dataset's terms in turn
-            total, variance, df = pooled_differences((dataset_terms(boards[d], chosen, out) for d in self.dataset_ids),
+            total, variance, df = pooled_differences([dataset_terms(boards[d], chosen) for d in self.dataset_ids],
                                                      queries_of(boards, self.dataset_ids),
-                                                     [self.weights[d] for d in self.dataset_ids])
+                                                     [self.weights[d] for d in self.dataset_ids], len(chosen))
             if testable(boards, self.dataset_ids):
                 pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
                 best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
@@ -646,9 +649,9 @@ class _GroupAccumulator:
         for dataset_id in self.dataset_ids:
             board = boards[dataset_id]
             crossings = None if board.robust is None else board.robust.crossings
-            rows = [board.position[model_id] for model_id in chosen]
+            rows = np.array([board.position[model_id] for model_id in chosen], dtype=np.int64)
             unjudged = crossings is not None and crossings.unjudged(rows)
-            parts.append(DatasetPart(board.scores.shape[1], functools.partial(dataset_terms, board, chosen),
+            parts.append(DatasetPart(board.scores.shape[1], dataset_terms(board, chosen),
                                      functools.partial(crossings.among, rows) if unjudged else None))
         crossed = crossed_tests(parts, [self.weights[d] for d in self.dataset_ids], len(chosen))
         if crossed is None:

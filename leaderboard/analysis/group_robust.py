@@ -43,7 +43,7 @@ class GroupRobustness:
     rank: np.ndarray  # every pair decision the rank range rests on
 
 
-Terms = Callable[[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]
+Terms = Callable[[slice, tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class DatasetPart:
     """One dataset of the group, for the group's ranked models: functions giving the (differences, variances of the
     per-query differences) the group's own test used and those of the crossings (robust.Crossings.among: row i at
     its low bounds against column j at its high bounds; None: none unjudged among these models), each called with
-    two (models, models) arrays it may fill when crossed_tests reaches the dataset."""
+    a block of rows (a slice) and two (rows, models) arrays it may fill (ranks.pooled_differences)."""
 
     queries: int
     own: Terms
@@ -64,9 +64,8 @@ def crossed_tests(parts: Sequence[DatasetPart], weights: Sequence[float], models
     models (nothing can flip)."""
     if all(part.crossed is None for part in parts):
         return None
-    out = (np.empty((models, models)), np.empty((models, models)))  # each dataset's terms in turn
-    terms = ((part.own if part.crossed is None else part.crossed)(out) for part in parts)
-    return pooled_differences(terms, [part.queries for part in parts], weights)
+    terms = [part.own if part.crossed is None else part.crossed for part in parts]
+    return pooled_differences(terms, [part.queries for part in parts], weights, models)
 
 
 def group_robustness(means, own: tuple[np.ndarray, np.ndarray, np.ndarray], pvalues, best,

@@ -81,18 +81,20 @@ class Crossings:
         """Whether one of these rows has a bound apart from its value (else nothing among them can flip)."""
         return bool(self.holes[np.asarray(rows, dtype=np.int64)].any())
 
-    def among(self, rows, out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(diff, variance of the per-query differences) of the crossings among `rows` (their order), the variance
-        0 with one query; into `out` ((rows, rows) float64 each) when given, so that a caller taking one dataset's
-        at a time fills the same memory again (fresh pages cost more than the copy)."""
+    def among(self, rows, block: slice = slice(None),
+              out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(diff, variance of the per-query differences) of the crossings among `rows` (their order), of the rows
+        `block` (a slice) of it against all, the variance 0 with one query; into `out` ((block rows, rows) float64
+        each) when given, so that a caller taking one dataset's at a time fills the same memory again (fresh pages
+        cost more than the copy)."""
         rows = np.asarray(rows, dtype=np.int64)
         diff, variance = out if out is not None else (None, None)
-        diff = self.diff(rows, diff)
+        diff = np.subtract(self.low_mean[rows[block], None], self.high_mean[None, rows], out=diff)
         if self.sd is None:  # one query: no variance
             variance = np.empty_like(diff) if variance is None else variance
             variance.fill(0.0)
             return diff, variance
-        variance = np.take(self.sd[rows], rows, axis=1, out=variance)  # np.ix_'s values, 3x faster
+        variance = np.take(self.sd[rows[block]], rows, axis=1, out=variance)  # np.ix_'s values, 3x faster
         return diff, np.square(variance, out=variance)
 
 
@@ -263,8 +265,7 @@ def holm_decisions(key: np.ndarray, pvalue, df: int, alpha: float, pairs: int,
     never = t_isf(alpha / 2, df)
     rejected = key > sure
     zeros = int(np.count_nonzero(rejected)) // 2  # symmetric, diagonal never
-    middle = np.flatnonzero((key > never) & ~rejected)
-    middle = middle[middle // m < middle % m]
+    middle = np.flatnonzero(np.triu((key > never) & ~rejected, 1))  # the upper triangle's members, in order
     middle_key = key.ravel()[middle]
     done_cut, parts = np.inf, []
 
@@ -392,30 +393,39 @@ class BoardRobustness:
         return True if self.pairs is None else bool(self.pairs[i, j])
 
 
+def close_pairs(means, pvalues, alpha: float, margin: float) -> np.ndarray:
+    """bool (m, m): the pairs not found different whose means lie closer than the margin (the only ones that can be
+    "equivalent")."""
+    diff = np.subtract.outer(means, means)
+    close = np.abs(diff, out=diff) < margin
+    close &= np.asarray(pvalues) >= alpha
+    return close
+
+
 def equivalence_holds(means, sd, n: int, pvalues, crossed: tuple[np.ndarray, np.ndarray], favourable, alpha: float,
-                      pairs: int, margin: float) -> np.ndarray:
+                      pairs: int, margin: float, close: np.ndarray | None = None) -> np.ndarray:
     """bool (m, m): False where a pair's verdict is "equivalent" (verdicts.verdict_words, its corrected p-value
     `pvalues`, the SD of its per-query differences `sd`) and a crossing's verdict interval (`crossed`: cross_spread,
     at the `favourable` p-value) leaves the margin. Only pairs not significant and closer than the margin can be
-    equivalent, so only those are worked out."""
+    equivalent, so only those are worked out (`close`: that mask, close_pairs', when the caller has it)."""
     from leaderboard.analysis.verdicts import shown_pvalue
 
     means = np.asarray(means, dtype=np.float64)
-    diff = means[:, None] - means[None, :]
-    holds = np.ones(diff.shape, dtype=bool)
-    rows, columns = np.nonzero((np.asarray(pvalues) >= alpha) & (np.abs(diff) < margin))
+    m = means.size
+    holds = np.ones((m, m), dtype=bool)
+    rows, columns = np.nonzero(close_pairs(means, pvalues, alpha, margin) if close is None else close)
     if not rows.size or n < 2:
         return holds
     # a pair not found different gets an interval at a level of alpha / pairs or below (verdicts.verdict_level), so
     # one wider than this margin allows is never equivalent
     widest = t_isf(alpha / (2 * max(pairs, 1)), n - 1) * (1 - 1e-9)
     se = np.asarray(sd, dtype=np.float64)[rows, columns] / np.sqrt(n)
-    possible = np.abs(diff[rows, columns]) + widest * se < margin
+    possible = np.abs(means[rows] - means[columns]) + widest * se < margin  # the (m, m) differences at these pairs
     rows, columns = rows[possible], columns[possible]
     if not rows.size:
         return holds
     shown = shown_pvalue(np.asarray(pvalues)[rows, columns], alpha)
-    d, se = diff[rows, columns], np.asarray(sd, dtype=np.float64)[rows, columns] / np.sqrt(n)
+    d, se = means[rows] - means[columns], np.asarray(sd, dtype=np.float64)[rows, columns] / np.sqrt(n)
     lo, hi = verdict_interval(d, se, n - 1, shown, alpha, pairs)
     equivalent = verdict_words(d, lo, hi, shown, alpha, margin) == "equivalent"
     cross_diff, cross_sd = crossed
@@ -457,7 +467,8 @@ def t_pair_robustness(means, spread: tuple[np.ndarray, np.ndarray], n: int, pval
     level = (means[:, None] == means[None, :])
     np.fill_diagonal(level, False)
     if level.any():
-        adverse_key[level] = np.minimum(t, t.T)[level]
+        rows, columns = np.nonzero(level)
+        adverse_key[rows, columns] = np.minimum(t[rows, columns], t[columns, rows])
 
     def adverse_p(i, j):
         top = np.where(means[i] > means[j], i, j)
@@ -512,7 +523,7 @@ def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: sta
     pair_flags = values is not None and pair_sd is not None
     if pair_flags:
         means_shown = np.asarray(values, dtype=np.float64).mean(axis=1)
-        close = (np.asarray(pvalues) >= tests.alpha) & (np.abs(means_shown[:, None] - means_shown[None, :]) < margin)
+        close = close_pairs(means_shown, pvalues, tests.alpha, margin)
     if tests.method == "t" and tests.correction in ("holm", "none"):
         # only the decisions at alpha, and the favourable p-values the equivalences read (equivalence_holds' pairs,
         # the rows equivalent to b): the other entries of `favourable` stand at 1, read by nothing
@@ -546,7 +557,7 @@ def board_robustness(low, high, ranked, pvalues, best, b: int | None, tests: sta
     if pair_flags:
         flags = dataclasses.replace(flags, pairs=pairs & equivalence_holds(
             means_shown, pair_sd, n, pvalues, spread, favourable, tests.alpha, family_size(m, tests.correction),
-            margin))
+            margin, close))
     rows = np.flatnonzero(np.asarray(ranked, dtype=bool))
     if rows.size == m:
         flags.rank[:] = pairs.all(axis=1)

@@ -27,8 +27,8 @@ def group_case(seed: int, models: int, datasets: int, queries: int, spread: floa
         _, sd = cross_spread(values, values)
         terms = means[:, None] - means[None, :], np.square(sd)
         crossed = cross_spread(values, high)  # even where no bound differs: flags that all hold
-        parts.append(DatasetPart(n, lambda out, terms=terms: terms,
-                                 lambda out, crossed=crossed: (crossed[0], np.square(crossed[1]))))
+        parts.append(DatasetPart(n, lambda block, out, terms=terms: (terms[0][block], terms[1][block]),
+                                 lambda block, out, crossed=crossed: (crossed[0][block], np.square(crossed[1][block]))))
         dataset_means.append(means)
         dataset_terms.append(terms)
     own = group_differences([diff for diff, _ in dataset_terms], [variance for _, variance in dataset_terms],

@@ -13,6 +13,7 @@ from leaderboard.analysis.ranks import (
     best_among,
     best_set,
     group_difference_pvalues,
+    group_differences,
     rank_ranges,
     tie_bands,
 )
@@ -57,6 +58,33 @@ def test_group_difference_test_uses_welch_satterthwaite_degrees_of_freedom():
     df = sum(parts) ** 2 / sum(v * v / (s.shape[1] - 1) for v, s in zip(parts, sets, strict=True))
     expected = 2 * scipy_stats.t.sf(abs(diff) / np.sqrt(sum(parts)), df)
     assert p[0, 1] == pytest.approx(expected, rel=1e-9)
+
+
+def test_group_differences_row_block_by_row_block_are_the_whole_matrices_sums_to_the_last_bit(monkeypatch):
+    """The pooled sums run over blocks of rows (ranks._BLOCK_ELEMENTS): blocks of 7 rows of 23 models, the last one
+    short, give every element the whole-matrix formulas' value in the datasets' order, bit for bit."""
+    import leaderboard.analysis.ranks as ranks
+
+    rng = np.random.default_rng(8)
+    sets = [rng.random((23, n)) for n in (5, 40, 2)]
+    weights = [0.2, 0.5, 0.3]
+    spreads = [spread(scores) for scores in sets]
+    diffs, variances, queries = [d for d, _ in spreads], [sd**2 for _, sd in spreads], [s.shape[1] for s in sets]
+    total = variance = df_terms = 0.0
+    for d, v, n, w in zip(diffs, variances, queries, weights, strict=True):
+        total = total + d * w
+        part = v * (w * w) / n
+        variance, df_terms = variance + part, df_terms + part * part / (n - 1)
+    df = np.where(df_terms > 0, variance * variance / np.where(df_terms > 0, df_terms, 1.0), 1.0)
+    monkeypatch.setattr(ranks, "_BLOCK_ELEMENTS", 7 * 23)
+    got = group_differences(diffs, variances, queries, weights)
+    for value, expected in zip(got, (total, variance, df), strict=True):
+        assert np.array_equal(value, expected)
+    monkeypatch.setattr(ranks, "_BLOCK_ELEMENTS", 2**14)  # one block
+    assert all(np.array_equal(a, b) for a, b in zip(group_differences(diffs, variances, queries, weights), got,
+                                                    strict=True))
+    with pytest.raises(ValueError, match="at least one dataset"):
+        group_differences([], [], [], [])
 
 
 @pytest.mark.parametrize("scalar_df", [True, False])

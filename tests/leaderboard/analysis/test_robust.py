@@ -273,7 +273,11 @@ def test_a_datasets_crossings_among_some_rows_are_those_of_the_rows_bounds():
     got_diff, got_variance = crossings.among(rows)
     assert np.array_equal(got_diff, diff) and np.array_equal(got_variance, np.square(sd))  # the same bits
     out = (np.full((4, 4), np.nan), np.full((4, 4), np.nan))
-    assert all(np.array_equal(a, b) for a, b in zip(crossings.among(rows, out), (diff, np.square(sd)), strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(crossings.among(rows, out=out), (diff, np.square(sd)), strict=True))
+    block = (np.full((2, 4), np.nan), np.full((2, 4), np.nan))  # rows 1 and 2 of it against all, into `block`
+    got = crossings.among(rows, slice(1, 3), block)
+    assert all(a is b for a, b in zip(got, block, strict=True))
+    assert np.array_equal(got[0], diff[1:3]) and np.array_equal(got[1], np.square(sd[1:3]))
     assert crossings.unjudged(rows) and not crossings.unjudged([1, 2, 4])  # rows 0, 3, 6 have bounds apart
     one = Crossings.of(low[:, :1], high[:, :1]).among(rows)  # one query: the group's test has no variance either
     assert np.array_equal(one[0], low[rows, :1] - high[rows, 0]) and not one[1].any()
