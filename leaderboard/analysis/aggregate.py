@@ -42,10 +42,10 @@ from leaderboard.analysis.predictions import (
 from leaderboard.analysis.ranks import (
     GroupBootstrap,
     best_set,
-    difference_pvalues,
     group_differences,
     pooled_differences,
     rank_ranges,
+    symmetric_difference_pvalues,
     tie_bands,
 )
 from leaderboard.analysis.robust import BoardRobustness, board_robustness
@@ -613,7 +613,8 @@ class _GroupAccumulator:
                                                      queries_of(boards, self.dataset_ids),
                                                      [self.weights[d] for d in self.dataset_ids], len(chosen))
             if testable(boards, self.dataset_ids):
-                pvalues = stats.corrected_matrix(difference_pvalues(total, variance, df), self.tests.correction)
+                pvalues = stats.corrected_matrix(symmetric_difference_pvalues(total, variance, df),
+                                                 self.tests.correction)
                 best[ranked] = best_set(means[ranked], total, np.sqrt(variance), df, self.tests.alpha)
             else:  # one query on each dataset: no test, as on each of those datasets (views.dataset.build)
                 pvalues = np.ones_like(total)

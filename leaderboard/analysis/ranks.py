@@ -138,15 +138,29 @@ def group_difference_pvalues(dataset_diffs, dataset_variances, queries, weights)
 
 
 def difference_pvalues(total: np.ndarray, variance: np.ndarray, df: np.ndarray) -> np.ndarray:
-    """Two-sided t-test p-values of differences with these variances and degrees of freedom (group_differences)."""
+    """Two-sided t-test p-values of differences with these variances and degrees of freedom (group_differences):
+    matrices (the diagonal 1) or the pairs' vectors."""
     p = np.ones_like(total)
     varying = variance > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(total) / np.sqrt(variance)
     p[varying] = 2.0 * stats.t.sf(t[varying], df[varying])
     p[~varying & (total != 0)] = 0.0  # a constant shift on every query is certain
-    np.fill_diagonal(p, 1.0)
+    if p.ndim == 2:
+        np.fill_diagonal(p, 1.0)
     return np.minimum(p, 1.0)
+
+
+def symmetric_difference_pvalues(total: np.ndarray, variance: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """difference_pvalues of a group's own differences (total antisymmetric, variance and df symmetric, so p is
+    symmetric): each pair's test once, over the upper triangle, mirrored. The same values at half the tails."""
+    m = total.shape[0]
+    first, second = np.triu_indices(m, k=1)
+    upper = difference_pvalues(total[first, second], variance[first, second], df[first, second])
+    p = np.ones((m, m))
+    p[first, second] = upper
+    p[second, first] = upper
+    return p
 
 
 def best_set(means, diff, se, df, alpha: float) -> np.ndarray:

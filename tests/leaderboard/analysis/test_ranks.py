@@ -146,3 +146,15 @@ def _coverage(replicates: int, resamples: int) -> float:
 @pytest.mark.slow
 def test_group_interval_coverage_is_nominal_by_simulation():
     assert 0.93 <= _coverage(replicates=400, resamples=500) <= 0.97
+
+
+def test_a_groups_own_pvalues_from_the_upper_triangle_are_the_whole_matrixs_to_the_last_bit():
+    from leaderboard.analysis.ranks import difference_pvalues, symmetric_difference_pvalues
+
+    rng = np.random.default_rng(9)
+    sets = [rng.random((30, n)) for n in (4, 60)]
+    spreads = [spread(scores) for scores in sets]
+    total, variance, df = group_differences([d for d, _ in spreads], [sd**2 for _, sd in spreads], [4, 60],
+                                            [0.4, 0.6])
+    variance[3, 7] = variance[7, 3] = 0.0  # a certain shift
+    assert np.array_equal(symmetric_difference_pvalues(total, variance, df), difference_pvalues(total, variance, df))

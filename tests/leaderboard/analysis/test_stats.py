@@ -229,6 +229,47 @@ def test_pairwise_t_matches_per_pair_tests_and_holm():
     assert raw[0, 5] == pytest.approx(paired_t_test(scores[0], scores[5]), rel=1e-12)
 
 
+def _holm_of_every_pvalue(scores):
+    """pairwise_pvalues' Holm matrix from every pair's t-test p-value (scipy), none left out."""
+    m = scores.shape[0]
+    first, second = np.triu_indices(m, k=1)
+    raw = np.array([scipy_stats.ttest_rel(scores[i], scores[j]).pvalue for i, j in zip(first, second, strict=True)])
+    raw = np.where(np.isnan(raw), 1.0, raw)  # identical rows: no difference, p 1
+    expected = np.ones((m, m))
+    expected[first, second] = expected[second, first] = holm(raw)
+    return expected
+
+
+@pytest.mark.parametrize("spread", [0.0, 0.05, 0.3, 2.0])  # from few pairs below 1 to nearly all
+def test_pairwise_holm_leaves_out_only_the_tail_it_corrects_to_1(spread):
+    """Holm's corrected value reaches 1 long before the last p-value of a large family, and the tests past that
+    point are not computed (stats._holm_reachable_p): the matrix is that of every p-value, whether the first cut
+    suffices or (spread 2: 6,096 of the 7,140 pairs below 1) a second round has to lower it."""
+    import leaderboard.analysis.stats as stats_module
+
+    rng = np.random.default_rng(21)
+    scores = np.clip(rng.random((120, 25)) * 0.5 + rng.uniform(0, spread, 120)[:, None], 0, None)
+    scores[1] = scores[0]  # identical systems
+    scores[3] = scores[2] + 0.01  # a constant shift
+    computed = []
+    original = stats_module._two_sided_t_p
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stats_module, "_two_sided_t_p", lambda t, df: computed.append(t.size) or original(t, df))
+        matrix = pairwise_pvalues(scores)
+    expected = _holm_of_every_pvalue(scores)
+    np.testing.assert_allclose(matrix, expected, rtol=1e-10, atol=1e-300)
+    assert np.array_equal(matrix == 1.0, expected == 1.0)
+    tails = sum(computed[0::2])  # each round's new members, then the p-value at its cut
+    assert tails < 120 * 119 // 2 - 2  # some pairs are never tested (the two exact ones apart)
+    if spread == 0.0:
+        assert tails < 10  # almost the whole family is corrected to 1 unseen
+    if spread == 2.0:
+        assert len(computed) >= 3  # a second round
+    # BH and no correction read every p-value
+    np.testing.assert_allclose(pairwise_pvalues(scores, correction="none")[0, 5],
+                               scipy_stats.ttest_rel(scores[0], scores[5]).pvalue, rtol=1e-10)
+
+
 @pytest.mark.parametrize("n_queries", [10, 30])  # exact enumeration, Monte Carlo
 def test_pairwise_randomization_and_wilcoxon_match_per_pair(n_queries):
     rng = np.random.default_rng(5)
