@@ -52,7 +52,6 @@ if sys.argv[3] == "holes":  # synthetic hole bounds on every result, where the t
 
 CHILD = HOLES + r"""
 times, cpu = [], []
-board = None
 for _ in range(2):
     board = None  # the command builds one board: the first one's memory is not held through the second build
     start, start_cpu = time.perf_counter(), time.process_time()

@@ -88,9 +88,10 @@ def group_differences(dataset_diffs, dataset_variances, queries, weights) -> tup
 
     dataset_diffs[k] and dataset_variances[k]: (models, models) mean differences and variances of the per-query
     differences (divide by n - 1) on dataset k of `queries[k]` queries, with weight weights[k] in the group mean."""
-    terms = [lambda block, out, diff=diff, variance=variance: (np.asarray(diff, dtype=np.float64)[block],
-                                                               np.asarray(variance, dtype=np.float64)[block])
-             for diff, variance in zip(dataset_diffs, dataset_variances, strict=True)]
+    matrices = [(np.asarray(diff, dtype=np.float64), np.asarray(variance, dtype=np.float64))
+                for diff, variance in zip(dataset_diffs, dataset_variances, strict=True)]
+    terms = [lambda block, out, diff=diff, variance=variance: (diff[block], variance[block])
+             for diff, variance in matrices]
     models = np.shape(dataset_diffs[0])[0] if len(dataset_diffs) else 0
     return pooled_differences(terms, queries, weights, models)
 

@@ -72,10 +72,9 @@ class Crossings:
         np.maximum(var_diff, 0.0, out=var_diff)
         return cls(mean_low, mean_high, np.sqrt(var_diff, out=var_diff), holes)
 
-    def diff(self, rows=None, out: np.ndarray | None = None) -> np.ndarray:
-        """(rows, rows) mean(low_i) - mean(high_j), all rows without `rows`."""
-        low, high = (self.low_mean, self.high_mean) if rows is None else (self.low_mean[rows], self.high_mean[rows])
-        return np.subtract(low[:, None], high[None, :], out=out)
+    def diff(self) -> np.ndarray:
+        """(models, models) mean(low_i) - mean(high_j)."""
+        return np.subtract.outer(self.low_mean, self.high_mean)
 
     def unjudged(self, rows) -> bool:
         """Whether one of these rows has a bound apart from its value (else nothing among them can flip)."""

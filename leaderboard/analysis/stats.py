@@ -14,6 +14,7 @@ import numpy as np
 from scipy import special, stats
 
 from evaluator.errors import IrboardError, UnknownNameError, closest_names, did_you_mean
+from leaderboard.analysis.verdicts import t_isf, t_sf
 
 # Element budget of one temporary array (float64: 2**22 elements = 32 MiB).
 _CHUNK_ELEMENTS = 2**22
@@ -288,8 +289,7 @@ def _gram_t(scores: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[
 
 def _two_sided_t_p(t: np.ndarray, df: int) -> np.ndarray:
     """The two-sided p-values of |t| at df degrees of freedom."""
-    # stats.t.sf(|t|, df) is special.stdtr(df, -|t|) behind argument checks that cost a fifth of it here
-    return np.minimum(2.0 * special.stdtr(df, -t), 1.0)
+    return np.minimum(2.0 * t_sf(t, df), 1.0)
 
 
 def _holm_reachable_p(t: np.ndarray, df: int, others: np.ndarray) -> np.ndarray:
@@ -307,7 +307,7 @@ def _holm_reachable_p(t: np.ndarray, df: int, others: np.ndarray) -> np.ndarray:
     level = min(1.0, 4.0 / max(family, 1))
     while True:
         # every member with a |t| at least `cut` is computed; those short of it have a p-value at least p(cut)
-        cut = float(-special.stdtrit(df, level / 2)) if level < 1 else -np.inf
+        cut = float(t_isf(level / 2, df)) if level < 1 else -np.inf
         new = ~done & (t >= cut)
         p[new] = _two_sided_t_p(t[new], df)
         done |= new
